@@ -1,0 +1,186 @@
+#define _POSIX_C_SOURCE 200809L
+#include "tangram/allocator.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+static void *default_alloc(void *user, size_t size) {
+  (void)user;
+  return malloc(size ? size : 1);
+}
+static void *default_realloc(void *user, void *ptr, size_t old_size, size_t new_size) {
+  (void)user;
+  (void)old_size;
+  return realloc(ptr, new_size ? new_size : 1);
+}
+static void default_free(void *user, void *ptr) {
+  (void)user;
+  free(ptr);
+}
+
+static const tg_allocator k_default_allocator = {default_alloc, default_realloc, default_free,
+                                                 NULL};
+
+const tg_allocator *tg_allocator_default(void) { return &k_default_allocator; }
+
+static int failing_should_fail(tg_failing_allocator *fa) {
+  fa->allocations++;
+  if (fa->fail_at != 0 && fa->allocations == fa->fail_at) {
+    fa->failures++;
+    return 1;
+  }
+  return 0;
+}
+
+static void *failing_alloc(void *user, size_t size) {
+  tg_failing_allocator *fa = user;
+  if (failing_should_fail(fa)) return NULL;
+  void *p = tg__malloc(fa->inner, size);
+  if (p) fa->live_blocks++;
+  return p;
+}
+
+static void *failing_realloc(void *user, void *ptr, size_t old_size, size_t new_size) {
+  tg_failing_allocator *fa = user;
+  if (ptr == NULL) return failing_alloc(user, new_size);
+  if (new_size > old_size && failing_should_fail(fa)) return NULL;
+  return tg__realloc(fa->inner, ptr, old_size, new_size);
+}
+
+static void failing_free(void *user, void *ptr) {
+  tg_failing_allocator *fa = user;
+  if (ptr == NULL) return;
+  fa->live_blocks--;
+  tg__free(fa->inner, ptr);
+}
+
+void tg_failing_allocator_init(tg_failing_allocator *fa, const tg_allocator *inner,
+                               uint64_t fail_at) {
+  memset(fa, 0, sizeof *fa);
+  fa->inner = tg__alloc_or_default(inner);
+  fa->fail_at = fail_at;
+  fa->base.alloc = failing_alloc;
+  fa->base.realloc = failing_realloc;
+  fa->base.free = failing_free;
+  fa->base.user = fa;
+}
+
+uint64_t tg_fail_host_alloc_at_from_env(void) {
+  const char *v = getenv("TANGRAM_FAIL_HOST_ALLOC_AT");
+  if (v == NULL || *v == '\0') return 0;
+  uint64_t n = 0;
+  for (const char *p = v; *p; ++p) {
+    if (*p < '0' || *p > '9') return 0;
+    if (!tg__mul_u64(n, 10, &n) || !tg__add_u64(n, (uint64_t)(*p - '0'), &n)) return 0;
+  }
+  return n;
+}
+
+void *tg__malloc(const tg_allocator *a, size_t size) {
+  a = tg__alloc_or_default(a);
+  return a->alloc(a->user, size);
+}
+
+void *tg__calloc(const tg_allocator *a, size_t n, size_t size) {
+  size_t bytes;
+  if (!tg__mul_size(n, size, &bytes)) return NULL;
+  void *p = tg__malloc(a, bytes);
+  if (p) memset(p, 0, bytes);
+  return p;
+}
+
+void *tg__realloc(const tg_allocator *a, void *ptr, size_t old_size, size_t new_size) {
+  a = tg__alloc_or_default(a);
+  if (ptr == NULL) return a->alloc(a->user, new_size);
+  if (a->realloc) return a->realloc(a->user, ptr, old_size, new_size);
+  void *p = a->alloc(a->user, new_size);
+  if (p == NULL) return NULL;
+  memcpy(p, ptr, old_size < new_size ? old_size : new_size);
+  a->free(a->user, ptr);
+  return p;
+}
+
+void tg__free(const tg_allocator *a, void *ptr) {
+  if (ptr == NULL) return;
+  a = tg__alloc_or_default(a);
+  a->free(a->user, ptr);
+}
+
+char *tg__strndup(const tg_allocator *a, const char *s, size_t n) {
+  if (s == NULL) return NULL;
+  char *p = tg__malloc(a, n + 1);
+  if (p == NULL) return NULL;
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+char *tg__strdup(const tg_allocator *a, const char *s) {
+  return s ? tg__strndup(a, s, strlen(s)) : NULL;
+}
+
+tg_status tg__error(tg_error_info *err, tg_status status, const char *fmt, ...) {
+  if (err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+  }
+  return status;
+}
+
+uint64_t tg__now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+tg_status tg__read_file(const char *path, const tg_allocator *a, char **data, size_t *length,
+                        tg_error_info *err) {
+  *data = NULL;
+  *length = 0;
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) return tg__error(err, TG_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
+  size_t cap = 1 << 16, len = 0;
+  char *buf = tg__malloc(a, cap + 1);
+  if (buf == NULL) {
+    fclose(f);
+    return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", path);
+  }
+  for (;;) {
+    if (len == cap) {
+      size_t ncap;
+      if (!tg__mul_size(cap, 2, &ncap) || ncap + 1 < ncap) {
+        tg__free(a, buf);
+        fclose(f);
+        return tg__error(err, TG_ERROR_OVERFLOW, "%s: file too large", path);
+      }
+      char *nb = tg__realloc(a, buf, cap + 1, ncap + 1);
+      if (nb == NULL) {
+        tg__free(a, buf);
+        fclose(f);
+        return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", path);
+      }
+      buf = nb;
+      cap = ncap;
+    }
+    size_t n = fread(buf + len, 1, cap - len, f);
+    len += n;
+    if (n == 0) break;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (bad) {
+    tg__free(a, buf);
+    return tg__error(err, TG_ERROR_IO, "%s: read error", path);
+  }
+  buf[len] = '\0';
+  *data = buf;
+  *length = len;
+  return TG_OK;
+}

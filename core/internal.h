@@ -1,0 +1,91 @@
+/* Helpers shared by Tangram's modules. Not installed; not part of the public API. */
+#ifndef TANGRAM_CORE_INTERNAL_H
+#define TANGRAM_CORE_INTERNAL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tangram/allocator.h"
+#include "tangram/status.h"
+
+/* The allocator to use: `a`, or the default when NULL. */
+static inline const tg_allocator *tg__alloc_or_default(const tg_allocator *a) {
+  return a ? a : tg_allocator_default();
+}
+
+void *tg__malloc(const tg_allocator *a, size_t size);
+/* calloc-like: NULL on overflow of n*size or allocation failure. Memory is zeroed. */
+void *tg__calloc(const tg_allocator *a, size_t n, size_t size);
+/* Grow or shrink; on failure returns NULL and leaves `ptr` untouched. */
+void *tg__realloc(const tg_allocator *a, void *ptr, size_t old_size, size_t new_size);
+void tg__free(const tg_allocator *a, void *ptr);
+/* Duplicate a string (NULL -> NULL with *ok unchanged); returns NULL on allocation failure. */
+char *tg__strdup(const tg_allocator *a, const char *s);
+char *tg__strndup(const tg_allocator *a, const char *s, size_t n);
+
+/* Checked arithmetic: return 0 on overflow, 1 on success. */
+static inline int tg__add_u64(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a > UINT64_MAX - b) return 0;
+  *out = a + b;
+  return 1;
+}
+static inline int tg__mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a != 0 && b > UINT64_MAX / a) return 0;
+  *out = a * b;
+  return 1;
+}
+static inline int tg__mul_size(size_t a, size_t b, size_t *out) {
+  if (a != 0 && b > SIZE_MAX / a) return 0;
+  *out = a * b;
+  return 1;
+}
+/* Round `v` up to a multiple of `align` (0 or 1: unchanged). 0 on overflow. */
+static inline int tg__align_up(uint64_t v, uint64_t align, uint64_t *out) {
+  if (align <= 1) { *out = v; return 1; }
+  uint64_t r = v % align;
+  if (r == 0) { *out = v; return 1; }
+  return tg__add_u64(v, align - r, out);
+}
+
+/* printf into err->message when err is not NULL. Returns `status` for tail calls. */
+tg_status tg__error(tg_error_info *err, tg_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* A growable byte buffer for building text (JSON, CSV, SVG). Sticky failure: after an
+ * allocation failure every append is a no-op and `failed` stays set. */
+typedef struct tg__strbuf {
+  char *data;
+  size_t length;
+  size_t capacity;
+  int failed;
+  const tg_allocator *alloc;
+} tg__strbuf;
+
+void tg__strbuf_init(tg__strbuf *b, const tg_allocator *a);
+void tg__strbuf_free(tg__strbuf *b);
+void tg__strbuf_append(tg__strbuf *b, const char *s, size_t n);
+void tg__strbuf_puts(tg__strbuf *b, const char *s);
+void tg__strbuf_printf(tg__strbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Append `s` as a JSON string literal (quotes and escapes included). NULL -> null. */
+void tg__strbuf_json_string(tg__strbuf *b, const char *s);
+/* Append `s` escaped for XML text/attributes. */
+void tg__strbuf_xml(tg__strbuf *b, const char *s);
+
+/* Monotonic clock in microseconds (for reporting plan times). */
+uint64_t tg__now_us(void);
+
+/* Read a whole file into memory from `a`. On failure `err` names the path. The buffer gets one
+ * extra NUL byte (not counted in *length). */
+tg_status tg__read_file(const char *path, const tg_allocator *a, char **data, size_t *length,
+                        tg_error_info *err);
+
+#endif

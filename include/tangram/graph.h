@@ -1,0 +1,107 @@
+/* A model's dataflow graph (tensors and ops in execution order) and tensor lifetimes.
+ * Readers for .tflite files and the plain text graph format fill it; the scheduler, the
+ * storage layouts and the backends consume it. */
+#ifndef TANGRAM_GRAPH_H
+#define TANGRAM_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tangram/allocator.h"
+#include "tangram/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Element types. Values equal TFLite's TensorType so the reader can pass them through. */
+typedef enum tg_dtype {
+  TG_DTYPE_FLOAT32 = 0, TG_DTYPE_FLOAT16 = 1, TG_DTYPE_INT32 = 2, TG_DTYPE_UINT8 = 3,
+  TG_DTYPE_INT64 = 4, TG_DTYPE_STRING = 5, TG_DTYPE_BOOL = 6, TG_DTYPE_INT16 = 7,
+  TG_DTYPE_COMPLEX64 = 8, TG_DTYPE_INT8 = 9, TG_DTYPE_FLOAT64 = 10, TG_DTYPE_COMPLEX128 = 11,
+  TG_DTYPE_UINT64 = 12, TG_DTYPE_RESOURCE = 13, TG_DTYPE_VARIANT = 14, TG_DTYPE_UINT32 = 15,
+  TG_DTYPE_UINT16 = 16, TG_DTYPE_INT4 = 17,
+  TG_DTYPE_UNKNOWN = 255
+} tg_dtype;
+
+/* Tensor marks. */
+enum {
+  TG_TENSOR_INPUT = 1u << 0,    /* a graph input */
+  TG_TENSOR_OUTPUT = 1u << 1,   /* a graph output */
+  TG_TENSOR_CONSTANT = 1u << 2  /* holds data in the file (weights) or marked constant */
+};
+
+#define TG_MAX_RANK 8
+
+typedef struct tg_tensor {
+  char *name;                  /* never NULL (readers synthesise "tensor_<i>" if absent) */
+  uint32_t rank;               /* 0..TG_MAX_RANK */
+  int64_t shape[TG_MAX_RANK];  /* each >= 0 (readers map TFLite's -1 to 1 and say so) */
+  tg_dtype dtype;
+  uint32_t flags;              /* TG_TENSOR_* */
+} tg_tensor;
+
+typedef struct tg_op {
+  char *name;                  /* builtin op name ("CONV_2D"), custom code, or the text graph's op name */
+  uint32_t input_count;
+  uint32_t output_count;
+  int32_t *inputs;             /* tensor indices; -1 = optional input absent */
+  int32_t *outputs;            /* tensor indices (never -1) */
+} tg_op;
+
+/* A graph. Op order is execution order. Owns all its memory. */
+typedef struct tg_graph {
+  size_t tensor_count;
+  tg_tensor *tensors;
+  size_t op_count;
+  tg_op *ops;
+  size_t input_count;
+  uint32_t *inputs;            /* graph input tensor indices */
+  size_t output_count;
+  uint32_t *outputs;           /* graph output tensor indices */
+  uint32_t subgraph_count;     /* .tflite: subgraphs in the file (subgraph 0 is the one read); else 1 */
+  char *source;                /* path or description of where it came from */
+  tg_allocator alloc;
+} tg_graph;
+
+/* Create an empty graph with room for the given counts (all zeroed). Used by readers and by
+ * programs that build a graph in code. */
+tg_status tg_graph_create(size_t tensor_count, size_t op_count, const tg_allocator *alloc,
+                          tg_graph **out);
+/* Free a graph and everything it owns. NULL is a no-op. */
+void tg_graph_destroy(tg_graph *graph);
+
+/* Lifetime facts derived from a graph (see tg_graph_compute_lifetimes). */
+typedef struct tg_tensor_lifetime {
+  int32_t producer;            /* op index that writes it, -1 if none */
+  int32_t first_task;          /* producer, or 0 for inputs/constants; -1 if never used */
+  int32_t last_task;           /* last op that reads it (first_task if none reads it) */
+  uint32_t consumer_count;
+  uint32_t *consumers;         /* op indices that read it, ascending, no duplicates */
+  int constant;                /* data in the file, or produced by an op whose inputs are all constant */
+  int persistent;              /* graph input or output: not reused unless plan_io */
+  int planned;                 /* gets a usage record */
+} tg_tensor_lifetime;
+
+typedef struct tg_lifetimes {
+  size_t tensor_count;
+  tg_tensor_lifetime *tensors;
+  tg_allocator alloc;
+} tg_lifetimes;
+
+typedef struct tg_lifetime_options {
+  int plan_io;                 /* nonzero: graph inputs and outputs get records too */
+} tg_lifetime_options;
+
+/* Compute lifetimes with the rules of docs/models.md. Fails with TG_ERROR_GRAPH (and `err`
+ * naming the op) when the op order is not topological (a tensor read before it is written, or
+ * written twice). `options` may be NULL. */
+tg_status tg_graph_compute_lifetimes(const tg_graph *graph, const tg_lifetime_options *options,
+                                     const tg_allocator *alloc, tg_lifetimes **out,
+                                     tg_error_info *err);
+void tg_lifetimes_destroy(tg_lifetimes *lifetimes);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

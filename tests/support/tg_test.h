@@ -1,0 +1,54 @@
+/* Shared helpers for Tangram's tests. Include after <cmocka.h>'s prerequisites. */
+#ifndef TG_TEST_H
+#define TG_TEST_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "tangram/allocator.h"
+#include "tangram/planner.h"
+#include "tangram/records.h"
+
+/* Deterministic random numbers (splitmix64). */
+typedef struct tg_test_rng {
+  uint64_t state;
+} tg_test_rng;
+
+uint64_t tg_test_rng_next(tg_test_rng *rng);
+/* Uniform in [lo, hi] (inclusive). */
+uint64_t tg_test_rng_range(tg_test_rng *rng, uint64_t lo, uint64_t hi);
+
+/* Parameters for random record sets. */
+typedef struct tg_test_random_spec {
+  uint32_t dims;          /* 1..3 */
+  size_t count;
+  uint32_t max_task;      /* tasks in [0, max_task] */
+  uint32_t max_length;    /* last - first in [0, max_length] */
+  uint64_t max_size;      /* each dimension in [1, max_size] (1D: bytes) */
+  int allow_zero_size;    /* 1D: some sizes 0 */
+  int few_distinct_sizes; /* draw sizes from a small set (many ties) */
+} tg_test_random_spec;
+
+/* Fill `out[0..spec->count)` with random records in random order. */
+void tg_test_random_records(tg_test_rng *rng, const tg_test_random_spec *spec,
+                            tg_usage_record *out);
+
+/* Path to a file under tests/data (static buffer per call site is NOT used: writes into buf). */
+const char *tg_test_data_path(char *buf, size_t size, const char *relative);
+
+/* Path to a cached MediaPipe model (e.g. "pose_landmark_lite.tflite") in buf, or NULL when the
+ * model cache does not hold it. Under CI (CI=true) a missing model fails the test instead. */
+const char *tg_test_model_path(char *buf, size_t size, const char *file);
+
+/* 1 when running under CI (environment CI=true). */
+int tg_test_in_ci(void);
+
+/* Run the validator on a plan and fail the test with its message if invalid. */
+void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t dims,
+                          const tg_plan *plan, uint64_t alignment,
+                          const tg_share_relation *relation);
+
+#endif
