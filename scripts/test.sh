@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Build Tangram and run every test: a normal build, then the whole suite again under
+# AddressSanitizer + UndefinedBehaviorSanitizer. Installs what is missing first.
+#   scripts/test.sh            both builds
+#   scripts/test.sh --quick    normal build only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
+bash scripts/setup.sh
+export TANGRAM_MODEL_CACHE="${TANGRAM_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tangram/models}"
+export POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tangram/pocl}"
+mkdir -p "$POCL_CACHE_DIR"
+jobs=$(nproc 2>/dev/null || echo 2)
+
+run_suite() {
+  local dir=$1; shift
+  echo "=== build $dir ($*)"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j"$jobs"
+  echo "=== test $dir"
+  # -V keeps cmocka's per-test lines and its [ PASSED ]/[ FAILED ] summaries (on stderr) in the log.
+  ctest --test-dir "$dir" -V -j"$jobs" --timeout 900
+}
+
+run_suite build
+if [ "$quick" -eq 0 ]; then
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
+    run_suite build-asan -DTANGRAM_SANITIZE=ON -DTANGRAM_BUILD_BENCH=OFF
+fi
+echo "=== all test suites passed"

@@ -1,0 +1,105 @@
+#define _POSIX_C_SOURCE 200809L
+#include "tools/cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+void tg_cli_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tangram: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+int tg_cli_exit_code(tg_status st) {
+  switch (st) {
+    case TG_OK: return TG_EXIT_OK;
+    case TG_ERROR_INVALID_ARGUMENT:
+    case TG_ERROR_PARSE:
+    case TG_ERROR_IO:
+    case TG_ERROR_GRAPH:
+    case TG_ERROR_OVERFLOW:
+    case TG_ERROR_UNSUPPORTED:
+      return TG_EXIT_USAGE;
+    default:
+      return TG_EXIT_FAILURE;
+  }
+}
+
+int tg_cli_parse_u64(const char *s, int allow_suffix, uint64_t *out) {
+  if (s == NULL || *s < '0' || *s > '9') return 0;
+  uint64_t v = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; ++p)
+    if (!tg__mul_u64(v, 10, &v) || !tg__add_u64(v, (uint64_t)(*p - '0'), &v)) return 0;
+  if (*p != '\0') {
+    if (!allow_suffix) return 0;
+    static const struct { const char *suffix; uint64_t mul; } k_suffixes[] = {
+        {"K", 1024ull}, {"KiB", 1024ull}, {"M", 1024ull * 1024}, {"MiB", 1024ull * 1024},
+        {"G", 1024ull * 1024 * 1024}, {"GiB", 1024ull * 1024 * 1024}};
+    int found = 0;
+    for (size_t i = 0; i < sizeof k_suffixes / sizeof k_suffixes[0]; ++i)
+      if (strcmp(p, k_suffixes[i].suffix) == 0) {
+        if (!tg__mul_u64(v, k_suffixes[i].mul, &v)) return 0;
+        found = 1;
+      }
+    if (!found) return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+int tg_cli_option(int argc, char **argv, int *i, const char *name, const char **value) {
+  const char *arg = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) != 0) return 0;
+  if (arg[n] == '=') {
+    *value = arg + n + 1;
+    *i += 1;
+    return 1;
+  }
+  if (arg[n] != '\0') return 0;
+  if (*i + 1 >= argc) {
+    tg_cli_error("option %s needs a value", name);
+    return -1;
+  }
+  *value = argv[*i + 1];
+  *i += 2;
+  return 1;
+}
+
+const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa) {
+  uint64_t n = tg_fail_host_alloc_at_from_env();
+  if (n == 0) return tg_allocator_default();
+  tg_failing_allocator_init(fa, NULL, n);
+  return &fa->base;
+}
+
+const char *tg_cli_format_bytes(uint64_t bytes, char *buf, size_t size) {
+  static const char *const k_units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  if (u == 0) snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+  else snprintf(buf, size, "%.2f %s", v, k_units[u]);
+  return buf;
+}
+
+int tg_cli_write_file(const char *path, const char *text, size_t length) {
+  if (strcmp(path, "-") == 0) return fwrite(text, 1, length, stdout) == length;
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) {
+    tg_cli_error("%s: cannot write: %s", path, strerror(errno));
+    return 0;
+  }
+  int ok = fwrite(text, 1, length, f) == length;
+  ok = (fclose(f) == 0) && ok;
+  if (!ok) tg_cli_error("%s: write failed", path);
+  return ok;
+}

@@ -1,0 +1,53 @@
+/* Shared pieces of the `tangram` command-line tool. */
+#ifndef TANGRAM_TOOLS_CLI_H
+#define TANGRAM_TOOLS_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/internal.h"
+#include "tangram/allocator.h"
+#include "tangram/planner.h"
+#include "tangram/records.h"
+#include "tangram/status.h"
+
+/* Exit codes: 0 success, 1 a failure while working (device, allocation, corruption found),
+ * 2 bad usage or bad input. */
+enum { TG_EXIT_OK = 0, TG_EXIT_FAILURE = 1, TG_EXIT_USAGE = 2 };
+
+/* Print "tangram: <message>" on stderr. */
+void tg_cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* The exit code for a library status: 2 for input problems, 1 otherwise. */
+int tg_cli_exit_code(tg_status st);
+
+/* Parse a plain non-negative decimal (optionally with K/M/G/KiB/MiB/GiB suffix when
+ * `allow_suffix`). Returns 1 on success. */
+int tg_cli_parse_u64(const char *s, int allow_suffix, uint64_t *out);
+
+/* Option matching: if argv[*i] is `--name` followed by a value, or `--name=value`, store the
+ * value in *value, advance *i past what was consumed and return 1. If `--name` is the last
+ * argument, print an error and return -1. Otherwise return 0. */
+int tg_cli_option(int argc, char **argv, int *i, const char *name, const char **value);
+
+/* The host allocator the CLI uses: the default, wrapped in a failing allocator when
+ * TANGRAM_FAIL_HOST_ALLOC_AT=N is set (the Nth host allocation fails). `fa` is caller storage. */
+const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa);
+
+/* Human-readable byte counts ("3.50 MiB"). Writes into buf. */
+const char *tg_cli_format_bytes(uint64_t bytes, char *buf, size_t size);
+
+/* Write `text` to `path` ("-" = stdout). Returns 1 on success; prints an error otherwise. */
+int tg_cli_write_file(const char *path, const char *text, size_t length);
+
+/* Subcommands: each takes the arguments after the subcommand name (argv[0] = subcommand). */
+int tg_cli_plan(int argc, char **argv);
+int tg_cli_evaluate(int argc, char **argv);
+int tg_cli_schedule(int argc, char **argv);
+int tg_cli_run(int argc, char **argv);
+
+#endif

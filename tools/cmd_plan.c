@@ -1,0 +1,495 @@
+/* `tangram plan`: run planning strategies on usage records and report totals, bounds and
+ * validity. */
+#include <string.h>
+
+#include "tangram/schedule.h"
+#include "tools/cli.h"
+#include "tools/input.h"
+
+static void plan_usage(FILE *to) {
+  fputs(
+      "usage: tangram plan FILE [options]\n"
+      "\n"
+      "FILE is a model (.tflite or text graph, see docs/models.md) or a usage-record CSV\n"
+      "([name,]size,first,last | [name,]width,height[,depth],first,last | id,lower,upper,size).\n"
+      "\n"
+      "options:\n"
+      "  --mode objects|offsets   shared objects (default) or offsets in one arena (1D only)\n"
+      "  --strategy NAME|all      naive, equality, greedy-in-order, greedy-by-breadth,\n"
+      "                           greedy-by-size, min-cost-flow, best, or all (default)\n"
+      "  --fit best|first|worst   free-block choice for offsets greedy-in-order (default: all\n"
+      "                           three with --strategy all, else best)\n"
+      "  --alignment N            offsets are multiples of N bytes (default 1)\n"
+      "  --storage S              models: buffer (default), image_buffer, texture_2d,\n"
+      "                           texture_array, texture_3d, single_texture_2d\n"
+      "  --precision fp32|fp16    models: element precision (default fp32)\n"
+      "  --policy P               serial (default), parallel-safe, branch-local, or all (models)\n"
+      "  --plan-io                models: plan graph inputs and outputs too\n"
+      "  --json                   one JSON object on stdout instead of the table\n"
+      "  --csv-out FILE           write the smallest plan as tensor_name,size,offset,start_time,\n"
+      "                           end_time,object\n"
+      "  -h, --help               this text\n"
+      "\n"
+      "Totals are bytes for 1D records and texels for 2D/3D records.\n"
+      "Exit status: 0 ok, 1 failure, 2 bad usage or input.\n",
+      to);
+}
+
+typedef struct plan_result {
+  tg_policy policy;
+  tg_strategy strategy;
+  tg_fit fit;
+  int has_fit;
+  tg_plan *plan;        /* NULL when skipped */
+  uint64_t plan_us;
+  int valid;
+  char invalid_reason[TG_ERROR_MESSAGE_MAX];
+  const char *skipped;  /* reason, when not run */
+} plan_result;
+
+#define MAX_RESULTS (TG_POLICY_COUNT * 12)
+
+/* What `--policy all` shows per policy: the smallest plan, and for serial what running it on a
+ * parallel runtime costs. */
+typedef struct policy_summary {
+  int present;
+  uint64_t best_total;
+  int has_waits;
+  size_t extra_edges;
+  size_t critical_path, critical_path_with_reuse;
+} policy_summary;
+
+static void json_u64_array(tg__strbuf *b, const char *key, const uint64_t *v, size_t n) {
+  tg__strbuf_printf(b, ",\"%s\":[", key);
+  for (size_t i = 0; i < n; ++i) tg__strbuf_printf(b, "%s%llu", i ? "," : "", (unsigned long long)v[i]);
+  tg__strbuf_puts(b, "]");
+}
+
+static void json_result(tg__strbuf *b, const plan_result *r, uint32_t dims) {
+  tg__strbuf_printf(b, "{\"policy\":\"%s\",\"strategy\":\"%s\"", tg_policy_name(r->policy),
+                    tg_strategy_name(r->strategy));
+  if (r->has_fit) tg__strbuf_printf(b, ",\"fit\":\"%s\"", tg_fit_name(r->fit));
+  if (r->plan == NULL) {
+    tg__strbuf_puts(b, ",\"skipped\":");
+    tg__strbuf_json_string(b, r->skipped);
+    tg__strbuf_puts(b, "}");
+    return;
+  }
+  const tg_plan *p = r->plan;
+  if (r->strategy == TG_STRATEGY_BEST) {
+    tg__strbuf_printf(b, ",\"winner\":\"%s\"", tg_strategy_name(p->strategy));
+    if (p->mode == TG_MODE_OFFSETS && p->strategy == TG_STRATEGY_GREEDY_IN_ORDER)
+      tg__strbuf_printf(b, ",\"winner_fit\":\"%s\"", tg_fit_name(p->fit));
+  }
+  tg__strbuf_printf(b, ",\"total\":%llu,\"objects\":%zu,\"valid\":%s,\"plan_us\":%llu",
+                    (unsigned long long)p->total, p->object_count, r->valid ? "true" : "false",
+                    (unsigned long long)r->plan_us);
+  if (!r->valid) {
+    tg__strbuf_puts(b, ",\"invalid_reason\":");
+    tg__strbuf_json_string(b, r->invalid_reason);
+  }
+  if (p->mode == TG_MODE_OBJECTS) {
+    tg__strbuf_puts(b, ",\"object_of\":[");
+    for (size_t i = 0; i < p->record_count; ++i) tg__strbuf_printf(b, "%s%u", i ? "," : "", p->object_of[i]);
+    tg__strbuf_puts(b, "],\"object_sizes\":[");
+    for (size_t k = 0; k < p->object_count; ++k) {
+      const tg_extent *e = &p->object_sizes[k];
+      if (k) tg__strbuf_puts(b, ",");
+      if (dims == 1) tg__strbuf_printf(b, "%llu", (unsigned long long)e->w);
+      else if (dims == 2) tg__strbuf_printf(b, "[%llu,%llu]", (unsigned long long)e->w, (unsigned long long)e->h);
+      else tg__strbuf_printf(b, "[%llu,%llu,%llu]", (unsigned long long)e->w, (unsigned long long)e->h, (unsigned long long)e->d);
+    }
+    tg__strbuf_puts(b, "]");
+  } else {
+    json_u64_array(b, "offset_of", p->offset_of, p->record_count);
+  }
+  tg__strbuf_puts(b, "}");
+}
+
+/* Per record, in record order: who writes it, who reads it, its size, so anyone can check a
+ * plan's safety without Tangram. */
+static void json_model_records(tg__strbuf *b, const tg_cli_input *in) {
+  const tg_record_set *set = in->records;
+  const tg_lifetimes *lt = in->lifetimes;
+  tg__strbuf_puts(b, ",\"names\":[");
+  for (size_t r = 0; r < set->count; ++r) {
+    if (r) tg__strbuf_puts(b, ",");
+    tg__strbuf_json_string(b, set->names[r]);
+  }
+  tg__strbuf_puts(b, "],\"tensor_of\":[");
+  for (size_t r = 0; r < set->count; ++r) tg__strbuf_printf(b, "%s%u", r ? "," : "", in->tensor_of[r]);
+  tg__strbuf_puts(b, "],\"producer_of\":[");
+  for (size_t r = 0; r < set->count; ++r)
+    tg__strbuf_printf(b, "%s%d", r ? "," : "", lt->tensors[in->tensor_of[r]].producer);
+  tg__strbuf_puts(b, "],\"consumers_of\":[");
+  for (size_t r = 0; r < set->count; ++r) {
+    const tg_tensor_lifetime *t = &lt->tensors[in->tensor_of[r]];
+    tg__strbuf_puts(b, r ? ",[" : "[");
+    for (uint32_t c = 0; c < t->consumer_count; ++c) tg__strbuf_printf(b, "%s%u", c ? "," : "", t->consumers[c]);
+    tg__strbuf_puts(b, "]");
+  }
+  tg__strbuf_puts(b, "],\"size_of\":[");
+  for (size_t r = 0; r < set->count; ++r) {
+    uint64_t v = 0;
+    tg_extent_volume(set->records[r].size, &v);
+    tg__strbuf_printf(b, "%s%llu", r ? "," : "", (unsigned long long)v);
+  }
+  tg__strbuf_puts(b, "]");
+  const tg_model_records *mr = in->model_records;
+  size_t nf = mr->fallback ? mr->fallback->count : 0;
+  tg__strbuf_printf(b, ",\"fallback_tensors\":%zu,\"fallbacks\":[", nf);
+  for (size_t i = 0; i < nf; ++i) {
+    tg__strbuf_puts(b, i ? ",{\"tensor\":" : "{\"tensor\":");
+    tg__strbuf_json_string(b, in->graph->tensors[mr->fallback_tensor_of[i]].name);
+    tg__strbuf_puts(b, ",\"reason\":");
+    tg__strbuf_json_string(b, mr->fallback_reasons[i]);
+    tg__strbuf_puts(b, "}");
+  }
+  tg__strbuf_puts(b, "]");
+}
+
+/* seed 000's columns. In objects mode the objects are laid back to back so the chart shows
+ * lanes; `offset` is the object's start in that layout. */
+static int write_plan_csv(const char *path, const tg_record_set *set, const tg_plan *p,
+                          const tg_allocator *alloc) {
+  tg__strbuf b;
+  tg__strbuf_init(&b, alloc);
+  uint64_t *object_offset = NULL;
+  if (p->mode == TG_MODE_OBJECTS) {
+    object_offset = tg__calloc(alloc, p->object_count ? p->object_count : 1, sizeof *object_offset);
+    if (object_offset == NULL) {
+      tg_cli_error("out of memory");
+      return 0;
+    }
+    uint64_t at = 0;
+    for (size_t k = 0; k < p->object_count; ++k) {
+      object_offset[k] = at;
+      uint64_t v = 0;
+      tg_extent_volume(p->object_sizes[k], &v);
+      at += v;
+    }
+  }
+  tg__strbuf_puts(&b, "tensor_name,size,offset,start_time,end_time,object\n");
+  for (size_t r = 0; r < set->count; ++r) {
+    const tg_usage_record *rec = &set->records[r];
+    uint64_t vol = 0;
+    tg_extent_volume(rec->size, &vol);
+    char fallback[32];
+    const char *name = set->names[r];
+    if (name == NULL) {
+      snprintf(fallback, sizeof fallback, "t%zu", r);
+      name = fallback;
+    }
+    /* Names may hold commas: quote them. */
+    tg__strbuf_puts(&b, "\"");
+    for (const char *c = name; *c; ++c) tg__strbuf_append(&b, *c == '"' ? "\"\"" : c, *c == '"' ? 2 : 1);
+    tg__strbuf_puts(&b, "\"");
+    uint64_t off = p->mode == TG_MODE_OBJECTS ? object_offset[p->object_of[r]] : p->offset_of[r];
+    long long obj = p->mode == TG_MODE_OBJECTS ? (long long)p->object_of[r] : 0;
+    tg__strbuf_printf(&b, ",%llu,%llu,%u,%u,%lld\n", (unsigned long long)vol,
+                      (unsigned long long)off, rec->first_task, rec->last_task, obj);
+  }
+  tg__free(alloc, object_offset);
+  int ok = !b.failed && tg_cli_write_file(path, b.data ? b.data : "", b.length);
+  if (b.failed) tg_cli_error("out of memory writing %s", path);
+  tg__strbuf_free(&b);
+  return ok;
+}
+
+static int parse_error(const char *what, const char *value, const char *choices) {
+  tg_cli_error("plan: %s must be %s, not '%s'", what, choices, value);
+  return TG_EXIT_USAGE;
+}
+
+int tg_cli_plan(int argc, char **argv) {
+  const char *file = NULL, *mode_s = "objects", *strategy_s = "all", *fit_s = NULL;
+  const char *align_s = NULL, *csv_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
+  const char *policy_s = "serial";
+  int json = 0, plan_io = 0;
+  for (int i = 1; i < argc;) {
+    const char *v;
+    int m;
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+      plan_usage(stdout);
+      return TG_EXIT_OK;
+    }
+    if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
+    if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    static const char *const k_value_options[] = {"--mode", "--strategy", "--fit", "--alignment",
+                                                   "--csv-out", "--storage", "--precision", "--policy"};
+    const char **k_targets[] = {&mode_s, &strategy_s, &fit_s, &align_s, &csv_out, &storage_s, &precision_s, &policy_s};
+    int matched = 0;
+    for (size_t o = 0; o < sizeof k_value_options / sizeof k_value_options[0] && !matched; ++o) {
+      if ((m = tg_cli_option(argc, argv, &i, k_value_options[o], &v)) != 0) {
+        if (m < 0) return TG_EXIT_USAGE;
+        *k_targets[o] = v;
+        matched = 1;
+      }
+    }
+    if (matched) continue;
+    if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      tg_cli_error("plan: unknown option '%s' (see tangram plan --help)", argv[i]);
+      return TG_EXIT_USAGE;
+    }
+    if (file != NULL) {
+      tg_cli_error("plan: more than one input file ('%s' and '%s')", file, argv[i]);
+      return TG_EXIT_USAGE;
+    }
+    file = argv[i++];
+  }
+  if (file == NULL) {
+    plan_usage(stderr);
+    return TG_EXIT_USAGE;
+  }
+  tg_mode mode;
+  if (tg_mode_from_name(mode_s, &mode) != TG_OK) return parse_error("--mode", mode_s, "objects or offsets");
+  int all = strcmp(strategy_s, "all") == 0;
+  tg_strategy one = TG_STRATEGY_BEST;
+  if (!all && tg_strategy_from_name(strategy_s, &one) != TG_OK)
+    return parse_error("--strategy", strategy_s,
+                       "naive, equality, greedy-in-order, greedy-by-breadth, greedy-by-size, "
+                       "min-cost-flow, best or all");
+  tg_fit fit = TG_FIT_BEST;
+  if (fit_s && tg_fit_from_name(fit_s, &fit) != TG_OK) return parse_error("--fit", fit_s, "best, first or worst");
+  uint64_t alignment = 1;
+  if (align_s && (!tg_cli_parse_u64(align_s, 0, &alignment) || alignment == 0))
+    return parse_error("--alignment", align_s, "a positive integer");
+  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, NULL};
+  if (tg_storage_from_name(storage_s, &iopt.storage) != TG_OK)
+    return parse_error("--storage", storage_s,
+                       "buffer, image_buffer, texture_2d, texture_array, texture_3d or single_texture_2d");
+  if (tg_precision_from_name(precision_s, &iopt.precision) != TG_OK)
+    return parse_error("--precision", precision_s, "fp32 or fp16");
+  int all_policies = strcmp(policy_s, "all") == 0;
+  tg_policy policy = TG_POLICY_SERIAL;
+  if (!all_policies && tg_policy_from_name(policy_s, &policy) != TG_OK)
+    return parse_error("--policy", policy_s, "serial, parallel-safe, branch-local or all");
+
+  tg_failing_allocator fa;
+  const tg_allocator *alloc = tg_cli_allocator(&fa);
+  tg_error_info err = {{0}};
+  tg_cli_input in;
+  tg_status st = tg_cli_input_load(file, &iopt, alloc, &in, &err);
+  if (st != TG_OK) {
+    tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
+    return tg_cli_exit_code(st);
+  }
+  const tg_record_set *set = in.records;
+  int code = TG_EXIT_OK;
+  plan_result results[MAX_RESULTS];
+  size_t nres = 0;
+  memset(results, 0, sizeof results);
+  policy_summary summary[TG_POLICY_COUNT];
+  memset(summary, 0, sizeof summary);
+  tg_bounds bounds;
+
+  if (mode == TG_MODE_OFFSETS && set->dims != 1) {
+    tg_cli_error("plan: offsets mode needs 1D records (%s gives %uD texture extents)", file, set->dims);
+    st = TG_ERROR_INVALID_ARGUMENT;
+    goto fail;
+  }
+  if (!all && mode == TG_MODE_OFFSETS && (one == TG_STRATEGY_EQUALITY || one == TG_STRATEGY_MIN_COST_FLOW)) {
+    tg_cli_error("plan: strategy %s exists only in objects mode", strategy_s);
+    st = TG_ERROR_INVALID_ARGUMENT;
+    goto fail;
+  }
+  if (in.graph == NULL && (all_policies || policy != TG_POLICY_SERIAL)) {
+    tg_cli_error("plan: --policy %s needs a model; a usage-record CSV has only the serial order", policy_s);
+    st = TG_ERROR_INVALID_ARGUMENT;
+    goto fail;
+  }
+  st = tg_bounds_compute(set->records, set->count, set->dims, alloc, &bounds);
+  if (st != TG_OK) {
+    tg_cli_error("plan: bounds: %s", tg_status_string(st));
+    goto fail;
+  }
+
+  for (int pol = 0; pol < TG_POLICY_COUNT; ++pol) {
+    if (!all_policies && pol != (int)policy) continue;
+    tg_policy_relation *rel = NULL;
+    st = tg_cli_input_relation(&in, (tg_policy)pol, &rel, &err);
+    if (st != TG_OK) {
+      tg_cli_error("plan: %s", err.message);
+      goto fail;
+    }
+    const tg_share_relation *relation = tg_policy_relation_get(rel);
+    summary[pol].present = 1;
+    for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+      if (!all && s != (int)one) continue;
+      if (all_policies && s != TG_STRATEGY_BEST) continue; /* side by side: best per policy */
+      if (mode == TG_MODE_OFFSETS && (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW)) continue;
+      int fits = (mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER && all && !fit_s) ? 3 : 1;
+      for (int f = 0; f < fits; ++f) {
+        plan_result *r = &results[nres++];
+        r->policy = (tg_policy)pol;
+        r->strategy = (tg_strategy)s;
+        r->has_fit = mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER;
+        r->fit = fits > 1 ? (tg_fit)f : fit;
+        if (all && s == TG_STRATEGY_MIN_COST_FLOW && set->count > TG_DEFAULT_MCF_MAX_RECORDS) {
+          r->skipped = "more records than min-cost-flow's limit (TG_DEFAULT_MCF_MAX_RECORDS)";
+          continue;
+        }
+        tg_plan_options opt = {0};
+        opt.mode = mode;
+        opt.strategy = (tg_strategy)s;
+        opt.fit = r->fit;
+        opt.alignment = alignment;
+        opt.relation = relation;
+        uint64_t t0 = tg__now_us();
+        st = tg_plan_compute(set->records, set->count, set->dims, &opt, alloc, &r->plan);
+        r->plan_us = tg__now_us() - t0;
+        if (st != TG_OK) {
+          tg_cli_error("plan: strategy %s failed: %s", tg_strategy_name((tg_strategy)s), tg_status_string(st));
+          tg_policy_relation_destroy(rel);
+          goto fail;
+        }
+        tg_error_info verr = {{0}};
+        tg_status vs = tg_plan_validate(set->records, set->count, set->dims, r->plan, alignment,
+                                        relation, alloc, &verr);
+        r->valid = vs == TG_OK;
+        if (vs != TG_OK && vs != TG_ERROR_INVALID_PLAN) {
+          st = vs;
+          tg_cli_error("plan: validator: %s", tg_status_string(vs));
+          tg_policy_relation_destroy(rel);
+          goto fail;
+        }
+        memcpy(r->invalid_reason, verr.message, sizeof verr.message);
+        if (!summary[pol].best_total || r->plan->total < summary[pol].best_total) summary[pol].best_total = r->plan->total;
+        /* What the policy's smallest plan needs on a parallel runtime. */
+        if (in.schedule && s == TG_STRATEGY_BEST) {
+          tg_waits *waits = NULL;
+          st = tg_schedule_compute_waits(in.schedule, set->records, in.tensor_of, set->count,
+                                         r->plan, alloc, &waits, &err);
+          if (st != TG_OK) {
+            tg_cli_error("plan: waits: %s", err.message);
+            tg_policy_relation_destroy(rel);
+            goto fail;
+          }
+          summary[pol].has_waits = 1;
+          summary[pol].extra_edges = waits->reuse_edge_count;
+          summary[pol].critical_path = waits->critical_path;
+          summary[pol].critical_path_with_reuse = waits->critical_path_with_reuse;
+          tg_waits_destroy(waits);
+        }
+      }
+    }
+    tg_policy_relation_destroy(rel);
+  }
+
+  uint64_t lower = mode == TG_MODE_OBJECTS ? bounds.positional_max : bounds.peak_live;
+  const plan_result *smallest = NULL;
+  for (size_t i = 0; i < nres; ++i) {
+    if (results[i].plan == NULL) continue;
+    if (smallest == NULL || results[i].plan->total < smallest->plan->total) smallest = &results[i];
+  }
+  const char *unit = set->dims == 1 ? "bytes" : "texels";
+
+  tg__strbuf out;
+  tg__strbuf_init(&out, alloc);
+  if (json) {
+    tg__strbuf_printf(&out, "{\"input\":");
+    tg__strbuf_json_string(&out, file);
+    if (in.graph)
+      tg__strbuf_printf(&out, ",\"storage\":\"%s\",\"precision\":\"%s\",\"tensors\":%zu,\"ops\":%zu",
+                        tg_storage_name(iopt.storage), tg_precision_name(iopt.precision),
+                        in.graph->tensor_count, in.graph->op_count);
+    tg__strbuf_printf(&out,
+                      ",\"records\":%zu,\"dims\":%u,\"mode\":\"%s\",\"policy\":\"%s\",\"unit\":\"%s\","
+                      "\"alignment\":%llu,\"naive\":%llu,\"lower_bound\":%llu,\"peak_live\":%llu,"
+                      "\"positional_max\":%llu",
+                      set->count, set->dims, tg_mode_name(mode), all_policies ? "all" : tg_policy_name(policy),
+                      unit, (unsigned long long)alignment, (unsigned long long)bounds.naive,
+                      (unsigned long long)lower, (unsigned long long)bounds.peak_live,
+                      (unsigned long long)bounds.positional_max);
+    if (in.graph) json_model_records(&out, &in);
+    tg__strbuf_puts(&out, ",\"results\":[");
+    for (size_t i = 0; i < nres; ++i) {
+      if (i) tg__strbuf_puts(&out, ",");
+      json_result(&out, &results[i], set->dims);
+    }
+    tg__strbuf_puts(&out, "]");
+    if (in.graph) {
+      tg__strbuf_puts(&out, ",\"policies\":[");
+      int first = 1;
+      for (int pol = 0; pol < TG_POLICY_COUNT; ++pol) {
+        if (!summary[pol].present) continue;
+        tg__strbuf_printf(&out, "%s{\"policy\":\"%s\",\"best_total\":%llu", first ? "" : ",",
+                          tg_policy_name((tg_policy)pol), (unsigned long long)summary[pol].best_total);
+        if (summary[pol].has_waits)
+          tg__strbuf_printf(&out, ",\"extra_edges\":%zu,\"critical_path\":%zu,\"critical_path_with_reuse\":%zu",
+                            summary[pol].extra_edges, summary[pol].critical_path,
+                            summary[pol].critical_path_with_reuse);
+        tg__strbuf_puts(&out, "}");
+        first = 0;
+      }
+      tg__strbuf_puts(&out, "]");
+    }
+    tg__strbuf_puts(&out, "}\n");
+  } else {
+    tg__strbuf_printf(&out, "%s: %zu records (%uD, %s), mode %s", file, set->count, set->dims, unit,
+                      tg_mode_name(mode));
+    if (in.graph)
+      tg__strbuf_printf(&out, ", storage %s %s, %zu tensors, %zu ops", tg_storage_name(iopt.storage),
+                        tg_precision_name(iopt.precision), in.graph->tensor_count, in.graph->op_count);
+    tg__strbuf_printf(&out, "\nnaive %llu %s; lower bound %llu (%s)\n",
+                      (unsigned long long)bounds.naive, unit, (unsigned long long)lower,
+                      mode == TG_MODE_OBJECTS ? "positional maximum" : "peak live");
+    if (in.model_records && in.model_records->fallback && in.model_records->fallback->count)
+      tg__strbuf_printf(&out, "%zu tensors do not fit %s and fall back to buffers (not in this plan; see --json)\n",
+                        in.model_records->fallback->count, tg_storage_name(iopt.storage));
+    tg__strbuf_printf(&out, "\n%-14s %-26s %14s %8s %10s %8s %10s  %s\n", "policy", "strategy", "total",
+                      "objects", "% of naive", "x bound", "time", "valid");
+    for (size_t i = 0; i < nres; ++i) {
+      const plan_result *r = &results[i];
+      char name[64];
+      if (r->has_fit) snprintf(name, sizeof name, "%s (%s-fit)", tg_strategy_name(r->strategy), tg_fit_name(r->fit));
+      else if (r->strategy == TG_STRATEGY_BEST && r->plan)
+        snprintf(name, sizeof name, "best (= %s)", tg_strategy_name(r->plan->strategy));
+      else snprintf(name, sizeof name, "%s", tg_strategy_name(r->strategy));
+      if (r->plan == NULL) {
+        tg__strbuf_printf(&out, "%-14s %-26s skipped: %s\n", tg_policy_name(r->policy), name, r->skipped);
+        continue;
+      }
+      double pct = bounds.naive ? 100.0 * (double)r->plan->total / (double)bounds.naive : 100.0;
+      double ratio = lower ? (double)r->plan->total / (double)lower : 1.0;
+      char time[32];
+      if (r->plan_us < 10000) snprintf(time, sizeof time, "%llu us", (unsigned long long)r->plan_us);
+      else snprintf(time, sizeof time, "%.1f ms", (double)r->plan_us / 1000.0);
+      tg__strbuf_printf(&out, "%-14s %-26s %14llu %8zu %9.1f%% %8.3f %10s  %s\n", tg_policy_name(r->policy),
+                        name, (unsigned long long)r->plan->total, r->plan->object_count, pct, ratio,
+                        time, r->valid ? "yes" : "NO");
+    }
+    if (in.graph) {
+      tg__strbuf_puts(&out, "\non a parallel runtime (best plan of each policy):\n");
+      for (int pol = 0; pol < TG_POLICY_COUNT; ++pol) {
+        if (!summary[pol].present || !summary[pol].has_waits) continue;
+        tg__strbuf_printf(&out, "  %-14s %llu %s, %zu extra wait edges, critical path %zu -> %zu ops\n",
+                          tg_policy_name((tg_policy)pol), (unsigned long long)summary[pol].best_total,
+                          unit, summary[pol].extra_edges, summary[pol].critical_path,
+                          summary[pol].critical_path_with_reuse);
+      }
+    }
+  }
+  if (out.failed) {
+    tg_cli_error("out of memory");
+    code = TG_EXIT_FAILURE;
+  } else {
+    fwrite(out.data, 1, out.length, stdout);
+  }
+  tg__strbuf_free(&out);
+  for (size_t i = 0; i < nres; ++i)
+    if (!results[i].valid && results[i].plan) {
+      tg_cli_error("plan: %s produced an invalid plan: %s", tg_strategy_name(results[i].strategy),
+                   results[i].invalid_reason);
+      code = TG_EXIT_FAILURE;
+    }
+  if (csv_out && smallest && !write_plan_csv(csv_out, set, smallest->plan, alloc)) code = TG_EXIT_FAILURE;
+  for (size_t i = 0; i < nres; ++i) tg_plan_destroy(results[i].plan);
+  tg_cli_input_free(&in);
+  return code;
+
+fail:
+  for (size_t i = 0; i < nres; ++i) tg_plan_destroy(results[i].plan);
+  tg_cli_input_free(&in);
+  return tg_cli_exit_code(st);
+}

@@ -1,0 +1,562 @@
+/* `tangram run`: the main job. Plan a model's memory, create it on a device, prove with the
+ * shadow run that nothing is corrupted, and report what it cost. */
+#include <string.h>
+
+#include "tangram/backend.h"
+#include "tangram/schedule.h"
+#include "tools/cli.h"
+#include "tools/input.h"
+
+static void run_usage(FILE *to) {
+  fputs(
+      "usage: tangram run MODEL [options]\n"
+      "\n"
+      "Plans MODEL's intermediate tensors, allocates the plan on a device, runs the on-device\n"
+      "check (every op verifies its inputs' signatures and writes its outputs'), and reports.\n"
+      "\n"
+      "options:\n"
+      "  --backend auto|vulkan|opencl|host   (default auto: $TANGRAM_BACKEND, else the first of\n"
+      "                                       vulkan, opencl, host that opens)\n"
+      "  --device N|NAME          device index or name substring\n"
+      "  --storage auto|buffer|image_buffer|texture_2d|texture_array|texture_3d|single_texture_2d\n"
+      "                           (default auto: the least memory that fits the device)\n"
+      "  --precision fp32|fp16    (default fp32)\n"
+      "  --mode objects|offsets   shared objects (default) or one arena\n"
+      "  --strategy NAME          planning strategy (default best)\n"
+      "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
+      "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
+      "  --out-of-order           run the check with ops overlapping where the schedule allows\n"
+      "                           (waits: graph edges, plus reuse edges for serial plans)\n"
+      "  --no-reuse-edges         with --out-of-order: leave reuse edges out (to see the check\n"
+      "                           refuse or catch an unsafe serial plan)\n"
+      "  --plan-io                plan graph inputs and outputs too\n"
+      "  --json                   one JSON object on stdout\n"
+      "  -h, --help               this text\n"
+      "\n"
+      "Exit status: 0 ok, 1 failure (device error, corruption found, budget exceeded), 2 bad input.\n",
+      to);
+}
+
+/* One storage's plan: records, the plan, and the fallback buffer plan for tensors that do not
+ * fit the storage. */
+typedef struct storage_plan {
+  tg_storage storage;
+  tg_cli_input in;
+  tg_record_set *arena_records;   /* offsets mode: the device's real sizes/alignments */
+  tg_record_set *fallback_arena;
+  const tg_record_set *planned;   /* arena_records or in.records */
+  tg_tensor_resource *resources;
+  tg_tensor_resource *fallback_resources;
+  tg_plan *plan;
+  tg_plan *fallback_plan;
+  tg_mode mode;
+  tg_strategy strategy;
+  uint64_t bytes, naive_bytes, lower_bound_bytes;
+  uint64_t plan_us;
+  const char *note;                /* e.g. textures fell back to objects mode */
+} storage_plan;
+
+static void storage_plan_free(storage_plan *sp) {
+  tg_plan_destroy(sp->plan);
+  tg_plan_destroy(sp->fallback_plan);
+  tg_record_set_destroy(sp->arena_records);
+  tg_record_set_destroy(sp->fallback_arena);
+  tg__free(sp->in.alloc, sp->resources);
+  tg__free(sp->in.alloc, sp->fallback_resources);
+  tg_cli_input_free(&sp->in);
+  memset(sp, 0, sizeof *sp);
+}
+
+static tg_status make_resources(const tg_record_set *set, tg_storage storage, tg_precision precision,
+                                const tg_allocator *alloc, tg_tensor_resource **out) {
+  *out = tg__calloc(alloc, set->count ? set->count : 1, sizeof **out);
+  if (*out == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  uint64_t texel = tg_precision_texel_bytes(precision);
+  for (size_t r = 0; r < set->count; ++r) {
+    tg_tensor_resource *res = &(*out)[r];
+    res->storage = storage;
+    if (set->dims == 1) {
+      res->bytes = set->records[r].size.w;
+      res->extent = (tg_extent){res->bytes, 1, 1};
+    } else {
+      res->extent = set->records[r].size;
+      uint64_t v;
+      if (tg_extent_volume(res->extent, &v) != TG_OK || !tg__mul_u64(v, texel, &res->bytes))
+        return TG_ERROR_OVERFLOW;
+    }
+  }
+  return TG_OK;
+}
+
+/* Bytes of a plan over `set` with `resources`. */
+static uint64_t plan_bytes(const tg_plan *p, tg_precision precision) {
+  if (p == NULL) return 0;
+  if (p->mode == TG_MODE_OFFSETS || p->dims == 1) return p->total;
+  return p->total * tg_precision_texel_bytes(precision);
+}
+
+/* Plan one record set on the device. Offsets mode plans the device's arena records (real
+ * sizes and alignments). */
+static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg_tensor_resource *res,
+                              tg_precision precision, tg_mode mode, tg_strategy strategy,
+                              const tg_share_relation *relation, const tg_allocator *alloc,
+                              tg_record_set **arena, tg_plan **plan) {
+  *arena = NULL;
+  *plan = NULL;
+  const tg_record_set *planned = set;
+  if (mode == TG_MODE_OFFSETS) {
+    tg_status st = tg_device_compute_arena_records(dev, res, set->records, set->count, precision,
+                                                   alloc, arena);
+    if (st != TG_OK) return st;
+    planned = *arena;
+  }
+  tg_plan_options opt = {0};
+  opt.mode = mode;
+  opt.strategy = strategy;
+  opt.relation = relation;
+  return tg_plan_compute(planned->records, planned->count, planned->dims, &opt, alloc, plan);
+}
+
+static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
+                                    tg_precision precision, tg_mode mode, tg_strategy strategy,
+                                    tg_policy policy, int plan_io, const tg_allocator *alloc,
+                                    storage_plan *sp, tg_error_info *err) {
+  memset(sp, 0, sizeof *sp);
+  const tg_device_info *info = tg_device_get_info(dev);
+  sp->storage = storage;
+  sp->mode = mode;
+  sp->strategy = strategy;
+  tg_cli_input_options io = {storage, precision, plan_io, &info->limits};
+  tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
+  if (st != TG_OK) return st;
+  const tg_record_set *set = sp->in.records;
+  int image = storage == TG_STORAGE_TEXTURE_2D || storage == TG_STORAGE_TEXTURE_ARRAY ||
+              storage == TG_STORAGE_TEXTURE_3D || storage == TG_STORAGE_SINGLE_TEXTURE_2D;
+  if (image && !info->images) {
+    storage_plan_free(sp);
+    return tg__error(err, TG_ERROR_UNSUPPORTED, "%s: the device has no image support", tg_storage_name(storage));
+  }
+  if (image && mode == TG_MODE_OFFSETS && !info->arena_images) {
+    sp->mode = TG_MODE_OBJECTS;
+    sp->note = "this device cannot place images in an arena: textures use objects mode";
+  }
+  if ((st = make_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
+  tg_policy_relation *rel = NULL;
+  if ((st = tg_cli_input_relation(&sp->in, policy, &rel, err)) != TG_OK) goto fail;
+  uint64_t t0 = tg__now_us();
+  st = plan_records(dev, set, sp->resources, precision, sp->mode, strategy, tg_policy_relation_get(rel),
+                    alloc, &sp->arena_records, &sp->plan);
+  tg_policy_relation_destroy(rel);
+  if (st != TG_OK) {
+    tg__error(err, st, "planning %s failed: %s", tg_storage_name(storage), tg_status_string(st));
+    goto fail;
+  }
+  sp->planned = sp->arena_records ? sp->arena_records : set;
+  /* Tensors that do not fit the storage: planned as buffers, serially ordered like the rest.
+   * Their records index the fallback set, so the policy relation (made for the primary set)
+   * does not apply; fallback buffers use the serial rule. */
+  const tg_record_set *fb = sp->in.model_records ? sp->in.model_records->fallback : NULL;
+  if (fb && fb->count) {
+    if ((st = make_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
+    tg_mode fmode = mode;
+    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, alloc,
+                      &sp->fallback_arena, &sp->fallback_plan);
+    if (st != TG_OK) {
+      tg__error(err, st, "planning fallback buffers failed: %s", tg_status_string(st));
+      goto fail;
+    }
+  }
+  sp->plan_us = tg__now_us() - t0;
+  sp->bytes = plan_bytes(sp->plan, precision) + plan_bytes(sp->fallback_plan, precision);
+  tg_bounds b;
+  if ((st = tg_bounds_compute(sp->planned->records, sp->planned->count, sp->planned->dims, alloc, &b)) != TG_OK) goto fail;
+  uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(precision);
+  sp->naive_bytes = b.naive * unit;
+  sp->lower_bound_bytes = (sp->mode == TG_MODE_OBJECTS ? b.positional_max : b.peak_live) * unit;
+  if (sp->fallback_plan) {
+    const tg_record_set *fs = sp->fallback_arena ? sp->fallback_arena : fb;
+    if ((st = tg_bounds_compute(fs->records, fs->count, 1, alloc, &b)) != TG_OK) goto fail;
+    sp->naive_bytes += b.naive;
+    sp->lower_bound_bytes += sp->mode == TG_MODE_OBJECTS ? b.positional_max : b.peak_live;
+  }
+  return TG_OK;
+fail:
+  storage_plan_free(sp);
+  return st;
+}
+
+/* Per-op waits for an out-of-order check: graph edges, plus reuse edges unless left out. */
+typedef struct op_waits {
+  uint32_t *counts;
+  const uint32_t **lists;
+  uint32_t *storage;
+  size_t op_count;
+} op_waits;
+
+static void op_waits_free(const tg_allocator *a, op_waits *w) {
+  tg__free(a, w->counts);
+  tg__free(a, (void *)w->lists);
+  tg__free(a, w->storage);
+  memset(w, 0, sizeof *w);
+}
+
+static tg_status build_op_waits(const tg_waits *waits, int with_reuse, const tg_allocator *a, op_waits *w) {
+  memset(w, 0, sizeof *w);
+  size_t n = waits->op_count;
+  size_t total = waits->after_start[n] + (with_reuse ? waits->reuse_edge_count : 0);
+  w->op_count = n;
+  w->counts = tg__calloc(a, n ? n : 1, sizeof *w->counts);
+  w->lists = tg__calloc(a, n ? n : 1, sizeof *w->lists);
+  w->storage = tg__calloc(a, total ? total : 1, sizeof *w->storage);
+  if (!w->counts || !w->lists || !w->storage) {
+    op_waits_free(a, w);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  size_t at = 0;
+  for (size_t o = 0; o < n; ++o) {
+    w->lists[o] = w->storage + at;
+    for (size_t i = waits->after_start[o]; i < waits->after_start[o + 1]; ++i) w->storage[at++] = waits->after[i];
+    if (with_reuse)
+      for (size_t i = waits->reuse_start[o]; i < waits->reuse_start[o + 1]; ++i)
+        w->storage[at++] = waits->reuse_edges[i].after;
+    w->counts[o] = (uint32_t)(w->storage + at - w->lists[o]);
+  }
+  return TG_OK;
+}
+
+typedef struct run_outcome {
+  tg_realization_stats stats;
+  uint64_t corrupted;
+  uint64_t checked_bytes;
+  uint64_t allocate_us, check_us;
+  size_t reuse_edges;
+} run_outcome;
+
+/* Realise one plan, check it, release it. `names` for reporting corruption. */
+static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const tg_record_set *set,
+                                   const tg_record_set *planned, const tg_tensor_resource *res,
+                                   const tg_plan *plan, const uint32_t *tensor_of, int ooo,
+                                   int with_reuse, tg_precision precision, const tg_allocator *alloc,
+                                   run_outcome *out, tg_error_info *err) {
+  tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res, precision, 0};
+  tg_realization *z = NULL;
+  uint64_t t0 = tg__now_us();
+  tg_status st = tg_realization_create(dev, &desc, alloc, &z, err);
+  out->allocate_us += tg__now_us() - t0;
+  if (st != TG_OK) return st;
+  tg_realization_stats stats;
+  tg_realization_get_stats(z, &stats);
+  out->stats.allocations += stats.allocations;
+  out->stats.allocated_bytes += stats.allocated_bytes;
+  out->stats.views += stats.views;
+  uint64_t *mismatches = tg__calloc(alloc, set->count ? set->count : 1, sizeof *mismatches);
+  op_waits w = {0};
+  tg_waits *waits = NULL;
+  if (mismatches == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  tg_check_desc cd = {sp->in.graph, tensor_of, 0, 0, NULL, NULL};
+  if (ooo && sp->in.schedule) {
+    st = tg_schedule_compute_waits(sp->in.schedule, planned->records, tensor_of, planned->count,
+                                   plan, alloc, &waits, err);
+    if (st != TG_OK) goto done;
+    out->reuse_edges += waits->reuse_edge_count;
+    if ((st = build_op_waits(waits, with_reuse, alloc, &w)) != TG_OK) goto done;
+    cd.out_of_order = 1;
+    cd.op_count = w.op_count;
+    cd.wait_counts = w.counts;
+    cd.waits = w.lists;
+  }
+  tg_check_result result = {0, mismatches, 0};
+  t0 = tg__now_us();
+  st = tg_realization_check(z, &cd, &result, err);
+  out->check_us += tg__now_us() - t0;
+  if (st != TG_OK) goto done;
+  out->corrupted += result.corrupted_records;
+  out->checked_bytes += result.checked_bytes;
+  for (size_t r = 0; r < set->count; ++r)
+    if (mismatches[r])
+      tg_cli_error("corrupted: %s (%llu mismatching words/texels)",
+                   set->names[r] ? set->names[r] : "(unnamed)", (unsigned long long)mismatches[r]);
+done:
+  tg_waits_destroy(waits);
+  op_waits_free(alloc, &w);
+  tg__free(alloc, mismatches);
+  tg_realization_destroy(z);
+  return st;
+}
+
+static const tg_storage k_auto_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
+                                             TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D,
+                                             TG_STORAGE_IMAGE_BUFFER, TG_STORAGE_SINGLE_TEXTURE_2D};
+
+int tg_cli_run(int argc, char **argv) {
+  const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
+  const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
+  const char *budget_s = NULL;
+  int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
+  for (int i = 1; i < argc;) {
+    const char *v;
+    int m;
+    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+      run_usage(stdout);
+      return TG_EXIT_OK;
+    }
+    if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
+    if (strcmp(argv[i], "--out-of-order") == 0) { ooo = 1; ++i; continue; }
+    if (strcmp(argv[i], "--no-reuse-edges") == 0) { no_reuse = 1; ++i; continue; }
+    if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
+                                         "--mode", "--strategy", "--policy", "--budget"};
+    const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
+                                &mode_s, &strategy_s, &policy_s, &budget_s};
+    int matched = 0;
+    for (size_t o = 0; o < sizeof k_opts / sizeof k_opts[0] && !matched; ++o)
+      if ((m = tg_cli_option(argc, argv, &i, k_opts[o], &v)) != 0) {
+        if (m < 0) return TG_EXIT_USAGE;
+        *k_targets[o] = v;
+        matched = 1;
+      }
+    if (matched) continue;
+    if (argv[i][0] == '-' && argv[i][1] != '\0') {
+      tg_cli_error("run: unknown option '%s' (see tangram run --help)", argv[i]);
+      return TG_EXIT_USAGE;
+    }
+    if (file) {
+      tg_cli_error("run: more than one model ('%s' and '%s')", file, argv[i]);
+      return TG_EXIT_USAGE;
+    }
+    file = argv[i++];
+  }
+  if (file == NULL) {
+    run_usage(stderr);
+    return TG_EXIT_USAGE;
+  }
+  tg_device_options dopt = {0};
+  tg_precision precision;
+  tg_mode mode;
+  tg_strategy strategy;
+  tg_policy policy;
+  int auto_storage = strcmp(storage_s, "auto") == 0;
+  tg_storage storage = TG_STORAGE_BUFFER;
+  uint64_t budget = 0;
+  if (tg_backend_from_name(backend_s, &dopt.backend) != TG_OK) {
+    tg_cli_error("run: --backend must be auto, vulkan, opencl or host, not '%s'", backend_s);
+    return TG_EXIT_USAGE;
+  }
+  if (!auto_storage && tg_storage_from_name(storage_s, &storage) != TG_OK) {
+    tg_cli_error("run: unknown --storage '%s'", storage_s);
+    return TG_EXIT_USAGE;
+  }
+  if (tg_precision_from_name(precision_s, &precision) != TG_OK ||
+      tg_mode_from_name(mode_s, &mode) != TG_OK || tg_strategy_from_name(strategy_s, &strategy) != TG_OK ||
+      tg_policy_from_name(policy_s, &policy) != TG_OK) {
+    tg_cli_error("run: bad --precision, --mode, --strategy or --policy (see tangram run --help)");
+    return TG_EXIT_USAGE;
+  }
+  if (budget_s && !tg_cli_parse_u64(budget_s, 1, &budget)) {
+    tg_cli_error("run: --budget must be a byte count such as 8388608 or 8M, not '%s'", budget_s);
+    return TG_EXIT_USAGE;
+  }
+  dopt.device = device_s;
+
+  tg_failing_allocator fa;
+  const tg_allocator *alloc = tg_cli_allocator(&fa);
+  tg_error_info err = {{0}};
+  tg_device *dev = NULL;
+  tg_backend_skip skipped[TG_BACKEND_COUNT];
+  size_t nskipped = 0;
+  tg_status st = tg_device_open(&dopt, alloc, &dev, skipped, &nskipped, &err);
+  if (st != TG_OK) {
+    tg_cli_error("run: no device: %s", err.message);
+    for (size_t i = 0; i < nskipped; ++i)
+      tg_cli_error("  %s skipped: %s", tg_backend_name(skipped[i].backend), skipped[i].reason);
+    return tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE;
+  }
+  const tg_device_info *info = tg_device_get_info(dev);
+  if (budget == 0) budget = info->memory_budget;
+
+  /* Choose: the requested storage, or (auto) each storage the device can hold, keeping the
+   * least memory. Then if the plan exceeds the budget: the other strategies and the other mode. */
+  storage_plan chosen;
+  memset(&chosen, 0, sizeof chosen);
+  int have = 0;
+  char why_not[TG_ERROR_MESSAGE_MAX + 64] = "";
+  size_t ncand = auto_storage ? sizeof k_auto_storages / sizeof k_auto_storages[0] : 1;
+  for (size_t c = 0; c < ncand; ++c) {
+    tg_storage s = auto_storage ? k_auto_storages[c] : storage;
+    for (int attempt = 0; attempt < 2 * TG_STRATEGY_COUNT; ++attempt) {
+      /* attempt 0: as asked; then every strategy in the asked mode; then in the other mode. */
+      tg_mode m = attempt < TG_STRATEGY_COUNT ? mode : (mode == TG_MODE_OBJECTS ? TG_MODE_OFFSETS : TG_MODE_OBJECTS);
+      tg_strategy sg = attempt == 0 ? strategy : (tg_strategy)((attempt - 1 + TG_STRATEGY_COUNT) % TG_STRATEGY_COUNT);
+      if (attempt == TG_STRATEGY_COUNT) sg = strategy;
+      if (attempt > 0 && attempt < TG_STRATEGY_COUNT && sg == strategy) continue;
+      if (m == TG_MODE_OFFSETS && (sg == TG_STRATEGY_EQUALITY || sg == TG_STRATEGY_MIN_COST_FLOW)) continue;
+      storage_plan sp;
+      tg_error_info perr = {{0}};
+      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, alloc, &sp, &perr);
+      if (st == TG_ERROR_PARSE || st == TG_ERROR_IO || st == TG_ERROR_GRAPH || st == TG_ERROR_OUT_OF_HOST_MEMORY ||
+          (st == TG_ERROR_INVALID_ARGUMENT && !auto_storage)) {
+        tg_cli_error("%s", perr.message[0] ? perr.message : tg_status_string(st));
+        storage_plan_free(&chosen);
+        tg_device_close(dev);
+        return tg_cli_exit_code(st);
+      }
+      if (st != TG_OK) {
+        snprintf(why_not, sizeof why_not, "%s: %s", tg_storage_name(s), perr.message);
+        break; /* this storage cannot be used on this device */
+      }
+      if (sp.bytes > budget) {
+        if (!have && (why_not[0] == '\0' || sp.bytes < chosen.bytes))
+          snprintf(why_not, sizeof why_not, "%s %s %s needs %llu bytes, the budget is %llu",
+                   tg_storage_name(s), tg_mode_name(sp.mode), tg_strategy_name(sg),
+                   (unsigned long long)sp.bytes, (unsigned long long)budget);
+        storage_plan_free(&sp);
+        continue;
+      }
+      if (!have || sp.bytes < chosen.bytes) {
+        storage_plan_free(&chosen);
+        chosen = sp;
+        have = 1;
+      } else {
+        storage_plan_free(&sp);
+      }
+      break; /* fits: no need to try other strategies for this storage */
+    }
+  }
+  if (!have) {
+    tg_cli_error("run: nothing fits: %s (allocated nothing)", why_not[0] ? why_not : "no storage is usable");
+    tg_device_close(dev);
+    return TG_EXIT_FAILURE;
+  }
+
+  run_outcome out;
+  memset(&out, 0, sizeof out);
+  const tg_record_set *set = chosen.in.records;
+  st = realise_and_check(dev, &chosen, set, chosen.planned, chosen.resources, chosen.plan,
+                         chosen.in.tensor_of, ooo, !no_reuse, precision, alloc, &out, &err);
+  if (st == TG_OK && chosen.fallback_plan) {
+    const tg_record_set *fb = chosen.in.model_records->fallback;
+    st = realise_and_check(dev, &chosen, fb, chosen.fallback_arena ? chosen.fallback_arena : fb,
+                           chosen.fallback_resources, chosen.fallback_plan,
+                           chosen.in.model_records->fallback_tensor_of, ooo, !no_reuse, precision,
+                           alloc, &out, &err);
+  }
+  if (st != TG_OK) {
+    tg_cli_error("run: %s", err.message[0] ? err.message : tg_status_string(st));
+    int64_t native = tg_device_get_native_error(dev);
+    if (native) tg_cli_error("run: the driver's last error code: %lld", (long long)native);
+    storage_plan_free(&chosen);
+    tg_device_close(dev);
+    return st == TG_ERROR_INVALID_PLAN ? TG_EXIT_FAILURE : (tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE);
+  }
+
+  const tg_plan *p = chosen.plan;
+  tg__strbuf b;
+  tg__strbuf_init(&b, alloc);
+  double saving = chosen.naive_bytes ? 100.0 * (1.0 - (double)chosen.bytes / (double)chosen.naive_bytes) : 0.0;
+  double gap = chosen.lower_bound_bytes ? 100.0 * ((double)chosen.bytes / (double)chosen.lower_bound_bytes - 1.0) : 0.0;
+  if (json) {
+    tg__strbuf_puts(&b, "{\"model\":");
+    tg__strbuf_json_string(&b, file);
+    tg__strbuf_printf(&b, ",\"backend\":\"%s\",\"device\":", tg_backend_name(info->backend));
+    tg__strbuf_json_string(&b, info->name);
+    tg__strbuf_printf(&b,
+                      ",\"device_kind\":\"%s\",\"storage\":\"%s\",\"precision\":\"%s\",\"mode\":\"%s\","
+                      "\"strategy\":\"%s\",\"winner\":\"%s\",\"policy\":\"%s\",\"records\":%zu,"
+                      "\"fallback_tensors\":%zu,\"objects\":%zu,\"allocations\":%llu,"
+                      "\"allocated_bytes\":%llu,\"planned_bytes\":%llu,\"naive_bytes\":%llu,"
+                      "\"lower_bound_bytes\":%llu,\"gap_percent\":%.2f,\"saving_percent\":%.2f,"
+                      "\"budget_bytes\":%llu,\"corrupted_tensors\":%llu,\"checked_bytes\":%llu,"
+                      "\"out_of_order\":%s,\"reuse_edges\":%zu,\"plan_us\":%llu,\"allocate_us\":%llu,"
+                      "\"check_us\":%llu",
+                      info->kind, tg_storage_name(chosen.storage), tg_precision_name(precision),
+                      tg_mode_name(chosen.mode), tg_strategy_name(chosen.strategy),
+                      tg_strategy_name(p->strategy), tg_policy_name(policy), set->count,
+                      chosen.fallback_plan ? chosen.in.model_records->fallback->count : (size_t)0,
+                      p->object_count + (chosen.fallback_plan ? chosen.fallback_plan->object_count : 0),
+                      (unsigned long long)out.stats.allocations, (unsigned long long)out.stats.allocated_bytes,
+                      (unsigned long long)chosen.bytes, (unsigned long long)chosen.naive_bytes,
+                      (unsigned long long)chosen.lower_bound_bytes, gap, saving, (unsigned long long)budget,
+                      (unsigned long long)out.corrupted, (unsigned long long)out.checked_bytes,
+                      ooo ? "true" : "false", out.reuse_edges, (unsigned long long)chosen.plan_us,
+                      (unsigned long long)out.allocate_us, (unsigned long long)out.check_us);
+    if (chosen.note) {
+      tg__strbuf_puts(&b, ",\"note\":");
+      tg__strbuf_json_string(&b, chosen.note);
+    }
+    tg__strbuf_puts(&b, ",\"skipped\":[");
+    for (size_t i = 0; i < nskipped; ++i) {
+      tg__strbuf_printf(&b, "%s{\"backend\":\"%s\",\"reason\":", i ? "," : "", tg_backend_name(skipped[i].backend));
+      tg__strbuf_json_string(&b, skipped[i].reason);
+      tg__strbuf_puts(&b, "}");
+    }
+    tg__strbuf_puts(&b, "]}\n");
+  } else {
+    char b1[32], b2[32], b3[32], b4[32];
+    tg__strbuf_printf(&b, "Tangram: %s\n", file);
+    for (size_t i = 0; i < nskipped; ++i)
+      tg__strbuf_printf(&b, "  skipped %s: %s\n", tg_backend_name(skipped[i].backend), skipped[i].reason);
+    tg__strbuf_printf(&b, "  backend %s, device \"%s\" (%s)\n", tg_backend_name(info->backend), info->name, info->kind);
+    tg__strbuf_printf(&b, "  storage %s %s, mode %s, strategy %s (= %s), policy %s\n",
+                      tg_storage_name(chosen.storage), tg_precision_name(precision), tg_mode_name(chosen.mode),
+                      tg_strategy_name(chosen.strategy), tg_strategy_name(p->strategy), tg_policy_name(policy));
+    if (chosen.note) tg__strbuf_printf(&b, "  note: %s\n", chosen.note);
+    tg__strbuf_puts(&b, "\n");
+    if (p->mode == TG_MODE_OBJECTS) {
+      tg__strbuf_printf(&b, "Shared objects: %zu\n", p->object_count);
+      size_t shown = p->object_count < 12 ? p->object_count : 12;
+      for (size_t k = 0; k < shown; ++k) {
+        const tg_extent *e = &p->object_sizes[k];
+        uint64_t bytes = p->dims == 1 ? e->w : e->w * e->h * e->d * tg_precision_texel_bytes(precision);
+        size_t members = 0;
+        for (size_t r = 0; r < set->count; ++r) members += p->object_of[r] == k;
+        if (p->dims == 1) tg__strbuf_printf(&b, "  object %zu: %s, %zu tensors:", k, tg_cli_format_bytes(bytes, b1, sizeof b1), members);
+        else tg__strbuf_printf(&b, "  object %zu: %llux%llux%llu texels (%s), %zu tensors:", k,
+                               (unsigned long long)e->w, (unsigned long long)e->h, (unsigned long long)e->d,
+                               tg_cli_format_bytes(bytes, b1, sizeof b1), members);
+        size_t listed = 0;
+        for (size_t r = 0; r < set->count && listed < 3; ++r)
+          if (p->object_of[r] == k) {
+            const char *nm = set->names[r] ? set->names[r] : "?";
+            size_t len = strlen(nm);
+            tg__strbuf_printf(&b, " %s%.*s", len > 40 ? "..." : "", 40, len > 40 ? nm + len - 40 : nm);
+            ++listed;
+          }
+        tg__strbuf_puts(&b, members > listed ? " ...\n" : "\n");
+      }
+      if (shown < p->object_count) tg__strbuf_printf(&b, "  ... %zu more objects\n", p->object_count - shown);
+    } else {
+      tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_cli_format_bytes(p->total, b1, sizeof b1), set->count);
+    }
+    if (chosen.fallback_plan)
+      tg__strbuf_printf(&b, "  + %zu tensors that do not fit %s, in buffers\n",
+                        chosen.in.model_records->fallback->count, tg_storage_name(chosen.storage));
+    tg__strbuf_puts(&b, "----------------------------------------\n");
+    tg__strbuf_printf(&b, "Original memory (one allocation per tensor): %s\n", tg_cli_format_bytes(chosen.naive_bytes, b1, sizeof b1));
+    tg__strbuf_printf(&b, "Optimised memory:                            %s\n", tg_cli_format_bytes(chosen.bytes, b2, sizeof b2));
+    tg__strbuf_printf(&b, "Memory saving:                               %.2f%%\n", saving);
+    tg__strbuf_printf(&b, "Lower bound:                                 %s (gap %.2f%%)\n", tg_cli_format_bytes(chosen.lower_bound_bytes, b3, sizeof b3), gap);
+    tg__strbuf_printf(&b, "Allocations made: %llu, bytes allocated: %s (budget %s)\n",
+                      (unsigned long long)out.stats.allocations, tg_cli_format_bytes(out.stats.allocated_bytes, b4, sizeof b4),
+                      tg_cli_format_bytes(budget, b1, sizeof b1));
+    tg__strbuf_printf(&b, "On-device check (%s): %llu corrupted tensors, %s verified%s\n",
+                      ooo ? "out of order" : "in order", (unsigned long long)out.corrupted,
+                      tg_cli_format_bytes(out.checked_bytes, b2, sizeof b2),
+                      ooo ? (no_reuse ? ", reuse edges left out" : "") : "");
+    tg__strbuf_printf(&b, "Times: plan %.2f ms, allocate %.2f ms, check %.2f ms\n",
+                      (double)chosen.plan_us / 1000.0, (double)out.allocate_us / 1000.0, (double)out.check_us / 1000.0);
+  }
+  int code = out.corrupted ? TG_EXIT_FAILURE : TG_EXIT_OK;
+  if (b.failed) {
+    tg_cli_error("out of memory");
+    code = TG_EXIT_FAILURE;
+  } else {
+    fwrite(b.data, 1, b.length, stdout);
+  }
+  tg__strbuf_free(&b);
+  storage_plan_free(&chosen);
+  tg_device_close(dev);
+  return code;
+}
