@@ -146,7 +146,17 @@ tg_status tg__read_file(const char *path, const tg_allocator *a, char **data, si
   *length = 0;
   FILE *f = fopen(path, "rb");
   if (f == NULL) return tg__error(err, TG_ERROR_IO, "%s: cannot open: %s", path, strerror(errno));
+  /* Size the buffer from the file's length when it can be known (regular files), so a large
+   * model is read in one go; keep growing for pipes and files that change while read. */
   size_t cap = 1 << 16, len = 0;
+  if (fseek(f, 0, SEEK_END) == 0) {
+    long end = ftell(f);
+    if (end > 0 && (unsigned long)end < SIZE_MAX - 1) cap = (size_t)end + 1;
+    if (fseek(f, 0, SEEK_SET) != 0) {
+      fclose(f);
+      return tg__error(err, TG_ERROR_IO, "%s: cannot seek", path);
+    }
+  }
   char *buf = tg__malloc(a, cap + 1);
   if (buf == NULL) {
     fclose(f);

@@ -1,6 +1,8 @@
 /* Graph construction and destruction. Readers and lifetimes live in their own files. */
 #include "tangram/graph.h"
 
+#include <string.h>
+
 #include "internal.h"
 
 tg_status tg_graph_create(size_t tensor_count, size_t op_count, const tg_allocator *alloc,
@@ -40,4 +42,81 @@ void tg_graph_destroy(tg_graph *g) {
   tg__free(&a, g->outputs);
   tg__free(&a, g->source);
   tg__free(&a, g);
+}
+
+tg_status tg_graph_set_tensor(tg_graph *g, size_t index, const char *name, uint32_t rank,
+                              const int64_t *shape, tg_dtype dtype, uint32_t flags) {
+  if (g == NULL || index >= g->tensor_count || rank > TG_MAX_RANK || name == NULL ||
+      (rank > 0 && shape == NULL))
+    return TG_ERROR_INVALID_ARGUMENT;
+  for (uint32_t i = 0; i < rank; ++i)
+    if (shape[i] < 0) return TG_ERROR_INVALID_ARGUMENT;
+  char *copy = tg__strdup(&g->alloc, name);
+  if (copy == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  tg_tensor *t = &g->tensors[index];
+  tg__free(&g->alloc, t->name);
+  t->name = copy;
+  t->rank = rank;
+  memset(t->shape, 0, sizeof t->shape);
+  for (uint32_t i = 0; i < rank; ++i) t->shape[i] = shape[i];
+  t->dtype = dtype;
+  t->flags = flags;
+  return TG_OK;
+}
+
+tg_status tg_graph_set_op(tg_graph *g, size_t index, const char *name, uint32_t input_count,
+                          const int32_t *inputs, uint32_t output_count, const int32_t *outputs) {
+  if (g == NULL || index >= g->op_count || name == NULL || (input_count && !inputs) ||
+      (output_count && !outputs))
+    return TG_ERROR_INVALID_ARGUMENT;
+  char *copy = tg__strdup(&g->alloc, name);
+  int32_t *in = tg__calloc(&g->alloc, input_count ? input_count : 1, sizeof *in);
+  int32_t *out = tg__calloc(&g->alloc, output_count ? output_count : 1, sizeof *out);
+  if (!copy || !in || !out) {
+    tg__free(&g->alloc, copy);
+    tg__free(&g->alloc, in);
+    tg__free(&g->alloc, out);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  if (input_count) memcpy(in, inputs, input_count * sizeof *in);
+  if (output_count) memcpy(out, outputs, output_count * sizeof *out);
+  tg_op *op = &g->ops[index];
+  tg__free(&g->alloc, op->name);
+  tg__free(&g->alloc, op->inputs);
+  tg__free(&g->alloc, op->outputs);
+  op->name = copy;
+  op->input_count = input_count;
+  op->output_count = output_count;
+  op->inputs = in;
+  op->outputs = out;
+  return TG_OK;
+}
+
+tg_status tg_graph_set_io(tg_graph *g, size_t input_count, const uint32_t *inputs,
+                          size_t output_count, const uint32_t *outputs) {
+  if (g == NULL || (input_count && !inputs) || (output_count && !outputs))
+    return TG_ERROR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < input_count; ++i)
+    if (inputs[i] >= g->tensor_count) return TG_ERROR_INVALID_ARGUMENT;
+  for (size_t i = 0; i < output_count; ++i)
+    if (outputs[i] >= g->tensor_count) return TG_ERROR_INVALID_ARGUMENT;
+  uint32_t *in = tg__calloc(&g->alloc, input_count ? input_count : 1, sizeof *in);
+  uint32_t *out = tg__calloc(&g->alloc, output_count ? output_count : 1, sizeof *out);
+  if (!in || !out) {
+    tg__free(&g->alloc, in);
+    tg__free(&g->alloc, out);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  if (input_count) memcpy(in, inputs, input_count * sizeof *in);
+  if (output_count) memcpy(out, outputs, output_count * sizeof *out);
+  tg__free(&g->alloc, g->inputs);
+  tg__free(&g->alloc, g->outputs);
+  for (size_t t = 0; t < g->tensor_count; ++t) g->tensors[t].flags &= ~(uint32_t)(TG_TENSOR_INPUT | TG_TENSOR_OUTPUT);
+  g->inputs = in;
+  g->input_count = input_count;
+  g->outputs = out;
+  g->output_count = output_count;
+  for (size_t i = 0; i < input_count; ++i) g->tensors[inputs[i]].flags |= TG_TENSOR_INPUT;
+  for (size_t i = 0; i < output_count; ++i) g->tensors[outputs[i]].flags |= TG_TENSOR_OUTPUT;
+  return TG_OK;
 }

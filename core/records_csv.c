@@ -33,6 +33,7 @@ typedef struct csv_reader {
   char *scratch;       /* unescaped quoted fields of the current line */
   size_t scratch_cap;
   const tg_allocator *alloc;
+  int out_of_memory;   /* set when a failure was an allocation, not the text */
 } csv_reader;
 
 static int is_blank_line(const char *s, const char *e) {
@@ -61,6 +62,7 @@ static int next_line(csv_reader *r, csv_line *out) {
     if (need > r->scratch_cap) {
       char *ns = tg__realloc(r->alloc, r->scratch, r->scratch_cap, need);
       if (ns == NULL) {
+        r->out_of_memory = 1;
         tg__error(r->err, TG_ERROR_OUT_OF_HOST_MEMORY, "%s:%zu: out of memory", r->source,
                   r->line_no);
         return -1;
@@ -173,7 +175,7 @@ tg_status tg_records_parse_csv(const char *text, size_t length, const char *sour
   *out = NULL;
   alloc = tg__alloc_or_default(alloc);
   if (source == NULL) source = "<records>";
-  csv_reader r = {text, text + length, source, 0, err, NULL, 0, alloc};
+  csv_reader r = {text, text + length, source, 0, err, NULL, 0, alloc, 0};
   csv_line line;
   tg_status st = TG_ERROR_PARSE;
   tg_record_set *set = NULL;
@@ -338,7 +340,7 @@ tg_status tg_records_parse_csv(const char *text, size_t length, const char *sour
   return TG_OK;
 
 fail:
-  if (err && r.err == NULL) err->message[0] = '\0';
+  if (r.out_of_memory) st = TG_ERROR_OUT_OF_HOST_MEMORY;
   tg__free(alloc, r.scratch);
   tg_record_set_destroy(set);
   return st == TG_OK ? TG_ERROR_PARSE : st;

@@ -1,6 +1,7 @@
 /* The planner's front door: names, plan objects, strategy dispatch and `best`. */
 #include <string.h>
 
+#include "planner/search.h"
 #include "planner/strategies.h"
 
 static const char *const k_strategy_names[TG_STRATEGY_COUNT] = {
@@ -167,6 +168,7 @@ static void keep_smaller(tg_plan **best, tg_plan *cand) {
 
 static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
   tg_plan *best = NULL;
+  int overflowed = 0;
   size_t mcf_max = in->options->mcf_max_records ? in->options->mcf_max_records
                                                 : TG_DEFAULT_MCF_MAX_RECORDS;
   tg_plan_options opt = *in->options;
@@ -182,6 +184,15 @@ static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
       tg_plan *cand = NULL;
       tg_status st = fn(&sub, &cand);
       if (st != TG_OK) {
+        /* A strategy may leave a half-filled plan behind when it fails (an overflowing
+         * total is found after the plan was created): free it like tg_plan_compute does. */
+        tg_plan_destroy(cand);
+        /* A layout that does not fit 64 bits is no candidate, but another strategy's may
+         * (sizes near 2^64 that only fit when shared): keep looking. */
+        if (st == TG_ERROR_OVERFLOW) {
+          overflowed = 1;
+          continue;
+        }
         tg_plan_destroy(best);
         return st;
       }
@@ -190,7 +201,15 @@ static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
       keep_smaller(&best, cand);
     }
   }
-  if (best == NULL) return TG_ERROR_INTERNAL;
+  if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;
+  /* Improvement search (and the exact mode) on top of the best greedy plan. */
+  if (in->options->time_limit_ms > 0 || in->options->exact) {
+    tg_status st = tg__search_after_greedy(in, &best);
+    if (st != TG_OK) {
+      tg_plan_destroy(best);
+      return st;
+    }
+  }
   *out = best;
   return TG_OK;
 }

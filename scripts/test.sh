@@ -28,6 +28,12 @@ run_suite build
 if [ "$quick" -eq 0 ]; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
-    run_suite build-asan -DTANGRAM_SANITIZE=ON -DTANGRAM_BUILD_BENCH=OFF
+    run_suite build-asan -DTANGRAM_SANITIZE=ON -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF
+
+  echo "=== ThreadSanitizer: planning from 4 threads"
+  cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANGRAM_TSAN=ON -DTANGRAM_OPENCL=OFF \
+    -DTANGRAM_VULKAN=OFF -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF >/dev/null
+  cmake --build build-tsan -j"$jobs" --target test_threads
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan -V -L threads
 fi
 echo "=== all test suites passed"

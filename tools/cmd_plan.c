@@ -1,6 +1,7 @@
 /* `tangram plan`: run planning strategies on usage records and report totals, bounds and
  * validity. */
 #include <string.h>
+#include <unistd.h>
 
 #include "tangram/schedule.h"
 #include "tools/cli.h"
@@ -25,6 +26,11 @@ static void plan_usage(FILE *to) {
       "  --precision fp32|fp16    models: element precision (default fp32)\n"
       "  --policy P               serial (default), parallel-safe, branch-local, or all (models)\n"
       "  --plan-io                models: plan graph inputs and outputs too\n"
+      "  --time-limit MS          strategy best: improvement search for MS milliseconds\n"
+      "  --seed N                 search seed (same seed, same plan; default 0)\n"
+      "  --exact                  offsets, strategy best: branch-and-bound after the search\n"
+      "                           (--time-limit, default 1000 ms); proves optimality or reports\n"
+      "                           the gap\n"
       "  --json                   one JSON object on stdout instead of the table\n"
       "  --csv-out FILE           write the smallest plan as tensor_name,size,offset,start_time,\n"
       "                           end_time,object\n"
@@ -201,11 +207,19 @@ static int parse_error(const char *what, const char *value, const char *choices)
   return TG_EXIT_USAGE;
 }
 
+/* --exact on a terminal: one line per progress report. */
+static void exact_progress(void *user, const tg_exact_stats *s) {
+  (void)user;
+  fprintf(stderr, "exact: nodes %llu, best %llu, bound %llu, %.1f s%s\n", (unsigned long long)s->nodes,
+          (unsigned long long)s->total, (unsigned long long)s->lower_bound,
+          (double)s->elapsed_us / 1e6, s->proved_optimal ? ", optimal" : "");
+}
+
 int tg_cli_plan(int argc, char **argv) {
   const char *file = NULL, *mode_s = "objects", *strategy_s = "all", *fit_s = NULL;
   const char *align_s = NULL, *csv_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
-  const char *policy_s = "serial";
-  int json = 0, plan_io = 0;
+  const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL;
+  int json = 0, plan_io = 0, exact = 0;
   for (int i = 1; i < argc;) {
     const char *v;
     int m;
@@ -215,9 +229,12 @@ int tg_cli_plan(int argc, char **argv) {
     }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    if (strcmp(argv[i], "--exact") == 0) { exact = 1; ++i; continue; }
     static const char *const k_value_options[] = {"--mode", "--strategy", "--fit", "--alignment",
-                                                   "--csv-out", "--storage", "--precision", "--policy"};
-    const char **k_targets[] = {&mode_s, &strategy_s, &fit_s, &align_s, &csv_out, &storage_s, &precision_s, &policy_s};
+                                                   "--csv-out", "--storage", "--precision", "--policy",
+                                                   "--time-limit", "--seed"};
+    const char **k_targets[] = {&mode_s, &strategy_s, &fit_s, &align_s, &csv_out, &storage_s, &precision_s, &policy_s,
+                                &time_s, &seed_s};
     int matched = 0;
     for (size_t o = 0; o < sizeof k_value_options / sizeof k_value_options[0] && !matched; ++o) {
       if ((m = tg_cli_option(argc, argv, &i, k_value_options[o], &v)) != 0) {
@@ -254,6 +271,19 @@ int tg_cli_plan(int argc, char **argv) {
   uint64_t alignment = 1;
   if (align_s && (!tg_cli_parse_u64(align_s, 0, &alignment) || alignment == 0))
     return parse_error("--alignment", align_s, "a positive integer");
+  uint64_t time_limit = 0, seed = 0;
+  if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit > UINT32_MAX))
+    return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967295)");
+  if (seed_s && !tg_cli_parse_u64(seed_s, 0, &seed))
+    return parse_error("--seed", seed_s, "a non-negative integer");
+  if (exact && mode != TG_MODE_OFFSETS) {
+    tg_cli_error("plan: --exact needs --mode offsets");
+    return TG_EXIT_USAGE;
+  }
+  tg_exact_stats exact_stats;
+  memset(&exact_stats, 0, sizeof exact_stats);
+  int exact_ran = 0;
+  if (exact && !json && isatty(STDERR_FILENO)) exact_stats.progress = exact_progress;
   tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, NULL};
   if (tg_storage_from_name(storage_s, &iopt.storage) != TG_OK)
     return parse_error("--storage", storage_s,
@@ -335,6 +365,15 @@ int tg_cli_plan(int argc, char **argv) {
         opt.fit = r->fit;
         opt.alignment = alignment;
         opt.relation = relation;
+        if (s == TG_STRATEGY_BEST) {
+          opt.time_limit_ms = (uint32_t)time_limit;
+          opt.seed = seed;
+          if (exact && !exact_ran) {
+            opt.exact = 1;
+            opt.exact_stats = &exact_stats;
+            exact_ran = 1;
+          }
+        }
         uint64_t t0 = tg__now_us();
         st = tg_plan_compute(set->records, set->count, set->dims, &opt, alloc, &r->plan);
         r->plan_us = tg__now_us() - t0;
@@ -402,6 +441,14 @@ int tg_cli_plan(int argc, char **argv) {
                       (unsigned long long)lower, (unsigned long long)bounds.peak_live,
                       (unsigned long long)bounds.positional_max);
     if (in.graph) json_model_records(&out, &in);
+    if (exact_ran)
+      tg__strbuf_printf(&out, ",\"exact\":{\"proved_optimal\":%s,\"nodes\":%llu,\"lower_bound\":%llu,"
+                        "\"gap\":%llu,\"elapsed_ms\":%.3f}",
+                        exact_stats.proved_optimal ? "true" : "false",
+                        (unsigned long long)exact_stats.nodes,
+                        (unsigned long long)exact_stats.lower_bound,
+                        (unsigned long long)(exact_stats.total - exact_stats.lower_bound),
+                        (double)exact_stats.elapsed_us / 1000.0);
     tg__strbuf_puts(&out, ",\"results\":[");
     for (size_t i = 0; i < nres; ++i) {
       if (i) tg__strbuf_puts(&out, ",");
@@ -459,6 +506,12 @@ int tg_cli_plan(int argc, char **argv) {
                         name, (unsigned long long)r->plan->total, r->plan->object_count, pct, ratio,
                         time, r->valid ? "yes" : "NO");
     }
+    if (exact_ran)
+      tg__strbuf_printf(&out, "\nexact: %s, %llu nodes, lower bound %llu, gap %llu %s\n",
+                        exact_stats.proved_optimal ? "proved optimal" : "not proved",
+                        (unsigned long long)exact_stats.nodes,
+                        (unsigned long long)exact_stats.lower_bound,
+                        (unsigned long long)(exact_stats.total - exact_stats.lower_bound), unit);
     if (in.graph) {
       tg__strbuf_puts(&out, "\non a parallel runtime (best plan of each policy):\n");
       for (int pol = 0; pol < TG_POLICY_COUNT; ++pol) {

@@ -1,11 +1,20 @@
 #include "tools/input.h"
 
+#include <stdio.h>
 #include <string.h>
 
 tg_status tg_cli_input_load(const char *path, const tg_cli_input_options *options,
                             const tg_allocator *alloc, tg_cli_input *in, tg_error_info *err) {
   memset(in, 0, sizeof *in);
   in->alloc = alloc;
+  /* An empty file is no model and no records: say so rather than planning nothing. */
+  FILE *f = fopen(path, "rb");
+  if (f != NULL) {
+    int c, blank = 1;
+    while (blank && (c = fgetc(f)) != EOF) blank = c == ' ' || c == '\t' || c == '\n' || c == '\r';
+    fclose(f);
+    if (blank) return tg__error(err, TG_ERROR_PARSE, "%s: empty file: expected a model or usage records", path);
+  }
   tg_status st = tg_model_load(path, alloc, &in->model, err);
   if (st != TG_OK) return st;
   if (in->model->kind != TG_MODEL_GRAPH) {

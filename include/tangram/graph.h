@@ -71,6 +71,18 @@ tg_status tg_graph_create(size_t tensor_count, size_t op_count, const tg_allocat
 /* Free a graph and everything it owns. NULL is a no-op. */
 void tg_graph_destroy(tg_graph *graph);
 
+/* Builders for graphs made in code: each copies its arguments into graph-owned memory
+ * (replacing what the slot held). TG_ERROR_INVALID_ARGUMENT for an index out of range, a rank
+ * above TG_MAX_RANK or a negative dimension; TG_ERROR_OUT_OF_HOST_MEMORY leaves the slot as
+ * it was. */
+tg_status tg_graph_set_tensor(tg_graph *graph, size_t index, const char *name, uint32_t rank,
+                              const int64_t *shape, tg_dtype dtype, uint32_t flags);
+tg_status tg_graph_set_op(tg_graph *graph, size_t index, const char *name, uint32_t input_count,
+                          const int32_t *inputs, uint32_t output_count, const int32_t *outputs);
+/* Set the graph inputs and outputs (and the TG_TENSOR_INPUT / TG_TENSOR_OUTPUT marks). */
+tg_status tg_graph_set_io(tg_graph *graph, size_t input_count, const uint32_t *inputs,
+                          size_t output_count, const uint32_t *outputs);
+
 /* Lifetime facts derived from a graph (see tg_graph_compute_lifetimes). */
 typedef struct tg_tensor_lifetime {
   int32_t producer;            /* op index that writes it, -1 if none */

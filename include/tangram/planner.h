@@ -64,9 +64,19 @@ typedef struct tg_plan_options {
   const tg_share_relation *relation;   /* NULL = serial */
   /* `best` runs min-cost-flow only up to this many records (0 = TG_DEFAULT_MCF_MAX_RECORDS). */
   size_t mcf_max_records;
-  /* Improvement search after the greedy answer (0 = none). Milliseconds of wall time. */
+  /* Improvement search after the greedy answer, strategy best only (0 = none). Milliseconds
+   * of wall time for the search phase (planner/search.c). The search tries candidate plans in
+   * an order fixed by `seed` and stops at the first of: the lower bound reached, an iteration
+   * cap of 20 * time_limit_ms candidates, or the time limit. So the plan is a function of
+   * (records, options) whenever the cap or the bound ends the search (small inputs); when the
+   * clock ends it, a slower machine may return a plan found earlier in the same sequence. */
   uint32_t time_limit_ms;
   uint64_t seed;                       /* search seed: same seed, same plan */
+  /* Offsets mode with strategy best: after greedy + search, run the exact branch-and-bound
+   * (planner/exact.c) for what is left of time_limit_ms (0 = none). See tg_plan_compute_exact. */
+  int exact;
+  /* Where the exact mode reports what it proved (may be NULL). See tg_exact_stats. */
+  struct tg_exact_stats *exact_stats;
 } tg_plan_options;
 
 #define TG_DEFAULT_MCF_MAX_RECORDS ((size_t)2000)
@@ -131,6 +141,47 @@ tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_
                            const tg_plan *plan, uint64_t alignment,
                            const tg_share_relation *relation, const tg_allocator *alloc,
                            tg_error_info *err);
+
+/* TFLite's ObjectsToOffsets for a 1D objects plan: the objects are laid out back to back in
+ * id order, each starting at the next multiple of `alignment` (0 or 1 = none); each record's
+ * offset is its object's, and `total` is the end of the last object (the sum of the object
+ * sizes when unaligned). Uses `object_sizes` as given, so an object larger than its records,
+ * or one with no records, still takes its full size; the total then exceeds max(offset +
+ * size) and tg_plan_validate rejects the result. Plans from tg_plan_compute size every object
+ * to its largest record, so theirs validate. TG_ERROR_UNSUPPORTED for 2D/3D plans,
+ * TG_ERROR_INVALID_ARGUMENT for an offsets plan or an object id out of range,
+ * TG_ERROR_OVERFLOW if the layout does not fit 64 bits. `*out` is NULL on failure. */
+tg_status tg_plan_objects_to_offsets(const tg_plan *objects_plan, uint64_t alignment,
+                                     const tg_allocator *alloc, tg_plan **out);
+
+/* What the exact mode reports. The caller may set `progress` (and `progress_user`) before the
+ * call: it is then called about every 100 ms of the branch-and-bound with the current numbers
+ * (and once at the end). Everything else is output. */
+typedef struct tg_exact_stats {
+  int proved_optimal;      /* 1: no plan has a smaller total than the one returned */
+  uint64_t nodes;          /* branch-and-bound nodes visited */
+  uint64_t lower_bound;    /* proved lower bound on any plan's total (= total when optimal) */
+  uint64_t total;          /* the returned plan's total */
+  uint64_t elapsed_us;     /* wall time of the whole call */
+  int searched;            /* 1 when the branch-and-bound ran (0: too many records, or the
+                              greedy + search answer already met the bound) */
+  void (*progress)(void *user, const struct tg_exact_stats *stats);
+  void *progress_user;
+} tg_exact_stats;
+
+/* Largest record count the exact branch-and-bound takes on; above it the exact mode returns
+ * greedy + search and proves optimality only when that reaches the peak-live bound. */
+#define TG_EXACT_MAX_RECORDS ((size_t)1024)
+
+/* Offsets mode, exact: greedy (every strategy), then the improvement search for a tenth of
+ * `options->time_limit_ms`, then a branch-and-bound over canonical placements for the rest of
+ * it (time_limit_ms 0 = 1000). The plan returned is always valid and never worse than `best`;
+ * `stats` (may be NULL) says whether it is proved optimal and, when not, the proved lower
+ * bound. options->mode is taken as offsets and options->strategy as best; other options
+ * (alignment, relation, seed) are honoured. Records must be 1D. */
+tg_status tg_plan_compute_exact(const tg_usage_record *records, size_t count,
+                                const tg_plan_options *options, const tg_allocator *alloc,
+                                tg_plan **out, tg_exact_stats *stats);
 
 #ifdef __cplusplus
 }

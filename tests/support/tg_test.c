@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 uint64_t tg_test_rng_next(tg_test_rng *rng) {
@@ -79,4 +80,147 @@ void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t
   tg_error_info err = {{0}};
   tg_status st = tg_plan_validate(records, count, dims, plan, alignment, relation, NULL, &err);
   if (st != TG_OK) fail_msg("invalid plan (%s): %s", tg_status_name(st), err.message);
+}
+
+/* ---- JSON syntax check ---- */
+typedef struct json_cursor {
+  const char *p;
+  int depth;
+} json_cursor;
+
+static void json_ws(json_cursor *c) {
+  while (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r') ++c->p;
+}
+
+static int json_value(json_cursor *c);
+
+static int json_string(json_cursor *c) {
+  if (*c->p != '"') return 0;
+  ++c->p;
+  for (;;) {
+    unsigned char ch = (unsigned char)*c->p;
+    if (ch == '\0' || ch < 0x20) return 0;
+    if (ch == '"') {
+      ++c->p;
+      return 1;
+    }
+    if (ch == '\\') {
+      ++c->p;
+      if (*c->p == 'u') {
+        for (int i = 1; i <= 4; ++i) {
+          char h = c->p[i];
+          if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F'))) return 0;
+        }
+        c->p += 5;
+        continue;
+      }
+      if (!strchr("\"\\/bfnrt", *c->p) || *c->p == '\0') return 0;
+    }
+    ++c->p;
+  }
+}
+
+static int json_number(json_cursor *c) {
+  const char *s = c->p;
+  if (*c->p == '-') ++c->p;
+  if (*c->p == '0') ++c->p;
+  else if (*c->p >= '1' && *c->p <= '9') while (*c->p >= '0' && *c->p <= '9') ++c->p;
+  else return 0;
+  if (*c->p == '.') {
+    ++c->p;
+    if (!(*c->p >= '0' && *c->p <= '9')) return 0;
+    while (*c->p >= '0' && *c->p <= '9') ++c->p;
+  }
+  if (*c->p == 'e' || *c->p == 'E') {
+    ++c->p;
+    if (*c->p == '+' || *c->p == '-') ++c->p;
+    if (!(*c->p >= '0' && *c->p <= '9')) return 0;
+    while (*c->p >= '0' && *c->p <= '9') ++c->p;
+  }
+  return c->p > s;
+}
+
+static int json_value(json_cursor *c) {
+  json_ws(c);
+  if (++c->depth > 256) return 0;
+  int ok = 0;
+  switch (*c->p) {
+    case '{':
+      ++c->p;
+      json_ws(c);
+      if (*c->p == '}') { ++c->p; ok = 1; break; }
+      for (;;) {
+        json_ws(c);
+        if (!json_string(c)) return 0;
+        json_ws(c);
+        if (*c->p++ != ':') return 0;
+        if (!json_value(c)) return 0;
+        json_ws(c);
+        if (*c->p == ',') { ++c->p; continue; }
+        if (*c->p == '}') { ++c->p; ok = 1; break; }
+        return 0;
+      }
+      break;
+    case '[':
+      ++c->p;
+      json_ws(c);
+      if (*c->p == ']') { ++c->p; ok = 1; break; }
+      for (;;) {
+        if (!json_value(c)) return 0;
+        json_ws(c);
+        if (*c->p == ',') { ++c->p; continue; }
+        if (*c->p == ']') { ++c->p; ok = 1; break; }
+        return 0;
+      }
+      break;
+    case '"': ok = json_string(c); break;
+    case 't': ok = strncmp(c->p, "true", 4) == 0; c->p += ok ? 4 : 0; break;
+    case 'f': ok = strncmp(c->p, "false", 5) == 0; c->p += ok ? 5 : 0; break;
+    case 'n': ok = strncmp(c->p, "null", 4) == 0; c->p += ok ? 4 : 0; break;
+    default: ok = json_number(c);
+  }
+  c->depth--;
+  return ok;
+}
+
+int tg_test_json_valid(const char *text) {
+  json_cursor c = {text, 0};
+  if (!json_value(&c)) return 0;
+  json_ws(&c);
+  return *c.p == '\0';
+}
+
+int tg_test_run(const char *command, char *out, size_t out_cap, char *errout, size_t err_cap) {
+  char out_path[] = "/tmp/tg_test_outXXXXXX", err_path[] = "/tmp/tg_test_errXXXXXX";
+  int fo = mkstemp(out_path), fe = mkstemp(err_path);
+  if (fo < 0 || fe < 0) fail_msg("mkstemp failed");
+  close(fo);
+  close(fe);
+  size_t len = strlen(command) + 2 * sizeof out_path + 32;
+  char *full = malloc(len);
+  snprintf(full, len, "( %s ) >%s 2>%s", command, out_path, err_path);
+  int rc = system(full);
+  free(full);
+  const char *paths[2] = {out_path, err_path};
+  char *bufs[2] = {out, errout};
+  size_t caps[2] = {out_cap, err_cap};
+  for (int i = 0; i < 2; ++i) {
+    if (bufs[i] && caps[i]) {
+      FILE *f = fopen(paths[i], "rb");
+      size_t n = f ? fread(bufs[i], 1, caps[i] - 1, f) : 0;
+      if (f) fclose(f);
+      bufs[i][n] = '\0';
+    }
+    unlink(paths[i]);
+  }
+  if (rc == -1) return -1;
+  if (WIFSIGNALED(rc)) return -1;
+  int code = WEXITSTATUS(rc);
+  return code >= 128 ? -1 : code; /* the shell reports a child's signal as 128+N */
+}
+
+const char *tg_test_cli(void) {
+  const char *cli = getenv("TANGRAM_CLI");
+  if (cli == NULL || *cli == '\0') fail_msg("TANGRAM_CLI is not set (run through ctest)");
+  return cli;
 }

@@ -52,3 +52,14 @@ void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t
                           const tg_share_relation *relation);
 
 #endif
+
+/* A strict JSON syntax check (RFC 8259 values; no extensions). Returns 1 when `text` holds
+ * exactly one JSON value (surrounding whitespace allowed). */
+int tg_test_json_valid(const char *text);
+
+/* Run a shell command, capturing stdout and stderr (each up to `cap` bytes, NUL-terminated;
+ * either may be NULL). Returns the exit status, or -1 when the command died from a signal. */
+int tg_test_run(const char *command, char *out, size_t out_cap, char *errout, size_t err_cap);
+
+/* The tangram CLI binary ($TANGRAM_CLI, set by CTest). Fails the test when unset. */
+const char *tg_test_cli(void);

@@ -1,0 +1,387 @@
+/* bench_planner: time and quality of every planning strategy, the improvement search and the
+ * exact mode, on synthetic families at 1k / 10k / 100k records and on the public models.
+ *
+ *   bench_planner [--json] [--records DIR] [--quick] [--search-ms N] [--exact-ms N]
+ *
+ * Quality is total / lower bound (offsets: peak-live; objects: positional-max), so 1.000 is
+ * optimal. Each size also times a qsort of the same records by first task, and every row shows
+ * its time as a multiple of that: the ratios, not the milliseconds, are what compare across
+ * machines. --quick stops at 10k records. DIR defaults to tests/data/records under the source
+ * tree (TG_SOURCE_DIR when defined, else the working directory). */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tangram/planner.h"
+#include "tangram/records.h"
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+typedef struct rng {
+  uint64_t s;
+} rng;
+
+static uint64_t rnext(rng *g) {
+  uint64_t z = (g->s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static uint64_t rrange(rng *g, uint64_t lo, uint64_t hi) { return lo + rnext(g) % (hi - lo + 1); }
+
+static tg_usage_record rec1(uint64_t size, uint64_t first, uint64_t last) {
+  tg_usage_record r;
+  memset(&r, 0, sizeof r);
+  r.size = (tg_extent){size, 1, 1};
+  r.first_task = (uint32_t)first;
+  r.last_task = (uint32_t)last;
+  return r;
+}
+
+/* ---- families ----------------------------------------------------------------------------- */
+
+/* Chains: one tensor per task, each living 1-3 tasks. */
+static void gen_chain(rng *g, tg_usage_record *r, size_t n) {
+  for (size_t i = 0; i < n; ++i) r[i] = rec1(rrange(g, 1, 1024) * 1024, i, i + rrange(g, 1, 3));
+}
+
+/* Wide DAGs: about 100 tensors live at any task (lengths 1-20 over n/10 tasks). */
+static void gen_wide(rng *g, tg_usage_record *r, size_t n) {
+  uint64_t tasks = n / 10 + 1;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t f = rrange(g, 0, tasks);
+    r[i] = rec1(rrange(g, 1, 4096) * 256, f, f + rrange(g, 1, 20));
+  }
+}
+
+/* Transformer-like: blocks of 16 tasks; per block a residual stream living the whole block
+ * and into the next, a K/V cache tensor living 8 blocks, and short-lived activations of
+ * varied sizes (attention scores the largest). */
+static void gen_transformer(rng *g, tg_usage_record *r, size_t n) {
+  size_t i = 0;
+  uint64_t hidden = 768 * 4 * 128; /* hidden * fp32 * tokens */
+  for (uint64_t blk = 0; i < n; ++blk) {
+    uint64_t t0 = blk * 16;
+    if (i < n) r[i++] = rec1(hidden, t0, t0 + 20);
+    if (i < n) r[i++] = rec1(hidden / 2, t0 + 2, t0 + 16 * 8);
+    for (int k = 0; k < 18 && i < n; ++k) {
+      uint64_t f = t0 + rrange(g, 0, 15);
+      uint64_t size = k < 3 ? hidden * rrange(g, 1, 12) / 4    /* scores, per head group */
+                            : hidden * rrange(g, 1, 16) / 8;  /* q, k, v, ffn, norms */
+      r[i++] = rec1(size, f, f + rrange(g, 1, 4));
+    }
+  }
+}
+
+/* Perfect packing: a W x T rectangle cut by random guillotine cuts into n pieces; each piece is
+ * a record (address range = size, time range = interval). The optimum is W = peak-live. */
+static void gen_perfect(rng *g, tg_usage_record *r, size_t n) {
+  typedef struct piece {
+    uint64_t x0, x1, t0, t1; /* half-open */
+  } piece;
+  piece *p = malloc((n ? n : 1) * sizeof *p);
+  if (p == NULL) abort();
+  uint64_t w = 1000 * (uint64_t)n, t = 4 * (uint64_t)n + 8;
+  size_t count = 1;
+  p[0] = (piece){0, w, 0, t};
+  while (count < n) {
+    size_t k = (size_t)rrange(g, 0, count - 1);
+    piece q = p[k];
+    int by_time = rnext(g) & 1;
+    if (q.x1 - q.x0 < 2) by_time = 1;
+    if (q.t1 - q.t0 < 2) by_time = 0;
+    if (q.x1 - q.x0 < 2 && q.t1 - q.t0 < 2) continue;
+    if (by_time) {
+      uint64_t c = rrange(g, q.t0 + 1, q.t1 - 1);
+      p[k].t1 = c;
+      p[count++] = (piece){q.x0, q.x1, c, q.t1};
+    } else {
+      uint64_t c = rrange(g, q.x0 + 1, q.x1 - 1);
+      p[k].x1 = c;
+      p[count++] = (piece){c, q.x1, q.t0, q.t1};
+    }
+  }
+  for (size_t i = 0; i < n; ++i) r[i] = rec1(p[i].x1 - p[i].x0, p[i].t0, p[i].t1 - 1);
+  free(p);
+}
+
+typedef struct family {
+  const char *name;
+  void (*gen)(rng *, tg_usage_record *, size_t);
+} family;
+
+static const family k_families[] = {{"chain", gen_chain},
+                                    {"wide-dag", gen_wide},
+                                    {"transformer", gen_transformer},
+                                    {"perfect-packing", gen_perfect}};
+
+/* ---- output ------------------------------------------------------------------------------- */
+
+typedef struct out {
+  int json;
+  int rows;
+} out;
+
+static void row(out *o, const char *set, size_t n, const char *mode, const char *what,
+                double ms, double ratio, double vs_qsort, const char *note) {
+  if (o->json) {
+    printf("%s{\"set\":\"%s\",\"records\":%zu,\"mode\":\"%s\",\"strategy\":\"%s\"", o->rows ? ",\n" : "",
+           set, n, mode, what);
+    if (note != NULL) {
+      printf(",\"skipped\":\"%s\"}", note);
+    } else {
+      printf(",\"ms\":%.3f,\"ratio\":%.4f", ms, ratio);
+      if (vs_qsort > 0) printf(",\"vs_qsort\":%.1f", vs_qsort);
+      printf("}");
+    }
+  } else if (note != NULL) {
+    printf("| %-28s | %7zu | %-7s | %-24s | %9s | %7s | %8s | %s\n", set, n, mode, what, "-", "-",
+           "-", note);
+  } else {
+    char q[32] = "-";
+    if (vs_qsort > 0) snprintf(q, sizeof q, "%.1fx", vs_qsort);
+    printf("| %-28s | %7zu | %-7s | %-24s | %9.3f | %7.4f | %8s |\n", set, n, mode, what, ms,
+           ratio, q);
+  }
+  o->rows++;
+}
+
+static int cmp_first(const void *a, const void *b) {
+  const tg_usage_record *x = a, *y = b;
+  return (x->first_task > y->first_task) - (x->first_task < y->first_task);
+}
+
+static double time_qsort(const tg_usage_record *r, size_t n, int reps) {
+  tg_usage_record *c = malloc((n ? n : 1) * sizeof *c);
+  if (c == NULL) abort();
+  double best = 1e30;
+  for (int k = 0; k < reps; ++k) {
+    memcpy(c, r, n * sizeof *c);
+    uint64_t t = now_us();
+    qsort(c, n, sizeof *c, cmp_first);
+    double ms = (double)(now_us() - t) / 1000.0;
+    if (ms < best) best = ms;
+  }
+  free(c);
+  return best;
+}
+
+/* Plan with `opt`, best of `reps` runs; -1 on failure. */
+static double time_plan(const tg_usage_record *r, size_t n, uint32_t dims, const tg_plan_options *opt,
+                        int reps, uint64_t *total) {
+  double best = 1e30;
+  for (int k = 0; k < reps; ++k) {
+    tg_plan *p = NULL;
+    uint64_t t = now_us();
+    tg_status st = tg_plan_compute(r, n, dims, opt, NULL, &p);
+    double ms = (double)(now_us() - t) / 1000.0;
+    if (st != TG_OK) {
+      fprintf(stderr, "bench_planner: %s: %s\n", tg_strategy_name(opt->strategy), tg_status_string(st));
+      return -1;
+    }
+    *total = p->total;
+    tg_plan_destroy(p);
+    if (ms < best) best = ms;
+  }
+  return best;
+}
+
+typedef struct bench_cfg {
+  uint32_t search_ms;
+  uint32_t exact_ms;
+} bench_cfg;
+
+/* Every strategy of both modes (objects only when `objects`), then best + search. */
+static void run_set(out *o, const bench_cfg *cfg, const char *set, const tg_usage_record *r, size_t n,
+                    uint32_t dims, int offsets, int objects, double *mean_off, double *mean_obj) {
+  tg_bounds b;
+  if (tg_bounds_compute(r, n, dims, NULL, &b) != TG_OK) return;
+  int reps = n <= 1000 ? 5 : n <= 10000 ? 3 : 1;
+  double q = time_qsort(r, n, reps);
+  row(o, set, n, "-", "qsort(first_task)", q, 0, 0, NULL);
+  for (int mode = 0; mode < 2; ++mode) {
+    if ((mode == TG_MODE_OFFSETS && !offsets) || (mode == TG_MODE_OBJECTS && !objects)) continue;
+    uint64_t lb = mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max;
+    for (int s = 0; s <= TG_STRATEGY_BEST + 1; ++s) {
+      tg_plan_options opt;
+      memset(&opt, 0, sizeof opt);
+      opt.mode = (tg_mode)mode;
+      opt.strategy = s > TG_STRATEGY_BEST ? TG_STRATEGY_BEST : (tg_strategy)s;
+      char name[64];
+      snprintf(name, sizeof name, "%s", tg_strategy_name(opt.strategy));
+      if (s > TG_STRATEGY_BEST) {
+        opt.time_limit_ms = cfg->search_ms;
+        snprintf(name, sizeof name, "best+search(%ums)", (unsigned)cfg->search_ms);
+      }
+      if (mode == TG_MODE_OFFSETS &&
+          (opt.strategy == TG_STRATEGY_EQUALITY || opt.strategy == TG_STRATEGY_MIN_COST_FLOW))
+        continue;
+      if (opt.strategy == TG_STRATEGY_MIN_COST_FLOW && n > TG_DEFAULT_MCF_MAX_RECORDS) {
+        row(o, set, n, tg_mode_name(opt.mode), name, 0, 0, 0, "skipped: above min-cost-flow limit");
+        continue;
+      }
+      uint64_t total = 0;
+      double ms = time_plan(r, n, dims, &opt, s > TG_STRATEGY_BEST ? 1 : reps, &total);
+      if (ms < 0) continue;
+      double ratio = lb ? (double)total / (double)lb : 1.0;
+      row(o, set, n, tg_mode_name(opt.mode), name, ms, ratio, q > 0 ? ms / q : 0, NULL);
+      if (s > TG_STRATEGY_BEST) {
+        if (mode == TG_MODE_OFFSETS && mean_off) *mean_off += ratio;
+        if (mode == TG_MODE_OBJECTS && mean_obj) *mean_obj += ratio;
+      }
+    }
+  }
+}
+
+static void run_exact(out *o, const bench_cfg *cfg, const char *set, const tg_usage_record *r,
+                      size_t n, int *proved) {
+  tg_plan_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.time_limit_ms = cfg->exact_ms;
+  tg_exact_stats stats;
+  memset(&stats, 0, sizeof stats);
+  tg_plan *p = NULL;
+  uint64_t t = now_us();
+  tg_status st = tg_plan_compute_exact(r, n, &opt, NULL, &p, &stats);
+  double ms = (double)(now_us() - t) / 1000.0;
+  if (st != TG_OK) return;
+  tg_bounds b;
+  if (tg_bounds_compute(r, n, 1, NULL, &b) != TG_OK) b.peak_live = 0;
+  char name[96];
+  snprintf(name, sizeof name, "exact(%ums)%s", (unsigned)cfg->exact_ms,
+           stats.proved_optimal ? " optimal" : "");
+  row(o, set, n, "offsets", name, ms, b.peak_live ? (double)p->total / (double)b.peak_live : 1.0,
+      0, NULL);
+  if (stats.proved_optimal && p->total == b.peak_live) ++*proved;
+  tg_plan_destroy(p);
+}
+
+static int read_set(const char *dir, const char *file, tg_record_set **set) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/%s", dir, file);
+  tg_error_info err;
+  if (tg_records_read_csv(path, NULL, set, &err) != TG_OK) {
+    fprintf(stderr, "bench_planner: %s: %s\n", path, err.message);
+    return 0;
+  }
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  out o = {0, 0};
+  bench_cfg cfg = {100, 2000};
+  int quick = 0;
+#ifdef TG_SOURCE_DIR
+  const char *dir = TG_SOURCE_DIR "/tests/data/records";
+#else
+  const char *dir = "tests/data/records";
+#endif
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--json") == 0) o.json = 1;
+    else if (strcmp(argv[i], "--quick") == 0) quick = 1;
+    else if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) dir = argv[++i];
+    else if (strcmp(argv[i], "--search-ms") == 0 && i + 1 < argc) cfg.search_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--exact-ms") == 0 && i + 1 < argc) cfg.exact_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
+    else {
+      fprintf(stderr, "usage: bench_planner [--json] [--quick] [--records DIR] [--search-ms N] [--exact-ms N]\n");
+      return 2;
+    }
+  }
+  if (o.json) printf("{\"rows\":[\n");
+  else {
+    printf("| %-28s | %7s | %-7s | %-24s | %9s | %7s | %8s |\n", "set", "records", "mode",
+           "strategy", "ms", "ratio", "vs qsort");
+    printf("|------------------------------|---------|---------|--------------------------|-----------|---------|----------|\n");
+  }
+  /* Synthetic families at three scales. */
+  static const size_t sizes[] = {1000, 10000, 100000};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+    if (quick && sizes[s] > 10000) continue;
+    for (size_t f = 0; f < sizeof k_families / sizeof *k_families; ++f) {
+      size_t n = sizes[s];
+      tg_usage_record *r = malloc(n * sizeof *r);
+      if (r == NULL) return 1;
+      rng g = {0x5EED0000u + f * 131 + s};
+      k_families[f].gen(&g, r, n);
+      run_set(&o, &cfg, k_families[f].name, r, n, 1, 1, 1, NULL, NULL);
+      free(r);
+    }
+  }
+  /* Perfect packing, 200-500 records: greedy, greedy + search, exact. */
+  int proved = 0, instances = 0;
+  double search_sum = 0;
+  for (size_t n = 200; n <= 500; n += 50) {
+    tg_usage_record *r = malloc(n * sizeof *r);
+    if (r == NULL) return 1;
+    rng g = {0xBEEF00u + n};
+    gen_perfect(&g, r, n);
+    double m = 0;
+    run_set(&o, &cfg, "perfect-packing", r, n, 1, 1, 0, &m, NULL);
+    search_sum += m;
+    run_exact(&o, &cfg, "perfect-packing", r, n, &proved);
+    ++instances;
+    free(r);
+  }
+  /* The public models: buffers, and textures both as objects and in arena form (bytes =
+   * texels * 16: four fp32 channels). */
+  static const char *const models[] = {"face_detection_short_range", "hand_landmark_lite",
+                                       "pose_landmark_lite", "selfie_segmentation"};
+  static const char *const kinds[] = {"buffer", "tex2", "tex3"};
+  double obj_sum = 0, off_sum = 0;
+  int obj_n = 0, off_n = 0;
+  for (size_t m = 0; m < 4; ++m) {
+    for (size_t k = 0; k < 3; ++k) {
+      char file[256], set_name[96];
+      snprintf(file, sizeof file, "%s.%s.csv", models[m], kinds[k]);
+      tg_record_set *set = NULL;
+      if (!read_set(dir, file, &set)) continue;
+      snprintf(set_name, sizeof set_name, "%.20s.%s", models[m], kinds[k]);
+      double mo = 0, mf = 0;
+      if (k == 0) {
+        run_set(&o, &cfg, set_name, set->records, set->count, 1, 1, 1, &mf, &mo);
+        off_sum += mf;
+        ++off_n;
+      } else {
+        run_set(&o, &cfg, set_name, set->records, set->count, set->dims, 0, 1, NULL, &mo);
+        tg_usage_record *a = malloc((set->count ? set->count : 1) * sizeof *a);
+        if (a == NULL) return 1;
+        for (size_t i = 0; i < set->count; ++i) {
+          uint64_t v = 0;
+          if (tg_extent_volume(set->records[i].size, &v) != TG_OK) v = 0;
+          a[i] = rec1(v * 16, set->records[i].first_task, set->records[i].last_task);
+        }
+        char arena[112];
+        snprintf(arena, sizeof arena, "%s.arena", set_name);
+        run_set(&o, &cfg, arena, a, set->count, 1, 1, 0, &mf, NULL);
+        off_sum += mf;
+        ++off_n;
+        free(a);
+      }
+      obj_sum += mo;
+      ++obj_n;
+      tg_record_set_destroy(set);
+    }
+  }
+  if (o.json) {
+    printf("\n],\"summary\":{\"perfect_packing_instances\":%d,\"perfect_packing_exact_at_bound\":%d,"
+           "\"perfect_packing_search_mean_ratio\":%.4f,\"models_objects_search_mean_ratio\":%.4f,"
+           "\"models_offsets_search_mean_ratio\":%.4f}}\n",
+           instances, proved, instances ? search_sum / instances : 0, obj_n ? obj_sum / obj_n : 0,
+           off_n ? off_sum / off_n : 0);
+  } else {
+    printf("\nperfect packing 200-500: %d instances, exact at the bound (proved) on %d; "
+           "best+search mean ratio %.4f\n",
+           instances, proved, instances ? search_sum / instances : 0);
+    printf("public models: best+search mean ratio objects %.4f (%d sets), offsets %.4f (%d sets)\n",
+           obj_n ? obj_sum / obj_n : 0, obj_n, off_n ? off_sum / off_n : 0, off_n);
+  }
+  return 0;
+}

@@ -1,0 +1,152 @@
+/* Storage layouts, device-neutral: how a tensor's shape maps to a GPU buffer or texture
+ * extent (the rules of TFLite's GPU delegate, see docs/models.md), device limits, and the
+ * usage records a graph yields for a storage type. */
+#ifndef TANGRAM_LAYOUT_H
+#define TANGRAM_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tangram/allocator.h"
+#include "tangram/graph.h"
+#include "tangram/records.h"
+#include "tangram/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where a tensor lives. Channels are packed 4 to a texel/element group ("slices"). */
+typedef enum tg_storage {
+  TG_STORAGE_BUFFER = 0,            /* linear buffer; 1D record in bytes */
+  TG_STORAGE_IMAGE_BUFFER,          /* 1D texel buffer; 1D record in bytes */
+  TG_STORAGE_TEXTURE_2D,            /* (W*B, H*S) texels; 2D record */
+  TG_STORAGE_TEXTURE_ARRAY,         /* (W*B, H) texels x S layers; 3D record */
+  TG_STORAGE_TEXTURE_3D,            /* (W*B, H, S) texels; 3D record */
+  TG_STORAGE_SINGLE_TEXTURE_2D,     /* (W*B, H) texels, only for C <= 4; 2D record */
+  TG_STORAGE_COUNT
+} tg_storage;
+
+/* "buffer", "image_buffer", "texture_2d", "texture_array", "texture_3d",
+ * "single_texture_2d"; NULL when out of range. Static string. */
+const char *tg_storage_name(tg_storage storage);
+
+/* Parse a storage name as above. TG_ERROR_INVALID_ARGUMENT if unknown (`*out` untouched). */
+tg_status tg_storage_from_name(const char *name, tg_storage *out);
+
+/* Dimensionality of the usage records for `storage`: 1 (buffer, image_buffer), 2
+ * (texture_2d, single_texture_2d) or 3 (texture_array, texture_3d); 0 when out of range. */
+uint32_t tg_storage_dims(tg_storage storage);
+
+/* Element precision on the device. */
+typedef enum tg_precision {
+  TG_PRECISION_FP32 = 0,
+  TG_PRECISION_FP16 = 1,
+  TG_PRECISION_COUNT
+} tg_precision;
+
+/* "fp32" / "fp16"; NULL when out of range. */
+const char *tg_precision_name(tg_precision precision);
+
+/* Parse "fp32" / "fp16". TG_ERROR_INVALID_ARGUMENT if unknown (`*out` untouched). */
+tg_status tg_precision_from_name(const char *name, tg_precision *out);
+
+/* Bytes per element (4 or 2) and per texel of 4 channels (16 or 8); 0 when out of range. */
+uint32_t tg_precision_element_bytes(tg_precision precision);
+uint32_t tg_precision_texel_bytes(tg_precision precision);
+
+/* A shape as the GPU sees it: batch, height, width, channels. */
+typedef struct tg_bhwc {
+  uint64_t b, h, w, c;
+} tg_bhwc;
+
+/* Map a shape to BHWC: rank 0 -> (1,1,1,1); [C] -> (1,1,1,C); [B,C] -> (B,1,1,C);
+ * [B,W,C] -> (B,1,W,C); [B,H,W,C] as is; rank > 4: the leading rank-3 dimensions multiplied
+ * into B. TG_ERROR_INVALID_ARGUMENT for rank > TG_MAX_RANK or a negative dimension,
+ * TG_ERROR_OVERFLOW when B does not fit 64 bits. `*out` is written only on success. */
+tg_status tg_shape_to_bhwc(const int64_t *shape, uint32_t rank, tg_bhwc *out);
+
+/* The record size of a BHWC shape in `storage`, with S = ceil(C/4):
+ *   buffer, image_buffer: (B*H*W*S*4*element_bytes, 1, 1) bytes
+ *   texture_2d:           (W*B, H*S, 1) texels
+ *   texture_array:        (W*B, H, S) texels (S layers)
+ *   texture_3d:           (W*B, H, S) texels
+ *   single_texture_2d:    (W*B, H, 1) texels; TG_ERROR_UNSUPPORTED when C > 4
+ * TG_ERROR_OVERFLOW when a product does not fit 64 bits. `*out` is written only on success. */
+tg_status tg_storage_extent(tg_bhwc shape, tg_storage storage, tg_precision precision,
+                            tg_extent *out);
+
+/* Per-resource limits of a device. A zero field means "no limit". */
+typedef struct tg_device_limits {
+  uint64_t max_buffer_bytes;          /* one buffer (also bounds an image buffer's bytes) */
+  uint64_t max_image_buffer_texels;   /* one 1D texel buffer */
+  uint64_t max_texture_2d_width;      /* 2D textures and each layer of a texture array */
+  uint64_t max_texture_2d_height;
+  uint64_t max_texture_3d_width;
+  uint64_t max_texture_3d_height;
+  uint64_t max_texture_3d_depth;
+  uint64_t max_texture_array_layers;
+} tg_device_limits;
+
+/* Limits every mainstream mobile GPU of the last years meets (Adreno 5xx+, Mali
+ * Bifrost/Valhall, PowerVR Rogue), under both OpenCL and Vulkan:
+ *   max_buffer_bytes          128 MiB (2^27): Vulkan's guaranteed maxStorageBufferRange and the
+ *                             floor of OpenCL's CL_DEVICE_MAX_MEM_ALLOC_SIZE (full profile)
+ *   max_image_buffer_texels   65536: Vulkan's guaranteed maxTexelBufferElements and OpenCL's
+ *                             CL_DEVICE_IMAGE_MAX_BUFFER_SIZE minimum; Mali reports exactly this
+ *   max_texture_2d_*          8192 x 8192: Mali Midgard/early Bifrost and PowerVR Rogue report
+ *                             8192 (Adreno 16384); the spec minimums (4096 Vulkan, 8192 OpenCL
+ *                             full profile, 2048 embedded) are lower but no current mobile GPU
+ *                             is that small
+ *   max_texture_3d_*          2048 x 2048 x 2048: Adreno's Vulkan maxImageDimension3D (others
+ *                             report 4096-16384)
+ *   max_texture_array_layers  2048: Adreno and Mali (Vulkan maxImageArrayLayers; OpenCL's
+ *                             CL_DEVICE_IMAGE_MAX_ARRAY_SIZE)
+ * A plan that fits these fits most phones; query the real device for exact values. */
+tg_device_limits tg_device_limits_default(void);
+
+/* Does a tensor of `shape` fit `storage` on a device with `limits` (NULL: no limits)? Writes
+ * the record size to `*extent` (when non-NULL and the size is computable) and returns TG_OK
+ * when it fits, or TG_ERROR_LIMIT (a limit is exceeded), TG_ERROR_UNSUPPORTED (C > 4 for
+ * single_texture_2d) or TG_ERROR_OVERFLOW, with a short reason in `reason` (when non-NULL)
+ * such as "extent 16384x96 exceeds max 2D 8192x8192" or "C=32 > 4 for single_texture_2d". */
+tg_status tg_storage_check_fit(tg_bhwc shape, tg_storage storage, tg_precision precision,
+                               const tg_device_limits *limits, tg_extent *extent, char *reason,
+                               size_t reason_size);
+
+/* The usage records of a graph for one storage type: planner input.
+ * `records` holds one record per planned tensor (tg_lifetimes.planned) that fits `storage`,
+ * sized as tg_storage_extent says (dims = tg_storage_dims(storage)) and named after its tensor.
+ * Tensors that do not fit their texture or image-buffer storage fall back to a plain buffer:
+ * they are in `fallback` (1D records in bytes; count may be 0) with the reason in
+ * `fallback_reasons`. Both sets list tensors in the order of their producer op, then in the
+ * op's output order (with plan_io, graph inputs come first, in graph input order); task
+ * intervals are the lifetimes' [first_task, last_task]. */
+typedef struct tg_model_records {
+  tg_storage storage;
+  tg_precision precision;
+  tg_record_set *records;       /* primary records */
+  uint32_t *tensor_of;          /* records->count tensor indices */
+  tg_record_set *fallback;      /* buffer records of tensors that did not fit `storage` */
+  uint32_t *fallback_tensor_of; /* fallback->count tensor indices */
+  char **fallback_reasons;      /* fallback->count strings, e.g. "C=32 > 4 for single_texture_2d" */
+  tg_allocator alloc;
+} tg_model_records;
+
+/* Build the records of `graph` (with `lifetimes` from tg_graph_compute_lifetimes on it) for
+ * `storage` and `precision` under `limits` (NULL: no limits). Fails with TG_ERROR_LIMIT when a
+ * tensor does not fit even a buffer (naming it), TG_ERROR_OVERFLOW for sizes beyond 64 bits,
+ * TG_ERROR_INVALID_ARGUMENT for mismatched inputs, TG_ERROR_OUT_OF_HOST_MEMORY. On failure
+ * `*out` is NULL. Free with tg_model_records_destroy. */
+tg_status tg_model_records_create(const tg_graph *graph, const tg_lifetimes *lifetimes,
+                                  tg_storage storage, tg_precision precision,
+                                  const tg_device_limits *limits, const tg_allocator *alloc,
+                                  tg_model_records **out, tg_error_info *err);
+
+/* Free the records and everything they hold. NULL is a no-op. */
+void tg_model_records_destroy(tg_model_records *records);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,204 @@
+/* Reports: evaluate every storage x mode x strategy for a model and pick the one that needs
+ * the least memory; draw a plan as an SVG memory timeline; export a plan as CSV.
+ *
+ * Memory is always compared in bytes. A texture record's bytes are its texels times the bytes
+ * of one texel (16 for fp32, 8 for fp16: four channels per texel). Tensors that do not fit a
+ * texture (or image buffer) storage fall back to plain buffers (layout.h); they are planned as
+ * a second, 1D record set with the same mode and strategy, and their bytes, objects and bound
+ * are added to the storage's. */
+#ifndef TANGRAM_REPORT_H
+#define TANGRAM_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tangram/allocator.h"
+#include "tangram/graph.h"
+#include "tangram/layout.h"
+#include "tangram/planner.h"
+#include "tangram/records.h"
+#include "tangram/schedule.h"
+#include "tangram/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Evaluation. */
+
+/* What to evaluate. A zeroed struct means: fp32, default device limits, serial policy. */
+typedef struct tg_evaluation_options {
+  tg_precision precision;
+  /* Nonzero: no device limits (nothing falls back except single_texture_2d tensors with more
+   * than 4 channels). Zero: tg_device_limits_default(). Ignored when `limits` is set. */
+  int no_limits;
+  const tg_device_limits *limits; /* explicit limits, or NULL */
+  /* Reuse policy (schedule.h). Serial plans with the planner's interval rule; the others
+   * build a schedule of the graph and plan and validate with the policy's relation. Usage
+   * records without a graph support only the serial policy. */
+  tg_policy policy;
+  size_t mcf_max_records;         /* for min-cost-flow and `best`; 0 = the planner's default */
+} tg_evaluation_options;
+
+/* "No such result" in tg_evaluation's indices. */
+#define TG_EVALUATION_NONE ((size_t)-1)
+
+/* One storage x mode x strategy. Bytes include the fallback buffers' plan. */
+typedef struct tg_evaluation_result {
+  tg_storage storage;
+  tg_mode mode;           /* offsets for a texture storage: the arena form (texels x bytes
+                           * per texel as 1D byte records in one arena) */
+  tg_strategy strategy;   /* as asked; TG_STRATEGY_BEST for the `best` row */
+  tg_strategy winner;     /* the strategy that made the primary plan (= strategy unless best) */
+  tg_fit fit;             /* offsets greedy-in-order: the fit used */
+  int skipped;            /* 1: not run, see skip_reason (static string) */
+  const char *skip_reason;
+  uint64_t bytes;             /* primary total x unit bytes + fallback total */
+  uint64_t lower_bound_bytes; /* objects: positional max; offsets: peak live; incl. fallback */
+  size_t objects;             /* primary objects + fallback objects */
+  int valid;                  /* both plans passed tg_plan_validate (with the policy) */
+  char invalid_reason[TG_ERROR_MESSAGE_MAX]; /* the validator's message when not valid */
+  uint64_t plan_us;           /* wall time of both tg_plan_compute calls */
+  size_t fallback_tensors;    /* tensors planned as buffers instead */
+} tg_evaluation_result;
+
+/* A tensor that did not fit a storage and falls back to a plain buffer. */
+typedef struct tg_evaluation_fallback {
+  tg_storage storage;
+  uint32_t tensor;        /* graph tensor index */
+  const char *name;       /* owned by the evaluation */
+  const char *reason;     /* e.g. "C=32 > 4 for single_texture_2d"; owned by the evaluation */
+} tg_evaluation_fallback;
+
+/* A plan drawn as bytes: what the chart and the CSV export show. Records are 1D (bytes) in
+ * one plan of the result's mode: for textures, record and object sizes are texels x bytes per
+ * texel; fallback tensors follow the primary ones, as further objects (objects mode) or in a
+ * second arena placed right after the first (offsets mode). `storage_of[r]` says where record
+ * r lives (the storage, or TG_STORAGE_BUFFER for a fallback tensor). Owned by the evaluation. */
+typedef struct tg_report_view {
+  tg_storage storage;
+  tg_mode mode;
+  size_t count;
+  const tg_usage_record *records;
+  const char *const *names;
+  const tg_storage *storage_of;
+  const tg_plan *plan;          /* 1D; total in bytes */
+  uint64_t lower_bound;         /* bytes */
+  size_t primary_count;         /* records [0, primary_count) are in `storage` */
+  uint64_t primary_bytes;       /* offsets mode: where the fallback arena starts */
+} tg_report_view;
+
+/* The evaluation of one model under one precision and policy. Read-only after creation. */
+typedef struct tg_evaluation {
+  tg_precision precision;
+  tg_policy policy;
+  int from_records;             /* input was usage records: only their own storage */
+  uint32_t input_dims;          /* from_records: the records' dimensionality */
+  size_t tensor_count;          /* graph tensors (from_records: records) */
+  size_t op_count;              /* graph ops (from_records: tasks = largest last task + 1) */
+  size_t record_count;          /* planned tensors (primary + fallback, same for every storage) */
+  size_t result_count;
+  tg_evaluation_result *results; /* storage-major; per storage objects then offsets; per mode
+                                  * strategies in enum order, best last */
+  /* Index into `results` of the smallest valid result of each storage (fewest bytes; ties keep
+   * the earlier row, so objects mode and named strategies win ties), or TG_EVALUATION_NONE when
+   * the storage was not evaluated or had no valid result. */
+  size_t best_of_storage[TG_STORAGE_COUNT];
+  size_t recommended;           /* the smallest of best_of_storage (ties: the earlier storage) */
+  /* The smallest valid objects-mode result of any storage: the choice when textures cannot be
+   * aliased in one arena (ties: the earlier row). */
+  size_t recommended_objects;
+  size_t fallback_count;
+  tg_evaluation_fallback *fallbacks; /* every storage's fallback tensors, storage order */
+  struct tg_evaluation_state *state; /* the plans behind the views; opaque */
+  tg_allocator alloc;
+} tg_evaluation;
+
+/* Evaluate a graph: for every storage, build its records (tg_model_records_create; planned
+ * tensors as tg_graph_compute_lifetimes decides with default options), compute lower bounds,
+ * and for each mode run every strategy that exists for it plus `best`, validate every plan,
+ * and time it. Strategies the planner reports as unsupported, and min-cost-flow beyond
+ * `mcf_max_records`, give skipped rows. Fails with the reader's errors (TG_ERROR_GRAPH,
+ * TG_ERROR_LIMIT, ...; `err` says why), TG_ERROR_OUT_OF_HOST_MEMORY, or a planner error other
+ * than "unsupported". `*out` is NULL on failure. Free with tg_evaluation_destroy. */
+tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
+                                          const tg_evaluation_options *options,
+                                          const tg_allocator *alloc, tg_evaluation **out,
+                                          tg_error_info *err);
+
+/* Evaluate usage records whose storage is implied by their dimensionality: 1D records are
+ * buffer bytes, 2D records texture_2d texels, 3D records texture_3d texels (texels x bytes per
+ * texel of `options->precision`). No fallbacks. Only the serial policy (TG_ERROR_UNSUPPORTED
+ * otherwise). */
+tg_status tg_evaluation_create_from_records(const tg_record_set *records,
+                                            const tg_evaluation_options *options,
+                                            const tg_allocator *alloc, tg_evaluation **out,
+                                            tg_error_info *err);
+
+/* Free an evaluation. NULL is a no-op. */
+void tg_evaluation_destroy(tg_evaluation *evaluation);
+
+/* The plan of result `index` as bytes (see tg_report_view), kept for the best result of each
+ * storage (best_of_storage). TG_ERROR_INVALID_ARGUMENT when `index` is not one of those. The
+ * view points into the evaluation. */
+tg_status tg_evaluation_get_view(const tg_evaluation *evaluation, size_t index,
+                                 tg_report_view *out);
+
+/* A sentence for people about the recommendation, e.g. "least memory: texture_3d objects
+ * (greedy-by-size): 1.23 MiB, 12% less than buffer offsets (greedy-by-size)". It compares
+ * with buffer's best, or, when buffer wins, with the best texture storage. Writes a
+ * NUL-terminated string (truncated to `size`) and returns `buf`. */
+const char *tg_evaluation_describe(const tg_evaluation *evaluation, char *buf, size_t size);
+
+/* Bytes in human units: "512 B", "1.50 KiB", "6.64 MiB". Returns `buf`. */
+const char *tg_report_format_bytes(uint64_t bytes, char *buf, size_t size);
+
+/* ------------------------------------------------------------------------------------------ */
+/* SVG memory timeline and CSV export. */
+
+/* Render `plan` (made for `records`, of dimensionality `dims`) as an SVG memory timeline of
+ * 1700 x 1000 pixels: x is the task (a record spans [first_task, last_task + 1)), y the byte
+ * address (offsets mode) or the objects stacked back to back in id order, each lane as tall
+ * as its object (objects mode; a record's rectangle is as tall as the record, so the rest of
+ * its lane is visibly unused). Sizes are volumes x `unit_bytes` (1 for byte records, the
+ * bytes of a texel for textures; 0 counts as 1). One <rect class="t"> per record with a
+ * <title> tooltip: name (`names` may be NULL, or hold NULLs: "#<index>"), size in human units
+ * and interval. The plan's end (offsets: the highest address used; objects: the sum of the
+ * objects) and `lower_bound` (in the plan's units; 0: not drawn) are labelled horizontal
+ * lines. Names are printed inside rectangles only where they fit. `title` (NULL: none) heads
+ * the chart. The text is NUL-terminated, allocated from `alloc`, freed with
+ * tg_report_free; `*out_length` (may be NULL) excludes the NUL. TG_ERROR_INVALID_ARGUMENT
+ * when the plan does not match the records, TG_ERROR_OVERFLOW when a byte size does not fit
+ * 64 bits. `*out_svg` is NULL on failure. */
+tg_status tg_report_render_svg(const tg_usage_record *records, const char *const *names,
+                               size_t count, uint32_t dims, const tg_plan *plan,
+                               uint64_t lower_bound, uint64_t unit_bytes, const char *title,
+                               const tg_allocator *alloc, char **out_svg, size_t *out_length);
+
+/* Render a view (tg_evaluation_get_view) as tg_report_render_svg does, adding where each tensor
+ * lives to its tooltip and, when some tensors fall back to buffers, a labelled line where the
+ * fallback buffers start (above it: their arena or objects; below: the storage's own). */
+tg_status tg_report_render_view_svg(const tg_report_view *view, const char *title,
+                                    const tg_allocator *alloc, char **out_svg,
+                                    size_t *out_length);
+
+/* The plan as CSV with a header and one line per record:
+ *   tensor_name,size,offset,start_time,end_time,object,storage
+ * size in bytes (volume x `unit_bytes`); offset in bytes: the record's offset (offsets mode)
+ * or its object's start when the objects are laid back to back in id order (objects mode);
+ * start_time/end_time the inclusive task interval; object the object id (offsets mode: 0);
+ * storage `storage_of[r]`'s name (`storage_of` NULL: empty). Names are quoted ("" doubles a
+ * quote); NULL names print as "#<index>". Allocation and errors as tg_report_render_svg. */
+tg_status tg_report_build_csv(const tg_usage_record *records, const char *const *names,
+                              const tg_storage *storage_of, size_t count, uint32_t dims,
+                              const tg_plan *plan, uint64_t unit_bytes, const tg_allocator *alloc,
+                              char **out_csv, size_t *out_length);
+
+/* Free text returned by this header's functions, with the same allocator. NULL is a no-op. */
+void tg_report_free(const tg_allocator *alloc, char *text);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

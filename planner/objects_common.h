@@ -1,0 +1,231 @@
+/* Helpers shared by the objects-mode strategies: stable sorts, heaps, segment trees, per-object
+ * member lists (for the may-share relation) and extent arithmetic. Internal to the planner. */
+#ifndef TANGRAM_PLANNER_OBJECTS_COMMON_H
+#define TANGRAM_PLANNER_OBJECTS_COMMON_H
+
+#include "planner/strategies.h"
+
+#define TG__NONE UINT32_MAX
+
+/* Object ids are uint32, so a plan can hold fewer than UINT32_MAX records. */
+static inline tg_status tg__obj_check_count(const tg__plan_input *in) {
+  return in->count < (size_t)UINT32_MAX ? TG_OK : TG_ERROR_OVERFLOW;
+}
+
+static inline int tg__obj_has_relation(const tg__plan_input *in) {
+  return in->options->relation != NULL;
+}
+
+/* ---- scratch memory --------------------------------------------------------------------- */
+
+/* Strategies lay out all their working arrays in one block: fewer allocations, and memory that
+ * the allocator can hand back whole to the next strategy. Call the layout once with base NULL to
+ * measure (`off` = bytes needed), allocate, then again with the block to carve it. */
+typedef struct tg__arena {
+  unsigned char *base;
+  size_t off;
+  int overflow;
+} tg__arena;
+
+static inline void *tg__arena_take(tg__arena *ar, size_t count, size_t size) {
+  size_t bytes, off = (ar->off + 15) & ~(size_t)15;
+  if (!tg__mul_size(count ? count : 1, size, &bytes) || off + bytes < off) {
+    ar->overflow = 1;
+    return NULL;
+  }
+  ar->off = off + bytes;
+  return ar->base ? ar->base + off : NULL;
+}
+
+/* tg__malloc of count * size bytes; NULL on overflow too. */
+static inline void *tg__obj_alloc(const tg_allocator *a, size_t count, size_t size) {
+  size_t bytes;
+  if (!tg__mul_size(count ? count : 1, size, &bytes)) return NULL;
+  return tg__malloc(a, bytes);
+}
+
+/* ---- sorting ---------------------------------------------------------------------------- */
+
+/* Where sort keys live: key of element i is the 4- or 8-byte unsigned integer at
+ * base + i * stride, complemented when `descending`. */
+typedef struct tg__sort_key {
+  const void *base;
+  size_t stride;
+  int wide;       /* 8-byte keys (else 4-byte) */
+  int descending;
+} tg__sort_key;
+
+/* Stable LSD radix sort of the indices idx[0..n) by their keys (ties keep their order).
+ * `tmp` holds n indices. */
+void tg__sort_idx(uint32_t *idx, uint32_t *tmp, size_t n, const tg__sort_key *key);
+
+static inline tg__sort_key tg__key_first(const tg__plan_input *in) {
+  tg__sort_key k = {&in->records[0].first_task, sizeof(tg_usage_record), 0, 0};
+  return k;
+}
+static inline tg__sort_key tg__key_last(const tg__plan_input *in) {
+  tg__sort_key k = {&in->records[0].last_task, sizeof(tg_usage_record), 0, 0};
+  return k;
+}
+static inline tg__sort_key tg__key_u64(const uint64_t *v, int descending) {
+  tg__sort_key k = {v, sizeof *v, 1, descending};
+  return k;
+}
+static inline tg__sort_key tg__key_u32(const uint32_t *v, int descending) {
+  tg__sort_key k = {v, sizeof *v, 0, descending};
+  return k;
+}
+
+/* order[0..count) = record indices sorted by (first_task, index). `tmp`: count indices. */
+void tg__obj_order_by_first(const tg__plan_input *in, uint32_t *order, uint32_t *tmp);
+
+/* Dense ranks of volumes: class_of[r] in [0, *class_count), equal volumes share a class and
+ * classes ascend with volume; class_volume[c] is that volume (count entries). `idx` and `tmp`
+ * hold count indices each. */
+void tg__obj_volume_classes(const tg__plan_input *in, uint32_t *class_of, uint64_t *class_volume,
+                            size_t *class_count, uint32_t *idx, uint32_t *tmp);
+
+/* ---- min-heap of uint64 keys -------------------------------------------------------------- */
+
+void tg__heap_push(uint64_t *heap, size_t *n, uint64_t v);
+uint64_t tg__heap_pop(uint64_t *heap, size_t *n);
+
+/* ---- min segment tree over uint32 --------------------------------------------------------- */
+
+typedef struct tg__mintree {
+  size_t size; /* leaves, a power of two */
+  uint32_t *t; /* 2*size nodes; t[size + i] is leaf i */
+} tg__mintree;
+
+/* Nodes needed for n leaves (for callers that provide the storage). */
+static inline size_t tg__mintree_nodes(size_t n) {
+  size_t size = 1;
+  while (size < n) size *= 2;
+  return 2 * size;
+}
+/* Use `storage` (tg__mintree_nodes(n) entries), every leaf `fill`. */
+void tg__mintree_setup(tg__mintree *mt, uint32_t *storage, size_t n, uint32_t fill);
+/* Recompute the inner nodes after writing leaves directly. */
+void tg__mintree_build(tg__mintree *mt);
+tg_status tg__mintree_init(tg__mintree *mt, size_t n, uint32_t fill, const tg_allocator *a);
+void tg__mintree_free(tg__mintree *mt, const tg_allocator *a);
+void tg__mintree_set(tg__mintree *mt, size_t i, uint32_t v);
+static inline uint32_t tg__mintree_get(const tg__mintree *mt, size_t i) {
+  return mt->t[mt->size + i];
+}
+/* First (last) index in [lo, hi) whose value is < thr; SIZE_MAX when none. */
+size_t tg__mintree_first_below(const tg__mintree *mt, size_t lo, size_t hi, uint32_t thr);
+size_t tg__mintree_last_below(const tg__mintree *mt, size_t lo, size_t hi, uint32_t thr);
+
+/* ---- per-object member lists --------------------------------------------------------------- */
+
+/* Singly linked member lists, used to test the may-share relation against every member of an
+ * object, and by strategies that need to walk an object's records. */
+typedef struct tg__obj_members {
+  uint32_t *head; /* per object (capacity: record count) */
+  uint32_t *next; /* per record */
+} tg__obj_members;
+
+tg_status tg__obj_members_init(tg__obj_members *m, size_t count, const tg_allocator *a);
+void tg__obj_members_free(tg__obj_members *m, const tg_allocator *a);
+static inline void tg__obj_members_add(tg__obj_members *m, uint32_t obj, uint32_t r) {
+  m->next[r] = m->head[obj];
+  m->head[obj] = r;
+}
+/* 1 when record r conflicts (intervals or relation) with no member of `obj`. */
+int tg__obj_may_join(const tg__plan_input *in, const tg__obj_members *m, uint32_t obj, size_t r);
+
+/* ---- interval schedules per object --------------------------------------------------------- */
+
+/* The members of each object as disjoint intervals sorted by first task, kept in growable
+ * arrays of packed (first << 32 | last). Tests interval conflicts in O(log members). */
+typedef struct tg__obj_sched {
+  uint64_t **iv;   /* per object */
+  uint32_t *len;   /* per object */
+  uint32_t *cap;   /* per object */
+  uint32_t *hint;  /* per object: where the last search ended (searches start there) */
+  size_t objects;  /* objects created */
+  size_t capacity; /* entries in iv/len/cap */
+} tg__obj_sched;
+
+/* ---- occupancy ------------------------------------------------------------------------------ */
+
+/* Which task points (see tg__obj_points) each object's records cover: two records intersect in
+ * time exactly when their point ranges do (the later first task is a point in both). Kept as
+ * one bitset row per object, so a test is a few word operations; when the rows would exceed
+ * TG__OCC_BITS_MAX bytes (many objects over many points) it switches to per-object interval
+ * schedules. */
+#define TG__OCC_BITS_MAX ((size_t)1 << 20)
+
+typedef struct tg__obj_occ {
+  const tg__plan_input *in;
+  const uint32_t *pf, *pl; /* per record: first and last point spanned */
+  size_t words;            /* 64-bit words per object row */
+  uint64_t *bits;          /* rows * words */
+  size_t rows;
+  uint32_t *placed;        /* records added so far, and their objects (for the switch) */
+  uint32_t *placed_obj;
+  size_t placed_n;
+  int use_sched;
+  tg__obj_sched sched;
+} tg__obj_occ;
+
+tg_status tg__obj_occ_init(tg__obj_occ *oc, const tg__plan_input *in, const uint32_t *pf,
+                           const uint32_t *pl, size_t points);
+void tg__obj_occ_free(tg__obj_occ *oc);
+/* 1 when record r intersects no record of object o. */
+int tg__obj_occ_free_for(tg__obj_occ *oc, uint32_t o, uint32_t r);
+/* Record r joins object o (which must be free for it); o may be one past the largest id. */
+tg_status tg__obj_occ_add(tg__obj_occ *oc, uint32_t o, uint32_t r);
+
+/* ---- extents ------------------------------------------------------------------------------- */
+
+static inline tg_extent tg__extent_max(tg_extent a, tg_extent b) {
+  tg_extent e = {a.w > b.w ? a.w : b.w, a.h > b.h ? a.h : b.h, a.d > b.d ? a.d : b.d};
+  return e;
+}
+static inline int tg__extent_covers(tg_extent o, tg_extent t) {
+  return o.w >= t.w && o.h >= t.h && o.d >= t.d;
+}
+static inline int tg__extent_equal(tg_extent a, tg_extent b) {
+  return a.w == b.w && a.h == b.h && a.d == b.d;
+}
+/* Volume, saturating at UINT64_MAX. */
+static inline uint64_t tg__extent_volume_sat(tg_extent e) {
+  uint64_t v;
+  if (!tg__mul_u64(e.w, e.h, &v) || !tg__mul_u64(v, e.d, &v)) return UINT64_MAX;
+  return v;
+}
+
+/* ---- shared orderings and placement ------------------------------------------------------ */
+
+/* Task points: the distinct first tasks, ascending, in pts[0..return). Record r spans points
+ * [pf[r], pl[r]]: pl is the last point not after its last task. Every task's live set is a
+ * subset of the live set at the nearest point not after it, so questions about "the widest
+ * task" or "the most live records" only need the points. `idx`/`tmp`: count indices each. */
+size_t tg__obj_points(const tg__plan_input *in, uint32_t *pf, uint32_t *pl, uint32_t *pts,
+                      uint32_t *idx, uint32_t *tmp);
+
+/* TFLite's greedy-by-breadth visiting order: order[0..count) receives the records by (rank of the
+ * best-ranked task they are live at, volume desc, index), tasks ranked by breadth desc then task
+ * index. Also gives the task points: pf/pl per record and their number. */
+tg_status tg__obj_breadth_order(const tg__plan_input *in, uint32_t *order, uint32_t *pf,
+                                uint32_t *pl, size_t *points);
+
+/* Multidimensional placement in the given order: each record joins the object it may share
+ * with that gains the fewest texels (volume(max(object, record)) - volume(object)), then wastes
+ * the fewest (volume of the grown object - volume of the record), then has the lowest id; it
+ * makes a new object instead when every candidate would gain at least the record's own volume
+ * (and not nothing): in 1D this is exactly "smallest object at least the size, else the largest
+ * smaller one". Sets object_of for every record and *object_count. */
+tg_status tg__obj_assign_nd(const tg__plan_input *in, const uint32_t *order, const uint32_t *pf,
+                            const uint32_t *pl, size_t points, uint32_t *object_of,
+                            size_t *object_count);
+
+/* ---- results ------------------------------------------------------------------------------- */
+
+/* Create the plan from a complete object_of array with ids in [0, object_count). */
+tg_status tg__obj_emit(const tg__plan_input *in, const uint32_t *object_of, size_t object_count,
+                       tg_plan **out);
+
+#endif

@@ -1,0 +1,532 @@
+/* Shared machinery of the offsets-mode strategies: a stable sort, task points and the gap
+ * index. See offsets_common.h. */
+#include "planner/offsets_common.h"
+
+/* ---- stable sort ---------------------------------------------------------------------- */
+
+void tg__sort_items_stable(tg__sort_item *a, size_t n, tg__sort_item *tmp) {
+  if (n < 64) {
+    /* Insertion sort: stable, and fastest for short inputs. */
+    for (size_t i = 1; i < n; ++i) {
+      tg__sort_item x = a[i];
+      size_t j = i;
+      while (j > 0 && a[j - 1].key > x.key) {
+        a[j] = a[j - 1];
+        --j;
+      }
+      a[j] = x;
+    }
+    return;
+  }
+  /* LSD radix sort on bytes (stable by construction); bytes where every key agrees are
+   * skipped, so small keys (tasks, typical sizes) take few passes. */
+  uint64_t differ = 0;
+  for (size_t i = 1; i < n; ++i) differ |= a[i].key ^ a[0].key;
+  size_t count[8][256];
+  memset(count, 0, sizeof count);
+  int digits[8], nd = 0;
+  for (int d = 0; d < 8; ++d)
+    if ((differ >> (8 * d)) & 0xFF) digits[nd++] = d;
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t k = a[i].key;
+    for (int j = 0; j < nd; ++j) count[digits[j]][(k >> (8 * digits[j])) & 0xFF]++;
+  }
+  tg__sort_item *src = a, *dst = tmp;
+  for (int j = 0; j < nd; ++j) {
+    int d = digits[j];
+    size_t pos = 0;
+    for (int b = 0; b < 256; ++b) {
+      size_t c = count[d][b];
+      count[d][b] = pos;
+      pos += c;
+    }
+    for (size_t i = 0; i < n; ++i) dst[count[d][(src[i].key >> (8 * d)) & 0xFF]++] = src[i];
+    tg__sort_item *t = src;
+    src = dst;
+    dst = t;
+  }
+  if (src != a) memcpy(a, src, n * sizeof *a);
+}
+
+tg_status tg__order_by_size_desc(const tg__plan_input *in, size_t *order) {
+  size_t n = in->count;
+  tg__sort_item *items = tg__alloc_array(in->alloc, n ? 2 * n : 1, sizeof *items);
+  if (items == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (size_t r = 0; r < n; ++r) items[r] = (tg__sort_item){UINT64_MAX - in->volumes[r], r};
+  tg__sort_items_stable(items, n, items + n);
+  for (size_t i = 0; i < n; ++i) order[i] = items[i].idx;
+  tg__free(in->alloc, items);
+  return TG_OK;
+}
+
+/* ---- task points ---------------------------------------------------------------------- */
+
+tg_status tg__task_points_init(const tg__plan_input *in, tg__task_points *tp) {
+  size_t n = in->count;
+  tp->count = 0;
+  tp->pf = tg__alloc_array(in->alloc, n ? n : 1, sizeof *tp->pf);
+  tp->pl = tg__alloc_array(in->alloc, n ? n : 1, sizeof *tp->pl);
+  tg__sort_item *items = tg__alloc_array(in->alloc, n ? 2 * n : 1, sizeof *items);
+  uint32_t *values = tg__alloc_array(in->alloc, n ? n : 1, sizeof *values);
+  if (tp->pf == NULL || tp->pl == NULL || items == NULL || values == NULL) {
+    tg__free(in->alloc, items);
+    tg__free(in->alloc, values);
+    tg__task_points_free(in, tp);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (size_t r = 0; r < n; ++r) items[r] = (tg__sort_item){in->records[r].first_task, r};
+  tg__sort_items_stable(items, n, items + n);
+  size_t np = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (np == 0 || values[np - 1] != (uint32_t)items[i].key) values[np++] = (uint32_t)items[i].key;
+    tp->pf[items[i].idx] = (uint32_t)(np - 1);
+  }
+  /* Last point <= last_task, by a sweep over the records sorted by last task (the record's
+   * own first task qualifies, so the point exists). */
+  for (size_t r = 0; r < n; ++r) items[r] = (tg__sort_item){in->records[r].last_task, r};
+  tg__sort_items_stable(items, n, items + n);
+  for (size_t i = 0, p = 0; i < n; ++i) {
+    while (p + 1 < np && values[p + 1] <= items[i].key) ++p;
+    tp->pl[items[i].idx] = (uint32_t)p;
+  }
+  tp->count = np;
+  tg__free(in->alloc, items);
+  tg__free(in->alloc, values);
+  return TG_OK;
+}
+
+void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp) {
+  tg__free(in->alloc, tp->pf);
+  tg__free(in->alloc, tp->pl);
+  tp->pf = tp->pl = NULL;
+  tp->count = 0;
+}
+
+/* ---- gap index ------------------------------------------------------------------------ */
+
+/* A placed record as the index stores it: everything a search needs, contiguous, so that
+ * scanning a block touches nothing else. */
+typedef struct tg__gap_entry {
+  uint64_t off, end;
+  uint32_t pf, pl;
+} tg__gap_entry;
+
+/* Lists are ordered by offset, then by end descending. TFLite orders equal offsets by
+ * placement instead; the two walks find the same gaps. Among entries at one offset only the
+ * first can open a gap of positive length, and the highest end after them is the same in any
+ * order; a zero-length gap at that offset opens only when a zero-size entry comes before
+ * another one there. Greedy-by-size places zero-size records after all others, so in its
+ * placement order they come after every sized entry at their offset, as they do here. */
+static inline int entry_before(const tg__gap_entry *a, const tg__gap_entry *b) {
+  /* Bitwise, not short-circuit: merges call this on unpredictable data. */
+  return (a->off < b->off) | ((a->off == b->off) & (a->end > b->end));
+}
+
+/* What a search needs about a record, in one place: placement order is unrelated to record
+ * order, so on large inputs each separate per-record array read would be a cache miss. */
+typedef struct gap_record {
+  uint64_t size, align;
+  uint32_t pf, pl;
+} gap_record;
+
+struct tg__gap_index {
+  const tg__plan_input *in;
+  gap_record *rec;
+  int relation;          /* 1: one list with every record, conflicts via tg__records_conflict */
+  unsigned shift;        /* block of point p = p >> shift */
+  size_t nblocks;
+  /* Per block b, in CSR storage: `all` holds the records whose cover meets the window of
+   * blocks b and b+1 (so a record at most a block long, starting in block b, finds every record
+   * it meets there), `born` those whose first point is in block b. */
+  size_t *all_begin, *all_len, *born_begin, *born_len;
+  tg__gap_entry *all, *born;
+  size_t *rel_idx;       /* relation mode: record index of all[i] */
+  int small_arena;       /* every placement stays below 2^63 (see tg__gap_index_create) */
+  int use_born;          /* some record reaches past its window: keep the born lists */
+  int has_zero;          /* some record has size 0: ties at one offset need the end order */
+  tg__gap_entry *scratch[2]; /* searches spanning several blocks: merge buffers */
+  size_t *runs;          /* run boundaries for those merges */
+};
+
+/* The first window a record belongs to: the one starting at the block before its first. */
+static inline size_t first_window(size_t bf) { return bf ? bf - 1 : 0; }
+
+/* Blocks are sized from the records' point lengths: at least the mean, so most records are
+ * answered by one window, and grown while the entries replicated over windows would exceed a
+ * few per record, which bounds memory at O(n). */
+static unsigned choose_shift(const tg__task_points *tp, size_t n) {
+  if (n == 0) return 0;
+  uint64_t sum = 0;
+  for (size_t r = 0; r < n; ++r) sum += (uint64_t)(tp->pl[r] - tp->pf[r]) + 1;
+  uint64_t mean = sum / n;
+  unsigned shift = 0;
+  while (shift < 31 && ((uint64_t)1 << shift) < mean) ++shift;
+  for (; shift < 31; ++shift) {
+    uint64_t total = 0;
+    for (size_t r = 0; r < n; ++r)
+      total += (uint64_t)((tp->pl[r] >> shift) - first_window(tp->pf[r] >> shift)) + 1;
+    if (total <= 5 * (uint64_t)n + 1024) break;
+  }
+  return shift;
+}
+
+void tg__gap_index_destroy(tg__gap_index *ix) {
+  if (ix == NULL) return;
+  const tg_allocator *a = ix->in->alloc;
+  tg__free(a, ix->all_begin);
+  tg__free(a, ix->all_len);
+  tg__free(a, ix->born_begin);
+  tg__free(a, ix->born_len);
+  tg__free(a, ix->all);
+  tg__free(a, ix->born);
+  tg__free(a, ix->rel_idx);
+  tg__free(a, ix->rec);
+  tg__free(a, ix->scratch[0]);
+  tg__free(a, ix->scratch[1]);
+  tg__free(a, ix->runs);
+  tg__free(a, ix);
+}
+
+tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out) {
+  *out = NULL;
+  size_t n = in->count;
+  tg__gap_index *ix = tg__calloc(in->alloc, 1, sizeof *ix);
+  if (ix == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  ix->in = in;
+  tg__task_points tp;
+  tg_status st = tg__task_points_init(in, &tp);
+  if (st != TG_OK) {
+    tg__free(in->alloc, ix);
+    return st;
+  }
+  ix->rec = tg__alloc_array(in->alloc, n ? n : 1, sizeof *ix->rec);
+  if (ix->rec == NULL) {
+    tg__task_points_free(in, &tp);
+    tg__free(in->alloc, ix);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  /* Any walk places a record at most at the aligned end of those already placed, so no
+   * offset or end can exceed the sum of (size + alignment - 1): when that is below 2^63, the
+   * hot loop can skip its overflow checks (see fast_visit). */
+  uint64_t bound = 0;
+  ix->small_arena = 1;
+  for (size_t r = 0; r < n; ++r) {
+    ix->rec[r] = (gap_record){in->volumes[r], tg__record_alignment(in, r), tp.pf[r], tp.pl[r]};
+    if (!tg__add_u64(bound, in->volumes[r], &bound) || !tg__add_u64(bound, ix->rec[r].align - 1, &bound) ||
+        bound >= (UINT64_C(1) << 63))
+      ix->small_arena = 0;
+    if (in->volumes[r] == 0) ix->has_zero = 1;
+  }
+  ix->relation = in->options->relation != NULL;
+  ix->shift = ix->relation ? 0 : choose_shift(&tp, n);
+  size_t nb = ix->relation ? 1 : (n == 0) ? 0 : (((tp.count - 1) >> ix->shift) + 1);
+  tg__task_points_free(in, &tp);
+  ix->nblocks = nb;
+  ix->all_begin = tg__calloc(in->alloc, nb + 1, sizeof *ix->all_begin);
+  ix->all_len = tg__calloc(in->alloc, nb + 1, sizeof *ix->all_len);
+  ix->born_begin = tg__calloc(in->alloc, nb + 1, sizeof *ix->born_begin);
+  ix->born_len = tg__calloc(in->alloc, nb + 1, sizeof *ix->born_len);
+  if (!ix->all_begin || !ix->all_len || !ix->born_begin || !ix->born_len) goto oom;
+  size_t scratch = 0; /* the most entries a search spanning several blocks can collect */
+  if (ix->relation) {
+    ix->all_begin[1] = n;
+    ix->rel_idx = tg__alloc_array(in->alloc, n ? n : 1, sizeof *ix->rel_idx);
+    if (ix->rel_idx == NULL) goto oom;
+  } else {
+    for (size_t r = 0; r < n; ++r) {
+      size_t bf = ix->rec[r].pf >> ix->shift, bl = ix->rec[r].pl >> ix->shift;
+      for (size_t b = first_window(bf); b <= bl; ++b) ix->all_begin[b + 1]++;
+      ix->born_begin[bf + 1]++;
+      if (bl > bf + 1) ix->use_born = 1;
+    }
+    for (size_t b = 0; b < nb; ++b) {
+      ix->all_begin[b + 1] += ix->all_begin[b];
+      ix->born_begin[b + 1] += ix->born_begin[b];
+    }
+    for (size_t r = 0; r < n; ++r) {
+      size_t bf = ix->rec[r].pf >> ix->shift, bl = ix->rec[r].pl >> ix->shift;
+      size_t span = bl > bf + 2 ? ix->born_begin[bl + 1] - ix->born_begin[bf + 2] : 0;
+      if (span > scratch) scratch = span;
+    }
+  }
+  ix->all = tg__alloc_array(in->alloc, n ? ix->all_begin[nb] : 1, sizeof *ix->all);
+  ix->born = tg__alloc_array(in->alloc, ix->use_born ? n : 1, sizeof *ix->born);
+  if (ix->all == NULL || ix->born == NULL) goto oom;
+  if (scratch > 0) {
+    ix->scratch[0] = tg__alloc_array(in->alloc, scratch, sizeof *ix->scratch[0]);
+    ix->scratch[1] = tg__alloc_array(in->alloc, scratch, sizeof *ix->scratch[1]);
+    ix->runs = tg__alloc_array(in->alloc, nb + 2, sizeof *ix->runs);
+    if (ix->scratch[0] == NULL || ix->scratch[1] == NULL || ix->runs == NULL) goto oom;
+  }
+  *out = ix;
+  return TG_OK;
+oom:
+  tg__gap_index_destroy(ix);
+  return TG_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+/* The state of one gap search (see tg__gap_index_find). For best fit, best_len starts at
+ * UINT64_MAX and a candidate must be strictly shorter, as in TFLite. */
+typedef struct gap_search {
+  uint64_t size, align, mask;
+  uint64_t prev;      /* highest end among the conflicting records visited so far */
+  uint64_t best_off, best_len;
+  uint32_t pf, pl;    /* the new record's point cover */
+  tg_fit fit;
+  int found, done;
+  int exact_ties;     /* order equal offsets by end (only zero-size entries make it matter) */
+} gap_search;
+
+/* One step of the walk for any fit and alignment, on a conflicting entry. */
+static void gap_visit(gap_search *g, uint64_t off, uint64_t end) {
+  if (off >= g->prev) {
+    uint64_t start;
+    if (tg__align_up(g->prev, g->align, &start) && off >= start) {
+      uint64_t len = off - start;
+      if (len >= g->size) {
+        switch (g->fit) {
+          case TG_FIT_FIRST:
+            g->best_off = start;
+            g->found = g->done = 1;
+            break;
+          case TG_FIT_WORST:
+            if (!g->found || len > g->best_len) {
+              g->best_off = start;
+              g->best_len = len;
+              g->found = 1;
+            }
+            break;
+          default:
+            if (len < g->best_len) {
+              g->best_off = start;
+              g->best_len = len;
+              g->found = 1;
+            }
+            break;
+        }
+      }
+    }
+  }
+  if (end > g->prev) g->prev = end;
+}
+
+/* The hot case - best fit with a power-of-two alignment and a small arena, which is what
+ * greedy-by-size and greedy-by-breadth run on real inputs - takes its steps through this
+ * accumulator, kept in locals by the walks below, with no data-dependent branches: whether an
+ * entry conflicts is close to a coin flip, which a branch would keep mispredicting. `hit` is 1
+ * for a conflicting entry, else 0 (the entry then changes nothing).
+ *
+ * With every offset and end below 2^63, aligning prev cannot overflow, and best_len can start
+ * at 2^63 instead of UINT64_MAX (no gap is that long): then a gap [start, off) is a candidate
+ * exactly when size <= off - start < best_len, which one unsigned comparison decides - when
+ * off < start the difference wraps to at least 2^63 and fails it. */
+#define TG__NO_GAP (UINT64_C(1) << 63)
+
+typedef struct fast_acc {
+  uint64_t prev, best_len, best_off;
+} fast_acc;
+
+static inline void fast_visit(fast_acc *s, uint64_t mask, uint64_t size, uint64_t off,
+                              uint64_t end, uint64_t hit) {
+  uint64_t prev = s->prev;
+  uint64_t start = (prev + mask) & ~mask;
+  uint64_t len = off - start;
+  uint64_t take = hit & (len - size < s->best_len - size);
+  s->best_len = take ? len : s->best_len;
+  s->best_off = take ? start : s->best_off;
+  uint64_t reach = end & (0 - hit);
+  s->prev = reach > prev ? reach : prev;
+}
+
+/* Branch-free choice between two entry pointers. */
+static inline const tg__gap_entry *pick(int first, const tg__gap_entry *a, const tg__gap_entry *b) {
+  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+  return (const tg__gap_entry *)(y ^ ((x ^ y) & (0 - (uintptr_t)first)));
+}
+
+/* Merge the sorted runs scratch[0][runs[i]..runs[i+1]) into one; returns the buffer holding
+ * the result. */
+static const tg__gap_entry *merge_runs(tg__gap_index *ix, size_t nruns) {
+  tg__gap_entry *src = ix->scratch[0], *dst = ix->scratch[1];
+  size_t *runs = ix->runs;
+  while (nruns > 1) {
+    size_t out_runs = 0;
+    for (size_t i = 0; i < nruns; i += 2) {
+      size_t lo = runs[i], mid = runs[i + 1];
+      size_t hi = (i + 1 < nruns) ? runs[i + 2] : mid;
+      const tg__gap_entry *a = src + lo, *a_end = src + mid, *b = src + mid, *b_end = src + hi;
+      tg__gap_entry *k = dst + lo;
+      while (a < a_end && b < b_end) {
+        int take_b = entry_before(b, a);
+        *k++ = *pick(take_b, b, a);
+        b += take_b;
+        a += !take_b;
+      }
+      while (a < a_end) *k++ = *a++;
+      while (b < b_end) *k++ = *b++;
+      runs[out_runs++] = lo;
+    }
+    runs[out_runs] = runs[nruns];
+    nruns = out_runs;
+    tg__gap_entry *t = src;
+    src = dst;
+    dst = t;
+  }
+  return src;
+}
+
+/* Walk [e, end) - one window's list - visiting entries that meet [pf, pl]. `fast` is a
+ * constant at each call, so each use compiles to its own loop. */
+static inline void walk_block(gap_search *g, int fast, const tg__gap_entry *e,
+                              const tg__gap_entry *end) {
+  const uint32_t pf = g->pf, pl = g->pl;
+  if (fast) {
+    fast_acc s = {g->prev, g->best_len, g->best_off};
+    const uint64_t mask = g->mask, size = g->size;
+    for (; e != end; ++e) fast_visit(&s, mask, size, e->off, e->end, (uint64_t)((e->pf <= pl) & (e->pl >= pf)));
+    g->prev = s.prev;
+    g->best_len = s.best_len;
+    g->best_off = s.best_off;
+    return;
+  }
+  for (; e != end && !g->done; ++e)
+    if (e->pf <= pl && e->pl >= pf) gap_visit(g, e->off, e->end);
+}
+
+/* Walk two sorted lists together: `a` (the first block's list, whose entries meet r when they
+ * end at or after pf) and `q` (later-born entries, which meet r when born at or before pl). */
+static inline void walk_two(gap_search *g, int fast, const tg__gap_entry *a,
+                            const tg__gap_entry *a_end, const tg__gap_entry *q,
+                            const tg__gap_entry *q_end) {
+  const uint32_t pf = g->pf, pl = g->pl;
+  if (fast) {
+    fast_acc s = {g->prev, g->best_len, g->best_off};
+    const uint64_t mask = g->mask, size = g->size;
+    const int exact_ties = g->exact_ties;
+    while (a < a_end && q < q_end) {
+      int take_q = exact_ties ? entry_before(q, a) : q->off < a->off;
+      uint64_t hit = ((uint64_t)(q->pf <= pl) & (uint64_t)take_q) |
+                     ((uint64_t)(a->pl >= pf) & (uint64_t)!take_q);
+      const tg__gap_entry *x = pick(take_q, q, a);
+      fast_visit(&s, mask, size, x->off, x->end, hit);
+      q += take_q;
+      a += !take_q;
+    }
+    for (; a < a_end; ++a) fast_visit(&s, mask, size, a->off, a->end, a->pl >= pf);
+    for (; q < q_end; ++q) fast_visit(&s, mask, size, q->off, q->end, q->pf <= pl);
+    g->prev = s.prev;
+    g->best_len = s.best_len;
+    g->best_off = s.best_off;
+    return;
+  }
+  while ((a < a_end || q < q_end) && !g->done) {
+    int take_q = a == a_end || (q < q_end && entry_before(q, a));
+    const tg__gap_entry *x = take_q ? q++ : a++;
+    if (take_q ? x->pf <= pl : x->pl >= pf) gap_visit(g, x->off, x->end);
+  }
+}
+
+/* Search records reaching past the window of their first block, bf + 2 <= bl: the window
+ * holds every record that meets r up to its end; the others that meet r were born in blocks
+ * bf+2..bl. With one such block its born list is walked directly; with more, their entries
+ * born by pl are gathered and merged into one run first. */
+static inline void walk_blocks(tg__gap_index *ix, gap_search *g, int fast, size_t bf, size_t bl) {
+  const tg__gap_entry *a = ix->all + ix->all_begin[bf], *a_end = a + ix->all_len[bf];
+  if (bl == bf + 2) {
+    const tg__gap_entry *q = ix->born + ix->born_begin[bl];
+    walk_two(g, fast, a, a_end, q, q + ix->born_len[bl]);
+    return;
+  }
+  tg__gap_entry *s = ix->scratch[0];
+  size_t k = 0, nruns = 0;
+  for (size_t b = bf + 2; b <= bl; ++b) {
+    size_t before = k;
+    const tg__gap_entry *e = ix->born + ix->born_begin[b], *end = e + ix->born_len[b];
+    for (; e != end; ++e) {
+      s[k] = *e;
+      k += e->pf <= g->pl;
+    }
+    if (k != before) ix->runs[nruns++] = before;
+  }
+  ix->runs[nruns] = k;
+  const tg__gap_entry *q = merge_runs(ix, nruns);
+  walk_two(g, fast, a, a_end, q, q + k);
+}
+
+static void walk(tg__gap_index *ix, gap_search *g, int fast) {
+  size_t bf = g->pf >> ix->shift, bl = g->pl >> ix->shift;
+  if (bl <= bf + 1) {
+    /* The common case: the window of r's first block holds every placed record that can
+     * meet r, in one list. */
+    const tg__gap_entry *e = ix->all + ix->all_begin[bf];
+    walk_block(g, fast, e, e + ix->all_len[bf]);
+  } else {
+    walk_blocks(ix, g, fast, bf, bl);
+  }
+}
+
+tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *offset) {
+  const tg__plan_input *in = ix->in;
+  const gap_record *rec = &ix->rec[r];
+  gap_search g;
+  g.size = rec->size;
+  g.align = rec->align;
+  g.mask = g.align - 1;
+  g.prev = 0;
+  g.best_off = 0;
+  g.best_len = UINT64_MAX;
+  g.pf = rec->pf;
+  g.pl = rec->pl;
+  g.fit = fit;
+  g.found = g.done = 0;
+  g.exact_ties = ix->has_zero;
+  int fast = fit == TG_FIT_BEST && (g.align & g.mask) == 0 && ix->small_arena;
+  if (fast) g.best_len = TG__NO_GAP;
+  if (ix->relation) {
+    fast = 0;
+    for (size_t i = 0; i < ix->all_len[0] && !g.done; ++i)
+      if (tg__records_conflict(in, ix->rel_idx[i], r)) gap_visit(&g, ix->all[i].off, ix->all[i].end);
+  } else if (fast) {
+    walk(ix, &g, 1);
+  } else {
+    walk(ix, &g, 0);
+  }
+  if (fast) g.found = g.best_len != TG__NO_GAP;
+  if (g.found) {
+    *offset = g.best_off;
+    return TG_OK;
+  }
+  return tg__align_up(g.prev, g.align, offset) ? TG_OK : TG_ERROR_OVERFLOW;
+}
+
+/* Insert e into the sorted list base[0..*len) after every entry that does not come after
+ * it, and return its position. */
+static size_t list_insert(tg__gap_entry *base, size_t *len, const tg__gap_entry *e) {
+  /* Branch-free binary search: the comparisons are unpredictable. */
+  size_t lo = 0, n = *len;
+  while (n > 0) {
+    size_t half = n / 2;
+    int after = !entry_before(e, &base[lo + half]);
+    lo = after ? lo + half + 1 : lo;
+    n = after ? n - half - 1 : half;
+  }
+  memmove(base + lo + 1, base + lo, (*len - lo) * sizeof *base);
+  base[lo] = *e;
+  ++*len;
+  return lo;
+}
+
+void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
+  const gap_record *rec = &ix->rec[r];
+  tg__gap_entry e = {offset, offset + rec->size, rec->pf, rec->pl};
+  if (ix->relation) {
+    size_t len = ix->all_len[0];
+    size_t pos = list_insert(ix->all, &ix->all_len[0], &e);
+    memmove(ix->rel_idx + pos + 1, ix->rel_idx + pos, (len - pos) * sizeof *ix->rel_idx);
+    ix->rel_idx[pos] = r;
+    return;
+  }
+  size_t bf = e.pf >> ix->shift, bl = e.pl >> ix->shift;
+  for (size_t b = first_window(bf); b <= bl; ++b) list_insert(ix->all + ix->all_begin[b], &ix->all_len[b], &e);
+  if (ix->use_born) list_insert(ix->born + ix->born_begin[bf], &ix->born_len[bf], &e);
+}

@@ -1,0 +1,66 @@
+/* Internal helpers shared by the offsets-mode strategies: a stable key sort, task-point
+ * compression and the gap index (placed records indexed by time, ordered by offset). */
+#ifndef TANGRAM_PLANNER_OFFSETS_COMMON_H
+#define TANGRAM_PLANNER_OFFSETS_COMMON_H
+
+#include "planner/strategies.h"
+
+/* An uninitialised array of n elements of `size` bytes (NULL on overflow or failure). Large
+ * arrays that are written before being read need no zeroing: it costs a pass over memory. */
+static inline void *tg__alloc_array(const tg_allocator *a, size_t n, size_t size) {
+  size_t bytes;
+  return tg__mul_size(n, size, &bytes) ? tg__malloc(a, bytes) : NULL;
+}
+
+/* A sort item: `key` ascending, ties keep the input order (stable). */
+typedef struct tg__sort_item {
+  uint64_t key;
+  size_t idx;
+} tg__sort_item;
+
+/* Stable sort of `items[0..n)` by key. `tmp` must hold n items. */
+void tg__sort_items_stable(tg__sort_item *items, size_t n, tg__sort_item *tmp);
+
+/* Greedy-by-size's placement order: `order[0..count)` receives the record indices sorted by
+ * volume descending, ties by index (TFLite's stable_sort). */
+tg_status tg__order_by_size_desc(const tg__plan_input *in, size_t *order);
+
+/* Task points: the distinct first tasks, ascending. Two records intersect in time exactly when
+ * their point covers [pf, pl] intersect, where pf is the index of the record's first task and
+ * pl the index of the last point <= its last task (an interval always contains its own first
+ * task, and any intersection contains the later of the two first tasks). Working on points
+ * keeps everything O(n) in memory however large the task indices are. */
+typedef struct tg__task_points {
+  size_t count;   /* number of distinct first tasks */
+  uint32_t *pf;   /* per record */
+  uint32_t *pl;   /* per record */
+} tg__task_points;
+
+tg_status tg__task_points_init(const tg__plan_input *in, tg__task_points *tp);
+void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp);
+
+/* The gap index: placed records, searchable for the gaps left by the placed records that
+ * conflict with a new one. Without a relation, task points are cut into blocks about as long
+ * as a typical record, and each block keeps, ordered by offset, the placed records that meet
+ * it or the next block: a search walks the list of the block where the new record starts
+ * (merged, for a record longer than that window, with the records born further on), so it
+ * visits only records near the new record's interval. With a relation every placed record
+ * can conflict, so one list holds them all and each is tested with tg__records_conflict. */
+typedef struct tg__gap_index tg__gap_index;
+
+tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out);
+void tg__gap_index_destroy(tg__gap_index *ix);
+
+/* Where record r goes: walk the placed records that conflict with r in offset order (ties by
+ * end, descending: see offsets_common.c for why this finds TFLite's gaps), tracking the highest end so far (prev); before each, the gap
+ * [align_up(prev), offset) is a candidate when it holds r's size. TG_FIT_BEST takes the smallest
+ * candidate (the first of equals) - exactly TFLite's GreedyBySizeAssignment -, TG_FIT_FIRST the
+ * lowest, TG_FIT_WORST the largest (the first of equals). Without a candidate r goes at
+ * align_up(prev) after all of them. The alignment is tg__record_alignment(in, r).
+ * TG_ERROR_OVERFLOW if that does not fit 64 bits. */
+tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *offset);
+
+/* Record r now lives at `offset` (offset + volume must not overflow; callers check). */
+void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset);
+
+#endif

@@ -1,0 +1,644 @@
+/* Evaluation: every storage x mode x strategy for a model, compared in bytes, and the views
+ * (plans as bytes) behind the charts and CSV exports. */
+#include <stdio.h>
+
+#include "core/internal.h"
+#include "tangram/report.h"
+
+/* What is kept per storage: its records and the plans of its best result, as a view. */
+typedef struct storage_state {
+  tg_model_records *model;      /* graph input: the storage's records (owns names) */
+  tg_usage_record *view_records;
+  const char **view_names;
+  tg_storage *view_storage_of;
+  tg_plan *view_plan;
+  uint64_t view_lower_bound;
+  size_t view_primary_count;
+  uint64_t view_primary_bytes;
+} storage_state;
+
+struct tg_evaluation_state {
+  storage_state storage[TG_STORAGE_COUNT];
+  tg_record_set *input_copy;    /* records input: a private copy, so views own their names */
+};
+
+/* The plans of one result, while deciding whether it is the storage's best. */
+typedef struct result_plans {
+  tg_plan *primary;
+  tg_plan *fallback;  /* NULL when there are no fallback tensors */
+} result_plans;
+
+static void result_plans_clear(result_plans *p) {
+  tg_plan_destroy(p->primary);
+  tg_plan_destroy(p->fallback);
+  p->primary = p->fallback = NULL;
+}
+
+/* Everything needed to evaluate one storage. */
+typedef struct storage_input {
+  tg_storage storage;
+  const tg_record_set *primary;         /* dims = the storage's */
+  const tg_record_set *fallback;        /* 1D buffer records; may be NULL or empty */
+  uint64_t unit;                        /* bytes per primary volume unit */
+  const tg_share_relation *rel_primary; /* NULL: serial */
+  const tg_share_relation *rel_fallback;
+} storage_input;
+
+const char *tg_report_format_bytes(uint64_t bytes, char *buf, size_t size) {
+  static const char *const k_units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (buf == NULL || size == 0) return buf;
+  double v = (double)bytes;
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
+  if (u == 0) snprintf(buf, size, "%llu B", (unsigned long long)bytes);
+  else snprintf(buf, size, "%.2f %s", v, k_units[u]);
+  return buf;
+}
+
+void tg_evaluation_destroy(tg_evaluation *ev) {
+  if (ev == NULL) return;
+  tg_allocator a = ev->alloc;
+  if (ev->state != NULL) {
+    for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
+      storage_state *ss = &ev->state->storage[s];
+      tg_model_records_destroy(ss->model);
+      tg__free(&a, ss->view_records);
+      tg__free(&a, (void *)ss->view_names);
+      tg__free(&a, ss->view_storage_of);
+      tg_plan_destroy(ss->view_plan);
+    }
+    tg_record_set_destroy(ev->state->input_copy);
+    tg__free(&a, ev->state);
+  }
+  tg__free(&a, ev->results);
+  tg__free(&a, ev->fallbacks);
+  tg__free(&a, ev);
+}
+
+/* Write records whose sizes are volumes x `unit` bytes (1D), same tasks: the arena form of
+ * texture records, and the byte view of any records. */
+static tg_status to_byte_records(const tg_usage_record *in, size_t count, uint64_t unit,
+                                 tg_usage_record *out) {
+  for (size_t i = 0; i < count; ++i) {
+    uint64_t v;
+    if (tg_extent_volume(in[i].size, &v) != TG_OK || !tg__mul_u64(v, unit, &v))
+      return TG_ERROR_OVERFLOW;
+    out[i].size = (tg_extent){v, 1, 1};
+    out[i].first_task = in[i].first_task;
+    out[i].last_task = in[i].last_task;
+    out[i].alignment = 0;
+  }
+  return TG_OK;
+}
+
+/* The view of a storage's best result: primary records as bytes, then the fallback ones; one
+ * 1D plan of the result's mode (see tg_report_view). */
+static tg_status build_view(storage_state *ss, const storage_input *in, tg_mode mode,
+                            const result_plans *rp, uint64_t lower_bound,
+                            const tg_allocator *alloc) {
+  const tg_record_set *p = in->primary, *f = in->fallback;
+  size_t np = p->count, nf = f ? f->count : 0, n = np + nf;
+  tg_status st;
+  tg_usage_record *recs = NULL;
+  const char **names = tg__calloc(alloc, n ? n : 1, sizeof *names);
+  tg_storage *where = tg__calloc(alloc, n ? n : 1, sizeof *where);
+  tg_plan *plan = NULL;
+  if (names == NULL || where == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto fail;
+  }
+  recs = tg__calloc(alloc, n ? n : 1, sizeof *recs);
+  if (recs == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto fail;
+  }
+  /* For an offsets plan of textures the caller passes the arena form (unit 1). */
+  if ((st = to_byte_records(p->records, np, in->unit, recs)) != TG_OK) goto fail;
+  for (size_t j = 0; j < nf; ++j) recs[np + j] = f->records[j];
+  for (size_t r = 0; r < np; ++r) {
+    names[r] = p->names ? p->names[r] : NULL;
+    where[r] = in->storage;
+  }
+  for (size_t j = 0; j < nf; ++j) {
+    names[np + j] = f->names ? f->names[j] : NULL;
+    where[np + j] = TG_STORAGE_BUFFER;
+  }
+
+  uint64_t primary_bytes = 0;
+  if (mode == TG_MODE_OBJECTS) {
+    size_t kp = rp->primary->object_count, kf = rp->fallback ? rp->fallback->object_count : 0;
+    if ((st = tg_plan_create(TG_MODE_OBJECTS, 1, n, kp + kf, alloc, &plan)) != TG_OK) goto fail;
+    uint64_t total = 0;
+    for (size_t k = 0; k < kp; ++k) {
+      uint64_t v;
+      if (tg_extent_volume(rp->primary->object_sizes[k], &v) != TG_OK ||
+          !tg__mul_u64(v, in->unit, &v) || !tg__add_u64(total, v, &total)) {
+        st = TG_ERROR_OVERFLOW;
+        goto fail;
+      }
+      plan->object_sizes[k] = (tg_extent){v, 1, 1};
+    }
+    primary_bytes = total;
+    for (size_t k = 0; k < kf; ++k) {
+      plan->object_sizes[kp + k] = rp->fallback->object_sizes[k];
+      if (!tg__add_u64(total, rp->fallback->object_sizes[k].w, &total)) {
+        st = TG_ERROR_OVERFLOW;
+        goto fail;
+      }
+    }
+    for (size_t r = 0; r < np; ++r) plan->object_of[r] = rp->primary->object_of[r];
+    for (size_t j = 0; j < nf; ++j) plan->object_of[np + j] = (uint32_t)(kp + rp->fallback->object_of[j]);
+    plan->total = total;
+  } else {
+    if ((st = tg_plan_create(TG_MODE_OFFSETS, 1, n, 0, alloc, &plan)) != TG_OK) goto fail;
+    primary_bytes = rp->primary->total;
+    for (size_t r = 0; r < np; ++r) plan->offset_of[r] = rp->primary->offset_of[r];
+    uint64_t total = primary_bytes;
+    for (size_t j = 0; j < nf; ++j) {
+      uint64_t end;
+      if (!tg__add_u64(primary_bytes, rp->fallback->offset_of[j], &plan->offset_of[np + j]) ||
+          !tg__add_u64(plan->offset_of[np + j], recs[np + j].size.w, &end)) {
+        st = TG_ERROR_OVERFLOW;
+        goto fail;
+      }
+      if (end > total) total = end;
+    }
+    plan->total = total;
+  }
+  plan->strategy = rp->primary->strategy;
+  plan->fit = rp->primary->fit;
+  ss->view_records = recs;
+  ss->view_names = names;
+  ss->view_storage_of = where;
+  ss->view_plan = plan;
+  ss->view_lower_bound = lower_bound;
+  ss->view_primary_count = np;
+  ss->view_primary_bytes = primary_bytes;
+  return TG_OK;
+
+fail:
+  tg__free(alloc, recs);
+  tg__free(alloc, (void *)names);
+  tg__free(alloc, where);
+  tg_plan_destroy(plan);
+  return st;
+}
+
+/* Plan one record set with one mode and strategy, timing it. UNSUPPORTED passes through. */
+static tg_status plan_timed(const tg_usage_record *recs, size_t count, uint32_t dims,
+                            tg_mode mode, tg_strategy strategy, const tg_share_relation *rel,
+                            size_t mcf_max, const tg_allocator *alloc, tg_plan **out,
+                            uint64_t *us) {
+  tg_plan_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.mode = mode;
+  opt.strategy = strategy;
+  opt.fit = TG_FIT_BEST;
+  opt.relation = rel;
+  opt.mcf_max_records = mcf_max;
+  uint64_t t0 = tg__now_us();
+  tg_status st = tg_plan_compute(recs, count, dims, &opt, alloc, out);
+  *us += tg__now_us() - t0;
+  return st;
+}
+
+/* Validate; 1 when valid, 0 when not (message in `why`), -1 with `*st` on other errors. */
+static int check_plan(const tg_usage_record *recs, size_t count, uint32_t dims, const tg_plan *p,
+                      const tg_share_relation *rel, const tg_allocator *alloc, char *why,
+                      tg_status *st) {
+  tg_error_info verr;
+  verr.message[0] = '\0';
+  tg_status vs = tg_plan_validate(recs, count, dims, p, 0, rel, alloc, &verr);
+  if (vs == TG_OK) return 1;
+  if (vs == TG_ERROR_INVALID_PLAN) {
+    if (why[0] == '\0') memcpy(why, verr.message, sizeof verr.message);
+    return 0;
+  }
+  *st = vs;
+  return -1;
+}
+
+/* Evaluate one storage: append its results to ev->results and keep its best view. */
+static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
+                                  const tg_evaluation_options *opt, const tg_allocator *alloc,
+                                  tg_error_info *err) {
+  const tg_record_set *p = in->primary;
+  const tg_record_set *f = (in->fallback && in->fallback->count) ? in->fallback : NULL;
+  size_t np = p->count, nf = f ? f->count : 0;
+  size_t mcf_max = opt->mcf_max_records ? opt->mcf_max_records : TG_DEFAULT_MCF_MAX_RECORDS;
+  storage_state *ss = &ev->state->storage[in->storage];
+  tg_usage_record *arena = NULL;  /* offsets form of texture records */
+  result_plans best = {NULL, NULL};
+  tg_mode best_mode = TG_MODE_OBJECTS;
+  uint64_t best_lb = 0;
+  tg_status st;
+
+  tg_bounds bp, bf = {0, 0, 0}, ba;
+  if ((st = tg_bounds_compute(p->records, np, p->dims, alloc, &bp)) != TG_OK ||
+      (f && (st = tg_bounds_compute(f->records, nf, 1, alloc, &bf)) != TG_OK))
+    return tg__error(err, st, "%s: bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+  const tg_usage_record *offsets_recs = p->records;
+  if (p->dims != 1 || in->unit != 1) {
+    arena = tg__calloc(alloc, np ? np : 1, sizeof *arena);
+    if (arena == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+    if ((st = to_byte_records(p->records, np, in->unit, arena)) != TG_OK) {
+      tg__free(alloc, arena);
+      return tg__error(err, st, "%s: record bytes do not fit 64 bits", tg_storage_name(in->storage));
+    }
+    offsets_recs = arena;
+    if ((st = tg_bounds_compute(arena, np, 1, alloc, &ba)) != TG_OK) {
+      tg__free(alloc, arena);
+      return tg__error(err, st, "%s: bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+    }
+  } else {
+    ba = bp;
+  }
+
+  for (int m = 0; m < 2; ++m) {
+    tg_mode mode = m == 0 ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
+    const tg_usage_record *recs = mode == TG_MODE_OBJECTS ? p->records : offsets_recs;
+    uint32_t dims = mode == TG_MODE_OBJECTS ? p->dims : 1;
+    uint64_t unit = mode == TG_MODE_OBJECTS ? in->unit : 1;
+    uint64_t lb;
+    int lb_ok = mode == TG_MODE_OBJECTS
+                    ? tg__mul_u64(bp.positional_max, in->unit, &lb) && tg__add_u64(lb, bf.positional_max, &lb)
+                    : tg__add_u64(ba.peak_live, bf.peak_live, &lb);
+    if (!lb_ok) {
+      st = tg__error(err, TG_ERROR_OVERFLOW, "%s: bound does not fit 64 bits", tg_storage_name(in->storage));
+      goto fail;
+    }
+    for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+      if (mode == TG_MODE_OFFSETS && (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW))
+        continue;
+      tg_evaluation_result *r = &ev->results[ev->result_count++];
+      memset(r, 0, sizeof *r);
+      r->storage = in->storage;
+      r->mode = mode;
+      r->strategy = (tg_strategy)s;
+      r->winner = (tg_strategy)s;
+      r->fit = TG_FIT_BEST;
+      r->lower_bound_bytes = lb;
+      r->fallback_tensors = nf;
+      if (s == TG_STRATEGY_MIN_COST_FLOW && (np > mcf_max || nf > mcf_max)) {
+        r->skipped = 1;
+        r->skip_reason = "more records than min-cost-flow's limit";
+        continue;
+      }
+      result_plans rp = {NULL, NULL};
+      st = plan_timed(recs, np, dims, mode, (tg_strategy)s, in->rel_primary, opt->mcf_max_records,
+                      alloc, &rp.primary, &r->plan_us);
+      if (st == TG_OK && f)
+        st = plan_timed(f->records, nf, 1, mode, (tg_strategy)s, in->rel_fallback,
+                        opt->mcf_max_records, alloc, &rp.fallback, &r->plan_us);
+      if (st == TG_ERROR_UNSUPPORTED) {
+        result_plans_clear(&rp);
+        r->skipped = 1;
+        r->skip_reason = "not available in this build for this mode and dimensionality";
+        continue;
+      }
+      if (st != TG_OK) {
+        result_plans_clear(&rp);
+        st = tg__error(err, st, "%s %s %s: %s", tg_storage_name(in->storage), tg_mode_name(mode),
+                       tg_strategy_name((tg_strategy)s), tg_status_string(st));
+        goto fail;
+      }
+      r->winner = rp.primary->strategy;
+      r->fit = rp.primary->fit;
+      int v1 = check_plan(recs, np, dims, rp.primary, in->rel_primary, alloc, r->invalid_reason, &st);
+      int v2 = (v1 >= 0 && f) ? check_plan(f->records, nf, 1, rp.fallback, in->rel_fallback, alloc,
+                                           r->invalid_reason, &st)
+                              : 1;
+      if (v1 < 0 || v2 < 0) {
+        result_plans_clear(&rp);
+        st = tg__error(err, st, "validator: %s", tg_status_string(st));
+        goto fail;
+      }
+      r->valid = v1 && v2;
+      uint64_t bytes;
+      if (!tg__mul_u64(rp.primary->total, unit, &bytes) ||
+          (f && !tg__add_u64(bytes, rp.fallback->total, &bytes))) {
+        result_plans_clear(&rp);
+        st = tg__error(err, TG_ERROR_OVERFLOW, "%s: plan bytes do not fit 64 bits",
+                       tg_storage_name(in->storage));
+        goto fail;
+      }
+      r->bytes = bytes;
+      r->objects = rp.primary->object_count + (f ? rp.fallback->object_count : 0);
+      size_t idx = ev->result_count - 1;
+      size_t cur = ev->best_of_storage[in->storage];
+      if (r->valid && (cur == TG_EVALUATION_NONE || r->bytes < ev->results[cur].bytes)) {
+        result_plans_clear(&best);
+        best = rp;
+        best_mode = mode;
+        best_lb = lb;
+        ev->best_of_storage[in->storage] = idx;
+      } else {
+        result_plans_clear(&rp);
+      }
+    }
+  }
+  if (best.primary != NULL) {
+    /* The view of an offsets plan of textures is built from the arena (byte) records. */
+    storage_input vin = *in;
+    tg_record_set arena_set;
+    if (best_mode == TG_MODE_OFFSETS && arena != NULL) {
+      arena_set = *p;
+      arena_set.dims = 1;
+      arena_set.records = arena;
+      vin.primary = &arena_set;
+      vin.unit = 1;
+    }
+    if ((st = build_view(ss, &vin, best_mode, &best, best_lb, alloc)) != TG_OK) {
+      st = tg__error(err, st, "%s: view: %s", tg_storage_name(in->storage), tg_status_string(st));
+      goto fail;
+    }
+  }
+  result_plans_clear(&best);
+  tg__free(alloc, arena);
+  return TG_OK;
+
+fail:
+  result_plans_clear(&best);
+  tg__free(alloc, arena);
+  return st;
+}
+
+/* Results one storage can produce: objects (all strategies + best) and offsets. */
+static size_t results_per_storage(void) { return (size_t)TG_STRATEGY_COUNT * 2; }
+
+static tg_status evaluation_alloc(const tg_evaluation_options *opt, size_t storages,
+                                  const tg_allocator *alloc, tg_evaluation **out) {
+  tg_evaluation *ev = tg__calloc(alloc, 1, sizeof *ev);
+  if (ev == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  ev->alloc = *alloc;
+  ev->precision = opt->precision;
+  ev->policy = opt->policy;
+  ev->recommended = TG_EVALUATION_NONE;
+  ev->recommended_objects = TG_EVALUATION_NONE;
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s) ev->best_of_storage[s] = TG_EVALUATION_NONE;
+  ev->state = tg__calloc(alloc, 1, sizeof *ev->state);
+  ev->results = tg__calloc(alloc, storages * results_per_storage(), sizeof *ev->results);
+  if (ev->state == NULL || ev->results == NULL) {
+    tg_evaluation_destroy(ev);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  *out = ev;
+  return TG_OK;
+}
+
+static void pick_recommendation(tg_evaluation *ev) {
+  for (size_t i = 0; i < ev->result_count; ++i) {
+    const tg_evaluation_result *r = &ev->results[i];
+    if (r->mode != TG_MODE_OBJECTS || r->skipped || !r->valid) continue;
+    if (ev->recommended_objects == TG_EVALUATION_NONE ||
+        r->bytes < ev->results[ev->recommended_objects].bytes)
+      ev->recommended_objects = i;
+  }
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
+    size_t i = ev->best_of_storage[s];
+    if (i == TG_EVALUATION_NONE) continue;
+    if (ev->recommended == TG_EVALUATION_NONE || ev->results[i].bytes < ev->results[ev->recommended].bytes)
+      ev->recommended = i;
+  }
+}
+
+static tg_status check_options(const tg_evaluation_options *opt, tg_error_info *err) {
+  if (tg_precision_element_bytes(opt->precision) == 0)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)opt->precision);
+  if (tg_policy_name(opt->policy) == NULL)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "unknown policy %d", (int)opt->policy);
+  return TG_OK;
+}
+
+tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
+                                          const tg_evaluation_options *options,
+                                          const tg_allocator *alloc, tg_evaluation **out,
+                                          tg_error_info *err) {
+  if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  if (graph == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "graph is NULL");
+  static const tg_evaluation_options k_defaults = {0};
+  const tg_evaluation_options *opt = options ? options : &k_defaults;
+  tg_status st = check_options(opt, err);
+  if (st != TG_OK) return st;
+  alloc = tg__alloc_or_default(alloc);
+  tg_device_limits def = tg_device_limits_default();
+  const tg_device_limits *limits = opt->limits ? opt->limits : (opt->no_limits ? NULL : &def);
+
+  tg_lifetimes *life = NULL;
+  tg_schedule *sched = NULL;
+  tg_policy_relation *rel_p = NULL, *rel_f = NULL;
+  tg_evaluation *ev = NULL;
+  if ((st = tg_graph_compute_lifetimes(graph, NULL, alloc, &life, err)) != TG_OK) return st;
+  if (opt->policy != TG_POLICY_SERIAL &&
+      (st = tg_schedule_create(graph, NULL, alloc, &sched, err)) != TG_OK)
+    goto fail;
+  if ((st = evaluation_alloc(opt, TG_STORAGE_COUNT, alloc, &ev)) != TG_OK) {
+    tg__error(err, st, "out of memory");
+    goto fail;
+  }
+  ev->tensor_count = graph->tensor_count;
+  ev->op_count = graph->op_count;
+
+  size_t total_fallbacks = 0;
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
+    tg_storage storage = (tg_storage)s;
+    storage_state *ss = &ev->state->storage[s];
+    if ((st = tg_model_records_create(graph, life, storage, opt->precision, limits, alloc,
+                                      &ss->model, err)) != TG_OK)
+      goto fail;
+    const tg_model_records *mr = ss->model;
+    if (s == 0) ev->record_count = mr->records->count + mr->fallback->count;
+    total_fallbacks += mr->fallback->count;
+    storage_input in;
+    memset(&in, 0, sizeof in);
+    in.storage = storage;
+    in.primary = mr->records;
+    in.fallback = mr->fallback;
+    in.unit = tg_storage_dims(storage) == 1 ? 1 : tg_precision_texel_bytes(opt->precision);
+    if (sched != NULL) {
+      if ((st = tg_policy_relation_create(sched, opt->policy, mr->tensor_of, mr->records->count,
+                                          alloc, &rel_p)) != TG_OK ||
+          (st = tg_policy_relation_create(sched, opt->policy, mr->fallback_tensor_of,
+                                          mr->fallback->count, alloc, &rel_f)) != TG_OK) {
+        tg__error(err, st, "%s: policy relation: %s", tg_storage_name(storage), tg_status_string(st));
+        goto fail;
+      }
+      in.rel_primary = tg_policy_relation_get(rel_p);
+      in.rel_fallback = tg_policy_relation_get(rel_f);
+    }
+    st = evaluate_storage(ev, &in, opt, alloc, err);
+    tg_policy_relation_destroy(rel_p);
+    tg_policy_relation_destroy(rel_f);
+    rel_p = rel_f = NULL;
+    if (st != TG_OK) goto fail;
+  }
+
+  ev->fallbacks = tg__calloc(alloc, total_fallbacks ? total_fallbacks : 1, sizeof *ev->fallbacks);
+  if (ev->fallbacks == NULL) {
+    st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+    goto fail;
+  }
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
+    const tg_model_records *mr = ev->state->storage[s].model;
+    for (size_t j = 0; j < mr->fallback->count; ++j) {
+      tg_evaluation_fallback *fb = &ev->fallbacks[ev->fallback_count++];
+      fb->storage = (tg_storage)s;
+      fb->tensor = mr->fallback_tensor_of[j];
+      fb->name = mr->fallback->names[j];
+      fb->reason = mr->fallback_reasons[j];
+    }
+  }
+  pick_recommendation(ev);
+  tg_schedule_destroy(sched);
+  tg_lifetimes_destroy(life);
+  *out = ev;
+  return TG_OK;
+
+fail:
+  tg_policy_relation_destroy(rel_p);
+  tg_policy_relation_destroy(rel_f);
+  tg_evaluation_destroy(ev);
+  tg_schedule_destroy(sched);
+  tg_lifetimes_destroy(life);
+  return st;
+}
+
+tg_status tg_evaluation_create_from_records(const tg_record_set *records,
+                                            const tg_evaluation_options *options,
+                                            const tg_allocator *alloc, tg_evaluation **out,
+                                            tg_error_info *err) {
+  if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  if (records == NULL || records->dims < 1 || records->dims > 3 ||
+      (records->records == NULL && records->count > 0))
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "records are NULL or of unknown dimensionality");
+  static const tg_evaluation_options k_defaults = {0};
+  const tg_evaluation_options *opt = options ? options : &k_defaults;
+  tg_status st = check_options(opt, err);
+  if (st != TG_OK) return st;
+  if (opt->policy != TG_POLICY_SERIAL)
+    return tg__error(err, TG_ERROR_UNSUPPORTED,
+                     "the %s policy needs a graph; usage records support only serial",
+                     tg_policy_name(opt->policy));
+  alloc = tg__alloc_or_default(alloc);
+  tg_evaluation *ev = NULL;
+  if ((st = evaluation_alloc(opt, 1, alloc, &ev)) != TG_OK)
+    return tg__error(err, st, "out of memory");
+  ev->from_records = 1;
+  ev->input_dims = records->dims;
+  ev->tensor_count = records->count;
+  ev->record_count = records->count;
+  size_t tasks = 0;
+  for (size_t r = 0; r < records->count; ++r)
+    if ((size_t)records->records[r].last_task + 1 > tasks) tasks = (size_t)records->records[r].last_task + 1;
+  ev->op_count = tasks;
+
+  /* A private copy: the views keep pointers to names. */
+  tg_record_set *copy = NULL;
+  if ((st = tg_record_set_create(records->dims, records->count, alloc, &copy)) != TG_OK) goto oom;
+  ev->state->input_copy = copy;
+  if (records->count) memcpy(copy->records, records->records, records->count * sizeof *copy->records);
+  for (size_t r = 0; r < records->count; ++r)
+    if (records->names && records->names[r] &&
+        (st = tg_record_set_set_name(copy, r, records->names[r])) != TG_OK)
+      goto oom;
+
+  storage_input in;
+  memset(&in, 0, sizeof in);
+  in.storage = records->dims == 1 ? TG_STORAGE_BUFFER
+               : records->dims == 2 ? TG_STORAGE_TEXTURE_2D : TG_STORAGE_TEXTURE_3D;
+  in.primary = copy;
+  in.unit = records->dims == 1 ? 1 : tg_precision_texel_bytes(opt->precision);
+  if ((st = evaluate_storage(ev, &in, opt, alloc, err)) != TG_OK) {
+    tg_evaluation_destroy(ev);
+    return st;
+  }
+  pick_recommendation(ev);
+  *out = ev;
+  return TG_OK;
+
+oom:
+  tg_evaluation_destroy(ev);
+  return tg__error(err, st, "out of memory");
+}
+
+tg_status tg_evaluation_get_view(const tg_evaluation *ev, size_t index, tg_report_view *out) {
+  if (ev == NULL || out == NULL || index >= ev->result_count) return TG_ERROR_INVALID_ARGUMENT;
+  const tg_evaluation_result *r = &ev->results[index];
+  if (ev->best_of_storage[r->storage] != index) return TG_ERROR_INVALID_ARGUMENT;
+  const storage_state *ss = &ev->state->storage[r->storage];
+  if (ss->view_plan == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  out->storage = r->storage;
+  out->mode = r->mode;
+  out->count = ss->view_plan->record_count;
+  out->records = ss->view_records;
+  out->names = ss->view_names;
+  out->storage_of = ss->view_storage_of;
+  out->plan = ss->view_plan;
+  out->lower_bound = ss->view_lower_bound;
+  out->primary_count = ss->view_primary_count;
+  out->primary_bytes = ss->view_primary_bytes;
+  return TG_OK;
+}
+
+/* "texture_3d objects (greedy-by-size)"; `best` rows name their winner; a storage most of
+ * whose tensors fall back to buffers says so, or the comparison would mislead. */
+static void describe_result(const tg_evaluation *ev, const tg_evaluation_result *r, char *buf,
+                            size_t size) {
+  char fallback[64] = "";
+  if (r->fallback_tensors)
+    snprintf(fallback, sizeof fallback, "; %zu of %zu tensors in buffers", r->fallback_tensors,
+             ev->record_count);
+  snprintf(buf, size, "%s %s (%s%s%s)", tg_storage_name(r->storage), tg_mode_name(r->mode),
+           r->strategy == TG_STRATEGY_BEST ? "best = " : "", tg_strategy_name(r->winner), fallback);
+}
+
+const char *tg_evaluation_describe(const tg_evaluation *ev, char *buf, size_t size) {
+  if (buf == NULL || size == 0) return buf;
+  buf[0] = '\0';
+  if (ev == NULL || ev->recommended == TG_EVALUATION_NONE) {
+    snprintf(buf, size, "no valid plan to recommend");
+    return buf;
+  }
+  const tg_evaluation_result *rec = &ev->results[ev->recommended];
+  char what[192], bytes[32];
+  describe_result(ev, rec, what, sizeof what);
+  tg_report_format_bytes(rec->bytes, bytes, sizeof bytes);
+  /* Compare with buffer's best: the storage people start from. When a buffer wins, compare
+   * with the best texture, since "texture or buffer?" is the question people ask. */
+  size_t other = TG_EVALUATION_NONE;
+  if (rec->storage != TG_STORAGE_BUFFER) {
+    other = ev->best_of_storage[TG_STORAGE_BUFFER];
+  } else {
+    for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
+      size_t i = ev->best_of_storage[s];
+      if (i == TG_EVALUATION_NONE || s == TG_STORAGE_BUFFER || s == TG_STORAGE_IMAGE_BUFFER) continue;
+      if (other == TG_EVALUATION_NONE || ev->results[i].bytes < ev->results[other].bytes) other = i;
+    }
+  }
+  if (other == TG_EVALUATION_NONE) {
+    snprintf(buf, size, "least memory: %s: %s", what, bytes);
+    return buf;
+  }
+  const tg_evaluation_result *o = &ev->results[other];
+  char owhat[192];
+  describe_result(ev, o, owhat, sizeof owhat);
+  if (o->bytes == 0 || o->bytes == rec->bytes) {
+    snprintf(buf, size, "least memory: %s: %s, the same as %s", what, bytes, owhat);
+    return buf;
+  }
+  double pct = 100.0 * (1.0 - (double)rec->bytes / (double)o->bytes);
+  /* Whole percent reads best; below 1% one decimal, and below 0.1% the bytes themselves, so the
+   * sentence never says "0% less". */
+  if (pct >= 0.1)
+    snprintf(buf, size, "least memory: %s: %s, %.*f%% less than %s", what, bytes, pct < 1.0 ? 1 : 0,
+             pct, owhat);
+  else
+    snprintf(buf, size, "least memory: %s: %s, %llu bytes less than %s", what, bytes,
+             (unsigned long long)(o->bytes - rec->bytes), owhat);
+  return buf;
+}

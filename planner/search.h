@@ -1,0 +1,45 @@
+/* Internal interface of the improvement search (search.c) and the exact mode (exact.c). */
+#ifndef TANGRAM_PLANNER_SEARCH_H
+#define TANGRAM_PLANNER_SEARCH_H
+
+#include "planner/strategies.h"
+
+/* Deterministic pseudo-random numbers (splitmix64): the search's only source of choice. */
+typedef struct tg__rng {
+  uint64_t state;
+} tg__rng;
+
+static inline uint64_t tg__rng_next(tg__rng *g) {
+  uint64_t z = (g->state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/* Uniform-ish in [0, n) (n > 0); the modulo bias is irrelevant for a search. */
+static inline size_t tg__rng_below(tg__rng *g, size_t n) {
+  return (size_t)(tg__rng_next(g) % (uint64_t)n);
+}
+
+/* Candidate plans tried per millisecond of time limit at most (see tg_plan_options). */
+#define TG__SEARCH_ITERS_PER_MS 20u
+
+/* The bound the search aims at: peak-live for offsets, positional-max for objects. */
+tg_status tg__search_bound(const tg__plan_input *in, uint64_t *bound);
+
+/* Improve `*best` (a valid plan for `in`) by iterated greedy over the placement order for at
+ * most `budget_us` microseconds and `max_iters` candidates. Replaces `*best` only by a strictly
+ * smaller valid plan (strategy field TG_STRATEGY_BEST). Stops as soon as `bound` is reached. */
+tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
+                             uint64_t max_iters, tg_plan **best);
+
+/* Offsets mode: branch-and-bound from the incumbent `*best` for at most `budget_us`. Replaces
+ * `*best` by a smaller plan when found; fills `stats` (never NULL). */
+tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
+                            tg_plan **best, tg_exact_stats *stats);
+
+/* What `best` runs after the greedy strategies when time_limit_ms > 0 or exact is set:
+ * the search, then (offsets mode, exact) the branch-and-bound, filling options->exact_stats. */
+tg_status tg__search_after_greedy(const tg__plan_input *in, tg_plan **best);
+
+#endif

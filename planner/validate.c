@@ -1,0 +1,296 @@
+/* tg_plan_validate: an independent check of a plan against its records. It deliberately
+ * shares no code with the strategies (no planner helpers, its own volumes and arithmetic), so
+ * a bug there cannot hide itself here. */
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "core/internal.h"
+#include "tangram/planner.h"
+
+#define INVALID TG_ERROR_INVALID_PLAN
+
+static int v_mul(uint64_t a, uint64_t b, uint64_t *out) {
+  if (a != 0 && b > UINT64_MAX / a) return 0;
+  *out = a * b;
+  return 1;
+}
+
+static int v_add(uint64_t a, uint64_t b, uint64_t *out) {
+  if (b > UINT64_MAX - a) return 0;
+  *out = a + b;
+  return 1;
+}
+
+static int v_volume(tg_extent e, uint64_t *out) {
+  uint64_t v;
+  return v_mul(e.w, e.h, &v) && v_mul(v, e.d, out);
+}
+
+static int intervals_meet(const tg_usage_record *a, const tg_usage_record *b) {
+  return a->first_task <= b->last_task && b->first_task <= a->last_task;
+}
+
+/* A sortable (key1, key2, index) triple; qsort with the index as the last key is stable. */
+typedef struct v_item {
+  uint64_t k1, k2;
+  size_t idx;
+} v_item;
+
+static int v_item_cmp(const void *pa, const void *pb) {
+  const v_item *a = pa, *b = pb;
+  if (a->k1 != b->k1) return a->k1 < b->k1 ? -1 : 1;
+  if (a->k2 != b->k2) return a->k2 < b->k2 ? -1 : 1;
+  if (a->idx != b->idx) return a->idx < b->idx ? -1 : 1;
+  return 0;
+}
+
+static tg_status validate_objects(const tg_usage_record *records, size_t count,
+                                  const tg_plan *plan, const tg_share_relation *relation,
+                                  const tg_allocator *alloc, tg_error_info *err) {
+  if ((count > 0 && plan->object_of == NULL) || (plan->object_count > 0 && plan->object_sizes == NULL))
+    return tg__error(err, INVALID, "objects plan without object arrays");
+  for (size_t r = 0; r < count; ++r) {
+    uint32_t k = plan->object_of[r];
+    if (k >= plan->object_count)
+      return tg__error(err, INVALID, "record %zu: object id %" PRIu32 " out of range (%zu objects)",
+                       r, k, plan->object_count);
+    const tg_extent *s = &records[r].size, *o = &plan->object_sizes[k];
+    const char *dim = s->w > o->w ? "width" : s->h > o->h ? "height" : s->d > o->d ? "depth" : NULL;
+    if (dim != NULL)
+      return tg__error(err, INVALID,
+                       "record %zu (%" PRIu64 "x%" PRIu64 "x%" PRIu64 ") does not fit object %" PRIu32
+                       " (%" PRIu64 "x%" PRIu64 "x%" PRIu64 ") in %s",
+                       r, s->w, s->h, s->d, k, o->w, o->h, o->d, dim);
+  }
+  uint64_t total = 0;
+  for (size_t k = 0; k < plan->object_count; ++k) {
+    uint64_t v;
+    if (!v_volume(plan->object_sizes[k], &v) || !v_add(total, v, &total))
+      return tg__error(err, INVALID, "the sum of object volumes overflows 64 bits (at object %zu)", k);
+  }
+  if (total != plan->total)
+    return tg__error(err, INVALID, "total %" PRIu64 " differs from the sum of object volumes %" PRIu64,
+                     plan->total, total);
+  if (count == 0) return TG_OK;
+
+  /* Members of each object by first task: within an object, records are pairwise disjoint in
+   * time exactly when each starts after the latest end seen before it. */
+  v_item *items = tg__calloc(alloc, count, sizeof *items);
+  if (items == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (size_t r = 0; r < count; ++r) items[r] = (v_item){plan->object_of[r], records[r].first_task, r};
+  qsort(items, count, sizeof *items, v_item_cmp);
+  tg_status st = TG_OK;
+  for (size_t i = 0; i < count && st == TG_OK;) {
+    size_t j = i;
+    size_t latest = items[i].idx;
+    for (++j; j < count && items[j].k1 == items[i].k1; ++j) {
+      const tg_usage_record *b = &records[items[j].idx], *a = &records[latest];
+      if (b->first_task <= a->last_task) {
+        st = tg__error(err, INVALID,
+                       "records %zu and %zu share object %" PRIu64
+                       " but their task intervals [%" PRIu32 ", %" PRIu32 "] and [%" PRIu32 ", %" PRIu32
+                       "] intersect",
+                       latest, items[j].idx, items[i].k1, a->first_task, a->last_task,
+                       b->first_task, b->last_task);
+        break;
+      }
+      if (b->last_task > a->last_task) latest = items[j].idx;
+    }
+    /* With a relation, every pair in the object must be allowed to share: quadratic in the
+     * object's size, which is acceptable for a validator. */
+    if (st == TG_OK && relation != NULL) {
+      for (size_t x = i; x < j && st == TG_OK; ++x) {
+        for (size_t y = x + 1; y < j; ++y) {
+          size_t a = items[x].idx, b = items[y].idx;
+          if (!relation->may_share(relation->user, a, b)) {
+            st = tg__error(err, INVALID,
+                           "records %zu and %zu share object %" PRIu64 " but the relation forbids sharing",
+                           a < b ? a : b, a < b ? b : a, items[i].k1);
+            break;
+          }
+        }
+      }
+    }
+    i = j;
+  }
+  tg__free(alloc, items);
+  return st;
+}
+
+/* Fenwick tree over offset ranks: which records are live, with predecessor/successor. */
+typedef struct v_fenwick {
+  size_t *t;
+  size_t n, top_bit, total;
+} v_fenwick;
+
+static void fw_add(v_fenwick *f, size_t i, int delta) { /* i is 0-based */
+  for (++i; i <= f->n; i += i & (~i + 1)) f->t[i] += (size_t)delta;
+  f->total += (size_t)delta;
+}
+
+static size_t fw_prefix(const v_fenwick *f, size_t i) { /* live ranks < i */
+  size_t s = 0;
+  for (; i > 0; i -= i & (~i + 1)) s += f->t[i];
+  return s;
+}
+
+static size_t fw_kth(const v_fenwick *f, size_t k) { /* 0-based rank of the k-th (1-based) */
+  size_t pos = 0;
+  for (size_t b = f->top_bit; b; b >>= 1) {
+    if (pos + b <= f->n && f->t[pos + b] < k) {
+      pos += b;
+      k -= f->t[pos];
+    }
+  }
+  return pos;
+}
+
+static tg_status overlap_error(tg_error_info *err, const tg_usage_record *records,
+                               const uint64_t *off, const uint64_t *vol, size_t a, size_t b,
+                               const char *why) {
+  if (a > b) {
+    size_t t = a;
+    a = b;
+    b = t;
+  }
+  return tg__error(err, INVALID,
+                   "records %zu and %zu overlap: addresses [%" PRIu64 ", %" PRIu64 ") and [%" PRIu64
+                   ", %" PRIu64 ") intersect %s (task intervals [%" PRIu32 ", %" PRIu32 "] and [%" PRIu32
+                   ", %" PRIu32 "])",
+                   a, b, off[a], off[a] + vol[a], off[b], off[b] + vol[b], why, records[a].first_task,
+                   records[a].last_task, records[b].first_task, records[b].last_task);
+}
+
+static tg_status validate_offsets(const tg_usage_record *records, size_t count,
+                                  const tg_plan *plan, const uint64_t *vol, uint64_t alignment,
+                                  const tg_share_relation *relation, const tg_allocator *alloc,
+                                  tg_error_info *err) {
+  if (plan->dims != 1) return tg__error(err, INVALID, "offsets plans must be 1D (plan has %" PRIu32 " dims)", plan->dims);
+  if (count > 0 && plan->offset_of == NULL) return tg__error(err, INVALID, "offsets plan without offsets");
+  const uint64_t *off = plan->offset_of;
+  uint64_t max_end = 0;
+  size_t m = 0; /* records that occupy memory */
+  for (size_t r = 0; r < count; ++r) {
+    uint64_t a = alignment > records[r].alignment ? alignment : records[r].alignment, end;
+    if (a > 1 && off[r] % a != 0)
+      return tg__error(err, INVALID, "record %zu: offset %" PRIu64 " is not a multiple of its alignment %" PRIu64,
+                       r, off[r], a);
+    if (!v_add(off[r], vol[r], &end))
+      return tg__error(err, INVALID, "record %zu: offset %" PRIu64 " + size %" PRIu64 " overflows 64 bits",
+                       r, off[r], vol[r]);
+    if (end > max_end) max_end = end;
+    if (vol[r] > 0) ++m;
+  }
+  if (plan->total != max_end)
+    return tg__error(err, INVALID, "total %" PRIu64 " differs from max(offset + size) = %" PRIu64,
+                     plan->total, max_end);
+  if (m < 2) return TG_OK;
+
+  /* Time sweep. Records live at the start of the next record all meet it (and each other), so
+   * the live set must be address-disjoint; kept ordered by offset, a new record can only
+   * overlap its neighbours there. Zero-size records occupy nothing and are left out. */
+  v_item *by_off = tg__calloc(alloc, m, sizeof *by_off);
+  v_item *by_first = tg__calloc(alloc, m, sizeof *by_first);
+  v_item *by_last = tg__calloc(alloc, m, sizeof *by_last);
+  size_t *rank = tg__calloc(alloc, count, sizeof *rank);
+  v_fenwick fw = {tg__calloc(alloc, m + 1, sizeof(size_t)), m, 1, 0};
+  tg_status st = TG_OK;
+  if (by_off == NULL || by_first == NULL || by_last == NULL || rank == NULL || fw.t == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  while (fw.top_bit * 2 <= m) fw.top_bit *= 2;
+  for (size_t r = 0, i = 0; r < count; ++r) {
+    if (vol[r] == 0) continue;
+    by_off[i] = (v_item){off[r], 0, r};
+    by_first[i] = (v_item){records[r].first_task, 0, r};
+    by_last[i] = (v_item){records[r].last_task, 0, r};
+    ++i;
+  }
+  qsort(by_off, m, sizeof *by_off, v_item_cmp);
+  qsort(by_first, m, sizeof *by_first, v_item_cmp);
+  qsort(by_last, m, sizeof *by_last, v_item_cmp);
+  for (size_t i = 0; i < m; ++i) rank[by_off[i].idx] = i;
+  for (size_t i = 0, j = 0; i < m; ++i) {
+    size_t r = by_first[i].idx;
+    for (; j < m && by_last[j].k1 < records[r].first_task; ++j) fw_add(&fw, rank[by_last[j].idx], -1);
+    size_t below = fw_prefix(&fw, rank[r]);
+    if (below > 0) {
+      size_t p = by_off[fw_kth(&fw, below)].idx;
+      if (off[p] + vol[p] > off[r]) {
+        st = overlap_error(err, records, off, vol, p, r, "while their task intervals intersect");
+        goto done;
+      }
+    }
+    if (below < fw.total) {
+      size_t s = by_off[fw_kth(&fw, below + 1)].idx;
+      if (off[s] < off[r] + vol[r]) {
+        st = overlap_error(err, records, off, vol, r, s, "while their task intervals intersect");
+        goto done;
+      }
+    }
+    fw_add(&fw, rank[r], +1);
+  }
+
+  /* With a relation, every pair of address-overlapping records must be allowed to share.
+   * Walking each record's address successors visits exactly the overlapping pairs: O(n log n)
+   * plus their number, which can reach O(n^2); acceptable for a validator. */
+  if (relation != NULL) {
+    for (size_t i = 0; i < m; ++i) {
+      size_t a = by_off[i].idx;
+      for (size_t k = i + 1; k < m && off[by_off[k].idx] < off[a] + vol[a]; ++k) {
+        size_t b = by_off[k].idx;
+        if (!intervals_meet(&records[a], &records[b]) && !relation->may_share(relation->user, a, b)) {
+          st = overlap_error(err, records, off, vol, a, b, "but the relation forbids sharing");
+          goto done;
+        }
+      }
+    }
+  }
+done:
+  tg__free(alloc, by_off);
+  tg__free(alloc, by_first);
+  tg__free(alloc, by_last);
+  tg__free(alloc, rank);
+  tg__free(alloc, fw.t);
+  return st;
+}
+
+tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_t dims,
+                           const tg_plan *plan, uint64_t alignment,
+                           const tg_share_relation *relation, const tg_allocator *alloc,
+                           tg_error_info *err) {
+  if (plan == NULL || (records == NULL && count > 0))
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "no plan or no records");
+  if (dims < 1 || dims > 3)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "dims %" PRIu32 " is not 1, 2 or 3", dims);
+  if (relation != NULL && relation->may_share == NULL)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "relation without may_share");
+  alloc = tg__alloc_or_default(alloc);
+  if (plan->mode != TG_MODE_OBJECTS && plan->mode != TG_MODE_OFFSETS)
+    return tg__error(err, INVALID, "plan mode %d is unknown", (int)plan->mode);
+  if (plan->dims != dims)
+    return tg__error(err, INVALID, "plan is %" PRIu32 "D but the records are %" PRIu32 "D", plan->dims, dims);
+  if (plan->record_count != count)
+    return tg__error(err, INVALID, "plan has %zu records, expected %zu", plan->record_count, count);
+  uint64_t *vol = tg__calloc(alloc, count ? count : 1, sizeof *vol);
+  if (vol == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  tg_status st = TG_OK;
+  for (size_t r = 0; r < count && st == TG_OK; ++r) {
+    const tg_usage_record *rec = &records[r];
+    if (rec->first_task > rec->last_task)
+      st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "record %zu: first task %" PRIu32 " > last task %" PRIu32,
+                     r, rec->first_task, rec->last_task);
+    else if ((dims < 2 && rec->size.h != 1) || (dims < 3 && rec->size.d != 1))
+      st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "record %zu: unused dimensions must be 1", r);
+    else if (!v_volume(rec->size, &vol[r]))
+      st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "record %zu: size overflows 64 bits", r);
+  }
+  if (st == TG_OK) {
+    st = plan->mode == TG_MODE_OBJECTS
+             ? validate_objects(records, count, plan, relation, alloc, err)
+             : validate_offsets(records, count, plan, vol, alignment, relation, alloc, err);
+  }
+  tg__free(alloc, vol);
+  return st;
+}

@@ -1,0 +1,310 @@
+/* Storage layouts: BHWC mapping, extents per storage and precision, limits and fallbacks. */
+#include "support/tg_test.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tangram/graph.h"
+#include "tangram/layout.h"
+#include "tangram/model.h"
+
+static void names_round_trip(void **state) {
+  (void)state;
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
+    tg_storage back;
+    assert_non_null(tg_storage_name((tg_storage)s));
+    assert_int_equal(tg_storage_from_name(tg_storage_name((tg_storage)s), &back), TG_OK);
+    assert_int_equal(back, s);
+  }
+  assert_string_equal(tg_storage_name(TG_STORAGE_SINGLE_TEXTURE_2D), "single_texture_2d");
+  assert_null(tg_storage_name(TG_STORAGE_COUNT));
+  tg_storage s;
+  assert_int_equal(tg_storage_from_name("texture", &s), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_storage_dims(TG_STORAGE_BUFFER), 1);
+  assert_int_equal(tg_storage_dims(TG_STORAGE_IMAGE_BUFFER), 1);
+  assert_int_equal(tg_storage_dims(TG_STORAGE_TEXTURE_2D), 2);
+  assert_int_equal(tg_storage_dims(TG_STORAGE_SINGLE_TEXTURE_2D), 2);
+  assert_int_equal(tg_storage_dims(TG_STORAGE_TEXTURE_ARRAY), 3);
+  assert_int_equal(tg_storage_dims(TG_STORAGE_TEXTURE_3D), 3);
+  assert_int_equal(tg_storage_dims(TG_STORAGE_COUNT), 0);
+
+  tg_precision p;
+  assert_int_equal(tg_precision_from_name("fp16", &p), TG_OK);
+  assert_int_equal(p, TG_PRECISION_FP16);
+  assert_string_equal(tg_precision_name(TG_PRECISION_FP32), "fp32");
+  assert_int_equal(tg_precision_from_name("fp8", &p), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_precision_texel_bytes(TG_PRECISION_FP32), 16);
+  assert_int_equal(tg_precision_texel_bytes(TG_PRECISION_FP16), 8);
+  assert_int_equal(tg_precision_element_bytes(TG_PRECISION_COUNT), 0);
+}
+
+static void shapes_map_to_bhwc(void **state) {
+  (void)state;
+  static const struct {
+    uint32_t rank;
+    int64_t shape[6];
+    tg_bhwc want;
+  } cases[] = {
+      {0, {0}, {1, 1, 1, 1}},
+      {1, {7}, {1, 1, 1, 7}},
+      {2, {2, 7}, {2, 1, 1, 7}},
+      {3, {2, 5, 7}, {2, 1, 5, 7}},
+      {4, {2, 3, 5, 7}, {2, 3, 5, 7}},
+      {5, {2, 3, 4, 5, 7}, {6, 4, 5, 7}},
+      {6, {2, 2, 3, 4, 5, 7}, {12, 4, 5, 7}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    tg_bhwc got;
+    assert_int_equal(tg_shape_to_bhwc(cases[i].shape, cases[i].rank, &got), TG_OK);
+    assert_memory_equal(&got, &cases[i].want, sizeof got);
+  }
+  tg_bhwc got;
+  int64_t neg[2] = {1, -1};
+  assert_int_equal(tg_shape_to_bhwc(neg, 2, &got), TG_ERROR_INVALID_ARGUMENT);
+  int64_t big[7] = {INT64_MAX, INT64_MAX, 2, 2, 1, 1, 1};
+  assert_int_equal(tg_shape_to_bhwc(big, 7, &got), TG_ERROR_OVERFLOW);
+  assert_int_equal(tg_shape_to_bhwc(big, TG_MAX_RANK + 1, &got), TG_ERROR_INVALID_ARGUMENT);
+}
+
+static void extents_per_storage(void **state) {
+  (void)state;
+  tg_bhwc s = {2, 3, 5, 7}; /* S = 2 */
+  tg_extent e;
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_BUFFER, TG_PRECISION_FP32, &e), TG_OK);
+  assert_true(e.w == 2 * 3 * 5 * 2 * 16 && e.h == 1 && e.d == 1);
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_BUFFER, TG_PRECISION_FP16, &e), TG_OK);
+  assert_int_equal(e.w, 2 * 3 * 5 * 2 * 8);
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_IMAGE_BUFFER, TG_PRECISION_FP32, &e), TG_OK);
+  assert_int_equal(e.w, 960);
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_TEXTURE_2D, TG_PRECISION_FP32, &e), TG_OK);
+  assert_true(e.w == 10 && e.h == 6 && e.d == 1);
+  /* Textures count texels: precision does not change the extent. */
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_TEXTURE_2D, TG_PRECISION_FP16, &e), TG_OK);
+  assert_true(e.w == 10 && e.h == 6 && e.d == 1);
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_TEXTURE_ARRAY, TG_PRECISION_FP32, &e), TG_OK);
+  assert_true(e.w == 10 && e.h == 3 && e.d == 2);
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_TEXTURE_3D, TG_PRECISION_FP32, &e), TG_OK);
+  assert_true(e.w == 10 && e.h == 3 && e.d == 2);
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_SINGLE_TEXTURE_2D, TG_PRECISION_FP32, &e),
+                   TG_ERROR_UNSUPPORTED);
+  s.c = 4;
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_SINGLE_TEXTURE_2D, TG_PRECISION_FP32, &e), TG_OK);
+  assert_true(e.w == 10 && e.h == 3 && e.d == 1);
+  /* Channels round up to slices of 4. */
+  s.c = 5;
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_TEXTURE_3D, TG_PRECISION_FP32, &e), TG_OK);
+  assert_int_equal(e.d, 2);
+  s.c = 0;
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_BUFFER, TG_PRECISION_FP32, &e), TG_OK);
+  assert_int_equal(e.w, 0);
+  /* Overflow anywhere is reported, never wrapped. */
+  tg_bhwc huge = {1u << 31, 1u << 31, 1u << 31, 4};
+  assert_int_equal(tg_storage_extent(huge, TG_STORAGE_BUFFER, TG_PRECISION_FP32, &e), TG_ERROR_OVERFLOW);
+  assert_int_equal(tg_storage_extent(huge, TG_STORAGE_TEXTURE_3D, TG_PRECISION_FP32, &e), TG_ERROR_OVERFLOW);
+  tg_bhwc wide = {UINT64_MAX, 1, 2, 4};
+  assert_int_equal(tg_storage_extent(wide, TG_STORAGE_TEXTURE_2D, TG_PRECISION_FP32, &e), TG_ERROR_OVERFLOW);
+  assert_int_equal(tg_storage_extent(s, TG_STORAGE_COUNT, TG_PRECISION_FP32, &e), TG_ERROR_INVALID_ARGUMENT);
+}
+
+static void limits_and_reasons(void **state) {
+  (void)state;
+  tg_device_limits lim = tg_device_limits_default();
+  assert_int_equal(lim.max_texture_2d_width, 8192);
+  assert_int_equal(lim.max_buffer_bytes, 1u << 27);
+  char reason[160];
+  tg_extent e;
+  tg_bhwc s = {1, 96, 16384, 4};
+  assert_int_equal(tg_storage_check_fit(s, TG_STORAGE_TEXTURE_2D, TG_PRECISION_FP32, &lim, &e,
+                                        reason, sizeof reason), TG_ERROR_LIMIT);
+  assert_string_equal(reason, "extent 16384x96 exceeds max 2D 8192x8192");
+  assert_int_equal(tg_storage_check_fit(s, TG_STORAGE_TEXTURE_2D, TG_PRECISION_FP32, NULL, &e,
+                                        reason, sizeof reason), TG_OK);
+  assert_string_equal(reason, "");
+  tg_bhwc c32 = {1, 8, 8, 32};
+  assert_int_equal(tg_storage_check_fit(c32, TG_STORAGE_SINGLE_TEXTURE_2D, TG_PRECISION_FP32,
+                                        &lim, &e, reason, sizeof reason), TG_ERROR_UNSUPPORTED);
+  assert_string_equal(reason, "C=32 > 4 for single_texture_2d");
+  tg_bhwc deep = {1, 8, 8, 4 * 3000};
+  assert_int_equal(tg_storage_check_fit(deep, TG_STORAGE_TEXTURE_3D, TG_PRECISION_FP32, &lim, &e,
+                                        reason, sizeof reason), TG_ERROR_LIMIT);
+  assert_string_equal(reason, "extent 8x8x3000 exceeds max 3D 2048x2048x2048");
+  assert_int_equal(tg_storage_check_fit(deep, TG_STORAGE_TEXTURE_ARRAY, TG_PRECISION_FP32, &lim,
+                                        &e, reason, sizeof reason), TG_ERROR_LIMIT);
+  assert_string_equal(reason, "extent 8x8 with 3000 layers exceeds max 2D 8192x8192 with 2048 layers");
+  tg_bhwc img = {1, 1, 65537, 4};
+  assert_int_equal(tg_storage_check_fit(img, TG_STORAGE_IMAGE_BUFFER, TG_PRECISION_FP16, &lim,
+                                        &e, reason, sizeof reason), TG_ERROR_LIMIT);
+  assert_string_equal(reason, "65537 texels exceed max image buffer 65536 texels");
+  img.w = 65536;
+  assert_int_equal(tg_storage_check_fit(img, TG_STORAGE_IMAGE_BUFFER, TG_PRECISION_FP16, &lim,
+                                        &e, reason, sizeof reason), TG_OK);
+  assert_int_equal(e.w, 65536 * 8);
+  tg_bhwc big = {1, 1024, 1024, 64}; /* 256 MiB in fp32 */
+  assert_int_equal(tg_storage_check_fit(big, TG_STORAGE_BUFFER, TG_PRECISION_FP32, &lim, &e,
+                                        reason, sizeof reason), TG_ERROR_LIMIT);
+  assert_string_equal(reason, "268435456 bytes exceed max buffer 134217728 bytes");
+  /* Zero fields mean "no limit". */
+  tg_device_limits none;
+  memset(&none, 0, sizeof none);
+  assert_int_equal(tg_storage_check_fit(big, TG_STORAGE_BUFFER, TG_PRECISION_FP32, &none, &e,
+                                        reason, sizeof reason), TG_OK);
+}
+
+static const char k_graph[] =
+    "tensor x     1x8x8x4      float32 input\n"
+    "tensor wide  1x96x16384x4 float32\n"
+    "tensor c32   1x8x8x32     float32\n"
+    "tensor small 1x8x8x4      float32\n"
+    "tensor y     1x8x8x4      float32 output\n"
+    "op A inputs=x     outputs=wide\n"
+    "op B inputs=wide  outputs=c32\n"
+    "op C inputs=c32   outputs=small\n"
+    "op D inputs=small outputs=y\n";
+
+static void build(tg_storage storage, const tg_device_limits *lim, tg_status want,
+                  tg_model_records **out, tg_error_info *err) {
+  tg_graph *g = NULL;
+  tg_lifetimes *l = NULL;
+  assert_int_equal(tg_graph_parse_text(k_graph, sizeof k_graph - 1, "g.graph", NULL, &g, err), TG_OK);
+  assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &l, err), TG_OK);
+  tg_status st = tg_model_records_create(g, l, storage, TG_PRECISION_FP32, lim, NULL, out, err);
+  if (st != want) fail_msg("%s: expected %s, got %s (%s)", tg_storage_name(storage),
+                           tg_status_name(want), tg_status_name(st), err->message);
+  tg_lifetimes_destroy(l);
+  tg_graph_destroy(g);
+}
+
+static void records_fall_back_to_buffers(void **state) {
+  (void)state;
+  tg_device_limits lim = tg_device_limits_default();
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  tg_model_records *m = NULL;
+
+  /* texture_2d: 'wide' is 16384x96 texels: too wide. */
+  build(TG_STORAGE_TEXTURE_2D, &lim, TG_OK, &m, &err);
+  assert_int_equal(m->records->dims, 2);
+  assert_int_equal(m->records->count, 2);
+  assert_string_equal(m->records->names[0], "c32");
+  assert_int_equal(m->tensor_of[0], 2);
+  assert_true(m->records->records[0].size.w == 8 && m->records->records[0].size.h == 64);
+  assert_int_equal(m->records->records[0].first_task, 1);
+  assert_int_equal(m->records->records[0].last_task, 2);
+  assert_int_equal(m->fallback->dims, 1);
+  assert_int_equal(m->fallback->count, 1);
+  assert_string_equal(m->fallback->names[0], "wide");
+  assert_int_equal(m->fallback_tensor_of[0], 1);
+  assert_int_equal(m->fallback->records[0].size.w, 96ull * 16384 * 16);
+  assert_int_equal(m->fallback->records[0].first_task, 0);
+  assert_int_equal(m->fallback->records[0].last_task, 1);
+  assert_string_equal(m->fallback_reasons[0], "extent 16384x96 exceeds max 2D 8192x8192");
+  tg_model_records_destroy(m);
+
+  /* single_texture_2d: 'wide' too wide, 'c32' has too many channels. */
+  build(TG_STORAGE_SINGLE_TEXTURE_2D, &lim, TG_OK, &m, &err);
+  assert_int_equal(m->records->count, 1);
+  assert_string_equal(m->records->names[0], "small");
+  assert_int_equal(m->fallback->count, 2);
+  assert_string_equal(m->fallback->names[1], "c32");
+  assert_string_equal(m->fallback_reasons[1], "C=32 > 4 for single_texture_2d");
+  assert_int_equal(m->fallback->records[1].size.w, 8 * 8 * 8 * 16);
+  tg_model_records_destroy(m);
+
+  /* texture_3d: 'wide' is 16384 wide, over the 3D limit of 2048. texture_array: fits. */
+  build(TG_STORAGE_TEXTURE_3D, &lim, TG_OK, &m, &err);
+  assert_int_equal(m->records->dims, 3);
+  assert_int_equal(m->records->count, 2);
+  assert_string_equal(m->fallback_reasons[0], "extent 16384x96x1 exceeds max 3D 2048x2048x2048");
+  tg_model_records_destroy(m);
+  build(TG_STORAGE_TEXTURE_ARRAY, &lim, TG_OK, &m, &err);
+  assert_int_equal(m->records->count, 2);
+  assert_true(m->records->records[0].size.w == 8 && m->records->records[0].size.h == 8 &&
+              m->records->records[0].size.d == 8);
+  assert_string_equal(m->fallback_reasons[0],
+                      "extent 16384x96 with 1 layers exceeds max 2D 8192x8192 with 2048 layers");
+  tg_model_records_destroy(m);
+  /* Without limits everything fits. */
+  build(TG_STORAGE_TEXTURE_2D, NULL, TG_OK, &m, &err);
+  assert_int_equal(m->records->count, 3);
+  tg_model_records_destroy(m);
+
+  /* image_buffer: 'wide' has 1572864 texels. */
+  build(TG_STORAGE_IMAGE_BUFFER, &lim, TG_OK, &m, &err);
+  assert_int_equal(m->fallback->count, 1);
+  assert_string_equal(m->fallback_reasons[0], "1572864 texels exceed max image buffer 65536 texels");
+  tg_model_records_destroy(m);
+
+  /* Not even a buffer fits: an error naming the tensor. */
+  lim.max_buffer_bytes = 1u << 20;
+  build(TG_STORAGE_BUFFER, &lim, TG_ERROR_LIMIT, &m, &err);
+  assert_null(m);
+  assert_string_equal(err.message, "g.graph: tensor 'wide': 25165824 bytes exceed max buffer 1048576 bytes");
+  build(TG_STORAGE_TEXTURE_2D, &lim, TG_ERROR_LIMIT, &m, &err);
+  assert_string_equal(err.message, "g.graph: tensor 'wide': extent 16384x96 exceeds max 2D "
+                                   "8192x8192, and as a buffer 25165824 bytes exceed max buffer "
+                                   "1048576 bytes");
+}
+
+static void out_of_memory_while_building(void **state) {
+  (void)state;
+  tg_graph *g = NULL;
+  tg_lifetimes *l = NULL;
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(tg_graph_parse_text(k_graph, sizeof k_graph - 1, "g.graph", NULL, &g, &err), TG_OK);
+  assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &l, &err), TG_OK);
+  tg_device_limits lim = tg_device_limits_default();
+  for (uint64_t fail_at = 1;; ++fail_at) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, fail_at);
+    tg_model_records *m = NULL;
+    tg_status st = tg_model_records_create(g, l, TG_STORAGE_SINGLE_TEXTURE_2D, TG_PRECISION_FP16,
+                                           &lim, &fa.base, &m, &err);
+    tg_model_records_destroy(m);
+    assert_int_equal(fa.live_blocks, 0);
+    if (fa.failures == 0) {
+      assert_int_equal(st, TG_OK);
+      break;
+    }
+    assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+    assert_null(m);
+  }
+  tg_lifetimes_destroy(l);
+  tg_graph_destroy(g);
+}
+
+static void mismatched_inputs_are_rejected(void **state) {
+  (void)state;
+  tg_graph *g = NULL;
+  tg_lifetimes *l = NULL;
+  tg_model_records *m = NULL;
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(tg_graph_parse_text(k_graph, sizeof k_graph - 1, "g.graph", NULL, &g, &err), TG_OK);
+  assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &l, &err), TG_OK);
+  assert_int_equal(tg_model_records_create(g, l, TG_STORAGE_COUNT, TG_PRECISION_FP32, NULL, NULL,
+                                           &m, &err), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_model_records_create(g, NULL, TG_STORAGE_BUFFER, TG_PRECISION_FP32, NULL,
+                                           NULL, &m, &err), TG_ERROR_INVALID_ARGUMENT);
+  l->tensor_count--;
+  assert_int_equal(tg_model_records_create(g, l, TG_STORAGE_BUFFER, TG_PRECISION_FP32, NULL, NULL,
+                                           &m, &err), TG_ERROR_INVALID_ARGUMENT);
+  l->tensor_count++;
+  assert_null(m);
+  tg_model_records_destroy(NULL);
+  tg_lifetimes_destroy(l);
+  tg_graph_destroy(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(names_round_trip),
+      cmocka_unit_test(shapes_map_to_bhwc),
+      cmocka_unit_test(extents_per_storage),
+      cmocka_unit_test(limits_and_reasons),
+      cmocka_unit_test(records_fall_back_to_buffers),
+      cmocka_unit_test(out_of_memory_while_building),
+      cmocka_unit_test(mismatched_inputs_are_rejected),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,15 @@
+/* libFuzzer target: the .tflite reader, then lifetimes and records of whatever parses. */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fuzz_common.h"
+
+static tg_status parse(const void *data, size_t size, const tg_allocator *a, tg_graph **out,
+                       tg_error_info *err) {
+  return tg_graph_parse_tflite(data, size, "fuzz.tflite", a, out, err);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  return tg_fuzz_run(parse, data, size);
+}

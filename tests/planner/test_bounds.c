@@ -1,0 +1,192 @@
+/* Lower bounds: TFLite's vectors, a brute-force reference built from task profiles as TFLite
+ * does, huge task indices, overflow and bad input. */
+#include "support/tg_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REC(size, first, last) {{(size), 1, 1}, (first), (last), 0}
+
+static const tg_usage_record k_chain[] = {
+    REC(16, 0, 1), REC(8, 1, 2), REC(64, 2, 3), REC(32, 3, 4), REC(8, 4, 5),
+};
+static const tg_usage_record k_complex[] = {
+    REC(32, 0, 1), REC(32, 1, 4), REC(8, 2, 5), REC(16, 3, 5), REC(8, 4, 5),
+    REC(64, 5, 7), REC(8, 6, 8),  REC(8, 7, 8), REC(16, 8, 9),
+};
+
+static tg_bounds bounds_ok(const tg_usage_record *r, size_t n, uint32_t dims) {
+  tg_bounds b;
+  memset(&b, 0xAB, sizeof b);
+  tg_status st = tg_bounds_compute(r, n, dims, NULL, &b);
+  if (st != TG_OK) fail_msg("tg_bounds_compute: %s", tg_status_name(st));
+  return b;
+}
+
+static void tflite_vectors(void **state) {
+  (void)state;
+  tg_bounds b = bounds_ok(NULL, 0, 1);
+  assert_int_equal(b.peak_live, 0);
+  assert_int_equal(b.positional_max, 0);
+  assert_int_equal(b.naive, 0);
+  const tg_usage_record one[] = {REC(16, 0, 1)};
+  b = bounds_ok(one, 1, 1);
+  assert_int_equal(b.peak_live, 16);
+  assert_int_equal(b.positional_max, 16);
+  assert_int_equal(b.naive, 16);
+  b = bounds_ok(k_chain, 5, 1);
+  assert_int_equal(b.peak_live, 96);
+  assert_int_equal(b.positional_max, 96);
+  assert_int_equal(b.naive, 128);
+  b = bounds_ok(k_complex, 9, 1);
+  assert_int_equal(b.peak_live, 96);
+  assert_int_equal(b.positional_max, 112);
+  assert_int_equal(b.naive, 192);
+}
+
+/* Section 7: texture records; bounds are in texels. */
+static void texture_vectors(void **state) {
+  (void)state;
+  const tg_usage_record u2[] = {
+      {{2, 8, 1}, 0, 1, 0}, {{2, 8, 1}, 1, 2, 0}, {{1, 12, 1}, 2, 4, 0},
+      {{2, 8, 1}, 3, 5, 0}, {{8, 2, 1}, 4, 5, 0}, {{2, 8, 1}, 5, 7, 0},
+      {{1, 8, 1}, 6, 8, 0}, {{2, 8, 1}, 7, 8, 0}, {{4, 1, 1}, 8, 9, 0},
+  };
+  tg_bounds b = bounds_ok(u2, 9, 2);
+  assert_int_equal(b.naive, 120);
+  /* live at task 5: three records of 16 texels */
+  assert_int_equal(b.peak_live, 48);
+  assert_int_equal(b.positional_max, 48);
+  assert_true(b.positional_max <= 60); /* TFLite's GREEDY_IN_ORDER total */
+  const tg_usage_record u3[] = {
+      {{1, 2, 8}, 0, 1, 0}, {{4, 3, 2}, 1, 2, 0}, {{1, 1, 1}, 2, 4, 0},
+      {{2, 4, 1}, 3, 5, 0}, {{2, 2, 2}, 4, 5, 0}, {{8, 1, 2}, 5, 7, 0},
+      {{1, 2, 1}, 6, 8, 0}, {{1, 1, 1}, 7, 8, 0}, {{2, 2, 2}, 8, 9, 0},
+  };
+  b = bounds_ok(u3, 9, 3);
+  assert_int_equal(b.naive, 84);
+  assert_true(b.positional_max <= 64);
+  assert_true(b.peak_live <= b.positional_max);
+}
+
+/* TFLite's way: a profile per task (live volumes, non-increasing), positional maximums. */
+static void brute_force(const tg_usage_record *r, size_t n, uint64_t *peak, uint64_t *posmax) {
+  uint32_t max_task = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (r[i].last_task > max_task) max_task = r[i].last_task;
+  uint64_t *prof = calloc(n ? n : 1, sizeof *prof), *pm = calloc(n ? n : 1, sizeof *pm);
+  assert_non_null(prof);
+  assert_non_null(pm);
+  *peak = 0;
+  for (uint32_t t = 0; n > 0 && t <= max_task; ++t) {
+    size_t k = 0;
+    uint64_t live = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (r[i].first_task <= t && t <= r[i].last_task) {
+        uint64_t v = r[i].size.w * r[i].size.h * r[i].size.d;
+        size_t j = k++;
+        while (j > 0 && prof[j - 1] < v) {
+          prof[j] = prof[j - 1];
+          --j;
+        }
+        prof[j] = v;
+        live += v;
+      }
+    }
+    if (live > *peak) *peak = live;
+    for (size_t j = 0; j < k; ++j)
+      if (prof[j] > pm[j]) pm[j] = prof[j];
+  }
+  *posmax = 0;
+  for (size_t j = 0; j < n; ++j) *posmax += pm[j];
+  free(prof);
+  free(pm);
+}
+
+static void matches_brute_force(void **state) {
+  (void)state;
+  tg_test_rng rng = {8675309};
+  for (int iter = 0; iter < 2000; ++iter) {
+    uint32_t dims = (uint32_t)tg_test_rng_range(&rng, 1, 3);
+    size_t n = (size_t)tg_test_rng_range(&rng, 0, 40);
+    tg_test_random_spec spec = {dims, n, (uint32_t)tg_test_rng_range(&rng, 0, 30),
+                                (uint32_t)tg_test_rng_range(&rng, 0, 10),
+                                dims == 1 ? 100000 : 40, dims == 1, (int)tg_test_rng_range(&rng, 0, 1)};
+    tg_usage_record *r = calloc(n ? n : 1, sizeof *r);
+    assert_non_null(r);
+    tg_test_random_records(&rng, &spec, r);
+    uint64_t peak, posmax, naive = 0;
+    brute_force(r, n, &peak, &posmax);
+    for (size_t i = 0; i < n; ++i) naive += r[i].size.w * r[i].size.h * r[i].size.d;
+    tg_bounds b = bounds_ok(r, n, dims);
+    assert_int_equal(b.peak_live, peak);
+    assert_int_equal(b.positional_max, posmax);
+    assert_int_equal(b.naive, naive);
+    assert_true(b.peak_live <= b.positional_max);
+    assert_true(b.positional_max <= b.naive);
+    free(r);
+  }
+}
+
+/* Task indices up to TG_MAX_TASK with few records: no per-task work. */
+static void huge_task_indices(void **state) {
+  (void)state;
+  const tg_usage_record r[] = {
+      REC(10, 0, TG_MAX_TASK), REC(20, TG_MAX_TASK - 5, TG_MAX_TASK),
+      REC(5, 1000000000u, 3000000000u), REC(7, 0xFFFFFFFFu, 0xFFFFFFFFu),
+  };
+  tg_bounds b = bounds_ok(r, 4, 1);
+  assert_int_equal(b.peak_live, 30);
+  assert_int_equal(b.positional_max, 30);
+  assert_int_equal(b.naive, 42);
+}
+
+static void overflow_and_bad_input(void **state) {
+  (void)state;
+  const uint64_t big = UINT64_C(1) << 63;
+  tg_bounds b;
+  const tg_usage_record live[] = {REC(big, 0, 1), REC(big, 1, 2)};
+  assert_int_equal(tg_bounds_compute(live, 2, 1, NULL, &b), TG_ERROR_OVERFLOW);
+  const tg_usage_record apart[] = {REC(big, 0, 1), REC(big, 2, 3)};
+  assert_int_equal(tg_bounds_compute(apart, 2, 1, NULL, &b), TG_ERROR_OVERFLOW); /* naive */
+  const tg_usage_record vol[] = {{{UINT64_C(1) << 40, UINT64_C(1) << 30, 1}, 0, 0, 0}};
+  assert_int_equal(tg_bounds_compute(vol, 1, 2, NULL, &b), TG_ERROR_OVERFLOW);
+  const tg_usage_record backwards[] = {REC(8, 3, 2)};
+  assert_int_equal(tg_bounds_compute(backwards, 1, 1, NULL, &b), TG_ERROR_INVALID_ARGUMENT);
+  const tg_usage_record ok[] = {REC(8, 0, 2)};
+  assert_int_equal(tg_bounds_compute(ok, 1, 0, NULL, &b), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_bounds_compute(ok, 1, 4, NULL, &b), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_bounds_compute(NULL, 1, 1, NULL, &b), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_bounds_compute(ok, 1, 1, NULL, NULL), TG_ERROR_INVALID_ARGUMENT);
+  const tg_usage_record flat[] = {{{4, 2, 1}, 0, 1, 0}}; /* h != 1 in 1D */
+  assert_int_equal(tg_bounds_compute(flat, 1, 1, NULL, &b), TG_ERROR_INVALID_ARGUMENT);
+}
+
+/* O(n log n): 200k records finish quickly even with tasks spread over 32 bits. */
+static void large_input(void **state) {
+  (void)state;
+  size_t n = 200000;
+  tg_usage_record *r = calloc(n, sizeof *r);
+  assert_non_null(r);
+  tg_test_rng rng = {1};
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t f = (uint32_t)tg_test_rng_range(&rng, 0, 4000000000u);
+    r[i] = (tg_usage_record){{tg_test_rng_range(&rng, 1, 1000), 1, 1}, f,
+                             f + (uint32_t)tg_test_rng_range(&rng, 0, 100000), 0};
+  }
+  tg_bounds b = bounds_ok(r, n, 1);
+  assert_true(b.peak_live > 0 && b.peak_live <= b.positional_max && b.positional_max <= b.naive);
+  free(r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(tflite_vectors),
+      cmocka_unit_test(texture_vectors),
+      cmocka_unit_test(matches_brute_force),
+      cmocka_unit_test(huge_task_indices),
+      cmocka_unit_test(overflow_and_bad_input),
+      cmocka_unit_test(large_input),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

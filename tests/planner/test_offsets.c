@@ -1,0 +1,718 @@
+/* Offsets-mode strategies and ObjectsToOffsets: TFLite's vectors, a literal port of TFLite's
+ * GreedyBySizeAssignment as the reference on random inputs, fits, zero sizes, alignment, the
+ * may-share relation, overflow and allocation failures. */
+#include "support/tg_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define REC(size, first, last) {{(size), 1, 1}, (first), (last), 0}
+
+static const tg_usage_record k_chain[] = {
+    REC(16, 0, 1), REC(8, 1, 2), REC(64, 2, 3), REC(32, 3, 4), REC(8, 4, 5),
+};
+static const tg_usage_record k_complex[] = {
+    REC(32, 0, 1), REC(32, 1, 4), REC(8, 2, 5), REC(16, 3, 5), REC(8, 4, 5),
+    REC(64, 5, 7), REC(8, 6, 8),  REC(8, 7, 8), REC(16, 8, 9),
+};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static tg_status plan_offsets(const tg_usage_record *records, size_t count, tg_strategy strategy,
+                              tg_fit fit, uint64_t alignment, const tg_share_relation *relation,
+                              const tg_allocator *alloc, tg_plan **out) {
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = TG_MODE_OFFSETS;
+  o.strategy = strategy;
+  o.fit = fit;
+  o.alignment = alignment;
+  o.relation = relation;
+  return tg_plan_compute(records, count, 1, &o, alloc, out);
+}
+
+static tg_plan *plan_ok(const tg_usage_record *records, size_t count, tg_strategy strategy,
+                        tg_fit fit, uint64_t alignment, const tg_share_relation *relation) {
+  tg_plan *p = NULL;
+  tg_status st = plan_offsets(records, count, strategy, fit, alignment, relation, NULL, &p);
+  if (st != TG_OK) fail_msg("%s: %s", tg_strategy_name(strategy), tg_status_name(st));
+  assert_non_null(p);
+  assert_int_equal(p->mode, TG_MODE_OFFSETS);
+  assert_int_equal(p->record_count, count);
+  tg_test_assert_valid(records, count, 1, p, alignment, relation);
+  return p;
+}
+
+static void assert_offsets(const tg_plan *p, const uint64_t *expected, size_t count, uint64_t total) {
+  for (size_t i = 0; i < count; ++i)
+    if (p->offset_of[i] != expected[i])
+      fail_msg("record %zu: offset %llu, expected %llu", i, (unsigned long long)p->offset_of[i],
+               (unsigned long long)expected[i]);
+  assert_int_equal(p->total, total);
+}
+
+/* ---- TFLite's GreedyBySizeAssignment, ported literally (O(n^2)) ---------------------- */
+
+typedef struct ref_item {
+  uint64_t size;
+  size_t idx;
+} ref_item;
+
+static int ref_cmp(const void *pa, const void *pb) { /* size descending, stable by index */
+  const ref_item *a = pa, *b = pb;
+  if (a->size != b->size) return a->size > b->size ? -1 : 1;
+  return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static uint64_t align_by(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
+
+static uint64_t ref_greedy_by_size(const tg_usage_record *rec, size_t n, uint64_t align,
+                                   uint64_t *offsets) {
+  ref_item *order = calloc(n ? n : 1, sizeof *order);
+  size_t *allocs = calloc(n ? n : 1, sizeof *allocs);
+  size_t na = 0;
+  uint64_t total = 0;
+  assert_non_null(order);
+  assert_non_null(allocs);
+  for (size_t i = 0; i < n; ++i) order[i] = (ref_item){rec[i].size.w, i};
+  qsort(order, n, sizeof *order, ref_cmp);
+  for (size_t k = 0; k < n; ++k) {
+    size_t i = order[k].idx;
+    uint64_t best_diff = UINT64_MAX, best_off = UINT64_MAX, prev = 0;
+    for (size_t q = 0; q < na; ++q) {
+      size_t j = allocs[q];
+      if (rec[j].last_task < rec[i].first_task || rec[j].first_task > rec[i].last_task) continue;
+      uint64_t cur = offsets[j];
+      if (cur >= prev) {
+        uint64_t diff = cur - prev;
+        if (diff >= rec[i].size.w && diff < best_diff) {
+          best_diff = diff;
+          best_off = prev;
+        }
+      }
+      uint64_t end = align_by(cur + rec[j].size.w, align);
+      if (end > prev) prev = end;
+    }
+    if (best_off == UINT64_MAX) best_off = prev;
+    size_t pos = 0;
+    while (pos < na && offsets[allocs[pos]] <= best_off) ++pos;
+    memmove(allocs + pos + 1, allocs + pos, (na - pos) * sizeof *allocs);
+    allocs[pos] = i;
+    ++na;
+    offsets[i] = best_off;
+    if (best_off + rec[i].size.w > total) total = best_off + rec[i].size.w;
+  }
+  free(order);
+  free(allocs);
+  return total;
+}
+
+/* ---- random inputs ------------------------------------------------------------------- */
+
+static void random_1d(tg_test_rng *rng, tg_usage_record *r, size_t n) {
+  tg_test_random_spec spec = {1, n, (uint32_t)tg_test_rng_range(rng, 0, 3 * n + 1),
+                              (uint32_t)tg_test_rng_range(rng, 0, 12),
+                              tg_test_rng_range(rng, 1, 4) == 1 ? 1000000 : 64,
+                              (int)tg_test_rng_range(rng, 0, 1), (int)tg_test_rng_range(rng, 0, 1)};
+  tg_test_random_records(rng, &spec, r);
+}
+
+/* A symmetric, pure, pseudo-random relation: about a third of the pairs may not share. */
+typedef struct rel_state {
+  uint64_t seed;
+  size_t calls;
+} rel_state;
+
+static int random_may_share(void *user, size_t a, size_t b) {
+  rel_state *s = user;
+  s->calls++;
+  if (a > b) {
+    size_t t = a;
+    a = b;
+    b = t;
+  }
+  tg_test_rng h = {s->seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)};
+  return tg_test_rng_next(&h) % 3 != 0;
+}
+
+static int always_share(void *user, size_t a, size_t b) {
+  (void)user;
+  (void)a;
+  (void)b;
+  return 1;
+}
+
+/* ---- TFLite vectors ------------------------------------------------------------------ */
+
+static tg_plan *objects_plan(const uint32_t *ids, size_t n, const uint64_t *sizes, size_t k) {
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, 1, n, k, NULL, &p), TG_OK);
+  for (size_t i = 0; i < n; ++i) p->object_of[i] = ids[i];
+  for (size_t i = 0; i < k; ++i) {
+    p->object_sizes[i] = (tg_extent){sizes[i], 1, 1};
+    p->total += sizes[i];
+  }
+  return p;
+}
+
+static void check_objects_to_offsets(const uint32_t *ids, size_t n, const uint64_t *sizes,
+                                     size_t k, uint64_t alignment, const uint64_t *expected,
+                                     uint64_t total) {
+  tg_plan *objects = objects_plan(ids, n, sizes, k);
+  tg_plan *offsets = NULL;
+  assert_int_equal(tg_plan_objects_to_offsets(objects, alignment, NULL, &offsets), TG_OK);
+  assert_int_equal(offsets->mode, TG_MODE_OFFSETS);
+  assert_int_equal(offsets->record_count, n);
+  assert_int_equal(offsets->object_count, n ? 1 : 0);
+  assert_offsets(offsets, expected, n, total);
+  tg_plan_destroy(offsets);
+  tg_plan_destroy(objects);
+}
+
+static void objects_to_offsets_vectors(void **state) {
+  (void)state;
+  check_objects_to_offsets(NULL, 0, NULL, 0, 1, NULL, 0);
+  {
+    const uint32_t ids[] = {0};
+    const uint64_t sizes[] = {16}, want[] = {0};
+    check_objects_to_offsets(ids, 1, sizes, 1, 1, want, 16);
+  }
+  {
+    const uint32_t ids[] = {0, 0, 0};
+    const uint64_t sizes[] = {16}, want[] = {0, 0, 0};
+    check_objects_to_offsets(ids, 3, sizes, 1, 1, want, 16);
+  }
+  {
+    /* Object 4 has no record; it still takes its place. */
+    const uint32_t ids[] = {2, 0, 2, 1, 3, 3, 1, 5};
+    const uint64_t sizes[] = {16, 8, 32, 32, 4, 16};
+    const uint64_t want[] = {24, 0, 24, 16, 56, 56, 16, 92};
+    check_objects_to_offsets(ids, 8, sizes, 6, 1, want, 108);
+    const uint64_t want16[] = {32, 0, 32, 16, 64, 64, 16, 112}; /* each object 16-aligned */
+    check_objects_to_offsets(ids, 8, sizes, 6, 16, want16, 128);
+  }
+}
+
+/* Section 8: object plans of sections 4 and 5 laid out by ObjectsToOffsets. */
+static void objects_to_offsets_harness_tables(void **state) {
+  (void)state;
+  {
+    const uint32_t eq_ids[] = {0, 1, 2, 3, 1};
+    const uint64_t eq_sizes[] = {16, 8, 64, 32}, eq_want[] = {0, 16, 24, 88, 16};
+    check_objects_to_offsets(eq_ids, 5, eq_sizes, 4, 1, eq_want, 120);
+    const uint32_t g_ids[] = {0, 1, 0, 1, 0};
+    const uint64_t g_sizes[] = {64, 32}, g_want[] = {0, 64, 0, 64, 0};
+    check_objects_to_offsets(g_ids, 5, g_sizes, 2, 1, g_want, 96);
+  }
+  {
+    const uint32_t eq_ids[] = {0, 1, 2, 3, 4, 5, 4, 2, 3};
+    const uint64_t eq_sizes[] = {32, 32, 8, 16, 8, 64};
+    const uint64_t eq_want[] = {0, 32, 64, 72, 88, 96, 88, 64, 72};
+    check_objects_to_offsets(eq_ids, 9, eq_sizes, 6, 1, eq_want, 160);
+    const uint32_t gio_ids[] = {0, 1, 0, 2, 3, 1, 3, 2, 0};
+    const uint64_t gio_sizes[] = {32, 64, 16, 8};
+    const uint64_t gio_want[] = {0, 32, 0, 96, 112, 32, 112, 96, 0};
+    check_objects_to_offsets(gio_ids, 9, gio_sizes, 4, 1, gio_want, 120);
+    const uint32_t gbb_ids[] = {0, 4, 2, 1, 3, 0, 2, 3, 1};
+    const uint64_t gbb_sizes[] = {64, 16, 8, 8, 32};
+    const uint64_t gbb_want[] = {0, 96, 80, 64, 88, 0, 80, 88, 64};
+    check_objects_to_offsets(gbb_ids, 9, gbb_sizes, 5, 1, gbb_want, 128);
+    const uint32_t best_ids[] = {1, 0, 2, 1, 3, 0, 1, 2, 0};
+    const uint64_t best_sizes[] = {64, 32, 8, 8};
+    const uint64_t best_want[] = {64, 0, 96, 64, 104, 0, 64, 96, 0};
+    check_objects_to_offsets(best_ids, 9, best_sizes, 4, 1, best_want, 112);
+    const uint32_t mcf_ids[] = {0, 1, 2, 0, 3, 1, 3, 2, 0};
+    const uint64_t mcf_sizes[] = {32, 64, 8, 8};
+    const uint64_t mcf_want[] = {0, 32, 96, 0, 104, 32, 104, 96, 0};
+    check_objects_to_offsets(mcf_ids, 9, mcf_sizes, 4, 1, mcf_want, 112);
+  }
+}
+
+static void objects_to_offsets_errors(void **state) {
+  (void)state;
+  tg_plan *p = NULL, *out = (tg_plan *)&out;
+  assert_int_equal(tg_plan_objects_to_offsets(NULL, 1, NULL, &out), TG_ERROR_INVALID_ARGUMENT);
+  assert_null(out);
+  assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, 2, 1, 1, NULL, &p), TG_OK);
+  p->object_sizes[0] = (tg_extent){4, 4, 1};
+  assert_int_equal(tg_plan_objects_to_offsets(p, 1, NULL, &out), TG_ERROR_UNSUPPORTED);
+  tg_plan_destroy(p);
+  assert_int_equal(tg_plan_create(TG_MODE_OFFSETS, 1, 1, 0, NULL, &p), TG_OK);
+  assert_int_equal(tg_plan_objects_to_offsets(p, 1, NULL, &out), TG_ERROR_INVALID_ARGUMENT);
+  tg_plan_destroy(p);
+  const uint32_t ids[] = {0, 2};
+  const uint64_t sizes[] = {8, 8};
+  p = objects_plan(ids, 2, sizes, 2);
+  assert_int_equal(tg_plan_objects_to_offsets(p, 1, NULL, &out), TG_ERROR_INVALID_ARGUMENT);
+  assert_null(out);
+  tg_plan_destroy(p);
+  const uint32_t ids2[] = {0, 1};
+  const uint64_t huge[] = {UINT64_MAX - 4, 8};
+  p = objects_plan(ids2, 2, huge, 2);
+  assert_int_equal(tg_plan_objects_to_offsets(p, 1, NULL, &out), TG_ERROR_OVERFLOW);
+  tg_plan_destroy(p);
+}
+
+static void empty_and_one_record(void **state) {
+  (void)state;
+  const tg_usage_record one[] = {REC(16, 0, 1)};
+  for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+    if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
+    tg_plan *p = plan_ok(NULL, 0, (tg_strategy)s, TG_FIT_BEST, 1, NULL);
+    assert_int_equal(p->total, 0);
+    assert_int_equal(p->object_count, 0);
+    tg_plan_destroy(p);
+    p = plan_ok(one, 1, (tg_strategy)s, TG_FIT_BEST, 1, NULL);
+    assert_int_equal(p->offset_of[0], 0);
+    assert_int_equal(p->total, 16);
+    assert_int_equal(p->object_count, 1);
+    tg_plan_destroy(p);
+  }
+}
+
+static void unsupported_in_offsets_mode(void **state) {
+  (void)state;
+  tg_plan *p = (tg_plan *)&p;
+  assert_int_equal(plan_offsets(k_chain, 5, TG_STRATEGY_EQUALITY, TG_FIT_BEST, 1, NULL, NULL, &p),
+                   TG_ERROR_UNSUPPORTED);
+  assert_null(p);
+  assert_int_equal(plan_offsets(k_chain, 5, TG_STRATEGY_MIN_COST_FLOW, TG_FIT_BEST, 1, NULL, NULL, &p),
+                   TG_ERROR_UNSUPPORTED);
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = TG_MODE_OFFSETS;
+  o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+  const tg_usage_record tex[] = {{{2, 2, 1}, 0, 1, 0}};
+  assert_int_equal(tg_plan_compute(tex, 1, 2, &o, NULL, &p), TG_ERROR_UNSUPPORTED);
+}
+
+static void greedy_by_size_chain(void **state) {
+  (void)state;
+  tg_plan *p = plan_ok(k_chain, 5, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 1, NULL);
+  const uint64_t want[] = {0, 64, 0, 64, 0};
+  assert_offsets(p, want, 5, 96);
+  tg_plan_destroy(p);
+  /* OffsetAssignmentWithAlignment: offsets aligned, total = max(offset + size), not rounded. */
+  p = plan_ok(k_chain, 5, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 128, NULL);
+  const uint64_t want128[] = {0, 128, 0, 128, 0};
+  assert_offsets(p, want128, 5, 160);
+  tg_plan_destroy(p);
+}
+
+static void greedy_by_size_complex(void **state) {
+  (void)state;
+  tg_plan *p = plan_ok(k_complex, 9, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 1, NULL);
+  const uint64_t want[] = {0, 32, 80, 64, 88, 0, 64, 72, 0};
+  assert_offsets(p, want, 9, 96);
+  tg_plan_destroy(p);
+  /* The same per-record alignment as a plan alignment gives the same plan. */
+  tg_usage_record r[COUNT(k_chain)];
+  memcpy(r, k_chain, sizeof r);
+  for (size_t i = 0; i < COUNT(r); ++i) r[i].alignment = 128;
+  p = plan_ok(r, 5, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 0, NULL);
+  const uint64_t want128[] = {0, 128, 0, 128, 0};
+  assert_offsets(p, want128, 5, 160);
+  tg_plan_destroy(p);
+}
+
+static void naive_matches_objects_to_offsets(void **state) {
+  (void)state;
+  tg_plan *p = plan_ok(k_complex, 9, TG_STRATEGY_NAIVE, TG_FIT_BEST, 1, NULL);
+  const uint64_t want[] = {0, 32, 64, 72, 88, 96, 160, 168, 176};
+  assert_offsets(p, want, 9, 192);
+  tg_plan_destroy(p);
+  p = plan_ok(k_chain, 5, TG_STRATEGY_NAIVE, TG_FIT_BEST, 1, NULL);
+  const uint64_t want_chain[] = {0, 16, 24, 88, 120};
+  assert_offsets(p, want_chain, 5, 128);
+  tg_plan_destroy(p);
+}
+
+static void every_strategy_on_vectors(void **state) {
+  (void)state;
+  const tg_usage_record *sets[] = {k_chain, k_complex};
+  const size_t counts[] = {COUNT(k_chain), COUNT(k_complex)};
+  const uint64_t aligns[] = {0, 1, 8, 24, 128};
+  for (size_t k = 0; k < 2; ++k) {
+    for (size_t a = 0; a < COUNT(aligns); ++a) {
+      for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+        if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
+        for (int f = 0; f < 3; ++f) {
+          tg_plan *p = plan_ok(sets[k], counts[k], (tg_strategy)s, (tg_fit)f, aligns[a], NULL);
+          if (aligns[a] <= 1) assert_true(p->total >= 96); /* peak live of both */
+          tg_plan_destroy(p);
+        }
+      }
+    }
+  }
+  /* `best` reaches the peak-live bound on both. */
+  tg_plan *p = plan_ok(k_complex, 9, TG_STRATEGY_BEST, TG_FIT_BEST, 1, NULL);
+  assert_int_equal(p->total, 96);
+  tg_plan_destroy(p);
+}
+
+/* ---- greedy-by-size against the reference -------------------------------------------- */
+
+static void greedy_by_size_matches_tflite(void **state) {
+  (void)state;
+  tg_test_rng rng = {20240601};
+  const uint64_t aligns[] = {1, 4, 24, 128};
+  for (int iter = 0; iter < 600; ++iter) {
+    size_t n = (size_t)tg_test_rng_range(&rng, 0, iter < 500 ? 40 : 700);
+    tg_usage_record *r = calloc(n ? n : 1, sizeof *r);
+    uint64_t *want = calloc(n ? n : 1, sizeof *want);
+    assert_non_null(r);
+    assert_non_null(want);
+    random_1d(&rng, r, n);
+    uint64_t align = aligns[tg_test_rng_range(&rng, 0, 3)];
+    uint64_t total = ref_greedy_by_size(r, n, align, want);
+    tg_plan *p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, NULL);
+    assert_offsets(p, want, n, total);
+    tg_plan_destroy(p);
+    /* The relation path (every placed record checked) with a relation that allows
+     * everything must give the same plan. */
+    rel_state unused = {0, 0};
+    tg_share_relation all = {always_share, &unused};
+    p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, &all);
+    assert_offsets(p, want, n, total);
+    tg_plan_destroy(p);
+    free(r);
+    free(want);
+  }
+}
+
+/* Long-lived records among short ones: searches span many time blocks. */
+static void greedy_by_size_mixed_lifetimes(void **state) {
+  (void)state;
+  tg_test_rng rng = {77};
+  for (int iter = 0; iter < 20; ++iter) {
+    size_t n = 3000;
+    tg_usage_record *r = calloc(n, sizeof *r);
+    uint64_t *want = calloc(n, sizeof *want);
+    assert_non_null(r);
+    assert_non_null(want);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t first = (uint32_t)tg_test_rng_range(&rng, 0, 2000);
+      uint64_t kind = tg_test_rng_range(&rng, 0, 20);
+      uint32_t len = kind == 0 ? (uint32_t)tg_test_rng_range(&rng, 0, 2000)
+                   : kind < 5  ? (uint32_t)tg_test_rng_range(&rng, 0, 200)
+                               : (uint32_t)tg_test_rng_range(&rng, 0, 3);
+      r[i] = (tg_usage_record){{tg_test_rng_range(&rng, 0, 1u << 20), 1, 1}, first, first + len, 0};
+    }
+    uint64_t total = ref_greedy_by_size(r, n, 16, want);
+    tg_plan *p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 16, NULL);
+    assert_offsets(p, want, n, total);
+    tg_plan_destroy(p);
+    free(r);
+    free(want);
+  }
+}
+
+/* Input order changes only tie order: with distinct sizes, each record keeps its offset. */
+static void shuffled_inputs(void **state) {
+  (void)state;
+  tg_test_rng rng = {5};
+  for (int iter = 0; iter < 100; ++iter) {
+    size_t n = (size_t)tg_test_rng_range(&rng, 1, 50);
+    tg_usage_record *r = calloc(n, sizeof *r), *s = calloc(n, sizeof *s);
+    size_t *perm = calloc(n, sizeof *perm);
+    assert_non_null(r);
+    assert_non_null(s);
+    assert_non_null(perm);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t first = (uint32_t)(i * 3 + tg_test_rng_range(&rng, 0, 2)); /* distinct */
+      r[i] = (tg_usage_record){{1000 + i * 7 + tg_test_rng_range(&rng, 0, 6), 1, 1}, first,
+                               first + (uint32_t)tg_test_rng_range(&rng, 0, 9), 0};
+      perm[i] = i;
+    }
+    for (size_t i = n; i > 1; --i) {
+      size_t j = (size_t)tg_test_rng_range(&rng, 0, i - 1), t = perm[i - 1];
+      perm[i - 1] = perm[j];
+      perm[j] = t;
+    }
+    for (size_t i = 0; i < n; ++i) s[i] = r[perm[i]];
+    const tg_strategy strategies[] = {TG_STRATEGY_GREEDY_BY_SIZE, TG_STRATEGY_GREEDY_IN_ORDER,
+                                      TG_STRATEGY_GREEDY_BY_BREADTH};
+    for (size_t k = 0; k < COUNT(strategies); ++k) {
+      for (int f = 0; f < 3; ++f) {
+        tg_plan *a = plan_ok(r, n, strategies[k], (tg_fit)f, 8, NULL);
+        tg_plan *b = plan_ok(s, n, strategies[k], (tg_fit)f, 8, NULL);
+        assert_int_equal(a->total, b->total);
+        for (size_t i = 0; i < n; ++i) assert_int_equal(b->offset_of[i], a->offset_of[perm[i]]);
+        tg_plan_destroy(a);
+        tg_plan_destroy(b);
+      }
+    }
+    free(r);
+    free(s);
+    free(perm);
+  }
+}
+
+/* ---- greedy-in-order: fits, coalescing, the top ---------------------------------------- */
+
+static void in_order_fits(void **state) {
+  (void)state;
+  /* Three holes at time 2: [0,20), [25,35), [40,70); a record of 8 goes to the lowest (first),
+   * the smallest (best) or the largest (worst). */
+  const tg_usage_record r[] = {REC(20, 0, 1), REC(5, 0, 3),  REC(10, 0, 1), REC(5, 0, 3),
+                               REC(30, 0, 1), REC(5, 0, 3),  REC(8, 2, 3)};
+  const uint64_t base[] = {0, 20, 25, 35, 40, 70};
+  const uint64_t expect_last[3] = {25, 0, 40}; /* indexed by tg_fit: best, first, worst */
+  for (int f = 0; f < 3; ++f) {
+    tg_plan *p = plan_ok(r, 7, TG_STRATEGY_GREEDY_IN_ORDER, (tg_fit)f, 1, NULL);
+    for (size_t i = 0; i < 6; ++i) assert_int_equal(p->offset_of[i], base[i]);
+    assert_int_equal(p->offset_of[6], expect_last[f]);
+    assert_int_equal(p->total, 75);
+    tg_plan_destroy(p);
+  }
+}
+
+static void in_order_coalesces_and_grows_the_top(void **state) {
+  (void)state;
+  /* Two neighbours freed together form one block of 20. */
+  const tg_usage_record merge[] = {REC(10, 0, 1), REC(10, 0, 1), REC(20, 2, 3)};
+  for (int f = 0; f < 3; ++f) {
+    tg_plan *p = plan_ok(merge, 3, TG_STRATEGY_GREEDY_IN_ORDER, (tg_fit)f, 1, NULL);
+    assert_int_equal(p->offset_of[2], 0);
+    assert_int_equal(p->total, 20);
+    tg_plan_destroy(p);
+  }
+  /* The free block at the top is extended rather than skipped. */
+  const tg_usage_record top[] = {REC(10, 0, 3), REC(10, 0, 1), REC(15, 2, 3)};
+  tg_plan *p = plan_ok(top, 3, TG_STRATEGY_GREEDY_IN_ORDER, TG_FIT_BEST, 1, NULL);
+  assert_int_equal(p->offset_of[2], 10);
+  assert_int_equal(p->total, 25);
+  tg_plan_destroy(p);
+  /* Alignment: padding stays free; a record that does not fit once aligned goes on top. */
+  const tg_usage_record al[] = {REC(10, 0, 1), REC(10, 0, 3), REC(6, 0, 3), REC(4, 2, 3)};
+  p = plan_ok(al, 4, TG_STRATEGY_GREEDY_IN_ORDER, TG_FIT_FIRST, 16, NULL);
+  const uint64_t want[] = {0, 16, 32, 0};
+  assert_offsets(p, want, 4, 38);
+  tg_plan_destroy(p);
+  /* Freed blocks are reused in the Chain vector: the peak-live bound. */
+  p = plan_ok(k_chain, 5, TG_STRATEGY_GREEDY_IN_ORDER, TG_FIT_BEST, 1, NULL);
+  assert_true(p->total <= 128);
+  tg_plan_destroy(p);
+}
+
+/* ---- zero sizes, alignment, overflow --------------------------------------------------- */
+
+static void zero_size_records(void **state) {
+  (void)state;
+  const tg_usage_record r[] = {REC(0, 0, 5), REC(16, 0, 2), REC(0, 1, 1), REC(8, 1, 3),
+                               REC(0, 3, 4), REC(0, 0, 0)};
+  uint64_t want[6];
+  uint64_t total = ref_greedy_by_size(r, 6, 1, want);
+  for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+    if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
+    for (int f = 0; f < 3; ++f) {
+      tg_plan *p = plan_ok(r, 6, (tg_strategy)s, (tg_fit)f, 1, NULL);
+      if (s == TG_STRATEGY_GREEDY_BY_SIZE) assert_offsets(p, want, 6, total);
+      if (s == TG_STRATEGY_GREEDY_IN_ORDER || s == TG_STRATEGY_GREEDY_BY_BREADTH) {
+        assert_int_equal(p->offset_of[0], 0);
+        assert_int_equal(p->offset_of[2], 0);
+      }
+      tg_plan_destroy(p);
+    }
+  }
+  /* Only zero sizes. */
+  const tg_usage_record z[] = {REC(0, 0, 1), REC(0, 0, 1)};
+  tg_plan *p = plan_ok(z, 2, TG_STRATEGY_BEST, TG_FIT_BEST, 64, NULL);
+  assert_int_equal(p->total, 0);
+  tg_plan_destroy(p);
+}
+
+static void per_record_alignment(void **state) {
+  (void)state;
+  tg_test_rng rng = {99};
+  const uint64_t aligns[] = {0, 1, 2, 8, 24, 256, 4096};
+  for (int iter = 0; iter < 200; ++iter) {
+    size_t n = (size_t)tg_test_rng_range(&rng, 1, 60);
+    tg_usage_record *r = calloc(n, sizeof *r);
+    assert_non_null(r);
+    random_1d(&rng, r, n);
+    for (size_t i = 0; i < n; ++i) r[i].alignment = aligns[tg_test_rng_range(&rng, 0, 6)];
+    uint64_t plan_align = aligns[tg_test_rng_range(&rng, 0, 4)];
+    for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+      if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
+      for (int f = 0; f < 3; ++f) {
+        tg_plan *p = plan_ok(r, n, (tg_strategy)s, (tg_fit)f, plan_align, NULL);
+        for (size_t i = 0; i < n; ++i) {
+          uint64_t a = r[i].alignment > plan_align ? r[i].alignment : plan_align;
+          if (a > 1) assert_int_equal(p->offset_of[i] % a, 0);
+        }
+        tg_plan_destroy(p);
+      }
+    }
+    free(r);
+  }
+}
+
+static void overflow_is_reported(void **state) {
+  (void)state;
+  const uint64_t big = UINT64_C(1) << 63;
+  const tg_usage_record r[] = {REC(big, 0, 1), REC(big, 0, 1), REC(16, 0, 1)};
+  for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+    if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
+    for (int f = 0; f < 3; ++f) {
+      tg_failing_allocator fa; /* counts blocks: a failing strategy must free everything */
+      tg_failing_allocator_init(&fa, NULL, 0);
+      tg_plan *p = (tg_plan *)&p;
+      assert_int_equal(plan_offsets(r, 3, (tg_strategy)s, (tg_fit)f, 1, NULL, &fa.base, &p),
+                       TG_ERROR_OVERFLOW);
+      assert_null(p);
+      if (fa.live_blocks != 0)
+        fail_msg("%s: %lld blocks leaked on overflow", tg_strategy_name((tg_strategy)s),
+                 (long long)fa.live_blocks);
+    }
+  }
+  /* Disjoint in time, they share: no overflow. */
+  const tg_usage_record ok[] = {REC(big, 0, 1), REC(big, 2, 3)};
+  tg_plan *p = plan_ok(ok, 2, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 1, NULL);
+  assert_int_equal(p->total, big);
+  tg_plan_destroy(p);
+}
+
+/* ---- the may-share relation ----------------------------------------------------------- */
+
+static void relation_is_honoured(void **state) {
+  (void)state;
+  tg_test_rng rng = {31337};
+  for (int iter = 0; iter < 300; ++iter) {
+    size_t n = (size_t)tg_test_rng_range(&rng, 0, iter < 280 ? 50 : 400);
+    tg_usage_record *r = calloc(n ? n : 1, sizeof *r);
+    assert_non_null(r);
+    random_1d(&rng, r, n);
+    rel_state rs = {tg_test_rng_next(&rng), 0};
+    tg_share_relation rel = {random_may_share, &rs};
+    uint64_t align = tg_test_rng_range(&rng, 0, 1) ? 1 : 16;
+    for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+      if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
+      for (int f = 0; f < 3; ++f) {
+        tg_plan *p = plan_ok(r, n, (tg_strategy)s, (tg_fit)f, align, &rel);
+        /* Direct check, independent of the validator: every address-overlapping pair either
+         * is disjoint in time and allowed, or ... nothing else. */
+        for (size_t a = 0; a < n; ++a) {
+          for (size_t b = a + 1; b < n; ++b) {
+            if (r[a].size.w == 0 || r[b].size.w == 0) continue;
+            int addr = p->offset_of[a] < p->offset_of[b] + r[b].size.w &&
+                       p->offset_of[b] < p->offset_of[a] + r[a].size.w;
+            if (!addr) continue;
+            int time = r[a].first_task <= r[b].last_task && r[b].first_task <= r[a].last_task;
+            if (time || !random_may_share(&rs, a, b))
+              fail_msg("%s: records %zu and %zu overlap", tg_strategy_name((tg_strategy)s), a, b);
+          }
+        }
+        tg_plan_destroy(p);
+      }
+    }
+    free(r);
+  }
+}
+
+/* A relation that forbids all sharing forces every record apart. */
+static int never_share(void *user, size_t a, size_t b) {
+  (void)user;
+  (void)a;
+  (void)b;
+  return 0;
+}
+
+static void relation_forbidding_everything(void **state) {
+  (void)state;
+  tg_share_relation rel = {never_share, NULL};
+  for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+    if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
+    tg_plan *p = plan_ok(k_chain, 5, (tg_strategy)s, TG_FIT_BEST, 1, &rel);
+    assert_int_equal(p->total, 128);
+    tg_plan_destroy(p);
+  }
+}
+
+/* ---- allocation failures --------------------------------------------------------------- */
+
+static void allocation_failures(void **state) {
+  (void)state;
+  tg_test_rng rng = {4};
+  tg_usage_record r[80];
+  random_1d(&rng, r, 80);
+  rel_state rs = {1, 0};
+  tg_share_relation rel = {random_may_share, &rs};
+  for (int with_rel = 0; with_rel < 2; ++with_rel) {
+    for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+      if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
+      for (uint64_t k = 1;; ++k) {
+        tg_failing_allocator fa;
+        tg_failing_allocator_init(&fa, NULL, k);
+        tg_plan *p = NULL;
+        tg_status st = plan_offsets(r, 80, (tg_strategy)s, TG_FIT_WORST, 8, with_rel ? &rel : NULL,
+                                    &fa.base, &p);
+        if (fa.failures == 0) {
+          assert_int_equal(st, TG_OK);
+          tg_plan_destroy(p);
+          assert_int_equal(fa.live_blocks, 0);
+          break;
+        }
+        assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+        assert_null(p);
+        assert_int_equal(fa.live_blocks, 0);
+      }
+    }
+  }
+  /* bounds and the conversion too */
+  for (uint64_t k = 1;; ++k) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, k);
+    tg_bounds b;
+    tg_status st = tg_bounds_compute(r, 80, 1, &fa.base, &b);
+    assert_int_equal(fa.live_blocks, 0);
+    if (fa.failures == 0) {
+      assert_int_equal(st, TG_OK);
+      break;
+    }
+    assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+  }
+  const uint32_t ids[] = {0, 1, 0};
+  const uint64_t sizes[] = {8, 8};
+  tg_plan *objects = objects_plan(ids, 3, sizes, 2);
+  for (uint64_t k = 1;; ++k) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, k);
+    tg_plan *p = NULL;
+    tg_status st = tg_plan_objects_to_offsets(objects, 4, &fa.base, &p);
+    if (fa.failures == 0) {
+      assert_int_equal(st, TG_OK);
+      tg_plan_destroy(p);
+      assert_int_equal(fa.live_blocks, 0);
+      break;
+    }
+    assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+    assert_int_equal(fa.live_blocks, 0);
+  }
+  tg_plan_destroy(objects);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(objects_to_offsets_vectors),
+      cmocka_unit_test(objects_to_offsets_harness_tables),
+      cmocka_unit_test(objects_to_offsets_errors),
+      cmocka_unit_test(empty_and_one_record),
+      cmocka_unit_test(unsupported_in_offsets_mode),
+      cmocka_unit_test(greedy_by_size_chain),
+      cmocka_unit_test(greedy_by_size_complex),
+      cmocka_unit_test(naive_matches_objects_to_offsets),
+      cmocka_unit_test(every_strategy_on_vectors),
+      cmocka_unit_test(greedy_by_size_matches_tflite),
+      cmocka_unit_test(greedy_by_size_mixed_lifetimes),
+      cmocka_unit_test(shuffled_inputs),
+      cmocka_unit_test(in_order_fits),
+      cmocka_unit_test(in_order_coalesces_and_grows_the_top),
+      cmocka_unit_test(zero_size_records),
+      cmocka_unit_test(per_record_alignment),
+      cmocka_unit_test(overflow_is_reported),
+      cmocka_unit_test(relation_is_honoured),
+      cmocka_unit_test(relation_forbidding_everything),
+      cmocka_unit_test(allocation_failures),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

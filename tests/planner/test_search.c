@@ -1,0 +1,242 @@
+/* The improvement search and the exact mode: never worse than greedy, valid, deterministic for
+ * a seed, and optimal where optimality can be checked (brute force, perfect packings). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "support/tg_test.h"
+
+static tg_usage_record rec1(uint64_t size, uint32_t first, uint32_t last) {
+  tg_usage_record r;
+  memset(&r, 0, sizeof r);
+  r.size = (tg_extent){size, 1, 1};
+  r.first_task = first;
+  r.last_task = last;
+  return r;
+}
+
+/* A W x T rectangle cut by random guillotine cuts into n pieces: the optimum is W. */
+static uint64_t perfect_packing(tg_test_rng *g, tg_usage_record *r, size_t n) {
+  typedef struct piece {
+    uint64_t x0, x1, t0, t1;
+  } piece;
+  piece *p = calloc(n, sizeof *p);
+  assert_non_null(p);
+  uint64_t w = 100 * (uint64_t)n, t = 4 * (uint64_t)n + 8;
+  size_t count = 1;
+  p[0] = (piece){0, w, 0, t};
+  while (count < n) {
+    size_t k = (size_t)tg_test_rng_range(g, 0, count - 1);
+    piece q = p[k];
+    int by_time = tg_test_rng_next(g) & 1;
+    if (q.x1 - q.x0 < 2) by_time = 1;
+    if (q.t1 - q.t0 < 2) by_time = 0;
+    if (q.x1 - q.x0 < 2 && q.t1 - q.t0 < 2) continue;
+    uint64_t c = by_time ? tg_test_rng_range(g, q.t0 + 1, q.t1 - 1)
+                         : tg_test_rng_range(g, q.x0 + 1, q.x1 - 1);
+    if (by_time) {
+      p[k].t1 = c;
+      p[count++] = (piece){q.x0, q.x1, c, q.t1};
+    } else {
+      p[k].x1 = c;
+      p[count++] = (piece){c, q.x1, q.t0, q.t1};
+    }
+  }
+  for (size_t i = 0; i < n; ++i)
+    r[i] = rec1(p[i].x1 - p[i].x0, (uint32_t)p[i].t0, (uint32_t)(p[i].t1 - 1));
+  free(p);
+  return w;
+}
+
+static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
+                          uint32_t limit_ms, uint64_t seed, const tg_share_relation *rel) {
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = mode;
+  o.strategy = TG_STRATEGY_BEST;
+  o.time_limit_ms = limit_ms;
+  o.seed = seed;
+  o.relation = rel;
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
+  tg_test_assert_valid(r, n, dims, p, 0, rel);
+  return p;
+}
+
+static void test_search_never_worse_and_valid(void **state) {
+  (void)state;
+  tg_test_rng g = {11};
+  for (int round = 0; round < 12; ++round) {
+    uint32_t dims = round % 3 == 2 ? 2 : 1;
+    tg_test_random_spec spec = {dims, 40 + (size_t)round * 20, 60, 12, 1000, 0, round & 1};
+    tg_usage_record *r = calloc(spec.count, sizeof *r);
+    assert_non_null(r);
+    tg_test_random_records(&g, &spec, r);
+    for (int mode = 0; mode < 2; ++mode) {
+      if (mode == TG_MODE_OFFSETS && dims != 1) continue;
+      tg_plan *greedy = plan_with(r, spec.count, dims, (tg_mode)mode, 0, 0, NULL);
+      tg_plan *searched = plan_with(r, spec.count, dims, (tg_mode)mode, 15, (uint64_t)round, NULL);
+      assert_true(searched->total <= greedy->total);
+      tg_plan_destroy(greedy);
+      tg_plan_destroy(searched);
+    }
+    free(r);
+  }
+}
+
+/* A relation forbidding sharing between records of different parity. */
+static int same_parity(void *user, size_t a, size_t b) {
+  (void)user;
+  return (a & 1) == (b & 1);
+}
+
+static void test_search_honours_relation(void **state) {
+  (void)state;
+  tg_test_rng g = {5};
+  tg_test_random_spec spec = {1, 120, 50, 6, 500, 0, 0};
+  tg_usage_record r[120];
+  tg_test_random_records(&g, &spec, r);
+  tg_share_relation rel = {same_parity, NULL};
+  for (int mode = 0; mode < 2; ++mode) {
+    tg_plan *greedy = plan_with(r, spec.count, 1, (tg_mode)mode, 0, 0, &rel);
+    tg_plan *searched = plan_with(r, spec.count, 1, (tg_mode)mode, 15, 3, &rel);
+    assert_true(searched->total <= greedy->total);
+    tg_plan_destroy(greedy);
+    tg_plan_destroy(searched);
+  }
+}
+
+static void test_search_deterministic(void **state) {
+  (void)state;
+  tg_test_rng g = {99};
+  tg_usage_record r[60];
+  perfect_packing(&g, r, 60);
+  for (int mode = 0; mode < 2; ++mode) {
+    /* 60 records: the iteration cap ends the search well before the clock would. */
+    tg_plan *a = plan_with(r, 60, 1, (tg_mode)mode, 2000, 42, NULL);
+    tg_plan *b = plan_with(r, 60, 1, (tg_mode)mode, 2000, 42, NULL);
+    assert_int_equal(a->total, b->total);
+    if (mode == TG_MODE_OFFSETS) {
+      assert_memory_equal(a->offset_of, b->offset_of, 60 * sizeof *a->offset_of);
+    } else {
+      assert_memory_equal(a->object_of, b->object_of, 60 * sizeof *a->object_of);
+    }
+    tg_plan_destroy(a);
+    tg_plan_destroy(b);
+  }
+}
+
+static void test_search_reaches_bound_small_perfect(void **state) {
+  (void)state;
+  int reached = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    tg_test_rng g = {seed};
+    tg_usage_record r[12];
+    uint64_t w = perfect_packing(&g, r, 12);
+    tg_plan *p = plan_with(r, 12, 1, TG_MODE_OFFSETS, 200, seed, NULL);
+    reached += p->total == w;
+    tg_plan_destroy(p);
+  }
+  assert_true(reached >= 9);
+}
+
+/* Brute force: the smallest first-fit layout over every order (an optimal plan is among
+ * them, see planner/exact.c). */
+static void permute(const tg_usage_record *r, size_t n, size_t *order, size_t k, uint64_t *best) {
+  if (k == n) {
+    uint64_t off[8], top = 0;
+    for (size_t i = 0; i < n; ++i) {
+      size_t u = order[i];
+      uint64_t pos = 0;
+      for (int moved = 1; moved;) {
+        moved = 0;
+        for (size_t j = 0; j < i; ++j) {
+          size_t p = order[j];
+          int meet = r[u].first_task <= r[p].last_task && r[p].first_task <= r[u].last_task;
+          if (meet && off[p] < pos + r[u].size.w && pos < off[p] + r[p].size.w) {
+            pos = off[p] + r[p].size.w;
+            moved = 1;
+          }
+        }
+      }
+      off[u] = pos;
+      if (pos + r[u].size.w > top) top = pos + r[u].size.w;
+    }
+    if (top < *best) *best = top;
+    return;
+  }
+  for (size_t i = k; i < n; ++i) {
+    size_t t = order[k];
+    order[k] = order[i];
+    order[i] = t;
+    permute(r, n, order, k + 1, best);
+    order[i] = order[k];
+    order[k] = t;
+  }
+}
+
+static void test_exact_matches_brute_force(void **state) {
+  (void)state;
+  tg_test_rng g = {2024};
+  for (int round = 0; round < 30; ++round) {
+    size_t n = 3 + (size_t)(round % 6);
+    tg_test_random_spec spec = {1, n, 8, 4, 40, 0, round & 1};
+    tg_usage_record r[8];
+    tg_test_random_records(&g, &spec, r);
+    size_t order[8];
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    uint64_t brute = UINT64_MAX;
+    permute(r, n, order, 0, &brute);
+    tg_plan_options o;
+    memset(&o, 0, sizeof o);
+    o.time_limit_ms = 5000;
+    o.seed = (uint64_t)round;
+    tg_exact_stats st;
+    memset(&st, 0, sizeof st);
+    tg_plan *p = NULL;
+    assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, &st), TG_OK);
+    tg_test_assert_valid(r, n, 1, p, 0, NULL);
+    assert_int_equal(st.proved_optimal, 1);
+    assert_int_equal(p->total, brute);
+    assert_int_equal(st.lower_bound, brute);
+    tg_plan_destroy(p);
+  }
+}
+
+static void test_exact_perfect_packing(void **state) {
+  (void)state;
+  static const size_t sizes[] = {50, 80, 100, 120};
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+    size_t n = sizes[i];
+    tg_test_rng g = {7000 + n};
+    tg_usage_record *r = calloc(n, sizeof *r);
+    assert_non_null(r);
+    uint64_t w = perfect_packing(&g, r, n);
+    tg_plan_options o;
+    memset(&o, 0, sizeof o);
+    o.time_limit_ms = 3000;
+    tg_exact_stats st;
+    memset(&st, 0, sizeof st);
+    tg_plan *p = NULL;
+    assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, &st), TG_OK);
+    tg_test_assert_valid(r, n, 1, p, 0, NULL);
+    print_message("perfect packing %zu records: total/W = %.4f, proved %d, nodes %llu\n", n,
+                  (double)p->total / (double)w, st.proved_optimal,
+                  (unsigned long long)st.nodes);
+    assert_int_equal(p->total, w);
+    assert_int_equal(st.proved_optimal, 1);
+    tg_plan_destroy(p);
+    free(r);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_search_never_worse_and_valid),
+      cmocka_unit_test(test_search_honours_relation),
+      cmocka_unit_test(test_search_deterministic),
+      cmocka_unit_test(test_search_reaches_bound_small_perfect),
+      cmocka_unit_test(test_exact_matches_brute_force),
+      cmocka_unit_test(test_exact_perfect_packing),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

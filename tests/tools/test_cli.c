@@ -1,0 +1,277 @@
+/* The `tangram` command line: contracts other tools depend on (flags, JSON keys, exit codes)
+ * and clean failures on bad input. */
+#define _POSIX_C_SOURCE 200809L
+#include "support/tg_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT_CAP (1 << 22)
+
+
+typedef struct cli_result {
+  int code;
+  char *out, *err;
+} cli_result;
+
+static cli_result cli(const char *fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "%s %s", tg_test_cli(), args);
+  cli_result r = {0, malloc(OUT_CAP), malloc(1 << 16)};
+  r.code = tg_test_run(cmd, r.out, OUT_CAP, r.err, 1 << 16);
+  return r;
+}
+
+static void cli_free(cli_result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+static const char *data(const char *rel) {
+  static char buf[4][1024];
+  static int i;
+  i = (i + 1) % 4;
+  return tg_test_data_path(buf[i], sizeof buf[i], rel);
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void usage_and_help(void **state) {
+  (void)state;
+
+  cli_result r = cli("");
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "usage: tangram"));
+  cli_free(&r);
+  static const char *const cmds[] = {"plan", "run", "evaluate", "schedule"};
+  for (int i = 0; i < 4; ++i) {
+    r = cli("%s --help", cmds[i]);
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "usage: tangram"));
+    cli_free(&r);
+  }
+  r = cli("frobnicate");
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "unknown command 'frobnicate'"));
+  cli_free(&r);
+  r = cli("plan %s --strategy bogus", data("records/pose_landmark_lite.buffer.csv"));
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "bogus"));
+  assert_string_equal(r.out, "");
+  cli_free(&r);
+}
+
+/* Bad input: exit 2, file:line and the problem on stderr, nothing on stdout. */
+static void bad_input(void **state) {
+  (void)state;
+  const char *path = "/tmp/tg_cli_bad.csv";
+  static const struct { const char *text, *message; } cases[] = {
+      {"name,size,first,last\na,12,0,1\nb,-3,1,2\n", "tg_cli_bad.csv:3: size '-3' is negative"},
+      {"name,size,first,last\na,12,5,1\n", "tg_cli_bad.csv:2: first 5 is after last 1"},
+      {"name,size,first\n", "tg_cli_bad.csv:1: header lacks the 'last' column"},
+      {"", "empty file"},
+      {"name,size,first,last\na,twelve,0,1\n", "tg_cli_bad.csv:2: size 'twelve' is not a plain decimal"},
+      {"name,size,first,last\na,99999999999999999999,0,1\n", "too large"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    write_file(path, cases[i].text);
+    cli_result r = cli("plan %s --json", path);
+    assert_int_equal(r.code, 2);
+    if (strstr(r.err, cases[i].message) == NULL) fail_msg("stderr '%s' lacks '%s'", r.err, cases[i].message);
+    assert_string_equal(r.out, "");
+    cli_free(&r);
+  }
+  cli_result r = cli("plan /nonexistent/records.csv");
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "/nonexistent/records.csv"));
+  cli_free(&r);
+  remove(path);
+}
+
+/* `plan --json`: exactly one JSON object with the documented keys and per-record arrays. */
+static void plan_json_contract(void **state) {
+  (void)state;
+  cli_result r = cli("plan %s --json", data("records/face_detection_short_range.buffer.csv"));
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  static const char *const keys[] = {"\"records\":88", "\"dims\":1", "\"mode\":\"objects\"", "\"naive\":",
+                                     "\"lower_bound\":1406976", "\"results\":[", "\"strategy\":\"greedy-by-size\"",
+                                     "\"strategy\":\"min-cost-flow\"", "\"strategy\":\"best\"", "\"valid\":true",
+                                     "\"plan_us\":", "\"object_of\":[", "\"object_sizes\":["};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+    if (strstr(r.out, keys[i]) == NULL) fail_msg("JSON lacks %s", keys[i]);
+  assert_null(strstr(r.out, "\"valid\":false"));
+  cli_free(&r);
+  r = cli("plan %s --mode offsets --alignment 128 --json", data("records/face_detection_short_range.buffer.csv"));
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"offset_of\":["));
+  assert_non_null(strstr(r.out, "\"fit\":\"first\""));
+  assert_non_null(strstr(r.out, "\"alignment\":128"));
+  cli_free(&r);
+  r = cli("plan %s --strategy greedy-in-order --json", data("records/hand_landmark_lite.tex3.csv"));
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"dims\":3"));
+  assert_non_null(strstr(r.out, "\"object_sizes\":[["));
+  cli_free(&r);
+  /* Textures have no offsets mode of their own. */
+  r = cli("plan %s --mode offsets", data("records/hand_landmark_lite.tex2.csv"));
+  assert_int_equal(r.code, 2);
+  cli_free(&r);
+}
+
+static void plan_csv_out(void **state) {
+  (void)state;
+  cli_result r = cli("plan %s --mode offsets --strategy best --csv-out /tmp/tg_cli_plan.csv",
+                     data("records/selfie_segmentation.buffer.csv"));
+  assert_int_equal(r.code, 0);
+  cli_free(&r);
+  FILE *f = fopen("/tmp/tg_cli_plan.csv", "rb");
+  assert_non_null(f);
+  char line[4096];
+  assert_non_null(fgets(line, sizeof line, f));
+  assert_string_equal(line, "tensor_name,size,offset,start_time,end_time,object\n");
+  size_t rows = 0;
+  while (fgets(line, sizeof line, f)) ++rows;
+  fclose(f);
+  assert_int_equal(rows, 135);
+  remove("/tmp/tg_cli_plan.csv");
+}
+
+/* Models: plan with a storage and every policy; JSON carries what lets anyone check safety. */
+static void plan_model_policies(void **state) {
+  (void)state;
+  char model[1024];
+  if (!tg_test_model_path(model, sizeof model, "selfie_segmentation.tflite")) skip();
+  cli_result r = cli("plan %s --storage texture_2d --policy all --json", model);
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  static const char *const keys[] = {"\"producer_of\":[", "\"consumers_of\":[", "\"size_of\":[",
+                                     "\"policy\":\"parallel-safe\"", "\"policy\":\"branch-local\"",
+                                     "\"extra_edges\":", "\"storage\":\"texture_2d\"", "\"dims\":2"};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+    if (strstr(r.out, keys[i]) == NULL) fail_msg("JSON lacks %s", keys[i]);
+  assert_null(strstr(r.out, "\"valid\":false"));
+  cli_free(&r);
+  r = cli("plan %s --policy parallel-safe", data("records/pose_landmark_lite.buffer.csv"));
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "needs a model"));
+  cli_free(&r);
+}
+
+/* The main job on the host backend, with the documented JSON keys. */
+static void run_json_contract(void **state) {
+  (void)state;
+  char model[1024];
+  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  cli_result r = cli("run %s --backend host --json", model);
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  static const char *const keys[] = {"\"backend\":\"host\"", "\"device\":", "\"storage\":", "\"mode\":",
+                                     "\"strategy\":", "\"policy\":", "\"objects\":", "\"allocations\":",
+                                     "\"allocated_bytes\":", "\"naive_bytes\":", "\"lower_bound_bytes\":",
+                                     "\"corrupted_tensors\":0", "\"plan_us\":", "\"allocate_us\":",
+                                     "\"check_us\":", "\"skipped\":["};
+  for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+    if (strstr(r.out, keys[i]) == NULL) fail_msg("JSON lacks %s", keys[i]);
+  cli_free(&r);
+  /* TANGRAM_BACKEND picks the backend when --backend is auto. */
+  r = cli("run %s --json", model);
+  cli_free(&r);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "TANGRAM_BACKEND=host %s run %s --json", tg_test_cli(), model);
+  char *out = malloc(OUT_CAP);
+  assert_int_equal(tg_test_run(cmd, out, OUT_CAP, NULL, 0), 0);
+  assert_non_null(strstr(out, "\"backend\":\"host\""));
+  assert_non_null(strstr(out, "\"skipped\":[]"));
+  free(out);
+}
+
+/* A budget nothing fits: a clear error with what is needed and available, exit 1. */
+static void run_budget(void **state) {
+  (void)state;
+  char model[1024];
+  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  cli_result r = cli("run %s --backend host --budget 64K", model);
+  assert_int_equal(r.code, 1);
+  assert_non_null(strstr(r.err, "the budget is 65536"));
+  assert_non_null(strstr(r.err, "allocated nothing"));
+  cli_free(&r);
+  /* A budget below the asked strategy's plan but above the best: another plan is chosen. */
+  r = cli("run %s --backend host --strategy naive --mode objects --budget 2M --json", model);
+  assert_int_equal(r.code, 0);
+  assert_null(strstr(r.out, "\"winner\":\"naive\""));
+  cli_free(&r);
+}
+
+/* Out of order: a serial plan without its reuse edges is refused; parallel-safe needs none. */
+static void run_out_of_order(void **state) {
+  (void)state;
+  char model[1024];
+  if (!tg_test_model_path(model, sizeof model, "selfie_segmentation.tflite")) skip();
+  cli_result r = cli("run %s --backend host --policy parallel-safe --out-of-order --json", model);
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
+  assert_non_null(strstr(r.out, "\"reuse_edges\":0"));
+  cli_free(&r);
+  r = cli("run %s --backend host --policy serial --out-of-order --json", model);
+  assert_int_equal(r.code, 0);
+  cli_free(&r);
+  r = cli("run %s --backend host --policy serial --out-of-order --no-reuse-edges", model);
+  if (r.code == 0 && strstr(r.out, "reuse_edges\":0")) {
+    /* No reuse edge needed on this model: nothing to refuse. */
+  } else {
+    assert_int_equal(r.code, 1);
+    assert_non_null(strstr(r.err, "reuses the memory of"));
+  }
+  cli_free(&r);
+}
+
+/* Every host allocation of `tangram plan` fails once: never a crash, a clean exit code. */
+static void host_allocation_failures(void **state) {
+  (void)state;
+  const char *path = "/tmp/tg_cli_small.csv";
+  write_file(path, "name,size,first,last\na,32,0,1\nb,32,1,4\nc,8,2,5\nd,16,3,5\ne,8,4,5\n"
+                   "f,64,5,7\ng,8,6,8\nh,8,7,8\ni,16,8,9\n");
+  int n;
+  for (n = 1; n < 5000; ++n) {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "TANGRAM_FAIL_HOST_ALLOC_AT=%d %s plan %s --json", n, tg_test_cli(), path);
+    char err[4096];
+    int code = tg_test_run(cmd, NULL, 0, err, sizeof err);
+    assert_true(code >= 0); /* no signal */
+    if (code == 0) break;
+    assert_true(code == 1 || code == 2);
+    assert_non_null(strstr(err, "tangram: "));
+  }
+  print_message("tangram plan survived %d injected host allocation failures\n", n - 1);
+  assert_true(n > 20 && n < 5000);
+  remove(path);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(usage_and_help),
+      cmocka_unit_test(bad_input),
+      cmocka_unit_test(plan_json_contract),
+      cmocka_unit_test(plan_csv_out),
+      cmocka_unit_test(plan_model_policies),
+      cmocka_unit_test(run_json_contract),
+      cmocka_unit_test(run_budget),
+      cmocka_unit_test(run_out_of_order),
+      cmocka_unit_test(host_allocation_failures),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
