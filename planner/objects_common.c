@@ -44,6 +44,7 @@ void tg__sort_idx(uint32_t *idx, uint32_t *tmp, size_t n, const tg__sort_key *ke
 }
 
 void tg__obj_order_by_first(const tg__plan_input *in, uint32_t *order, uint32_t *tmp) {
+  if (in->count == 0) return;
   for (size_t r = 0; r < in->count; ++r) order[r] = (uint32_t)r;
   tg__sort_key k = tg__key_first(in);
   tg__sort_idx(order, tmp, in->count, &k);
@@ -99,15 +100,8 @@ void tg__mintree_setup(tg__mintree *mt, uint32_t *storage, size_t n, uint32_t fi
   for (size_t i = 0; i < 2 * mt->size; ++i) mt->t[i] = fill;
 }
 
-void tg__mintree_build(tg__mintree *mt) {
-  for (size_t p = mt->size - 1; p >= 1; --p) {
-    uint32_t l = mt->t[2 * p], r = mt->t[2 * p + 1];
-    mt->t[p] = l < r ? l : r;
-  }
-}
-
 tg_status tg__mintree_init(tg__mintree *mt, size_t n, uint32_t fill, const tg_allocator *a) {
-  uint32_t *t = tg__malloc(a, tg__mintree_nodes(n) * sizeof *t);
+  uint32_t *t = tg__obj_alloc(a, tg__mintree_nodes(n), sizeof *t);
   if (t == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   tg__mintree_setup(mt, t, n, fill);
   return TG_OK;
@@ -199,9 +193,9 @@ int tg__obj_may_join(const tg__plan_input *in, const tg__obj_members *m, uint32_
   return 1;
 }
 
-static void tg__obj_sched_free(tg__obj_sched *s, const tg_allocator *a);
+static void sched_free(tg__obj_sched *s, const tg_allocator *a);
 
-static tg_status tg__obj_sched_init(tg__obj_sched *s, size_t max_objects, const tg_allocator *a) {
+static tg_status sched_init(tg__obj_sched *s, size_t max_objects, const tg_allocator *a) {
   size_t n = max_objects ? max_objects : 1;
   s->objects = 0;
   s->capacity = n;
@@ -210,13 +204,13 @@ static tg_status tg__obj_sched_init(tg__obj_sched *s, size_t max_objects, const 
   s->cap = tg__calloc(a, n, sizeof *s->cap);
   s->hint = tg__calloc(a, n, sizeof *s->hint);
   if (s->iv == NULL || s->len == NULL || s->cap == NULL || s->hint == NULL) {
-    tg__obj_sched_free(s, a);
+    sched_free(s, a);
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   }
   return TG_OK;
 }
 
-static void tg__obj_sched_free(tg__obj_sched *s, const tg_allocator *a) {
+static void sched_free(tg__obj_sched *s, const tg_allocator *a) {
   if (s->iv != NULL)
     for (size_t o = 0; o < s->objects; ++o) tg__free(a, s->iv[o]);
   tg__free(a, s->iv);
@@ -228,9 +222,9 @@ static void tg__obj_sched_free(tg__obj_sched *s, const tg_allocator *a) {
   s->objects = 0;
 }
 
-/* Index of the last interval of o starting at or before `task`, or -1. Consecutive searches
- * of an object usually land close together (records are visited in time-local orders), so the
- * search gallops from where the previous one ended. */
+/* Index of the last interval of o starting at or before `task`, or -1. Searches of an object
+ * tend to land close to the previous one (records arrive in time-local orders), so it gallops
+ * from there. */
 static ptrdiff_t sched_floor(tg__obj_sched *s, uint32_t o, uint32_t task) {
   const uint64_t *v = s->iv[o];
   const size_t len = s->len[o];
@@ -266,13 +260,13 @@ static ptrdiff_t sched_floor(tg__obj_sched *s, uint32_t o, uint32_t task) {
   return (ptrdiff_t)lo - 1;
 }
 
-static int tg__obj_sched_free_for(tg__obj_sched *s, uint32_t o, uint32_t first, uint32_t last) {
+static int sched_free_for(tg__obj_sched *s, uint32_t o, uint32_t first, uint32_t last) {
   if (s->len[o] == 0) return 1;
   ptrdiff_t i = sched_floor(s, o, last);
   return i < 0 || (uint32_t)s->iv[o][i] < first;
 }
 
-static tg_status tg__obj_sched_add(tg__obj_sched *s, uint32_t o, uint32_t first, uint32_t last,
+static tg_status sched_add(tg__obj_sched *s, uint32_t o, uint32_t first, uint32_t last,
                             const tg_allocator *a) {
   if (o >= s->objects) {
     if (o != s->objects || o >= s->capacity) return TG_ERROR_INTERNAL;
@@ -310,17 +304,13 @@ tg_status tg__obj_emit(const tg__plan_input *in, const uint32_t *object_of, size
 
 static tg_status occ_switch_to_sched(tg__obj_occ *oc, size_t objects) {
   const tg_allocator *a = oc->in->alloc;
-  tg_status st = tg__obj_sched_init(&oc->sched, oc->in->count, a);
+  tg_status st = sched_init(&oc->sched, oc->in->count, a);
   if (st != TG_OK) return st;
   oc->use_sched = 1;
-  for (size_t o = 0; o < objects; ++o) { /* objects are created in id order */
-    oc->sched.iv[o] = NULL;
-    oc->sched.len[o] = oc->sched.cap[o] = oc->sched.hint[o] = 0;
-  }
-  oc->sched.objects = objects;
+  oc->sched.objects = objects; /* ids below are in use (their arrays start empty) */
   for (size_t i = 0; i < oc->placed_n; ++i) {
     const tg_usage_record *rec = &oc->in->records[oc->placed[i]];
-    st = tg__obj_sched_add(&oc->sched, oc->placed_obj[i], rec->first_task, rec->last_task, a);
+    st = sched_add(&oc->sched, oc->placed_obj[i], rec->first_task, rec->last_task, a);
     if (st != TG_OK) return st;
   }
   tg__free(a, oc->bits);
@@ -374,7 +364,7 @@ void tg__obj_occ_free(tg__obj_occ *oc) {
   const tg_allocator *a = oc->in->alloc;
   tg__free(a, oc->bits);
   tg__free(a, oc->placed);
-  if (oc->use_sched) tg__obj_sched_free(&oc->sched, a);
+  if (oc->use_sched) sched_free(&oc->sched, a);
   oc->bits = NULL;
   oc->placed = NULL;
 }
@@ -383,7 +373,7 @@ int tg__obj_occ_free_for(tg__obj_occ *oc, uint32_t o, uint32_t r) {
   if (oc->use_sched) {
     const tg_usage_record *rec = &oc->in->records[r];
     return o >= oc->sched.objects ||
-           tg__obj_sched_free_for(&oc->sched, o, rec->first_task, rec->last_task);
+           sched_free_for(&oc->sched, o, rec->first_task, rec->last_task);
   }
   if (o >= oc->rows) return 1;
   const uint64_t *row = oc->bits + (size_t)o * oc->words;
@@ -403,7 +393,7 @@ tg_status tg__obj_occ_add(tg__obj_occ *oc, uint32_t o, uint32_t r) {
   if (!oc->use_sched && o >= oc->rows && (st = occ_switch_to_sched(oc, o)) != TG_OK) return st;
   if (oc->use_sched) {
     const tg_usage_record *rec = &oc->in->records[r];
-    if ((st = tg__obj_sched_add(&oc->sched, o, rec->first_task, rec->last_task, a)) != TG_OK)
+    if ((st = sched_add(&oc->sched, o, rec->first_task, rec->last_task, a)) != TG_OK)
       return st;
   } else {
     uint64_t *row = oc->bits + (size_t)o * oc->words;

@@ -1,5 +1,7 @@
-/* Helpers shared by the objects-mode strategies: stable sorts, heaps, segment trees, per-object
- * member lists (for the may-share relation) and extent arithmetic. Internal to the planner. */
+/* Helpers shared by the objects-mode strategies: scratch layout, stable radix sorts, a heap, a
+ * segment tree, per-object member lists (for the may-share relation), occupancy of objects in
+ * time, extent arithmetic, and the orderings and placement rule that several strategies share.
+ * Internal to the planner. */
 #ifndef TANGRAM_PLANNER_OBJECTS_COMMON_H
 #define TANGRAM_PLANNER_OBJECTS_COMMON_H
 
@@ -105,22 +107,17 @@ static inline size_t tg__mintree_nodes(size_t n) {
 }
 /* Use `storage` (tg__mintree_nodes(n) entries), every leaf `fill`. */
 void tg__mintree_setup(tg__mintree *mt, uint32_t *storage, size_t n, uint32_t fill);
-/* Recompute the inner nodes after writing leaves directly. */
-void tg__mintree_build(tg__mintree *mt);
 tg_status tg__mintree_init(tg__mintree *mt, size_t n, uint32_t fill, const tg_allocator *a);
 void tg__mintree_free(tg__mintree *mt, const tg_allocator *a);
 void tg__mintree_set(tg__mintree *mt, size_t i, uint32_t v);
-static inline uint32_t tg__mintree_get(const tg__mintree *mt, size_t i) {
-  return mt->t[mt->size + i];
-}
 /* First (last) index in [lo, hi) whose value is < thr; SIZE_MAX when none. */
 size_t tg__mintree_first_below(const tg__mintree *mt, size_t lo, size_t hi, uint32_t thr);
 size_t tg__mintree_last_below(const tg__mintree *mt, size_t lo, size_t hi, uint32_t thr);
 
 /* ---- per-object member lists --------------------------------------------------------------- */
 
-/* Singly linked member lists, used to test the may-share relation against every member of an
- * object, and by strategies that need to walk an object's records. */
+/* Singly linked member lists, to test the may-share relation against every member of an
+ * object. */
 typedef struct tg__obj_members {
   uint32_t *head; /* per object (capacity: record count) */
   uint32_t *next; /* per record */
@@ -135,10 +132,10 @@ static inline void tg__obj_members_add(tg__obj_members *m, uint32_t obj, uint32_
 /* 1 when record r conflicts (intervals or relation) with no member of `obj`. */
 int tg__obj_may_join(const tg__plan_input *in, const tg__obj_members *m, uint32_t obj, size_t r);
 
-/* ---- interval schedules per object --------------------------------------------------------- */
+/* ---- occupancy ------------------------------------------------------------------------------ */
 
-/* The members of each object as disjoint intervals sorted by first task, kept in growable
- * arrays of packed (first << 32 | last). Tests interval conflicts in O(log members). */
+/* The fallback representation below: each object's records as disjoint intervals sorted by
+ * first task, in growable arrays of packed (first << 32 | last); a test is a search. */
 typedef struct tg__obj_sched {
   uint64_t **iv;   /* per object */
   uint32_t *len;   /* per object */
@@ -147,8 +144,6 @@ typedef struct tg__obj_sched {
   size_t objects;  /* objects created */
   size_t capacity; /* entries in iv/len/cap */
 } tg__obj_sched;
-
-/* ---- occupancy ------------------------------------------------------------------------------ */
 
 /* Which task points (see tg__obj_points) each object's records cover: two records intersect in
  * time exactly when their point ranges do (the later first task is a point in both). Kept as
@@ -214,10 +209,12 @@ tg_status tg__obj_breadth_order(const tg__plan_input *in, uint32_t *order, uint3
 
 /* Multidimensional placement in the given order: each record joins the object it may share
  * with that gains the fewest texels (volume(max(object, record)) - volume(object)), then wastes
- * the fewest (volume of the grown object - volume of the record), then has the lowest id; it
- * makes a new object instead when every candidate would gain at least the record's own volume
- * (and not nothing): in 1D this is exactly "smallest object at least the size, else the largest
- * smaller one". Sets object_of for every record and *object_count. */
+ * the fewest (volume of the grown object - volume of the record), then has the lowest id. It
+ * makes a new object instead when that object would gain texels and at least as many as the
+ * record's own volume (a new object costs no more, and keeps the shapes apart). On sizes (1D)
+ * the same order of preference is TFLite's greedy-by-breadth choice: the smallest object at
+ * least the size, else the largest smaller one. Sets object_of for every record and
+ * *object_count. `pf`/`pl`/`points`: the task points (tg__obj_points). */
 tg_status tg__obj_assign_nd(const tg__plan_input *in, const uint32_t *order, const uint32_t *pf,
                             const uint32_t *pl, size_t points, uint32_t *object_of,
                             size_t *object_count);

@@ -14,8 +14,8 @@
 typedef struct br_work {
   uint32_t *idx, *tmp;   /* sort scratch */
   uint32_t *pts;         /* distinct first tasks, ascending */
-  uint64_t *lo, *hi;     /* per point: breadth, 128 bits; later lo holds record keys */
-  uint32_t *rmq;         /* 2 * points: bottom-up minimum tree over point ranks */
+  uint64_t *lo, *hi;     /* per point: breadth, 128 bits; once ranked, lo holds the record
+                            keys and hi a bottom-up minimum tree over point ranks */
 } br_work;
 
 static void br_layout(tg__arena *ar, size_t n, br_work *w) {
@@ -24,7 +24,6 @@ static void br_layout(tg__arena *ar, size_t n, br_work *w) {
   w->pts = tg__arena_take(ar, n, sizeof *w->pts);
   w->lo = tg__arena_take(ar, n + 1, sizeof *w->lo);
   w->hi = tg__arena_take(ar, n + 1, sizeof *w->hi);
-  w->rmq = tg__arena_take(ar, 2 * n, sizeof *w->rmq);
 }
 
 tg_status tg__obj_breadth_order(const tg__plan_input *in, uint32_t *order, uint32_t *pf,
@@ -71,7 +70,7 @@ tg_status tg__obj_breadth_order(const tg__plan_input *in, uint32_t *order, uint3
     k = tg__key_u64(w.hi, 1);
     tg__sort_idx(w.idx, w.tmp, points, &k);
   }
-  uint32_t *t = w.rmq;
+  uint32_t *t = (uint32_t *)w.hi; /* 2 * points entries */
   for (size_t i = 0; i < points; ++i) t[points + w.idx[i]] = (uint32_t)i;
   for (size_t p = points - 1; p >= 1; --p) t[p] = t[2 * p] < t[2 * p + 1] ? t[2 * p] : t[2 * p + 1];
   /* Record keys: the best rank over the points they span (lo is free again). */

@@ -201,7 +201,7 @@ typedef struct fast {
   uint32_t *cnt_last;           /* per record: records ending before it starts */
   uint32_t *cnt_first;          /* per record: records starting no later than it ends */
   uint32_t *order;              /* by (size desc, index) */
-  uint32_t *prev, *next, *head, *tmp;
+  uint32_t *prev, *next, *tmp;       /* neighbours within the object, in time */
   uint32_t *t1_nodes, *t2_nodes;
   tg__mintree t1; /* by_last: UINT32_MAX - rank of the next record's start (the gap after) */
   tg__mintree t2; /* by_first: rank of the previous record's end (the gap before) */
@@ -209,7 +209,7 @@ typedef struct fast {
 
 static void fast_layout(tg__arena *ar, size_t n, fast *f) {
   uint32_t **arrays[] = {&f->fr, &f->lr, &f->at_last, &f->at_first, &f->cnt_last, &f->cnt_first,
-                         &f->order, &f->prev, &f->next, &f->head, &f->tmp};
+                         &f->order, &f->prev, &f->next, &f->tmp};
   for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; ++i)
     *arrays[i] = tg__arena_take(ar, n, sizeof(uint32_t));
   const size_t nodes = tg__mintree_nodes(n);
@@ -253,7 +253,6 @@ static void place(fast *f, uint32_t *object_of, uint32_t r, const gap *g) {
   f->prev[r] = left;
   f->next[r] = right;
   if (left != TG__NONE) f->next[left] = r;
-  else f->head[g->obj] = r;
   if (right != TG__NONE) f->prev[right] = r;
   if (left != TG__NONE) tg__mintree_set(&f->t1, f->at_last[left], UINT32_MAX - f->fr[r]);
   tg__mintree_set(&f->t1, f->at_last[r], right != TG__NONE ? UINT32_MAX - f->fr[right] : 0);

@@ -8,18 +8,22 @@
  * same optimum as long as every useful pair is offered. The chains of predecessors are the
  * objects, numbered by their first record in (first_task, index) order.
  *
- * All pairs make the graph quadratic, and most are useless: a record only ever needs a few
- * cheap predecessors. Each record is offered its CANDIDATES cheapest predecessors (ties: less
- * waste, then the most recently ended), which keeps each augmentation short. With at most
- * CANDIDATES + 1 records every pair is offered and the result is TFLite's optimum exactly; above
- * that it is the optimum over the offered pairs.
+ * All pairs make the graph quadratic, and most are useless. Each record is offered the RECENT
+ * records that ended last before it starts (the chains it would naturally continue) and, among
+ * the earlier ones, its CANDIDATES cheapest (ties: less waste, then the most recently ended),
+ * which keeps augmentations short. With at most RECENT + 1 records every pair is offered and
+ * the result is TFLite's optimum exactly; above that it is the optimum over the offered pairs.
+ * On the models' records and on random chains and DAGs of 1k records its plans' totals equalled
+ * those of the all-pairs optimum or came within a fraction of a percent. Offering only the
+ * cheapest predecessors is not enough: on long chains it left most records without one, and
+ * the totals were several times larger.
  *
  * With a may-share relation, predecessors the relation rules out are not offered, and a chain
  * is cut where a record may not share with an earlier record of its object. */
 #include "planner/objects_common.h"
 
-#define CANDIDATES 8 /* cheapest predecessors offered */
-#define RECENT 32      /* most recently ended predecessors offered as well */
+#define RECENT 32    /* most recently ended predecessors offered */
+#define CANDIDATES 8 /* cheapest of the earlier ones offered as well */
 #define NONE32 UINT32_MAX
 
 typedef struct cand {
@@ -149,6 +153,7 @@ tg_status tg__objects_min_cost_flow(const tg__plan_input *in, tg_plan **out) {
   const size_t n = in->count;
   const tg_allocator *a = in->alloc;
   const tg_share_relation *rel = in->options->relation;
+  if (n == 0) return tg__obj_emit(in, NULL, 0, out);
   const size_t k = CANDIDATES;
   size_t edges;
   if (!tg__mul_size(n, k + RECENT + 1, &edges) || edges >= UINT32_MAX / 4) return TG_ERROR_OUT_OF_HOST_MEMORY;

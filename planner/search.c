@@ -155,7 +155,7 @@ static tg_status search_offsets(const tg__plan_input *in, uint64_t bound, uint64
   }
   /* Other starting orders, each with both fits: longest-lived first and largest area
    * (size x lifetime) first. Tall-and-long records are the hardest to fit late. */
-  for (int key = 0; key < 2; ++key) {
+  for (int key = 0; key < 2 && tg__now_us() < deadline; ++key) {
     for (size_t r = 0; r < n; ++r) {
       const tg_usage_record *rec = &in->records[r];
       uint64_t len = (uint64_t)rec->last_task - rec->first_task + 1, area;
@@ -164,7 +164,7 @@ static tg_status search_offsets(const tg__plan_input *in, uint64_t bound, uint64
     }
     tg__sort_items_stable(items, n, tmp);
     for (size_t i = 0; i < n; ++i) crit[i] = items[i].idx;
-    for (int f = 0; f < 2; ++f) {
+    for (int f = 0; f < 2 && tg__now_us() < deadline; ++f) {
       tg_fit ff = f ? TG_FIT_BEST : TG_FIT_FIRST;
       uint64_t t;
       if ((st = place_offsets(in, crit, ff, trial, &t)) != TG_OK) goto done;
@@ -438,5 +438,11 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
   uint64_t deadline = UINT64_MAX - now < budget_us ? UINT64_MAX : now + budget_us;
   if (in->options->mode == TG_MODE_OFFSETS)
     return search_offsets(in, bound, deadline, max_iters, best);
+  /* One objects pass costs about records x objects compatibility tests (~50 per microsecond);
+   * a pass is not interrupted, so skip the search when even one would overrun the budget. */
+  uint64_t work;
+  if (!tg__mul_u64((uint64_t)in->count, (uint64_t)(*best)->object_count, &work) ||
+      work / 50 > budget_us)
+    return TG_OK;
   return search_objects(in, bound, deadline, max_iters, best);
 }

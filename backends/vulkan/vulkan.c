@@ -18,8 +18,10 @@
  * between it and the waiting op stay unordered with the waiting op. That is what lets
  * independent ops overlap, and what synchronisation validation checks when a needed wait is
  * missing. An op without waits waits for nothing (only its images' layout transitions, which
- * depend on nothing, precede it). In-order runs put a full compute barrier between
- * consecutive ops. Mismatches are counted per access in host-visible counters, each
+ * depend on nothing, precede it). Vulkan cannot say "only this op": a wait's second scope is
+ * everything recorded after it, so a later op is ordered after whatever an earlier op waited
+ * for. The run is therefore at least as ordered as the waits say, and no more than a queue can
+ * express. In-order runs put a full compute barrier between consecutive ops. Mismatches are counted per access in host-visible counters, each
  * access with its own counter slot so that concurrent ops never write the same bytes.
  *
  * Entry points: volk's loader-level globals (vkGetInstanceProcAddr and the global commands) are
@@ -109,7 +111,12 @@ typedef struct shader_params {
 } shader_params;
 
 #define GROUP_SIZE 64u        /* local_size_x of every shader */
-#define MAX_GROUPS 65535u     /* the guaranteed maxComputeWorkGroupCount[0] */
+/* Work groups per dispatch: invocations stride over the tensor, each visiting at least
+ * ELEMENTS_PER_INVOCATION elements, in at most MAX_GROUPS groups (below the guaranteed
+ * maxComputeWorkGroupCount[0] of 65535). A few hundred groups keep a GPU busy; CPU drivers pay
+ * for every group (lavapipe allocates per group), so fewer, longer groups check faster there. */
+#define ELEMENTS_PER_INVOCATION 256u
+#define MAX_GROUPS 512u
 #define MAX_ELEMENTS (1u << 31) /* words or texels per tensor the shaders' 32-bit indices reach */
 #define COUNTER_SLOTS 1024u   /* mismatch counters per counter buffer */
 #define POOL_SETS 256u        /* descriptor sets per descriptor pool */
@@ -1015,7 +1022,8 @@ static tg_status record_access(vk_device *v, const tg__check_access *acc, int wr
                                   &offset);
   }
   v->vk.vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof p, &p);
-  uint64_t groups = ((uint64_t)p.count + GROUP_SIZE - 1) / GROUP_SIZE;
+  uint64_t per_group = (uint64_t)GROUP_SIZE * ELEMENTS_PER_INVOCATION;
+  uint64_t groups = ((uint64_t)p.count + per_group - 1) / per_group;
   if (groups == 0) groups = 1; /* the tail of a buffer under 4 bytes */
   if (groups > MAX_GROUPS) groups = MAX_GROUPS;
   v->vk.vkCmdDispatch(cb, (uint32_t)groups, 1, 1);

@@ -79,7 +79,7 @@ typedef struct tg_plan_options {
   struct tg_exact_stats *exact_stats;
 } tg_plan_options;
 
-#define TG_DEFAULT_MCF_MAX_RECORDS ((size_t)2000)
+#define TG_DEFAULT_MCF_MAX_RECORDS ((size_t)500)
 
 /* A plan. Objects mode: `object_of[r]` is record r's object; `object_sizes[k]` is object k's
  * extent (per-dimension max of its records); `total` = sum of object volumes (bytes for 1D,

@@ -1,7 +1,8 @@
 /* Hostile numbers through the public planner API: sizes near 2^64, totals and extents that
  * overflow 64 bits, huge and odd alignments, tasks near the top of the range, zero sizes,
- * malformed records and a very large record set. The planner must answer with a clean error
- * (never a wrapped total, never a crash) or a plan the validator accepts; nothing may leak.
+ * malformed records, every host allocation failing once, and a very large record set. The
+ * planner must answer with a clean error (never a wrapped total, never a crash) or a plan the
+ * validator accepts; nothing may leak.
  *
  * TG_HOSTILE_RECORDS sets the size of the large set. The default is 10^6 (about 6 s of CPU
  * in a RelWithDebInfo build, more under sanitizers); 10^7 passes too but takes over a minute
@@ -493,12 +494,96 @@ static void tasks_near_the_top(void **state) {
   assert_int_equal(bounds(t, N, 2, &b), TG_OK);
 }
 
+/* Every host allocation of planning, bounds and validation fails once, for every strategy of
+ * both modes: TG_ERROR_OUT_OF_HOST_MEMORY and nothing leaked, or (past the last allocation)
+ * the same plan as without failures. */
+static void allocation_failures(void **state) {
+  (void)state;
+  static const char *const files[2] = {"records/hand_landmark_lite.buffer.csv",
+                                       "records/hand_landmark_lite.tex2.csv"};
+  uint64_t points = 0;
+  for (int f = 0; f < 2; ++f) {
+    char path[1024];
+    tg_record_set *set = NULL;
+    tg_error_info err = {{0}};
+    assert_int_equal(tg_records_read_csv(tg_test_data_path(path, sizeof path, files[f]), NULL, &set,
+                                         &err), TG_OK);
+    for (int m = 0; m <= 1; ++m) {
+      if (m == TG_MODE_OFFSETS && set->dims != 1) continue;
+      for (int i = 0; i < COMBOS; ++i) {
+        tg_plan_options o;
+        memset(&o, 0, sizeof o);
+        o.mode = (tg_mode)m;
+        o.strategy = combos((tg_mode)m)[i].strategy;
+        o.fit = combos((tg_mode)m)[i].fit;
+        o.alignment = m == TG_MODE_OFFSETS ? 64 : 0;
+        tg_plan *ref = NULL;
+        assert_int_equal(tg_plan_compute(set->records, set->count, set->dims, &o, NULL, &ref), TG_OK);
+        for (uint64_t n = 1;; ++n) {
+          tg_failing_allocator fa;
+          tg_failing_allocator_init(&fa, NULL, n);
+          tg_plan *p = (tg_plan *)1;
+          tg_status st = tg_plan_compute(set->records, set->count, set->dims, &o, &fa.base, &p);
+          int done = fa.failures == 0;
+          if (done) {
+            assert_int_equal(st, TG_OK);
+            assert_true(p->total == ref->total && p->object_count == ref->object_count);
+          } else {
+            if (st != TG_ERROR_OUT_OF_HOST_MEMORY)
+              fail_msg("%s %s: allocation %llu failed, status %s", tg_mode_name(o.mode),
+                       tg_strategy_name(o.strategy), (unsigned long long)n, tg_status_name(st));
+            assert_null(p);
+            ++points;
+          }
+          tg_plan_destroy(p);
+          assert_int_equal(fa.live_blocks, 0);
+          if (done) break;
+        }
+        /* Validation of the reference plan. */
+        for (uint64_t n = 1;; ++n) {
+          tg_failing_allocator fa;
+          tg_failing_allocator_init(&fa, NULL, n);
+          tg_status st = tg_plan_validate(set->records, set->count, set->dims, ref, o.alignment,
+                                          NULL, &fa.base, NULL);
+          assert_int_equal(fa.live_blocks, 0);
+          if (fa.failures == 0) {
+            assert_int_equal(st, TG_OK);
+            break;
+          }
+          assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+          ++points;
+        }
+        tg_plan_destroy(ref);
+      }
+    }
+    tg_bounds ref_bounds, b;
+    assert_int_equal(tg_bounds_compute(set->records, set->count, set->dims, NULL, &ref_bounds), TG_OK);
+    for (uint64_t n = 1;; ++n) {
+      tg_failing_allocator fa;
+      tg_failing_allocator_init(&fa, NULL, n);
+      tg_status st = tg_bounds_compute(set->records, set->count, set->dims, &fa.base, &b);
+      assert_int_equal(fa.live_blocks, 0);
+      if (fa.failures == 0) {
+        assert_int_equal(st, TG_OK);
+        assert_memory_equal(&b, &ref_bounds, sizeof b);
+        break;
+      }
+      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+      ++points;
+    }
+    tg_record_set_destroy(set);
+  }
+  print_message("planner: host allocation failure injected at %llu points\n",
+                (unsigned long long)points);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(sizes_near_2_64),   cmocka_unit_test(extents_overflow),
       cmocka_unit_test(zero_sizes),        cmocka_unit_test(malformed_records),
       cmocka_unit_test(huge_alignment),    cmocka_unit_test(odd_alignment),
-      cmocka_unit_test(tasks_near_the_top), cmocka_unit_test(many_records),
+      cmocka_unit_test(tasks_near_the_top), cmocka_unit_test(allocation_failures),
+      cmocka_unit_test(many_records),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

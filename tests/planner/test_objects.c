@@ -507,12 +507,13 @@ static const uint64_t k_tflite_1d[] = {4030560, 1409024, 4816896, 7635456};
 static const uint64_t k_tflite_2d[] = {450566, 164224, 476672, 1285348};
 static const uint64_t k_tflite_3d[] = {583742, 333184, 713048, 1528692};
 /* Lower bounds on any texture objects plan that account for shape: the exact optimum of a
- * 14-record subset of each model (an optimal plan restricted to a subset is a plan for the
- * subset, so no full plan can beat it), found by exhaustive search outside this suite, or the
- * positional-max bound where that is larger (face, 2D). With these, the best possible average
- * saving against TFLite is 29.2% in 2D and 39.4% in 3D. */
-static const uint64_t k_shape_bound_2d[] = {409600, 87936, 363776, 801792};
-static const uint64_t k_shape_bound_3d[] = {442368, 119808, 520576, 877984};
+ * 17-record subset of each model (the largest records, or those live at the widest tasks; an
+ * optimal plan restricted to a subset is a plan for the subset, so no full plan can beat it),
+ * found by exhaustive search outside this suite, or the positional-max bound where that is
+ * larger (face, 2D). With these, the best possible average saving against TFLite is 29.2% in 2D
+ * and 38.9% in 3D. */
+static const uint64_t k_shape_bound_2d[] = {409600, 87936, 363776, 802816};
+static const uint64_t k_shape_bound_3d[] = {442368, 119808, 520576, 912440};
 
 static tg_record_set *load(const char *model, const char *kind) {
   char rel[256], path[1024];
@@ -575,23 +576,22 @@ static void models_buffer(void **state) {
   print_message("buffer: best/TFLite GREEDY_BEST, mean over the models: %.3f\n", mean);
 }
 
-/* The texture goal was 30% (2D) and 40% (3D) below TFLite on average; the shape bounds above
- * show that neither is reachable on these records. We hold the line at what the strategies
- * reach, close to those bounds. */
+/* Saving 30% (2D) or 40% (3D) against TFLite on average is out of reach on these records (see
+ * the shape bounds above); the thresholds guard what the strategies achieve. */
 static void models_tex2(void **state) {
   (void)state;
   double mean = run_models("tex2", 2, k_tflite_2d, k_shape_bound_2d);
   print_message("tex2: best/TFLite mean %.3f (saving %.1f%%; shape bound allows at most 29.2%%)\n",
                 mean, 100 * (1 - mean));
-  assert_true(mean <= 0.75);
+  assert_true(mean <= 0.74);
 }
 
 static void models_tex3(void **state) {
   (void)state;
   double mean = run_models("tex3", 3, k_tflite_3d, k_shape_bound_3d);
-  print_message("tex3: best/TFLite mean %.3f (saving %.1f%%; shape bound allows at most 39.4%%)\n",
+  print_message("tex3: best/TFLite mean %.3f (saving %.1f%%; shape bound allows at most 38.9%%)\n",
                 mean, 100 * (1 - mean));
-  assert_true(mean <= 0.70);
+  assert_true(mean <= 0.69);
 }
 
 int main(void) {
