@@ -78,19 +78,6 @@ const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa) {
   return &fa->base;
 }
 
-const char *tg_cli_format_bytes(uint64_t bytes, char *buf, size_t size) {
-  static const char *const k_units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = (double)bytes;
-  int u = 0;
-  while (v >= 1024.0 && u < 4) {
-    v /= 1024.0;
-    ++u;
-  }
-  if (u == 0) snprintf(buf, size, "%llu B", (unsigned long long)bytes);
-  else snprintf(buf, size, "%.2f %s", v, k_units[u]);
-  return buf;
-}
-
 int tg_cli_write_file(const char *path, const char *text, size_t length) {
   if (strcmp(path, "-") == 0) return fwrite(text, 1, length, stdout) == length;
   FILE *f = fopen(path, "wb");

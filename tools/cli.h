@@ -38,9 +38,6 @@ int tg_cli_option(int argc, char **argv, int *i, const char *name, const char **
  * TANGRAM_FAIL_HOST_ALLOC_AT=N is set (the Nth host allocation fails). `fa` is caller storage. */
 const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa);
 
-/* Human-readable byte counts ("3.50 MiB"). Writes into buf. */
-const char *tg_cli_format_bytes(uint64_t bytes, char *buf, size_t size);
-
 /* Write `text` to `path` ("-" = stdout). Returns 1 on success; prints an error otherwise. */
 int tg_cli_write_file(const char *path, const char *text, size_t length);
 

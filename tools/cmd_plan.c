@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tangram/report.h"
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 #include "tools/input.h"
@@ -33,7 +34,8 @@ static void plan_usage(FILE *to) {
       "                           the gap\n"
       "  --json                   one JSON object on stdout instead of the table\n"
       "  --csv-out FILE           write the smallest plan as tensor_name,size,offset,start_time,\n"
-      "                           end_time,object\n"
+      "                           end_time,object,storage\n"
+      "  --svg FILE               draw the smallest plan as an SVG memory timeline\n"
       "  -h, --help               this text\n"
       "\n"
       "Totals are bytes for 1D records and texels for 2D/3D records.\n"
@@ -154,51 +156,22 @@ static void json_model_records(tg__strbuf *b, const tg_cli_input *in) {
   tg__strbuf_puts(b, "]");
 }
 
-/* seed 000's columns. In objects mode the objects are laid back to back so the chart shows
- * lanes; `offset` is the object's start in that layout. */
-static int write_plan_csv(const char *path, const tg_record_set *set, const tg_plan *p,
-                          const tg_allocator *alloc) {
-  tg__strbuf b;
-  tg__strbuf_init(&b, alloc);
-  uint64_t *object_offset = NULL;
-  if (p->mode == TG_MODE_OBJECTS) {
-    object_offset = tg__calloc(alloc, p->object_count ? p->object_count : 1, sizeof *object_offset);
-    if (object_offset == NULL) {
-      tg_cli_error("out of memory");
-      return 0;
-    }
-    uint64_t at = 0;
-    for (size_t k = 0; k < p->object_count; ++k) {
-      object_offset[k] = at;
-      uint64_t v = 0;
-      tg_extent_volume(p->object_sizes[k], &v);
-      at += v;
-    }
+/* The smallest plan as seed 000's CSV columns (+ object), or as an SVG timeline. */
+static int write_plan_report(const char *path, int svg, const tg_record_set *set, const tg_plan *p,
+                             uint64_t lower, const char *title, const tg_allocator *alloc) {
+  char *text = NULL;
+  size_t length = 0;
+  const char *const *names = (const char *const *)set->names;
+  tg_status st = svg ? tg_report_render_svg(set->records, names, set->count, set->dims, p, lower, 1,
+                                            title, alloc, &text, &length)
+                     : tg_report_build_csv(set->records, names, NULL, set->count, set->dims, p, 1,
+                                           alloc, &text, &length);
+  if (st != TG_OK) {
+    tg_cli_error("plan: writing %s failed: %s", path, tg_status_string(st));
+    return 0;
   }
-  tg__strbuf_puts(&b, "tensor_name,size,offset,start_time,end_time,object\n");
-  for (size_t r = 0; r < set->count; ++r) {
-    const tg_usage_record *rec = &set->records[r];
-    uint64_t vol = 0;
-    tg_extent_volume(rec->size, &vol);
-    char fallback[32];
-    const char *name = set->names[r];
-    if (name == NULL) {
-      snprintf(fallback, sizeof fallback, "t%zu", r);
-      name = fallback;
-    }
-    /* Names may hold commas: quote them. */
-    tg__strbuf_puts(&b, "\"");
-    for (const char *c = name; *c; ++c) tg__strbuf_append(&b, *c == '"' ? "\"\"" : c, *c == '"' ? 2 : 1);
-    tg__strbuf_puts(&b, "\"");
-    uint64_t off = p->mode == TG_MODE_OBJECTS ? object_offset[p->object_of[r]] : p->offset_of[r];
-    long long obj = p->mode == TG_MODE_OBJECTS ? (long long)p->object_of[r] : 0;
-    tg__strbuf_printf(&b, ",%llu,%llu,%u,%u,%lld\n", (unsigned long long)vol,
-                      (unsigned long long)off, rec->first_task, rec->last_task, obj);
-  }
-  tg__free(alloc, object_offset);
-  int ok = !b.failed && tg_cli_write_file(path, b.data ? b.data : "", b.length);
-  if (b.failed) tg_cli_error("out of memory writing %s", path);
-  tg__strbuf_free(&b);
+  int ok = tg_cli_write_file(path, text, length);
+  tg_report_free(alloc, text);
   return ok;
 }
 
@@ -217,7 +190,7 @@ static void exact_progress(void *user, const tg_exact_stats *s) {
 
 int tg_cli_plan(int argc, char **argv) {
   const char *file = NULL, *mode_s = "objects", *strategy_s = "all", *fit_s = NULL;
-  const char *align_s = NULL, *csv_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
+  const char *align_s = NULL, *csv_out = NULL, *svg_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
   const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL;
   int json = 0, plan_io = 0, exact = 0;
   for (int i = 1; i < argc;) {
@@ -232,9 +205,9 @@ int tg_cli_plan(int argc, char **argv) {
     if (strcmp(argv[i], "--exact") == 0) { exact = 1; ++i; continue; }
     static const char *const k_value_options[] = {"--mode", "--strategy", "--fit", "--alignment",
                                                    "--csv-out", "--storage", "--precision", "--policy",
-                                                   "--time-limit", "--seed"};
+                                                   "--time-limit", "--seed", "--svg"};
     const char **k_targets[] = {&mode_s, &strategy_s, &fit_s, &align_s, &csv_out, &storage_s, &precision_s, &policy_s,
-                                &time_s, &seed_s};
+                                &time_s, &seed_s, &svg_out};
     int matched = 0;
     for (size_t o = 0; o < sizeof k_value_options / sizeof k_value_options[0] && !matched; ++o) {
       if ((m = tg_cli_option(argc, argv, &i, k_value_options[o], &v)) != 0) {
@@ -536,7 +509,10 @@ int tg_cli_plan(int argc, char **argv) {
                    results[i].invalid_reason);
       code = TG_EXIT_FAILURE;
     }
-  if (csv_out && smallest && !write_plan_csv(csv_out, set, smallest->plan, alloc)) code = TG_EXIT_FAILURE;
+  if (csv_out && smallest && !write_plan_report(csv_out, 0, set, smallest->plan, lower, file, alloc))
+    code = TG_EXIT_FAILURE;
+  if (svg_out && smallest && !write_plan_report(svg_out, 1, set, smallest->plan, lower, file, alloc))
+    code = TG_EXIT_FAILURE;
   for (size_t i = 0; i < nres; ++i) tg_plan_destroy(results[i].plan);
   tg_cli_input_free(&in);
   return code;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tangram/backend.h"
+#include "tangram/report.h"
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 #include "tools/input.h"
@@ -31,6 +32,7 @@ static void run_usage(FILE *to) {
       "                           refuse or catch an unsafe serial plan)\n"
       "  --plan-io                plan graph inputs and outputs too\n"
       "  --json                   one JSON object on stdout\n"
+      "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
       "  -h, --help               this text\n"
       "\n"
       "Exit status: 0 ok, 1 failure (device error, corruption found, budget exceeded), 2 bad input.\n",
@@ -294,7 +296,7 @@ static const tg_storage k_auto_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTU
 int tg_cli_run(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
-  const char *budget_s = NULL;
+  const char *budget_s = NULL, *svg_out = NULL;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
   for (int i = 1; i < argc;) {
     const char *v;
@@ -308,9 +310,9 @@ int tg_cli_run(int argc, char **argv) {
     if (strcmp(argv[i], "--no-reuse-edges") == 0) { no_reuse = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
-                                         "--mode", "--strategy", "--policy", "--budget"};
+                                         "--mode", "--strategy", "--policy", "--budget", "--svg"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
-                                &mode_s, &strategy_s, &policy_s, &budget_s};
+                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out};
     int matched = 0;
     for (size_t o = 0; o < sizeof k_opts / sizeof k_opts[0] && !matched; ++o)
       if ((m = tg_cli_option(argc, argv, &i, k_opts[o], &v)) != 0) {
@@ -512,10 +514,10 @@ int tg_cli_run(int argc, char **argv) {
         uint64_t bytes = p->dims == 1 ? e->w : e->w * e->h * e->d * tg_precision_texel_bytes(precision);
         size_t members = 0;
         for (size_t r = 0; r < set->count; ++r) members += p->object_of[r] == k;
-        if (p->dims == 1) tg__strbuf_printf(&b, "  object %zu: %s, %zu tensors:", k, tg_cli_format_bytes(bytes, b1, sizeof b1), members);
+        if (p->dims == 1) tg__strbuf_printf(&b, "  object %zu: %s, %zu tensors:", k, tg_report_format_bytes(bytes, b1, sizeof b1), members);
         else tg__strbuf_printf(&b, "  object %zu: %llux%llux%llu texels (%s), %zu tensors:", k,
                                (unsigned long long)e->w, (unsigned long long)e->h, (unsigned long long)e->d,
-                               tg_cli_format_bytes(bytes, b1, sizeof b1), members);
+                               tg_report_format_bytes(bytes, b1, sizeof b1), members);
         size_t listed = 0;
         for (size_t r = 0; r < set->count && listed < 3; ++r)
           if (p->object_of[r] == k) {
@@ -528,27 +530,44 @@ int tg_cli_run(int argc, char **argv) {
       }
       if (shown < p->object_count) tg__strbuf_printf(&b, "  ... %zu more objects\n", p->object_count - shown);
     } else {
-      tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_cli_format_bytes(p->total, b1, sizeof b1), set->count);
+      tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_report_format_bytes(p->total, b1, sizeof b1), set->count);
     }
     if (chosen.fallback_plan)
       tg__strbuf_printf(&b, "  + %zu tensors that do not fit %s, in buffers\n",
                         chosen.in.model_records->fallback->count, tg_storage_name(chosen.storage));
     tg__strbuf_puts(&b, "----------------------------------------\n");
-    tg__strbuf_printf(&b, "Original memory (one allocation per tensor): %s\n", tg_cli_format_bytes(chosen.naive_bytes, b1, sizeof b1));
-    tg__strbuf_printf(&b, "Optimised memory:                            %s\n", tg_cli_format_bytes(chosen.bytes, b2, sizeof b2));
+    tg__strbuf_printf(&b, "Original memory (one allocation per tensor): %s\n", tg_report_format_bytes(chosen.naive_bytes, b1, sizeof b1));
+    tg__strbuf_printf(&b, "Optimised memory:                            %s\n", tg_report_format_bytes(chosen.bytes, b2, sizeof b2));
     tg__strbuf_printf(&b, "Memory saving:                               %.2f%%\n", saving);
-    tg__strbuf_printf(&b, "Lower bound:                                 %s (gap %.2f%%)\n", tg_cli_format_bytes(chosen.lower_bound_bytes, b3, sizeof b3), gap);
+    tg__strbuf_printf(&b, "Lower bound:                                 %s (gap %.2f%%)\n", tg_report_format_bytes(chosen.lower_bound_bytes, b3, sizeof b3), gap);
     tg__strbuf_printf(&b, "Allocations made: %llu, bytes allocated: %s (budget %s)\n",
-                      (unsigned long long)out.stats.allocations, tg_cli_format_bytes(out.stats.allocated_bytes, b4, sizeof b4),
-                      tg_cli_format_bytes(budget, b1, sizeof b1));
+                      (unsigned long long)out.stats.allocations, tg_report_format_bytes(out.stats.allocated_bytes, b4, sizeof b4),
+                      tg_report_format_bytes(budget, b1, sizeof b1));
     tg__strbuf_printf(&b, "On-device check (%s): %llu corrupted tensors, %s verified%s\n",
                       ooo ? "out of order" : "in order", (unsigned long long)out.corrupted,
-                      tg_cli_format_bytes(out.checked_bytes, b2, sizeof b2),
+                      tg_report_format_bytes(out.checked_bytes, b2, sizeof b2),
                       ooo ? (no_reuse ? ", reuse edges left out" : "") : "");
     tg__strbuf_printf(&b, "Times: plan %.2f ms, allocate %.2f ms, check %.2f ms\n",
                       (double)chosen.plan_us / 1000.0, (double)out.allocate_us / 1000.0, (double)out.check_us / 1000.0);
   }
   int code = out.corrupted ? TG_EXIT_FAILURE : TG_EXIT_OK;
+  if (svg_out) {
+    /* The primary plan, in bytes: texture objects count texels of their precision. */
+    uint64_t unit = (p->mode == TG_MODE_OBJECTS && p->dims > 1) ? tg_precision_texel_bytes(precision) : 1;
+    char *svg = NULL;
+    size_t svg_len = 0;
+    char title[512];
+    snprintf(title, sizeof title, "%s: %s %s, %s", file, tg_storage_name(chosen.storage),
+             tg_mode_name(chosen.mode), tg_strategy_name(p->strategy));
+    tg_status ss = tg_report_render_svg(chosen.planned->records, (const char *const *)set->names,
+                                        chosen.planned->count, chosen.planned->dims, p,
+                                        chosen.lower_bound_bytes / unit, unit, title, alloc, &svg, &svg_len);
+    if (ss != TG_OK || !tg_cli_write_file(svg_out, svg, svg_len)) {
+      if (ss != TG_OK) tg_cli_error("run: drawing %s failed: %s", svg_out, tg_status_string(ss));
+      code = TG_EXIT_FAILURE;
+    }
+    tg_report_free(alloc, svg);
+  }
   if (b.failed) {
     tg_cli_error("out of memory");
     code = TG_EXIT_FAILURE;

@@ -5,6 +5,7 @@
 #include "tangram/layout.h"
 #include "tangram/model.h"
 #include "tangram/planner.h"
+#include "tangram/report.h"
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 #include "tools/input.h"
@@ -268,7 +269,7 @@ static void text_report(tg__strbuf *b, const schedule_args *a, const tg_schedule
   if (tg_storage_dims(a->input.storage) == 1 && !runs[a->policy].fallback_plan) {
     char human[32];
     tg__strbuf_printf(b, "  (%s: %s)\n", tg_policy_name(a->policy),
-                      tg_cli_format_bytes(runs[a->policy].total, human, sizeof human));
+                      tg_report_format_bytes(runs[a->policy].total, human, sizeof human));
   }
 
   tg__strbuf_puts(b, "\nwaves (ops that may run at the same time):\n  wave  width  ops\n");

@@ -142,7 +142,7 @@ static void plan_csv_out(void **state) {
   assert_non_null(f);
   char line[4096];
   assert_non_null(fgets(line, sizeof line, f));
-  assert_string_equal(line, "tensor_name,size,offset,start_time,end_time,object\n");
+  assert_string_equal(line, "tensor_name,size,offset,start_time,end_time,object,storage\n");
   size_t rows = 0;
   while (fgets(line, sizeof line, f)) ++rows;
   fclose(f);
