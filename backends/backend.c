@@ -150,7 +150,6 @@ uint64_t tg_device_get_validation_messages(const tg_device *d) {
   return (d && d->vt->validation_messages) ? d->vt->validation_messages(d->impl) : 0;
 }
 
-void *tg__device_backend_state(const tg_device *d) { return d ? d->impl : NULL; }
 
 /* Every device object creation passes here so fault injection sees all of them. */
 static int inject_failure(tg_device *d) {

@@ -56,9 +56,6 @@ typedef struct tg__backend_vtable {
   void (*check_abort)(void *impl);
 } tg__backend_vtable;
 
-/* The backend state (`impl`) behind an open device, for a backend's own tests. */
-void *tg__device_backend_state(const tg_device *device);
-
 /* Backends compiled in. Each returns NULL when the backend is not built. */
 const tg__backend_vtable *tg__host_backend(void);
 const tg__backend_vtable *tg__opencl_backend(void);

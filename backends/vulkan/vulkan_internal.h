@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 /* `impl` is the state of a device opened with the Vulkan backend
- * (tg__device_backend_state). */
+ * (tg__device_impl). */
 
 /* Vulkan objects made for realisations and check runs that are still alive: buffers, images,
  * image views, device memory, events, descriptor pools and counter buffers. 0 when every

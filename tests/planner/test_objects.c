@@ -345,8 +345,10 @@ static void random_records(void **state) {
           tg_plan *p = plan_ok(r, n, dims, k_object_strategies[s], NULL);
           tg_plan *again = plan_ok(r, n, dims, k_object_strategies[s], NULL);
           assert_memory_equal(p->object_of, again->object_of, n * sizeof *p->object_of);
+          /* `best` runs min-cost-flow only up to TG_DEFAULT_MCF_MAX_RECORDS records. */
+          int in_best = !(k_object_strategies[s] == TG_STRATEGY_MIN_COST_FLOW && n > TG_DEFAULT_MCF_MAX_RECORDS);
           if (k_object_strategies[s] == TG_STRATEGY_BEST) best = p->total;
-          else if (p->total < smallest) smallest = p->total;
+          else if (in_best && p->total < smallest) smallest = p->total;
           tg_plan_destroy(again);
           tg_plan_destroy(p);
         }

@@ -76,7 +76,7 @@ static tg_status open_vulkan(const tg_device_options *base, const tg_allocator *
 
 static int64_t live_objects(tg_device *d) {
 #ifdef TANGRAM_TEST_HAVE_VULKAN
-  return tg__vulkan_live_objects(tg__device_backend_state(d));
+  return tg__vulkan_live_objects(tg__device_impl(d));
 #else
   (void)d;
   return 0;
@@ -85,7 +85,7 @@ static int64_t live_objects(tg_device *d) {
 
 static const char *first_message(tg_device *d) {
 #ifdef TANGRAM_TEST_HAVE_VULKAN
-  return tg__vulkan_first_message(tg__device_backend_state(d));
+  return tg__vulkan_first_message(tg__device_impl(d));
 #else
   (void)d;
   return "";
@@ -96,7 +96,7 @@ static const char *first_message(tg_device *d) {
  * (objects leaked) or before. */
 static void close_clean(tg_device *d) {
 #ifdef TANGRAM_TEST_HAVE_VULKAN
-  uint64_t messages = tg__vulkan_teardown_device(tg__device_backend_state(d));
+  uint64_t messages = tg__vulkan_teardown_device(tg__device_impl(d));
 #else
   uint64_t messages = tg_device_get_validation_messages(d);
 #endif
@@ -1182,7 +1182,7 @@ static void walk_driver_failures(const suite *s, tg_device *dev, const model_dat
   tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res,
                           TG_PRECISION_FP16, 0};
   /* How many calls a full realisation makes. */
-  void *impl = tg__device_backend_state(dev);
+  void *impl = tg__device_impl(dev);
   tg__vulkan_fail_call_at(impl, 0);
   tg_realization *z = NULL;
   assert_int_equal(tg_realization_create(dev, &desc, NULL, &z, &err), TG_OK);
