@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Build Tangram and run every test: a normal build, then the whole suite again under
-# AddressSanitizer + UndefinedBehaviorSanitizer. Installs what is missing first.
-#   scripts/test.sh            both builds
+# AddressSanitizer + UndefinedBehaviorSanitizer, then the trust checks. Installs what is
+# missing first.
+#   scripts/test.sh            normal build, ASan+UBSan build, TSan thread test, fuzz smoke,
+#                              valgrind of the backend tests
 #   scripts/test.sh --quick    normal build only
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,9 @@ run_suite() {
 
 run_suite build
 if [ "$quick" -eq 0 ]; then
+  # TANGRAM_TEST_QUICK: the slowest walks (device faults through `tangram run`) take one case per
+  # backend instead of two under the sanitizers; the normal build ran them all.
+  TANGRAM_TEST_QUICK=1 \
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
     run_suite build-asan -DTANGRAM_SANITIZE=ON -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF
@@ -35,5 +40,11 @@ if [ "$quick" -eq 0 ]; then
     -DTANGRAM_VULKAN=OFF -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF >/dev/null
   cmake --build build-tsan -j"$jobs" --target test_threads
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan -V -L threads
+
+  echo "=== libFuzzer smoke: every fuzz target, 10 s each (scripts/fuzz.sh SECONDS for long runs)"
+  bash scripts/fuzz.sh 10
+
+  echo "=== valgrind memcheck of the backend tests"
+  bash scripts/valgrind.sh
 fi
 echo "=== all test suites passed"

@@ -4,9 +4,9 @@
 # build-valgrind. Any memory error fails the run, and so does any definite or indirect leak
 # outside tests/valgrind.supp, which covers only what the drivers allocate themselves (PoCL,
 # lavapipe, LLVM, the Vulkan validation layer) and one ld.so false positive.
-#   scripts/valgrind.sh              the CI set: see `subset` below (about 5 min on 2 cores)
+#   scripts/valgrind.sh              the CI set: see `subset` below (about 4 min on 2 cores)
 #   scripts/valgrind.sh test_host    only the named test binaries, each complete
-#   TANGRAM_VALGRIND_FULL=1 scripts/valgrind.sh   every backend test, complete (30+ min)
+#   TANGRAM_VALGRIND_FULL=1 scripts/valgrind.sh   every backend test, complete (20+ min)
 # The sanitizer build covers the library code in every other test. Valgrind is for the
 # backends, because it also sees what the library hands to an uninstrumented driver
 # (uninitialised bytes in uploads, use of freed driver objects), which ASan cannot see.
@@ -20,20 +20,20 @@ if ! command -v valgrind >/dev/null 2>&1; then
   exit 2
 fi
 
-# Under valgrind the GPU tests run 30-50x slower than natively, and their model sweeps and
-# allocation-failure walks would take half an hour. In CI each runs only its cases that
-# reach distinct backend code: opening and describing the device, a driver that is missing,
-# realising with objects and offsets and with buffers and images, the shadow run with a
-# broken plan and out of order, refusals, and a device and a host allocation-failure walk.
-# A binary not listed here (test_host: a few seconds) runs complete. Each case is one
-# process: test_opencl picks it from TG_TEST_FILTER, test_vulkan from its first argument.
+# Under valgrind the GPU tests run 30-50x slower than natively (lavapipe compiles every
+# pipeline with LLVM, and the validation layer checks every call), and their model sweeps and
+# allocation-failure walks would take 20 minutes or more. In CI each binary runs only the cases
+# that reach distinct backend code: opening and describing the device, a missing driver,
+# realising with objects and offsets and with buffers and images, the shadow run in and out
+# of order (OpenCL also with a broken plan), refusals, and allocation-failure walks (host for
+# both, device for OpenCL). A binary not listed here (test_host) runs complete. Each case is
+# one process: test_opencl takes it from TG_TEST_FILTER, test_vulkan from its first argument.
 declare -A subset=(
   [test_opencl]="device_info_is_sane missing_driver_is_reported broken_plan_is_caught_and_named
                  shared_image_regions_use_the_object_pitch odd_sizes_and_unwritten_reads
                  misaligned_offsets_are_refused oversized_allocations_fail_cleanly
                  device_alloc_failures_roll_back host_alloc_failures_roll_back"
   [test_vulkan]="device_info_is_sane missing_driver_is_reported mixed_arena_realises_clean
-                 broken_plan_is_caught_and_named dropped_wait_is_caught
                  odd_sizes_and_unordered_reads misplaced_resources_are_refused
                  host_alloc_failures_roll_back"
 )
@@ -70,47 +70,84 @@ vg=(valgrind --tool=memcheck --leak-check=full --error-exitcode=99
     --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect
     --keep-debuginfo=yes --suppressions="$PWD/tests/valgrind.supp" --num-callers=40)
 
+# The (binary, case) runs: a case name, or "all" for the whole binary.
+cases=()
+for t in "${targets[@]}"; do
+  if [ "${TANGRAM_VALGRIND_FULL:-0}" = 1 ] || [ $# -gt 0 ] || [ -z "${subset[$t]:-}" ]; then
+    cases+=("$t all")
+  else
+    for c in ${subset[$t]}; do cases+=("$t $c"); done
+  fi
+done
+
+# run_case [VALGRIND...] BINARY CASE: run one case, under the given command prefix (none =
+# natively). test_opencl takes the case from TG_TEST_FILTER, test_vulkan from its first
+# argument; a binary without cases ignores both. The filter goes outside valgrind, which
+# would otherwise follow `env` rather than the test.
+run_case() {
+  local n=$# name=${*: -1} t=${*: -2:1}
+  local prefix=("${@:1:n-2}")
+  if [ "$name" = all ]; then
+    "${prefix[@]}" "$build/tests/$t"
+  else
+    TG_TEST_FILTER="$name" "${prefix[@]}" "$build/tests/$t" "$name"
+  fi
+}
+
 failed=()
 passed=0
-# run_case BINARY CASE: one valgrind run of BINARY, limited to CASE unless CASE is "all".
-run_case() {
-  local t=$1 case=$2 bin="$build/tests/$1" log status=0 start
-  local args=() envs=()
-  log="$build/$t.$case"
-  if [ "$case" != all ]; then args=("$case"); envs=("TG_TEST_FILTER=$case"); fi
-  start=$(date +%s)
-  env "${envs[@]}" "${vg[@]}" --log-file="$log.valgrind.log" "$bin" "${args[@]}" \
-    >"$log.out.log" 2>&1 || status=$?
-  local summary
-  summary=$(grep -E 'ERROR SUMMARY' "$log.valgrind.log" | sed 's/^==[0-9]*== //')
-  echo "valgrind: $t $case: ${summary:-no summary} ($(($(date +%s) - start)) s)"
+# Natively first: every case must pass without valgrind, and PoCL's kernel cache fills.
+echo "=== valgrind: ${#cases[@]} cases, natively first"
+for c in "${cases[@]}"; do
+  read -r t name <<<"$c"
+  if ! run_case "$t" "$name" >"$build/$t.$name.native.log" 2>&1; then
+    echo "valgrind.sh: $t $name fails even without valgrind; its log:" >&2
+    tail -n 40 "$build/$t.$name.native.log" >&2
+    failed+=("$t $name (native)")
+  fi
+done
+[ ${#failed[@]} -eq 0 ] || { echo "valgrind: 0 passed, ${#failed[@]} failed"; exit 1; }
+
+# Under memcheck, as many at once as there are cores: each run is single-threaded.
+echo "=== valgrind: under memcheck, $jobs at a time"
+running=0
+for c in "${cases[@]}"; do
+  read -r t name <<<"$c"
+  log="$build/$t.$name"
+  (
+    start=$(date +%s)
+    status=0
+    run_case "${vg[@]}" --log-file="$log.valgrind.log" "$t" "$name" >"$log.out.log" 2>&1 ||
+      status=$?
+    echo "$status $(($(date +%s) - start))" >"$log.status"
+  ) &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+done
+wait || true
+
+for c in "${cases[@]}"; do
+  read -r t name <<<"$c"
+  log="$build/$t.$name"
+  status=1 secs=?
+  [ -f "$log.status" ] && read -r status secs <"$log.status"
+  summary=$(grep -E 'ERROR SUMMARY' "$log.valgrind.log" 2>/dev/null | sed 's/^==[0-9]*== //' || true)
+  # No summary means valgrind did not follow the test to its end: not a pass.
+  [ -n "$summary" ] || status=98
+  echo "valgrind: $t $name: ${summary:-no summary} (${secs} s)"
   grep -hE '^\[  (PASSED|FAILED|SKIPPED) ' "$log.out.log" || true
   if [ "$status" -ne 0 ]; then
-    echo "valgrind.sh: $t $case failed under valgrind (exit $status); see $log.valgrind.log:" >&2
+    echo "valgrind.sh: $t $name failed under valgrind (exit $status); see $log.valgrind.log:" >&2
     grep -E 'definitely lost:|indirectly lost:' "$log.valgrind.log" | sed 's/^==[0-9]*== //' >&2 || true
     grep -A40 -m3 -E 'Invalid|uninitialised|are definitely lost in|are indirectly lost in|Mismatched' \
       "$log.valgrind.log" | head -n 120 >&2 || true
     tail -n 20 "$log.out.log" >&2
-    failed+=("$t $case")
+    failed+=("$t $name")
   else
     passed=$((passed + 1))
-  fi
-}
-
-for t in "${targets[@]}"; do
-  bin="$build/tests/$t"
-  echo "=== valgrind: $t (native run first)"
-  if ! "$bin" >"$build/$t.native.log" 2>&1; then
-    echo "valgrind.sh: $t fails even without valgrind; its log:" >&2
-    tail -n 40 "$build/$t.native.log" >&2
-    failed+=("$t native")
-    continue
-  fi
-  echo "=== valgrind: $t under memcheck"
-  if [ "${TANGRAM_VALGRIND_FULL:-0}" = 1 ] || [ $# -gt 0 ] || [ -z "${subset[$t]:-}" ]; then
-    run_case "$t" all
-  else
-    for c in ${subset[$t]}; do run_case "$t" "$c"; done
   fi
 done
 
