@@ -12,8 +12,9 @@
  *   byte 1  plan alignment (offsets mode), an alignment code
  *   byte 2  relation seed, byte 3 relation threshold (pairs share when hash >= threshold)
  *   byte 4  mcf_max_records (0 = the default)
- *   byte 5  fault injection: which allocation fails (1-based, 0 = the first)
- *   byte 6  fault injection: mode (bit 0) and strategy (the rest, modulo the strategy count)
+ *   byte 5  fault injection: allocation number byte + 1 fails
+ *   byte 6  fault injection: mode (bit 0), strategy (bits 1-7 modulo the strategy count) and
+ *           fit (bits 5-7 modulo 3)
  *   then records until the input ends: one value code per used dimension (w; h for 2D/3D;
  *   d for 3D), a task code for the first task, a task code for the length (last = first +
  *   length, saturated at UINT32_MAX), an alignment code when bit 3 is set, and when bit 4 is set
