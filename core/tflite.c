@@ -241,6 +241,7 @@ static tg_status fb_u64(fb_reader *r, const fb_table *t, unsigned field, const c
 /* Follow the uoffset stored at `at` (4 bytes at `at` are known to be inside the file). */
 static tg_status fb_deref(fb_reader *r, size_t at, const char *name, size_t *target) {
   uint32_t u = rd32(r->data + at);
+  *target = 0;
   /* A uoffset always points forward past itself; 0 would make the object overlap its own
    * reference (the classic self-referencing input). */
   if (u == 0) return fb_fail(r, "%s offset at %zu points to itself", name, at);
@@ -323,7 +324,7 @@ typedef struct tflite_model {
 
 static tg_status read_header(fb_reader *r, tflite_model *m) {
   tg_status st;
-  size_t root;
+  size_t root = 0;
   if (r->length < 8)
     return fb_fail(r, "too short for a .tflite file (%zu bytes)", r->length);
   if (memcmp(r->data + 4, "TFL3", 4) != 0)

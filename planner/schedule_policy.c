@@ -24,6 +24,7 @@ struct tg_policy_relation {
     uint32_t branch;     /* branch of the producer (the trunk when none) */
     size_t first_word;   /* D(record) holds only ops above its last toucher: its words */
     size_t done_start;   /* first_word .. words-1 are stored at done + done_start */
+    uint64_t window_hi;  /* the last op not in D(record) (see window_parallel_safe) */
   } *info;
   uint64_t *done;
   tg_allocator alloc;
@@ -70,6 +71,39 @@ static int may_share_branch_local(void *user, size_t a, size_t b) {
   if (a >= r->count || b >= r->count) return 0;
   const struct record_info *ia = &r->info[a], *ib = &r->info[b];
   return ia->branch == ib->branch && parallel_safe(r, ia, ib);
+}
+
+/* The window of record a (tg_share_relation.window): from its producer (0 without one: it may
+ * not take memory from any record) to the last op not in D(a). A record b whose window starts
+ * after that has a producer in D(a), so a may give b its memory; records with disjoint windows
+ * may therefore always share. */
+static void window_parallel_safe(void *user, size_t a, uint64_t *lo, uint64_t *hi) {
+  const tg_policy_relation *r = user;
+  if (a >= r->count) {
+    *lo = 0;
+    *hi = UINT64_MAX;
+    return;
+  }
+  const struct record_info *ia = &r->info[a];
+  *lo = ia->producer >= 0 ? (uint64_t)ia->producer : 0;
+  *hi = ia->window_hi;
+}
+
+/* The last op (below op_count) not in the stored D row, or first_word * 64 - 1 when every stored
+ * op is in it (ops below first_word * 64 are never in D); 0 when there is none at all. */
+static uint64_t last_op_not_done(const uint64_t *row, size_t first_word, size_t words,
+                                 size_t op_count) {
+  for (size_t w = words; w-- > first_word;) {
+    uint64_t word = row[w - first_word];
+    size_t valid = op_count - w * 64; /* ops in this word */
+    if (valid < 64) word |= ~(uint64_t)0 << valid;
+    if (word != ~(uint64_t)0) {
+      unsigned bit = 63;
+      while ((word >> bit) & 1u) --bit;
+      return (uint64_t)w * 64 + bit;
+    }
+  }
+  return first_word > 0 ? (uint64_t)first_word * 64 - 1 : 0;
 }
 
 void tg_policy_relation_destroy(tg_policy_relation *r) {
@@ -154,10 +188,22 @@ tg_status tg_policy_relation_create(const tg_schedule *s, tg_policy policy,
     rel->info[r].producer = p;
     rel->info[r].branch = p >= 0 ? s->branch[p] : s->trunk;
     fill_done(s, t, rel->info[r].first_word, rel->done + rel->info[r].done_start);
+    rel->info[r].window_hi = last_op_not_done(rel->done + rel->info[r].done_start,
+                                              rel->info[r].first_word, s->words, s->op_count);
   }
   rel->relation.user = rel;
-  rel->relation.may_share =
-      policy == TG_POLICY_BRANCH_LOCAL ? may_share_branch_local : may_share_parallel_safe;
+  /* Both policies are transitive along time: with disjoint intervals in time order, a may
+   * share with b only when every op touching a happens before b's producer (the reverse would
+   * need an op happening before an earlier one), and happens-before chains. Branch-local adds
+   * an equivalence (same branch). Only parallel-safe has useful windows: branch-local refuses
+   * records of other branches at any distance. */
+  rel->relation.transitive = 1;
+  if (policy == TG_POLICY_BRANCH_LOCAL) {
+    rel->relation.may_share = may_share_branch_local;
+  } else {
+    rel->relation.may_share = may_share_parallel_safe;
+    rel->relation.window = window_parallel_safe;
+  }
   *out = rel;
   return TG_OK;
 

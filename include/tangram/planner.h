@@ -48,10 +48,22 @@ tg_status tg_fit_from_name(const char *name, tg_fit *out);
 /* A may-share relation beyond interval overlap (the scheduler supplies one for parallel
  * execution). `may_share(user, a, b)` is called only for records a != b whose task intervals do
  * NOT intersect; it returns nonzero when they may use the same memory. It must be symmetric and
- * pure. NULL relation = serial execution: disjoint intervals always may share. */
+ * pure. NULL relation = serial execution: disjoint intervals always may share.
+ *
+ * Two optional facts let planners avoid testing every pair (a zeroed field means "not known";
+ * planners then test pairs, which is slower but gives the same plans):
+ * - `window(user, r, &lo, &hi)`: a task range of record r such that may_share(a, b) is nonzero
+ *   whenever the windows of a and b do not intersect. Planners widen it to contain r's own
+ *   interval. Planners find the records a relation can refuse through the windows, as they find
+ *   overlapping intervals, and test only those.
+ * - `transitive`: for records a, b, c whose intervals are disjoint and in that order in time,
+ *   may_share(a, b) and may_share(b, c) imply may_share(a, c). Objects-mode strategies then test
+ *   a record only against the members of an object just before and just after it in time. */
 typedef struct tg_share_relation {
   int (*may_share)(void *user, size_t a, size_t b);
   void *user;
+  void (*window)(void *user, size_t r, uint64_t *lo, uint64_t *hi);
+  int transitive;
 } tg_share_relation;
 
 /* Planning options. A zeroed struct means: objects mode, naive strategy, best fit, no

@@ -422,7 +422,7 @@ static void relation_is_honoured(void **state) {
         assert_non_null(r);
         tg_test_random_records(&rng, &spec, r);
         pair_hash h = {tg_test_rng_next(&rng), allowed[k]};
-        tg_share_relation rel = {may_share_hash, &h};
+        tg_share_relation rel = {may_share_hash, &h, NULL, 0};
         for (size_t s = 0; s < COUNT(k_object_strategies); ++s) {
           tg_plan *p = plan_ok(r, n, dims, k_object_strategies[s], &rel);
           if (allowed[k] == 0 && k_object_strategies[s] != TG_STRATEGY_NAIVE)
@@ -443,7 +443,7 @@ static int may_share_always(void *user, size_t a, size_t b) {
 
 static void permissive_relation_changes_nothing(void **state) {
   (void)state;
-  tg_share_relation rel = {may_share_always, NULL};
+  tg_share_relation rel = {may_share_always, NULL, NULL, 0};
   const tg_usage_record *sets[] = {k_chain, k_complex};
   const size_t sizes[] = {COUNT(k_chain), COUNT(k_complex)};
   for (size_t v = 0; v < 2; ++v)
@@ -462,7 +462,7 @@ static void allocation_failures(void **state) {
   (void)state;
   tg_test_rng rng = {5};
   pair_hash h = {3, 60};
-  tg_share_relation rel = {may_share_hash, &h};
+  tg_share_relation rel = {may_share_hash, &h, NULL, 0};
   static tg_usage_record r[600];
   for (uint32_t dims = 1; dims <= 3; ++dims)
     for (int with_rel = 0; with_rel < 2; ++with_rel)

@@ -370,7 +370,7 @@ static void greedy_by_size_matches_tflite(void **state) {
     /* The relation path (every placed record checked) with a relation that allows
      * everything must give the same plan. */
     rel_state unused = {0, 0};
-    tg_share_relation all = {always_share, &unused};
+    tg_share_relation all = {always_share, &unused, NULL, 0};
     p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, &all);
     assert_offsets(p, want, n, total);
     tg_plan_destroy(p);
@@ -583,7 +583,7 @@ static void relation_is_honoured(void **state) {
     assert_non_null(r);
     random_1d(&rng, r, n);
     rel_state rs = {tg_test_rng_next(&rng), 0};
-    tg_share_relation rel = {random_may_share, &rs};
+    tg_share_relation rel = {random_may_share, &rs, NULL, 0};
     uint64_t align = tg_test_rng_range(&rng, 0, 1) ? 1 : 16;
     for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
       if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
@@ -619,7 +619,7 @@ static int never_share(void *user, size_t a, size_t b) {
 
 static void relation_forbidding_everything(void **state) {
   (void)state;
-  tg_share_relation rel = {never_share, NULL};
+  tg_share_relation rel = {never_share, NULL, NULL, 0};
   for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
     if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
     tg_plan *p = plan_ok(k_chain, 5, (tg_strategy)s, TG_FIT_BEST, 1, &rel);
@@ -636,7 +636,7 @@ static void allocation_failures(void **state) {
   tg_usage_record r[80];
   random_1d(&rng, r, 80);
   rel_state rs = {1, 0};
-  tg_share_relation rel = {random_may_share, &rs};
+  tg_share_relation rel = {random_may_share, &rs, NULL, 0};
   for (int with_rel = 0; with_rel < 2; ++with_rel) {
     for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
       if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;

@@ -167,7 +167,7 @@ static void one_set(size_t index) {
   free(shuffled);
 
   rel_state rs = {tg_test_rng_next(&rng)};
-  tg_share_relation rel = {random_may_share, &rs};
+  tg_share_relation rel = {random_may_share, &rs, NULL, 0};
   run_ctx c = {index, r, &spec, spec.relation ? &rel : NULL, &b};
 
   /* Objects mode: every strategy; `best` is the smallest of those it runs. */

@@ -95,7 +95,7 @@ static void test_search_honours_relation(void **state) {
   tg_test_random_spec spec = {1, 120, 50, 6, 500, 0, 0};
   tg_usage_record r[120];
   tg_test_random_records(&g, &spec, r);
-  tg_share_relation rel = {same_parity, NULL};
+  tg_share_relation rel = {same_parity, NULL, NULL, 0};
   for (int mode = 0; mode < 2; ++mode) {
     tg_plan *greedy = plan_with(r, spec.count, 1, (tg_mode)mode, 0, 0, &rel);
     tg_plan *searched = plan_with(r, spec.count, 1, (tg_mode)mode, 15, 3, &rel);

@@ -366,7 +366,7 @@ static void screenshot_is_not_blank(const char *chromium, const char *svg, const
   if (!chromium_screenshot(chromium, svg_path, png_path)) fail_msg("chromium did not write %s (see %s.log)", png_path, png_path);
   if (access(blank_png, R_OK) != 0 && !chromium_screenshot(chromium, blank_svg, blank_png))
     fail_msg("chromium did not write %s", blank_png);
-  png_facts chart, blank;
+  png_facts chart = {0}, blank = {0};
   assert_true(png_read_facts(png_path, &chart));
   assert_true(png_read_facts(blank_png, &blank));
   fprintf(stderr, "%s: %ux%u, %llu bytes of image data (blank page: %llu)\n", png_path, chart.width,
