@@ -935,10 +935,57 @@ static void check_branches(const tg_schedule *s, const uint8_t *reach, size_t n)
   free(conc);
 }
 
+/* The facts a policy relation declares (tg_share_relation.window, .transitive) hold: records
+ * whose widened windows are disjoint may share, and sharing chains along time. Returns how
+ * many pairs the window vouched for. */
+static size_t check_relation_facts(const tg_share_relation *rel, const graph_records *r,
+                                   tg_test_rng *rng, size_t it) {
+  const tg_usage_record *rec = r->records;
+  const size_t n = r->count;
+  size_t vouched = 0;
+  assert_true(rel->transitive);
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = 0; b < n; ++b) {
+      if (a == b || rel->window == NULL) continue;
+      if (rec[a].first_task <= rec[b].last_task && rec[b].first_task <= rec[a].last_task) continue;
+      uint64_t alo, ahi, blo, bhi;
+      rel->window(rel->user, a, &alo, &ahi);
+      rel->window(rel->user, b, &blo, &bhi);
+      if (rec[a].first_task < alo) alo = rec[a].first_task;
+      if (rec[a].last_task > ahi) ahi = rec[a].last_task;
+      if (rec[b].first_task < blo) blo = rec[b].first_task;
+      if (rec[b].last_task > bhi) bhi = rec[b].last_task;
+      if (ahi < blo || bhi < alo) {
+        ++vouched;
+        if (!rel->may_share(rel->user, a, b))
+          fail_msg("dag %zu: records %zu and %zu have disjoint windows but may not share", it, a, b);
+      }
+    }
+  /* Transitivity over time-ordered triples: all of them on small sets, a sample on big ones. */
+  size_t triples = n <= 40 ? n * n * n : 20000;
+  for (size_t k = 0; k < triples; ++k) {
+    size_t a, b, c;
+    if (n <= 40) {
+      a = k / (n * n);
+      b = (k / n) % n;
+      c = k % n;
+    } else {
+      a = tg_test_rng_range(rng, 0, n - 1);
+      b = tg_test_rng_range(rng, 0, n - 1);
+      c = tg_test_rng_range(rng, 0, n - 1);
+    }
+    if (!(rec[a].last_task < rec[b].first_task && rec[b].last_task < rec[c].first_task)) continue;
+    if (rel->may_share(rel->user, a, b) && rel->may_share(rel->user, b, c) &&
+        !rel->may_share(rel->user, a, c))
+      fail_msg("dag %zu: %zu~%zu and %zu~%zu may share but %zu~%zu may not", it, a, b, b, c, a, c);
+  }
+  return vouched;
+}
+
 static void random_dags(void **state) {
   (void)state;
   tg_test_rng rng = {20240611};
-  size_t dags = 5000, shared_pairs = 0, serial_edges = 0;
+  size_t dags = 5000, shared_pairs = 0, serial_edges = 0, vouched = 0;
   for (size_t it = 0; it < dags; ++it) {
     /* Mostly small graphs (fast, many shapes), some up to 300 ops. */
     size_t ops = (it % 50 == 0) ? tg_test_rng_range(&rng, 100, 300) : tg_test_rng_range(&rng, 1, 40);
@@ -969,6 +1016,7 @@ static void random_dags(void **state) {
       assert_int_equal(tg_policy_relation_create(s, (tg_policy)pol, r.tensor_of, r.count, NULL, &pr),
                        TG_OK);
       const tg_share_relation *rel = tg_policy_relation_get(pr);
+      vouched += check_relation_facts(rel, &r, &rng, it);
       for (size_t c = 0; c < sizeof k_cases / sizeof k_cases[0]; ++c) {
         /* min-cost-flow is quadratic: the big graphs use the others. */
         if (k_cases[c].strategy == TG_STRATEGY_MIN_COST_FLOW && r.count > 80) continue;
@@ -1038,12 +1086,13 @@ static void random_dags(void **state) {
     tg_schedule_destroy(s);
     tg_graph_destroy(g);
   }
-  char msg[160];
-  snprintf(msg, sizeof msg, "%zu random DAGs: %zu sharing pairs under parallel policies, %zu reuse edges under serial\n",
-           dags, shared_pairs, serial_edges);
+  char msg[200];
+  snprintf(msg, sizeof msg, "%zu random DAGs: %zu sharing pairs under parallel policies, %zu reuse edges under serial, %zu pairs vouched for by windows\n",
+           dags, shared_pairs, serial_edges, vouched);
   print_message("%s", msg);
   assert_true(shared_pairs > 0);
   assert_true(serial_edges > 0);
+  assert_true(vouched > 0);
 }
 
 /* ---- the public models ------------------------------------------------------------------ */
