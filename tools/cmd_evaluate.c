@@ -8,6 +8,7 @@
 
 #include "tangram/layout.h"
 #include "tangram/model.h"
+#include "tangram/order.h"
 #include "tangram/report.h"
 #include "tangram/schedule.h"
 #include "tools/cli.h"
@@ -35,6 +36,9 @@ static void evaluate_usage(FILE *to) {
       "  --svg-dir DIR            write a memory timeline (SVG) of each storage's best plan\n"
       "  --csv-out FILE           write the recommended plan, every tensor, as\n"
       "                           tensor_name,size,offset,start_time,end_time,object,storage\n"
+      "  --reorder                serial policy only: search an op order with a smaller peak of\n"
+      "                           live buffer bytes (off by default; see tangram plan --help) and\n"
+      "                           evaluate every storage in that order (JSON key \"reorder\")\n"
       "  -h, --help               this text\n"
       "\n"
       "Bytes: buffers in bytes; textures as texels x 16 (fp32) or 8 (fp16) bytes, plus the plan of\n"
@@ -53,6 +57,7 @@ typedef struct evaluate_args {
   tg_policy policy;
   int no_limits;
   int json;
+  int reorder;
   const char *svg_dir;
   const char *csv_out;
 } evaluate_args;
@@ -324,7 +329,7 @@ static void json_recommendation(tg__strbuf *b, const tg_evaluation *ev) {
 }
 
 static void json_document(tg__strbuf *b, const evaluate_args *a, tg_evaluation *const *evs,
-                          const tg_policy *policies, size_t n) {
+                          const tg_policy *policies, size_t n, const tg_op_order *order) {
   const tg_evaluation *ev0 = evs[0];
   tg__strbuf_puts(b, "{\"model\":");
   tg__strbuf_json_string(b, a->model_path);
@@ -337,6 +342,17 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, tg_evaluation *
   tg__strbuf_printf(b, ",\"policy\":\"%s\",\"limits\":\"%s\"",
                     a->all_policies ? "all" : tg_policy_name(policies[0]),
                     (a->no_limits || ev0->from_records) ? "none" : "default");
+  if (order) {
+    tg__strbuf_printf(b, ",\"reorder\":{\"storage\":\"buffer\",\"original_peak\":%llu,\"peak\":%llu,"
+                         "\"gain_pct\":%.3f,\"method\":\"%s\",\"optimal\":%s,\"lower_bound\":%llu,"
+                         "\"elapsed_ms\":%.3f,\"op_order\":[",
+                      (unsigned long long)order->original_peak, (unsigned long long)order->peak,
+                      order->original_peak ? 100.0 * (1.0 - (double)order->peak / (double)order->original_peak) : 0.0,
+                      tg_order_method_name(order->method), order->proved_optimal ? "true" : "false",
+                      (unsigned long long)order->lower_bound, (double)order->elapsed_us / 1000.0);
+    for (size_t k = 0; k < order->op_count; ++k) tg__strbuf_printf(b, "%s%u", k ? "," : "", order->order[k]);
+    tg__strbuf_puts(b, "]}");
+  }
   tg__strbuf_puts(b, ",\"results\":[");
   int first = 1;
   for (size_t p = 0; p < n; ++p)
@@ -471,6 +487,35 @@ static int write_csv(const char *path, const tg_evaluation *ev, const tg_allocat
 
 /* ------------------------------------------------------------------------------------------ */
 
+/* --reorder: the op order with the smallest peak of live buffer bytes (at the chosen precision
+ * and limits) and the graph in that order. */
+static tg_status reorder_graph(const tg_graph *graph, const evaluate_args *a, const tg_allocator *alloc,
+                               tg_op_order **order, tg_graph **reordered, tg_error_info *err) {
+  tg_lifetimes *lt = NULL;
+  tg_model_records *mr = NULL;
+  uint64_t *sizes = NULL;
+  tg_device_limits def = tg_device_limits_default();
+  tg_status st = tg_graph_compute_lifetimes(graph, NULL, alloc, &lt, err);
+  if (st == TG_OK)
+    st = tg_model_records_create(graph, lt, TG_STORAGE_BUFFER, a->precision, a->no_limits ? NULL : &def,
+                                 alloc, &mr, err);
+  if (st == TG_OK) {
+    sizes = tg__calloc(alloc, graph->tensor_count ? graph->tensor_count : 1, sizeof *sizes);
+    if (sizes == NULL) st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+    for (size_t r = 0; sizes && r < mr->records->count; ++r) sizes[mr->tensor_of[r]] = mr->records->records[r].size.w;
+  }
+  if (st == TG_OK) st = tg_op_order_compute(graph, lt, sizes, NULL, alloc, order, err);
+  if (st == TG_OK && (st = tg_graph_create_reordered(graph, (*order)->order, alloc, reordered)) != TG_OK) {
+    tg__error(err, st, "reorder: %s", tg_status_string(st));
+    tg_op_order_destroy(*order);
+    *order = NULL;
+  }
+  tg__free(alloc, sizes);
+  tg_model_records_destroy(mr);
+  tg_lifetimes_destroy(lt);
+  return st;
+}
+
 /* Returns 1 to go on, or 0 with the exit code in `*exit_code` (help printed, or bad usage). */
 static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
   memset(a, 0, sizeof *a);
@@ -487,6 +532,7 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
     }
     if (strcmp(argv[i], "--json") == 0) { a->json = 1; ++i; continue; }
     if (strcmp(argv[i], "--no-limits") == 0) { a->no_limits = 1; ++i; continue; }
+    if (strcmp(argv[i], "--reorder") == 0) { a->reorder = 1; ++i; continue; }
     if ((m = tg_cli_option(argc, argv, &i, "--precision", &v)) != 0) {
       if (m < 0) return 0;
       if (tg_precision_from_name(v, &a->precision) != TG_OK) {
@@ -529,6 +575,10 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
     evaluate_usage(stderr);
     return 0;
   }
+  if (a->reorder && (a->all_policies || a->policy != TG_POLICY_SERIAL)) {
+    tg_cli_error("evaluate: --reorder works only with --policy serial");
+    return 0;
+  }
   return 1;
 }
 
@@ -566,6 +616,24 @@ int tg_cli_evaluate(int argc, char **argv) {
     return TG_EXIT_USAGE;
   }
 
+  tg_op_order *order = NULL;
+  if (a.reorder) {
+    if (model->kind != TG_MODEL_GRAPH) {
+      tg_cli_error("evaluate: %s holds usage records without a graph: --reorder needs a model", a.model_path);
+      tg_model_destroy(model);
+      return TG_EXIT_USAGE;
+    }
+    tg_graph *reordered = NULL;
+    st = reorder_graph(model->graph, &a, alloc, &order, &reordered, &err);
+    if (st != TG_OK) {
+      tg_cli_error("evaluate: %s", err.message[0] ? err.message : tg_status_string(st));
+      tg_model_destroy(model);
+      return tg_cli_exit_code(st);
+    }
+    tg_graph_destroy(model->graph);
+    model->graph = reordered;
+  }
+
   tg_evaluation *evs[MAX_POLICIES] = {NULL};
   int code = TG_EXIT_OK;
   for (size_t p = 0; p < n; ++p) {
@@ -587,9 +655,16 @@ int tg_cli_evaluate(int argc, char **argv) {
 
   tg__strbuf out;
   tg__strbuf_init(&out, alloc);
-  if (a.json) json_document(&out, &a, evs, policies, n);
+  if (a.json) json_document(&out, &a, evs, policies, n, order);
   else if (a.all_policies) text_policies(&out, &a, evs, policies, n);
   else text_single(&out, &a, evs[0]);
+  if (!a.json && order)
+    tg__strbuf_printf(&out, "\nreorder: peak live buffer bytes %llu -> %llu (%.1f%% less), %s order%s, %.1f ms; "
+                            "every storage above is evaluated in that order (--json: op_order)\n",
+                      (unsigned long long)order->original_peak, (unsigned long long)order->peak,
+                      order->original_peak ? 100.0 * (1.0 - (double)order->peak / (double)order->original_peak) : 0.0,
+                      tg_order_method_name(order->method), order->proved_optimal ? ", proved optimal" : "",
+                      (double)order->elapsed_us / 1000.0);
   if (out.failed) {
     tg_cli_error("out of memory");
     code = TG_EXIT_FAILURE;
@@ -618,6 +693,7 @@ int tg_cli_evaluate(int argc, char **argv) {
 
 done:
   for (size_t p = 0; p < n; ++p) tg_evaluation_destroy(evs[p]);
+  tg_op_order_destroy(order);
   tg_model_destroy(model);
   return code;
 }

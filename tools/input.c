@@ -3,6 +3,23 @@
 #include <stdio.h>
 #include <string.h>
 
+tg_status tg_cli_record_sizes(const tg_graph *graph, const tg_model_records *records,
+                               const tg_allocator *alloc, uint64_t **sizes) {
+  *sizes = tg__calloc(alloc, graph->tensor_count ? graph->tensor_count : 1, sizeof **sizes);
+  if (*sizes == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  const tg_record_set *set = records->records;
+  for (size_t r = 0; r < set->count; ++r) {
+    uint64_t v = 0;
+    if (tg_extent_volume(set->records[r].size, &v) != TG_OK) {
+      tg__free(alloc, *sizes);
+      *sizes = NULL;
+      return TG_ERROR_OVERFLOW;
+    }
+    (*sizes)[records->tensor_of[r]] = v;
+  }
+  return TG_OK;
+}
+
 tg_status tg_cli_input_load(const char *path, const tg_cli_input_options *options,
                             const tg_allocator *alloc, tg_cli_input *in, tg_error_info *err) {
   memset(in, 0, sizeof *in);
@@ -44,6 +61,8 @@ void tg_cli_input_free(tg_cli_input *in) {
   tg_schedule_destroy(in->schedule);
   tg_model_records_destroy(in->model_records);
   tg_lifetimes_destroy(in->lifetimes);
+  tg_op_order_destroy(in->order);
+  tg_graph_destroy(in->reordered);
   tg_model_destroy(in->model);
   memset(in, 0, sizeof *in);
 }
@@ -60,5 +79,53 @@ tg_status tg_cli_input_relation(const tg_cli_input *in, tg_policy policy,
                                            in->records->count, in->alloc, out);
   if (st != TG_OK) return tg__error(err, st, "building the %s relation failed: %s",
                                     tg_policy_name(policy), tg_status_string(st));
+  return TG_OK;
+}
+
+tg_status tg_cli_input_reorder(tg_cli_input *in, const tg_cli_input_options *options,
+                               const tg_order_options *order_options, tg_error_info *err) {
+  if (in->graph == NULL) {
+    tg_cli_input_free(in);
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                     "--reorder needs a model's graph; usage records have a fixed order");
+  }
+  uint64_t *sizes = NULL;
+  tg_status st = tg_cli_record_sizes(in->graph, in->model_records, in->alloc, &sizes);
+  if (st != TG_OK) {
+    tg_cli_input_free(in);
+    return tg__error(err, st, "reorder: record sizes: %s", tg_status_string(st));
+  }
+  st = tg_op_order_compute(in->graph, in->lifetimes, sizes, order_options, in->alloc, &in->order, err);
+  tg__free(in->alloc, sizes);
+  if (st == TG_OK) {
+    st = tg_graph_create_reordered(in->graph, in->order->order, in->alloc, &in->reordered);
+    if (st != TG_OK) tg__error(err, st, "reorder: %s", tg_status_string(st));
+  }
+  if (st == TG_OK) {
+    /* Everything derived from the op order is rebuilt on the reordered graph. */
+    tg_schedule_destroy(in->schedule);
+    tg_model_records_destroy(in->model_records);
+    tg_lifetimes_destroy(in->lifetimes);
+    in->schedule = NULL;
+    in->model_records = NULL;
+    in->lifetimes = NULL;
+    in->records = NULL;
+    in->tensor_of = NULL;
+    in->graph = in->reordered;
+    tg_lifetime_options lo = {options->plan_io};
+    tg_device_limits def = tg_device_limits_default();
+    st = tg_graph_compute_lifetimes(in->graph, &lo, in->alloc, &in->lifetimes, err);
+    if (st == TG_OK)
+      st = tg_model_records_create(in->graph, in->lifetimes, options->storage, options->precision,
+                                   options->limits ? options->limits : &def, in->alloc,
+                                   &in->model_records, err);
+    if (st == TG_OK) st = tg_schedule_create(in->graph, NULL, in->alloc, &in->schedule, err);
+  }
+  if (st != TG_OK) {
+    tg_cli_input_free(in);
+    return st;
+  }
+  in->records = in->model_records->records;
+  in->tensor_of = in->model_records->tensor_of;
   return TG_OK;
 }

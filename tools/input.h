@@ -6,6 +6,7 @@
 #include "tangram/graph.h"
 #include "tangram/layout.h"
 #include "tangram/model.h"
+#include "tangram/order.h"
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 
@@ -16,7 +17,9 @@ typedef struct tg_cli_input {
   tg_schedule *schedule;              /* models only */
   const tg_record_set *records;       /* what to plan (model_records->records or the CSV) */
   const uint32_t *tensor_of;          /* models only: record -> tensor */
-  const tg_graph *graph;              /* models only */
+  const tg_graph *graph;              /* models only: the graph planned (reordered with reorder) */
+  tg_graph *reordered;                /* reorder only: the graph in the searched op order */
+  tg_op_order *order;                 /* reorder only: the order and its gain */
   const tg_allocator *alloc;
 } tg_cli_input;
 
@@ -31,6 +34,18 @@ typedef struct tg_cli_input_options {
 tg_status tg_cli_input_load(const char *path, const tg_cli_input_options *options,
                             const tg_allocator *alloc, tg_cli_input *in, tg_error_info *err);
 void tg_cli_input_free(tg_cli_input *in);
+
+/* After tg_cli_input_load with the same `options`: search an op order with a smaller peak-live
+ * bound on the primary records (tg_op_order_compute with `order_options`), then rebuild the
+ * lifetimes, records and schedule on the reordered graph, which `in->graph` then points to.
+ * Usage-record CSVs have no graph: TG_ERROR_INVALID_ARGUMENT. On failure `in` is freed. */
+tg_status tg_cli_input_reorder(tg_cli_input *in, const tg_cli_input_options *options,
+                               const tg_order_options *order_options, tg_error_info *err);
+
+/* Per tensor of `graph`, the volume of its primary record in `records` (0 for tensors without
+ * one): the sizes tg_op_order_compute takes. `*sizes` is allocated from `alloc`. */
+tg_status tg_cli_record_sizes(const tg_graph *graph, const tg_model_records *records,
+                               const tg_allocator *alloc, uint64_t **sizes);
 
 /* The relation for `policy` over the input's records (NULL for serial). Models only: CSV
  * inputs have no graph, so only `serial` is possible there (TG_ERROR_INVALID_ARGUMENT). */

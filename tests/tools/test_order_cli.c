@@ -1,0 +1,154 @@
+/* `tangram plan --reorder` and `tangram evaluate --reorder`: the JSON key, the table line, the
+ * serial-only rule and inputs without a graph. */
+#define _POSIX_C_SOURCE 200809L
+#include "support/tg_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OUT_CAP (1 << 22)
+
+typedef struct cli_result {
+  int code;
+  char *out, *err;
+} cli_result;
+
+static cli_result run(const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "%s %s", tg_test_cli(), args);
+  cli_result r = {0, malloc(OUT_CAP), malloc(1 << 16)};
+  r.code = tg_test_run(cmd, r.out, OUT_CAP, r.err, 1 << 16);
+  return r;
+}
+
+static void cli_free(cli_result *r) {
+  free(r->out);
+  free(r->err);
+}
+
+/* tests/data/graphs/two_branches.graph: file order A1, B1, A2, B2, C keeps both 64 KiB tensors
+ * live; A1, A2, B1, B2, C does not. */
+static void plan_json(void **state) {
+  (void)state;
+  char path[1024], args[1400];
+  tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
+  snprintf(args, sizeof args, "plan %s --reorder --mode offsets --json", path);
+  cli_result r = run(args);
+  if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"reorder\":{\"original_peak\":132096,\"peak\":67584,"));
+  assert_non_null(strstr(r.out, "\"optimal\":true"));
+  assert_non_null(strstr(r.out, "\"op_order\":[0,2,1,3,4]}"));
+  /* The records planned are the reordered ones: the bound and the plan follow. */
+  assert_non_null(strstr(r.out, "\"peak_live\":67584"));
+  assert_non_null(strstr(r.out, "\"total\":67584,"));
+  assert_null(strstr(r.out, "\"valid\":false"));
+  cli_free(&r);
+  /* Without --reorder: no key, the file's order. */
+  snprintf(args, sizeof args, "plan %s --mode offsets --json", path);
+  r = run(args);
+  assert_int_equal(r.code, 0);
+  assert_null(strstr(r.out, "\"reorder\""));
+  assert_non_null(strstr(r.out, "\"peak_live\":132096"));
+  cli_free(&r);
+}
+
+static void plan_text_and_help(void **state) {
+  (void)state;
+  char path[1024], args[1400];
+  tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
+  snprintf(args, sizeof args, "plan %s --reorder", path);
+  cli_result r = run(args);
+  if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
+  assert_non_null(strstr(r.out, "reorder: peak live 132096 -> 67584 bytes (48.8% less)"));
+  cli_free(&r);
+  r = run("plan --help");
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "--reorder"));
+  cli_free(&r);
+  r = run("evaluate --help");
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "--reorder"));
+  cli_free(&r);
+}
+
+static void serial_only_and_graph_only(void **state) {
+  (void)state;
+  char path[1024], args[1400];
+  tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
+  static const char *const k_policies[] = {"parallel-safe", "branch-local", "all"};
+  for (size_t i = 0; i < 3; ++i) {
+    snprintf(args, sizeof args, "plan %s --reorder --policy %s", path, k_policies[i]);
+    cli_result r = run(args);
+    assert_int_equal(r.code, 2);
+    assert_non_null(strstr(r.err, "--reorder works only with --policy serial"));
+    cli_free(&r);
+    snprintf(args, sizeof args, "evaluate %s --reorder --policy %s", path, k_policies[i]);
+    r = run(args);
+    assert_int_equal(r.code, 2);
+    assert_non_null(strstr(r.err, "--reorder works only with --policy serial"));
+    cli_free(&r);
+  }
+  char csv[1024];
+  tg_test_data_path(csv, sizeof csv, "records/pose_landmark_lite.buffer.csv");
+  FILE *f = fopen(csv, "rb");
+  if (f == NULL) {
+    /* Any CSV will do. */
+    snprintf(csv, sizeof csv, "%s/order_cli_records.csv", TG_BINARY_DIR);
+    f = fopen(csv, "wb");
+    assert_non_null(f);
+    fputs("size,first,last\n16,0,1\n32,1,2\n", f);
+  }
+  fclose(f);
+  snprintf(args, sizeof args, "plan %s --reorder", csv);
+  cli_result r = run(args);
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "--reorder needs a model"));
+  cli_free(&r);
+  snprintf(args, sizeof args, "evaluate %s --reorder", csv);
+  r = run(args);
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "--reorder needs a model"));
+  cli_free(&r);
+}
+
+static void evaluate_json(void **state) {
+  (void)state;
+  char path[1024], args[1400];
+  tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
+  snprintf(args, sizeof args, "evaluate %s --reorder --json", path);
+  cli_result r = run(args);
+  if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"reorder\":{\"storage\":\"buffer\",\"original_peak\":132096,\"peak\":67584,"));
+  cli_free(&r);
+}
+
+/* A real model, when cached: the reordered plan is valid and no larger than the bound says. */
+static void model(void **state) {
+  (void)state;
+  char path[1024], args[1400];
+  if (tg_test_model_path(path, sizeof path, "pose_landmark_lite.tflite") == NULL) {
+    print_message("pose_landmark_lite.tflite not cached: skipped\n");
+    return;
+  }
+  snprintf(args, sizeof args, "plan %s --reorder --mode offsets --strategy best --json", path);
+  cli_result r = run(args);
+  if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"reorder\":{"));
+  assert_non_null(strstr(r.out, "\"valid\":true"));
+  cli_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(plan_json),
+      cmocka_unit_test(plan_text_and_help),
+      cmocka_unit_test(serial_only_and_graph_only),
+      cmocka_unit_test(evaluate_json),
+      cmocka_unit_test(model),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
