@@ -1,6 +1,7 @@
 /* The planner's front door: names, plan objects, strategy dispatch and `best`. */
 #include <string.h>
 
+#include "planner/exact_objects.h"
 #include "planner/search.h"
 #include "planner/strategies.h"
 
@@ -202,6 +203,22 @@ static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
     }
   }
   if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;
+  /* Objects mode, 1D, exact: the branch-and-bound over assignments (exact_objects.c) for the
+   * whole time limit; the iterated-greedy search only where it does not run (too many
+   * records). */
+  if (in->options->exact && in->options->mode == TG_MODE_OBJECTS && in->dims == 1 &&
+      in->count <= TG__EXACT_OBJECTS_MAX_RECORDS) {
+    tg_exact_stats local, *stats = in->options->exact_stats ? in->options->exact_stats : &local;
+    uint64_t ms = in->options->time_limit_ms ? in->options->time_limit_ms : 1000;
+    tg_status st = tg__exact_objects_improve(in, ms * 1000, &best, stats);
+    if (st != TG_OK) {
+      tg_plan_destroy(best);
+      return st;
+    }
+    if (stats->progress != NULL) stats->progress(stats->progress_user, stats);
+    *out = best;
+    return TG_OK;
+  }
   /* Improvement search (and the exact mode) on top of the best greedy plan. */
   if (in->options->time_limit_ms > 0 || in->options->exact) {
     tg_status st = tg__search_after_greedy(in, &best);

@@ -34,9 +34,9 @@ static void plan_usage(FILE *to) {
       "                           the peak before and after (JSON key \"reorder\")\n"
       "  --time-limit MS          strategy best: improvement search for MS milliseconds\n"
       "  --seed N                 search seed (same seed, same plan; default 0)\n"
-      "  --exact                  offsets, strategy best: branch-and-bound after the search\n"
-      "                           (--time-limit, default 1000 ms); proves optimality or reports\n"
-      "                           the gap\n"
+      "  --exact                  strategy best, 1D: branch-and-bound (--time-limit, default\n"
+      "                           1000 ms); proves optimality or reports the gap. Offsets: after\n"
+      "                           the search, over placements; objects: over assignments\n"
       "  --json                   one JSON object on stdout instead of the table\n"
       "  --csv-out FILE           write the smallest plan as tensor_name,size,offset,start_time,\n"
       "                           end_time,object,storage\n"
@@ -283,10 +283,6 @@ int tg_cli_plan(int argc, char **argv) {
     return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967295)");
   if (seed_s && !tg_cli_parse_u64(seed_s, 0, &seed))
     return parse_error("--seed", seed_s, "a non-negative integer");
-  if (exact && mode != TG_MODE_OFFSETS) {
-    tg_cli_error("plan: --exact needs --mode offsets");
-    return TG_EXIT_USAGE;
-  }
   tg_exact_stats exact_stats;
   memset(&exact_stats, 0, sizeof exact_stats);
   int exact_ran = 0;
@@ -329,6 +325,11 @@ int tg_cli_plan(int argc, char **argv) {
 
   if (mode == TG_MODE_OFFSETS && set->dims != 1) {
     tg_cli_error("plan: offsets mode needs 1D records (%s gives %uD texture extents)", file, set->dims);
+    st = TG_ERROR_INVALID_ARGUMENT;
+    goto fail;
+  }
+  if (exact && set->dims != 1) {
+    tg_cli_error("plan: --exact needs 1D records (%s gives %uD texture extents)", file, set->dims);
     st = TG_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
