@@ -42,6 +42,7 @@ typedef struct ex_state {
   uint64_t *pm_tail;    /* pm_tail[m] = pm[m] + pm[m+1] + ... (n + 1 entries) */
   size_t live_max;
   uint64_t nodes;
+  uint64_t max_nodes;     /* 0 = no cap */
   uint64_t deadline_us;
   uint64_t start_us, reported_us;
   tg_exact_stats *stats;  /* progress reports */
@@ -94,6 +95,10 @@ static void take(ex_state *s, uint32_t o, uint32_t r) {
 /* Place order[i..n) with `m` objects open at total `cost`. */
 static void search(ex_state *s, size_t i, size_t m, uint64_t cost) {
   if (s->timed_out) return;
+  if (s->max_nodes != 0 && s->nodes >= s->max_nodes) {
+    s->timed_out = 1;
+    return;
+  }
   if ((++s->nodes & 1023) == 0) {
     uint64_t now = tg__now_us();
     if (now >= s->deadline_us) {
@@ -160,8 +165,8 @@ static void positional_maxima(ex_state *s, size_t points, uint64_t *scratch) {
   for (size_t k = n; k-- > 0;) s->pm_tail[k] = s->pm_tail[k + 1] + s->pm[k];
 }
 
-tg_status tg__exact_objects_improve(const tg__plan_input *in, uint64_t budget_us, tg_plan **best,
-                                    tg_exact_stats *stats) {
+tg_status tg__exact_objects_improve(const tg__plan_input *in, uint64_t budget_us,
+                                    uint64_t max_nodes, tg_plan **best, tg_exact_stats *stats) {
   const size_t n = in->count;
   uint64_t start = tg__now_us();
   stats->searched = 0;
@@ -221,6 +226,7 @@ tg_status tg__exact_objects_improve(const tg__plan_input *in, uint64_t budget_us
   positional_maxima(&s, points, scratch);
   s.best_total = (*best)->total;
   s.deadline_us = start + budget_us;
+  s.max_nodes = max_nodes;
   s.start_us = s.reported_us = start;
   s.stats = stats;
   stats->lower_bound = s.pm_tail[0];

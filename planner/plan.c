@@ -203,19 +203,34 @@ static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
     }
   }
   if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;
-  /* Objects mode, 1D, exact: the branch-and-bound over assignments (exact_objects.c) for the
-   * whole time limit; the iterated-greedy search only where it does not run (too many
-   * records). */
-  if (in->options->exact && in->options->mode == TG_MODE_OBJECTS && in->dims == 1 &&
-      in->count <= TG__EXACT_OBJECTS_MAX_RECORDS) {
-    tg_exact_stats local, *stats = in->options->exact_stats ? in->options->exact_stats : &local;
+  /* Objects mode, 1D: the branch-and-bound over assignments (exact_objects.c) is both the
+   * exact mode (the whole time limit, no node cap) and the improvement search (a node cap
+   * proportional to the time limit, so the plan does not depend on the machine's speed unless
+   * the clock stops it first). The iterated-greedy search only runs where it cannot (textures,
+   * too many records). */
+  if ((in->options->exact || in->options->time_limit_ms > 0) && in->options->mode == TG_MODE_OBJECTS &&
+      in->dims == 1 && in->count <= TG__EXACT_OBJECTS_MAX_RECORDS) {
+    tg_exact_stats local;
+    memset(&local, 0, sizeof local);
+    tg_exact_stats *stats = in->options->exact && in->options->exact_stats ? in->options->exact_stats : &local;
     uint64_t ms = in->options->time_limit_ms ? in->options->time_limit_ms : 1000;
-    tg_status st = tg__exact_objects_improve(in, ms * 1000, &best, stats);
+    /* As the search: half the time for the branch-and-bound, then (unless it proved the plan
+     * optimal) iterated greedy, which finds different improvements on larger sets. */
+    uint64_t bb_ms = in->options->exact ? ms : (ms + 1) / 2;
+    uint64_t cap = in->options->exact ? 0 : bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS;
+    uint64_t t0 = tg__now_us();
+    tg_status st = tg__exact_objects_improve(in, bb_ms * 1000, cap, &best, stats);
+    if (st == TG_OK && !in->options->exact && !stats->proved_optimal) {
+      uint64_t bound, used = tg__now_us() - t0, left = ms * 1000 > used ? ms * 1000 - used : 0;
+      st = tg__search_bound(in, &bound);
+      if (st == TG_OK && left > 0)
+        st = tg__search_improve(in, bound, left, (ms - bb_ms) * TG__SEARCH_ITERS_PER_MS, &best);
+    }
     if (st != TG_OK) {
       tg_plan_destroy(best);
       return st;
     }
-    if (stats->progress != NULL) stats->progress(stats->progress_user, stats);
+    if (in->options->exact && stats->progress != NULL) stats->progress(stats->progress_user, stats);
     *out = best;
     return TG_OK;
   }

@@ -80,7 +80,10 @@ static void matches_brute_force(void **state) {
     tg_exact_stats stats;
     memset(&stats, 0, sizeof stats);
     tg_plan *p = NULL;
-    assert_int_equal(tg_plan_compute_exact(rec, spec.count, &opt, NULL, &p, &stats), TG_OK);
+    opt.strategy = TG_STRATEGY_BEST;
+    opt.exact = 1;
+    opt.exact_stats = &stats;
+    assert_int_equal(tg_plan_compute(rec, spec.count, 1, &opt, NULL, &p), TG_OK);
     assert_int_equal(p->mode, TG_MODE_OBJECTS);
     tg_test_assert_valid(rec, spec.count, 1, p, 0, opt.relation);
     uint64_t want = brute_force(rec, spec.count, with_rel ? &rel : NULL);
@@ -92,7 +95,7 @@ static void matches_brute_force(void **state) {
     assert_int_equal(stats.lower_bound, p->total);
     /* Greedy alone is sometimes worse: the search has to do something. */
     opt.time_limit_ms = 0;
-    opt.strategy = TG_STRATEGY_BEST;
+    opt.exact = 0;
     tg_plan *g = NULL;
     assert_int_equal(tg_plan_compute(rec, spec.count, 1, &opt, NULL, &g), TG_OK);
     assert_true(g->total >= p->total);
@@ -129,7 +132,10 @@ static void public_models(void **state) {
     tg_exact_stats stats;
     memset(&stats, 0, sizeof stats);
     tg_plan *p = NULL;
-    assert_int_equal(tg_plan_compute_exact(set->records, set->count, &opt, NULL, &p, &stats), TG_OK);
+    opt.strategy = TG_STRATEGY_BEST;
+    opt.exact = 1;
+    opt.exact_stats = &stats;
+    assert_int_equal(tg_plan_compute(set->records, set->count, 1, &opt, NULL, &p), TG_OK);
     tg_test_assert_valid(set->records, set->count, 1, p, 0, NULL);
     assert_true(stats.proved_optimal);
     assert_int_equal(p->total, k_models[m].optimum);
