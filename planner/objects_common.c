@@ -169,27 +169,173 @@ size_t tg__mintree_last_below(const tg__mintree *mt, size_t lo, size_t hi, uint3
   return SIZE_MAX;
 }
 
-tg_status tg__obj_members_init(tg__obj_members *m, size_t count, const tg_allocator *a) {
-  size_t n = count ? count : 1;
+tg_status tg__obj_share_init(tg__obj_share *s, const tg__plan_input *in) {
+  const tg_share_relation *rel = in->options->relation;
+  s->rel = rel;
+  s->alloc = in->alloc;
+  s->win = NULL;
+  if (rel == NULL || rel->window == NULL) return TG_OK;
+  const size_t n = in->count;
+  s->win = tg__obj_alloc(in->alloc, n, 2 * sizeof *s->win);
+  if (s->win == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (size_t r = 0; r < n; ++r) {
+    uint64_t l = 0, h = UINT64_MAX;
+    rel->window(rel->user, r, &l, &h);
+    if (l > in->records[r].first_task) l = in->records[r].first_task;
+    if (h < in->records[r].last_task) h = in->records[r].last_task;
+    s->win[2 * r] = l;
+    s->win[2 * r + 1] = h;
+  }
+  return TG_OK;
+}
+
+void tg__obj_share_free(tg__obj_share *s) {
+  if (s->alloc != NULL) tg__free(s->alloc, s->win);
+  s->win = NULL;
+}
+
+tg_status tg__obj_members_init(tg__obj_members *m, const tg__plan_input *in) {
+  memset(m, 0, sizeof *m);
+  m->in = in;
+  m->count = in->count;
+  const tg_share_relation *rel = in->options->relation;
+  if (rel == NULL) return TG_OK;
+  const tg_allocator *a = in->alloc;
+  const size_t n = in->count ? in->count : 1;
+  m->active = 1;
+  tg_status st = tg__obj_share_init(&m->share, in);
+  if (st != TG_OK) {
+    tg__obj_members_free(m);
+    return st;
+  }
+  if (rel->transitive) {
+    m->by_time = 1;
+    /* pool: 12n entries (see the header), then at, len, cap, hint: n each. Offsets into the pool
+     * are uint32: check that 12n fits. */
+    if (n > (size_t)UINT32_MAX / 12) {
+      tg__obj_members_free(m);
+      return TG_ERROR_OVERFLOW;
+    }
+    m->pool = tg__obj_alloc(a, n, 12 * sizeof *m->pool + 4 * sizeof *m->at);
+    if (m->pool == NULL) {
+      tg__obj_members_free(m);
+      return TG_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    m->at = (uint32_t *)(m->pool + 12 * n);
+    m->len = m->at + n;
+    m->cap = m->len + n;
+    m->hint = m->cap + n;
+    memset(m->len, 0, 3 * n * sizeof *m->len);
+    return TG_OK;
+  }
   m->head = tg__obj_alloc(a, n, sizeof *m->head);
   m->next = tg__obj_alloc(a, n, sizeof *m->next);
   if (m->head == NULL || m->next == NULL) {
-    tg__obj_members_free(m, a);
+    tg__obj_members_free(m);
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   }
   for (size_t i = 0; i < n; ++i) m->head[i] = m->next[i] = TG__NONE;
   return TG_OK;
 }
 
-void tg__obj_members_free(tg__obj_members *m, const tg_allocator *a) {
+void tg__obj_members_free(tg__obj_members *m) {
+  if (m->in == NULL) return;
+  const tg_allocator *a = m->in->alloc;
+  tg__obj_share_free(&m->share);
+  tg__free(a, m->pool);
   tg__free(a, m->head);
   tg__free(a, m->next);
-  m->head = m->next = NULL;
+  m->pool = NULL;
+  m->at = m->len = m->cap = m->hint = m->head = m->next = NULL;
+  m->active = m->by_time = 0;
 }
 
-int tg__obj_may_join(const tg__plan_input *in, const tg__obj_members *m, uint32_t obj, size_t r) {
-  for (uint32_t x = m->head[obj]; x != TG__NONE; x = m->next[x])
-    if (tg__records_conflict(in, x, r)) return 0;
+/* by_time: the number of members of `obj` that start before `first`. Strategies that visit
+ * records by first task always append, so the last member is looked at first; others tend to
+ * come back near where the previous search of the object ended, so it gallops from there. */
+static size_t members_before(tg__obj_members *m, uint32_t obj, uint32_t first) {
+  const uint64_t *v = m->pool + m->at[obj], key = (uint64_t)first << 32;
+  const size_t len = m->len[obj];
+  if (len == 0 || v[len - 1] < key) return len;
+  size_t lo, hi; /* the answer lies in [lo, hi] */
+  size_t h = m->hint[obj] < len ? m->hint[obj] : len - 1;
+  if (v[h] < key) {
+    lo = h + 1;
+    hi = lo;
+    for (size_t step = 1; hi < len && v[hi] < key; step *= 2) {
+      lo = hi + 1;
+      hi += step;
+    }
+    if (hi > len) hi = len;
+  } else {
+    hi = h;
+    lo = h;
+    for (size_t step = 1; lo > 0 && v[lo - 1] >= key; step *= 2) {
+      hi = lo - 1;
+      lo = lo > step ? lo - step : 0;
+    }
+  }
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  m->hint[obj] = (uint32_t)lo;
+  return lo;
+}
+
+tg_status tg__obj_members_add(tg__obj_members *m, uint32_t obj, uint32_t r) {
+  if (!m->active) return TG_OK;
+  if (obj >= m->count || r >= m->count) return TG_ERROR_INTERNAL;
+  if (!m->by_time) {
+    m->next[r] = m->head[obj];
+    m->head[obj] = r;
+    return TG_OK;
+  }
+  if (m->len[obj] == m->cap[obj]) {
+    const size_t nc = m->cap[obj] ? 2 * (size_t)m->cap[obj] : 4;
+    if (nc > 12 * m->count - m->used) return TG_ERROR_INTERNAL; /* the bound above */
+    if (m->len[obj] > 0) /* (a new object's `at` is not set yet) */
+      memcpy(m->pool + m->used, m->pool + m->at[obj], m->len[obj] * sizeof *m->pool);
+    m->at[obj] = (uint32_t)m->used;
+    m->cap[obj] = (uint32_t)nc;
+    m->used += nc;
+  }
+  const uint32_t first = m->in->records[r].first_task;
+  const size_t pos = members_before(m, obj, first);
+  uint64_t *v = m->pool + m->at[obj];
+  memmove(v + pos + 1, v + pos, (m->len[obj] - pos) * sizeof *v);
+  v[pos] = (uint64_t)first << 32 | r;
+  m->len[obj]++;
+  return TG_OK;
+}
+
+int tg__obj_may_join(tg__obj_members *m, uint32_t obj, size_t r) {
+  if (!m->active) return 1;
+  const tg__plan_input *in = m->in;
+  if (!m->by_time) {
+    for (uint32_t x = m->head[obj]; x != TG__NONE; x = m->next[x]) {
+      const tg_usage_record *a = &in->records[x], *b = &in->records[r];
+      if (a->first_task <= b->last_task && b->first_task <= a->last_task) return 0;
+      if (x != r && !tg__obj_share_ok(&m->share, x, r)) return 0;
+    }
+    return 1;
+  }
+  /* Members are disjoint and sorted: only the last one starting before r can reach into r,
+   * and r reaches into a later one only if it reaches into the first of them. */
+  const tg_usage_record *recs = in->records, *rec = &recs[r];
+  const uint64_t *v = m->pool + m->at[obj];
+  const size_t len = m->len[obj], k = members_before(m, obj, rec->first_task);
+  if (k > 0) {
+    const uint32_t p = (uint32_t)v[k - 1];
+    if (recs[p].last_task >= rec->first_task) return 0;
+    if (p != r && !tg__obj_share_ok(&m->share, p, r)) return 0;
+  }
+  if (k < len) {
+    const uint32_t q = (uint32_t)v[k];
+    if (recs[q].first_task <= rec->last_task) return 0;
+    if (q != r && !tg__obj_share_ok(&m->share, q, r)) return 0;
+  }
   return 1;
 }
 
@@ -423,12 +569,12 @@ tg_status tg__obj_assign_nd(const tg__plan_input *in, const uint32_t *order, con
   if (ext == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   uint64_t *vol = (uint64_t *)(ext + n);
   tg__obj_occ occ;
-  tg__obj_members mem = {NULL, NULL};
+  tg__obj_members mem;
   if ((st = tg__obj_occ_init(&occ, in, pf, pl, points)) != TG_OK) {
     tg__free(a, ext);
     return st;
   }
-  if (tg__obj_has_relation(in) && (st = tg__obj_members_init(&mem, n, a)) != TG_OK) goto done;
+  if ((st = tg__obj_members_init(&mem, in)) != TG_OK) goto done;
   size_t objects = 0;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t r = order[i];
@@ -447,7 +593,7 @@ tg_status tg__obj_assign_nd(const tg__plan_input *in, const uint32_t *order, con
         continue;
       if (added != 0 && added >= v) continue;
       if (!tg__obj_occ_free_for(&occ, o, r)) continue;
-      if (mem.head != NULL && !tg__obj_may_join(in, &mem, o, r)) continue;
+      if (!tg__obj_may_join(&mem, o, r)) continue;
       best = o;
       best_added = added;
       best_waste = waste;
@@ -462,13 +608,13 @@ tg_status tg__obj_assign_nd(const tg__plan_input *in, const uint32_t *order, con
       vol[best] += best_added;
     }
     if ((st = tg__obj_occ_add(&occ, best, r)) != TG_OK) goto done;
-    if (mem.head != NULL) tg__obj_members_add(&mem, best, r);
+    if ((st = tg__obj_members_add(&mem, best, r)) != TG_OK) goto done;
     object_of[r] = best;
   }
   *object_count = objects;
 done:
   tg__obj_occ_free(&occ);
-  tg__obj_members_free(&mem, a);
+  tg__obj_members_free(&mem);
   tg__free(a, ext);
   return st;
 }

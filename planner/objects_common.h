@@ -114,23 +114,71 @@ void tg__mintree_set(tg__mintree *mt, size_t i, uint32_t v);
 size_t tg__mintree_first_below(const tg__mintree *mt, size_t lo, size_t hi, uint32_t thr);
 size_t tg__mintree_last_below(const tg__mintree *mt, size_t lo, size_t hi, uint32_t thr);
 
+/* ---- the may-share relation, with windows ------------------------------------------------ */
+
+/* The relation of a plan input and, when it has windows (tg_share_relation.window), each
+ * record's window widened to contain its interval: records with disjoint windows may share, so
+ * they need no call. */
+typedef struct tg__obj_share {
+  const tg_share_relation *rel; /* NULL: serial */
+  uint64_t *win;                /* per record r: lo at 2r, hi at 2r + 1; NULL without windows */
+  const tg_allocator *alloc;
+} tg__obj_share;
+
+tg_status tg__obj_share_init(tg__obj_share *s, const tg__plan_input *in);
+/* Free; also a no-op on a zeroed or already freed struct. */
+void tg__obj_share_free(tg__obj_share *s);
+/* May records a != b, whose intervals do not intersect, share memory? */
+static inline int tg__obj_share_ok(const tg__obj_share *s, size_t a, size_t b) {
+  if (s->rel == NULL) return 1;
+  if (s->win != NULL && (s->win[2 * a + 1] < s->win[2 * b] || s->win[2 * b + 1] < s->win[2 * a]))
+    return 1;
+  return s->rel->may_share(s->rel->user, a, b) != 0;
+}
+
 /* ---- per-object member lists --------------------------------------------------------------- */
 
-/* Singly linked member lists, to test the may-share relation against every member of an
- * object. */
+/* Each object's records, to test the may-share relation against them. By default singly
+ * linked lists, and a test scans every member. When the relation is transitive
+ * (tg_share_relation.transitive), each object's members are kept in an array sorted by first
+ * task (they are disjoint in time, so this is time order), and a test looks only at the
+ * members just before and just after the record (found by a search that starts where the
+ * object's last one ended, as records tend to arrive near each other in time): members
+ * pairwise may share (every member
+ * joined after such a test), so by transitivity the record may share with all of them when it
+ * may share with those two. The answers are the same as the full scan's.
+ *
+ * Entries are first task << 32 | record, so a search reads one array and no records. The
+ * sorted arrays live in one block taken up front: an array that fills up moves to a block
+ * twice its size at the end of the used part (the old one is abandoned). An object of L
+ * members has used at most max(8, 4L) entries that way, so 4 entries per record plus 8 per
+ * object always suffice, and adding never allocates. */
 typedef struct tg__obj_members {
-  uint32_t *head; /* per object (capacity: record count) */
-  uint32_t *next; /* per record */
+  const tg__plan_input *in;
+  tg__obj_share share;
+  int active;     /* a relation is given (else tests always pass and adds do nothing) */
+  int by_time;    /* transitive: sorted arrays instead of lists */
+  uint32_t *head; /* lists: per object (capacity: record count) */
+  uint32_t *next; /* lists: per record */
+  uint32_t *at;   /* by_time: per object, where its array starts in `pool` */
+  uint32_t *len;  /* by_time: per object */
+  uint32_t *cap;  /* by_time: per object (0: no array yet) */
+  uint32_t *hint; /* by_time: per object, where its last search ended (searches start there) */
+  uint64_t *pool; /* by_time: the arrays */
+  size_t used;    /* by_time: entries of pool in use */
+  size_t count;   /* record count (bounds object ids) */
 } tg__obj_members;
 
-tg_status tg__obj_members_init(tg__obj_members *m, size_t count, const tg_allocator *a);
-void tg__obj_members_free(tg__obj_members *m, const tg_allocator *a);
-static inline void tg__obj_members_add(tg__obj_members *m, uint32_t obj, uint32_t r) {
-  m->next[r] = m->head[obj];
-  m->head[obj] = r;
-}
-/* 1 when record r conflicts (intervals or relation) with no member of `obj`. */
-int tg__obj_may_join(const tg__plan_input *in, const tg__obj_members *m, uint32_t obj, size_t r);
+/* Set up for in->count records and at most that many objects. With no relation in `in`, no
+ * memory is taken and the members stay inactive. */
+tg_status tg__obj_members_init(tg__obj_members *m, const tg__plan_input *in);
+/* Free; also a no-op on a zeroed or already freed struct. */
+void tg__obj_members_free(tg__obj_members *m);
+/* Record r joins object `obj` (both below the record count, else TG_ERROR_INTERNAL). */
+tg_status tg__obj_members_add(tg__obj_members *m, uint32_t obj, uint32_t r);
+/* 1 when record r conflicts (intervals or relation) with no member of `obj` (always 1 when
+ * inactive). */
+int tg__obj_may_join(tg__obj_members *m, uint32_t obj, size_t r);
 
 /* ---- occupancy ------------------------------------------------------------------------------ */
 

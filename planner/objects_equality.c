@@ -37,9 +37,9 @@ static void eq_layout(tg__arena *ar, size_t n, uint32_t dims, eq_work *w) {
 static tg_status equality_1d(const tg__plan_input *in, eq_work *w, size_t *object_count) {
   const size_t n = in->count;
   tg_status st = TG_OK;
-  tg__obj_members mem = {NULL, NULL};
+  tg__obj_members mem;
   const int rel = tg__obj_has_relation(in);
-  if (rel && (st = tg__obj_members_init(&mem, n, in->alloc)) != TG_OK) return st;
+  if ((st = tg__obj_members_init(&mem, in)) != TG_OK) return st;
   size_t classes;
   /* order doubles as scratch here; it is filled afterwards. */
   tg__obj_volume_classes(in, w->class_of, w->class_volume, &classes, w->order, w->tmp);
@@ -57,7 +57,7 @@ static tg_status equality_1d(const tg__plan_input *in, eq_work *w, size_t *objec
     const uint32_t c = w->class_of[r];
     /* The most recently released object of the class (that the relation allows). */
     uint32_t *link = &w->top[c];
-    while (rel && *link != TG__NONE && !tg__obj_may_join(in, &mem, *link, r))
+    while (rel && *link != TG__NONE && !tg__obj_may_join(&mem, *link, r))
       link = &w->below[*link];
     uint32_t o = *link;
     if (o != TG__NONE) {
@@ -67,11 +67,11 @@ static tg_status equality_1d(const tg__plan_input *in, eq_work *w, size_t *objec
       w->obj_class[o] = c;
     }
     w->object_of[r] = o;
-    if (rel) tg__obj_members_add(&mem, o, r);
+    if ((st = tg__obj_members_add(&mem, o, r)) != TG_OK) break;
     tg__heap_push(w->heap, &in_use, ((uint64_t)rec->last_task << 32) | o);
   }
   *object_count = objects;
-  tg__obj_members_free(&mem, in->alloc);
+  tg__obj_members_free(&mem);
   return st;
 }
 
@@ -100,7 +100,8 @@ static tg_status equality_nd(const tg__plan_input *in, eq_work *w, size_t *objec
   const int rel = tg__obj_has_relation(in);
   tg_status st = TG_OK;
   tg__mintree dealloc = {0, NULL}; /* per slot: last task of the object's latest user */
-  tg__obj_members mem = {NULL, NULL};
+  tg__obj_members mem;
+  memset(&mem, 0, sizeof mem); /* freed below even when set-up stops early */
   size_t classes = extent_classes(in, w->class_of, w->order, w->tmp);
   tg__obj_order_by_first(in, w->order, w->tmp);
   /* A class never has more objects than records, so each class gets that many slots, in
@@ -110,7 +111,7 @@ static tg_status equality_nd(const tg__plan_input *in, eq_work *w, size_t *objec
   for (size_t r = 0; r < n; ++r) w->base[w->class_of[r] + 1]++;
   for (size_t c = 0; c < classes; ++c) w->base[c + 1] += w->base[c];
   if ((st = tg__mintree_init(&dealloc, n, UINT32_MAX, a)) != TG_OK) goto done;
-  if (rel && (st = tg__obj_members_init(&mem, n, a)) != TG_OK) goto done;
+  if ((st = tg__obj_members_init(&mem, in)) != TG_OK) goto done;
   size_t objects = 0;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t r = w->order[i];
@@ -118,7 +119,7 @@ static tg_status equality_nd(const tg__plan_input *in, eq_work *w, size_t *objec
     const uint32_t c = w->class_of[r];
     const size_t lo = w->base[c], hi = w->base[c] + w->made[c];
     size_t slot = tg__mintree_first_below(&dealloc, lo, hi, rec->first_task);
-    while (rel && slot != SIZE_MAX && !tg__obj_may_join(in, &mem, w->slot_obj[slot], r))
+    while (rel && slot != SIZE_MAX && !tg__obj_may_join(&mem, w->slot_obj[slot], r))
       slot = tg__mintree_first_below(&dealloc, slot + 1, hi, rec->first_task);
     uint32_t o;
     if (slot == SIZE_MAX) {
@@ -130,12 +131,12 @@ static tg_status equality_nd(const tg__plan_input *in, eq_work *w, size_t *objec
     }
     tg__mintree_set(&dealloc, slot, rec->last_task);
     w->object_of[r] = o;
-    if (rel) tg__obj_members_add(&mem, o, r);
+    if ((st = tg__obj_members_add(&mem, o, r)) != TG_OK) goto done;
   }
   *object_count = objects;
 done:
   tg__mintree_free(&dealloc, a);
-  tg__obj_members_free(&mem, a);
+  tg__obj_members_free(&mem);
   return st;
 }
 

@@ -103,10 +103,8 @@ static size_t lower_bound_u64(const uint64_t *v, size_t n, uint64_t key) {
   return lo;
 }
 
-static int usable(const tg__plan_input *in, tg__obj_occ *occ, const tg__obj_members *mem,
-                  uint32_t o, uint32_t r) {
-  if (!tg__obj_occ_free_for(occ, o, r)) return 0;
-  return mem->head == NULL || tg__obj_may_join(in, mem, o, r);
+static int usable(tg__obj_occ *occ, tg__obj_members *mem, uint32_t o, uint32_t r) {
+  return tg__obj_occ_free_for(occ, o, r) && tg__obj_may_join(mem, o, r);
 }
 
 typedef struct b1_work {
@@ -145,12 +143,12 @@ static tg_status breadth_1d(const tg__plan_input *in, const uint32_t *order, con
   ar = (tg__arena){block, 0, 0};
   b1_layout(&ar, n, &w);
   tg__obj_occ occ;
-  tg__obj_members mem = {NULL, NULL};
+  tg__obj_members mem;
   if ((st = tg__obj_occ_init(&occ, in, pf, pl, points)) != TG_OK) {
     tg__free(a, block);
     return st;
   }
-  if (tg__obj_has_relation(in) && (st = tg__obj_members_init(&mem, n, a)) != TG_OK) goto done;
+  if ((st = tg__obj_members_init(&mem, in)) != TG_OK) goto done;
   size_t classes, objects = 0;
   tg__obj_volume_classes(in, w.class_of, w.class_volume, &classes, w.idx, w.tmp);
   uint64_t *sorted = w.sorted;
@@ -160,7 +158,7 @@ static tg_status breadth_1d(const tg__plan_input *in, const uint32_t *order, con
     const size_t lb = lower_bound_u64(sorted, objects, (uint64_t)c << 32);
     size_t pos = SIZE_MAX;
     for (size_t k = lb; k < objects; ++k) {
-      if (usable(in, &occ, &mem, (uint32_t)sorted[k], r)) {
+      if (usable(&occ, &mem, (uint32_t)sorted[k], r)) {
         pos = k;
         break;
       }
@@ -168,10 +166,10 @@ static tg_status breadth_1d(const tg__plan_input *in, const uint32_t *order, con
     if (pos == SIZE_MAX) {
       /* The largest smaller object; among equal sizes the lowest id, which sits first. */
       for (size_t k = lb; k-- > 0;) {
-        if (!usable(in, &occ, &mem, (uint32_t)sorted[k], r)) continue;
+        if (!usable(&occ, &mem, (uint32_t)sorted[k], r)) continue;
         pos = k;
         while (k-- > 0 && (sorted[k] >> 32) == (sorted[pos] >> 32))
-          if (usable(in, &occ, &mem, (uint32_t)sorted[k], r)) pos = k;
+          if (usable(&occ, &mem, (uint32_t)sorted[k], r)) pos = k;
         break;
       }
     }
@@ -190,13 +188,13 @@ static tg_status breadth_1d(const tg__plan_input *in, const uint32_t *order, con
       }
     }
     if ((st = tg__obj_occ_add(&occ, o, r)) != TG_OK) goto done;
-    if (mem.head != NULL) tg__obj_members_add(&mem, o, r);
+    if ((st = tg__obj_members_add(&mem, o, r)) != TG_OK) goto done;
     object_of[r] = o;
   }
   *object_count = objects;
 done:
   tg__obj_occ_free(&occ);
-  tg__obj_members_free(&mem, a);
+  tg__obj_members_free(&mem);
   tg__free(a, block);
   return st;
 }

@@ -48,10 +48,11 @@ static void io_layout(tg__arena *ar, size_t n, uint32_t dims, io_work *w) {
   }
 }
 
-static void in_order_1d(const tg__plan_input *in, io_work *w, tg__obj_members *mem,
-                        size_t *object_count) {
+static tg_status in_order_1d(const tg__plan_input *in, io_work *w, tg__obj_members *mem,
+                             size_t *object_count) {
   const size_t n = in->count;
-  const int rel = mem->head != NULL;
+  const int rel = mem->active;
+  tg_status st;
   size_t classes;
   tg__obj_volume_classes(in, w->class_of, w->class_volume, &classes, w->order, w->tmp);
   tg__obj_order_by_first(in, w->order, w->tmp);
@@ -71,19 +72,32 @@ static void in_order_1d(const tg__plan_input *in, io_work *w, tg__obj_members *m
     const uint32_t c = w->class_of[r];
     const uint64_t size = w->class_volume[c];
     const size_t lb = pool_lower_bound(pool, pooled, (uint64_t)c << 32);
-    size_t ge = lb, lt = lb; /* candidates: pool[ge] (>= size) and pool[lt - 1] (< size) */
-    if (rel) {
-      while (ge < pooled && !tg__obj_may_join(in, mem, (uint32_t)pool[ge], r)) ++ge;
-      while (lt > 0 && !tg__obj_may_join(in, mem, (uint32_t)pool[lt - 1], r)) --lt;
-    }
     size_t best = SIZE_MAX;
-    uint64_t diff = 0;
-    if (ge < pooled) {
-      best = ge;
-      diff = w->class_volume[pool[ge] >> 32] - size;
+    if (rel) {
+      /* The rule below takes the nearer in size of the smallest allowed object at least the
+       * size and the largest allowed smaller one, the larger on a tie. So the candidates are
+       * tested from both sides in order of size difference (ties: the larger first); the
+       * first one the relation allows is the answer, and farther objects need no test. */
+      size_t ge = lb, lt = lb; /* next candidates: pool[ge] (>= size), pool[lt - 1] (< size) */
+      while (ge < pooled || lt > 0) {
+        const int up = ge < pooled &&
+                       (lt == 0 || w->class_volume[pool[ge] >> 32] - size <=
+                                       size - w->class_volume[pool[lt - 1] >> 32]);
+        const size_t k = up ? ge++ : --lt;
+        if (tg__obj_may_join(mem, (uint32_t)pool[k], r)) {
+          best = k;
+          break;
+        }
+      }
+    } else {
+      uint64_t diff = 0;
+      if (lb < pooled) {
+        best = lb;
+        diff = w->class_volume[pool[lb] >> 32] - size;
+      }
+      if (lb > 0 && (best == SIZE_MAX || size - w->class_volume[pool[lb - 1] >> 32] < diff))
+        best = lb - 1;
     }
-    if (lt > 0 && (best == SIZE_MAX || size - w->class_volume[pool[lt - 1] >> 32] < diff))
-      best = lt - 1;
     uint32_t o;
     if (best == SIZE_MAX) {
       o = (uint32_t)objects++;
@@ -95,16 +109,18 @@ static void in_order_1d(const tg__plan_input *in, io_work *w, tg__obj_members *m
       if (w->obj_class[o] < c) w->obj_class[o] = c;
     }
     w->object_of[r] = o;
-    if (rel) tg__obj_members_add(mem, o, r);
+    if ((st = tg__obj_members_add(mem, o, r)) != TG_OK) return st;
     tg__heap_push(w->heap, &in_use, ((uint64_t)rec->last_task << 32) | o);
   }
   *object_count = objects;
+  return TG_OK;
 }
 
-static void in_order_nd(const tg__plan_input *in, io_work *w, tg__obj_members *mem,
-                        size_t *object_count) {
+static tg_status in_order_nd(const tg__plan_input *in, io_work *w, tg__obj_members *mem,
+                             size_t *object_count) {
   const size_t n = in->count;
-  const int rel = mem->head != NULL;
+  const int rel = mem->active;
+  tg_status st;
   tg__obj_order_by_first(in, w->order, w->tmp);
   uint32_t *pool = w->list;
   size_t objects = 0, in_use = 0, pooled = 0;
@@ -120,7 +136,7 @@ static void in_order_nd(const tg__plan_input *in, io_work *w, tg__obj_members *m
       if (!tg__extent_covers(w->obj_size[o], rec->size)) continue;
       uint64_t diff = w->obj_volume[o] - in->volumes[r];
       if (best != SIZE_MAX && diff >= best_diff) continue;
-      if (rel && !tg__obj_may_join(in, mem, o, r)) continue;
+      if (rel && !tg__obj_may_join(mem, o, r)) continue;
       best = k;
       best_diff = diff;
     }
@@ -135,10 +151,11 @@ static void in_order_nd(const tg__plan_input *in, io_work *w, tg__obj_members *m
       --pooled;
     }
     w->object_of[r] = o;
-    if (rel) tg__obj_members_add(mem, o, r);
+    if ((st = tg__obj_members_add(mem, o, r)) != TG_OK) return st;
     tg__heap_push(w->heap, &in_use, ((uint64_t)rec->last_task << 32) | o);
   }
   *object_count = objects;
+  return TG_OK;
 }
 
 tg_status tg__objects_greedy_in_order(const tg__plan_input *in, tg_plan **out) {
@@ -153,15 +170,13 @@ tg_status tg__objects_greedy_in_order(const tg__plan_input *in, tg_plan **out) {
   if (block == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   ar = (tg__arena){block, 0, 0};
   io_layout(&ar, in->count, in->dims, &w);
-  tg__obj_members mem = {NULL, NULL};
-  if (tg__obj_has_relation(in)) st = tg__obj_members_init(&mem, in->count, in->alloc);
+  tg__obj_members mem;
+  st = tg__obj_members_init(&mem, in);
   size_t objects = 0;
-  if (st == TG_OK && in->count > 0) {
-    if (in->dims == 1) in_order_1d(in, &w, &mem, &objects);
-    else in_order_nd(in, &w, &mem, &objects);
-  }
+  if (st == TG_OK && in->count > 0)
+    st = in->dims == 1 ? in_order_1d(in, &w, &mem, &objects) : in_order_nd(in, &w, &mem, &objects);
   if (st == TG_OK) st = tg__obj_emit(in, w.object_of, objects, out);
-  tg__obj_members_free(&mem, in->alloc);
+  tg__obj_members_free(&mem);
   tg__free(in->alloc, block);
   return st;
 }

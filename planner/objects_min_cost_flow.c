@@ -165,8 +165,8 @@ tg_status tg__objects_min_cost_flow(const tg__plan_input *in, tg_plan **out) {
   if (block == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   ar = (tg__arena){block, 0, 0};
   mcf_layout(&ar, n, edges, &w);
-  tg__obj_members mem = {NULL, NULL};
-  if (rel && (st = tg__obj_members_init(&mem, n, a)) != TG_OK) goto done;
+  tg__obj_members mem;
+  if ((st = tg__obj_members_init(&mem, in)) != TG_OK) goto done;
 
   tg__obj_order_by_first(in, w.order, w.tmp);
   for (size_t r = 0; r < n; ++r) w.by_last[r] = (uint32_t)r;
@@ -306,14 +306,14 @@ tg_status tg__objects_min_cost_flow(const tg__plan_input *in, tg_plan **out) {
     if (w.pred[r] != TG__NONE) continue;
     uint32_t o = (uint32_t)objects++;
     for (uint32_t x = r; x != TG__NONE; x = w.succ[x]) {
-      if (rel && !tg__obj_may_join(in, &mem, o, x)) o = (uint32_t)objects++;
+      if (rel && !tg__obj_may_join(&mem, o, x)) o = (uint32_t)objects++;
       w.object_of[x] = o;
-      if (rel) tg__obj_members_add(&mem, o, x);
+      if ((st = tg__obj_members_add(&mem, o, x)) != TG_OK) goto done;
     }
   }
   st = tg__obj_emit(in, w.object_of, objects, out);
 done:
-  tg__obj_members_free(&mem, a);
+  tg__obj_members_free(&mem);
   tg__free(a, block);
   return st;
 }

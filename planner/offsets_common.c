@@ -61,29 +61,33 @@ tg_status tg__order_by_size_desc(const tg__plan_input *in, size_t *order) {
 
 /* ---- task points ---------------------------------------------------------------------- */
 
-tg_status tg__task_points_init(const tg__plan_input *in, tg__task_points *tp) {
+/* Points for the ranges [lo[r], hi[r]] (lo[r] <= hi[r]), or for the records' task intervals
+ * when lo is NULL: the distinct starts, ascending; pf[r] the index of r's start, pl[r] the
+ * last point <= its end. */
+static tg_status points_init(const tg__plan_input *in, const uint64_t *lo, const uint64_t *hi,
+                             tg__task_points *tp) {
   size_t n = in->count;
   tp->count = 0;
   tp->pf = tg__alloc_array(in->alloc, n ? n : 1, sizeof *tp->pf);
   tp->pl = tg__alloc_array(in->alloc, n ? n : 1, sizeof *tp->pl);
   tg__sort_item *items = tg__alloc_array(in->alloc, n ? 2 * n : 1, sizeof *items);
-  uint32_t *values = tg__alloc_array(in->alloc, n ? n : 1, sizeof *values);
+  uint64_t *values = tg__alloc_array(in->alloc, n ? n : 1, sizeof *values);
   if (tp->pf == NULL || tp->pl == NULL || items == NULL || values == NULL) {
     tg__free(in->alloc, items);
     tg__free(in->alloc, values);
     tg__task_points_free(in, tp);
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   }
-  for (size_t r = 0; r < n; ++r) items[r] = (tg__sort_item){in->records[r].first_task, r};
+  for (size_t r = 0; r < n; ++r) items[r] = (tg__sort_item){lo ? lo[r] : in->records[r].first_task, r};
   tg__sort_items_stable(items, n, items + n);
   size_t np = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (np == 0 || values[np - 1] != (uint32_t)items[i].key) values[np++] = (uint32_t)items[i].key;
+    if (np == 0 || values[np - 1] != items[i].key) values[np++] = items[i].key;
     tp->pf[items[i].idx] = (uint32_t)(np - 1);
   }
-  /* Last point <= last_task, by a sweep over the records sorted by last task (the record's
-   * own first task qualifies, so the point exists). */
-  for (size_t r = 0; r < n; ++r) items[r] = (tg__sort_item){in->records[r].last_task, r};
+  /* Last point <= the end, by a sweep over the ranges sorted by end (the range's own start
+   * qualifies, so the point exists). */
+  for (size_t r = 0; r < n; ++r) items[r] = (tg__sort_item){hi ? hi[r] : in->records[r].last_task, r};
   tg__sort_items_stable(items, n, items + n);
   for (size_t i = 0, p = 0; i < n; ++i) {
     while (p + 1 < np && values[p + 1] <= items[i].key) ++p;
@@ -93,6 +97,34 @@ tg_status tg__task_points_init(const tg__plan_input *in, tg__task_points *tp) {
   tg__free(in->alloc, items);
   tg__free(in->alloc, values);
   return TG_OK;
+}
+
+tg_status tg__task_points_init(const tg__plan_input *in, tg__task_points *tp) {
+  return points_init(in, NULL, NULL, tp);
+}
+
+/* Points over the relation's windows, each widened to contain its record's interval. Two
+ * records whose point covers are disjoint have disjoint windows, so they may share. */
+static tg_status window_points_init(const tg__plan_input *in, tg__task_points *tp) {
+  size_t n = in->count;
+  const tg_share_relation *rel = in->options->relation;
+  uint64_t *lo = tg__alloc_array(in->alloc, n ? n : 1, sizeof *lo);
+  uint64_t *hi = tg__alloc_array(in->alloc, n ? n : 1, sizeof *hi);
+  tg_status st = TG_ERROR_OUT_OF_HOST_MEMORY;
+  if (lo != NULL && hi != NULL) {
+    for (size_t r = 0; r < n; ++r) {
+      uint64_t l = 0, h = UINT64_MAX;
+      rel->window(rel->user, r, &l, &h);
+      if (l > in->records[r].first_task) l = in->records[r].first_task;
+      if (h < in->records[r].last_task) h = in->records[r].last_task;
+      lo[r] = l;
+      hi[r] = h;
+    }
+    st = points_init(in, lo, hi, tp);
+  }
+  tg__free(in->alloc, lo);
+  tg__free(in->alloc, hi);
+  return st;
 }
 
 void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp) {
@@ -129,10 +161,20 @@ typedef struct gap_record {
   uint32_t pf, pl;
 } gap_record;
 
+/* A placed record in a windowed search's merge buffers: the entry and its record. */
+typedef struct gap_went {
+  tg__gap_entry e;
+  size_t idx;
+} gap_went;
+
 struct tg__gap_index {
   const tg__plan_input *in;
   gap_record *rec;
   int relation;          /* 1: one list with every record, conflicts via tg__records_conflict */
+  /* 1: a relation with windows. Points, blocks and lists are those of the serial index built
+   * over the windows instead of the intervals (pf, pl are window points); a search visits the
+   * entries whose windows meet the new record's and tests each with tg__records_conflict. */
+  int windowed;
   unsigned shift;        /* block of point p = p >> shift */
   size_t nblocks;
   /* Per block b, in CSR storage: `all` holds the records whose cover meets the window of
@@ -141,6 +183,8 @@ struct tg__gap_index {
   size_t *all_begin, *all_len, *born_begin, *born_len;
   tg__gap_entry *all, *born;
   size_t *rel_idx;       /* relation mode: record index of all[i] */
+  size_t *all_idx, *born_idx; /* windowed: record index of all[i], born[i] */
+  gap_went *wscratch[2]; /* windowed searches spanning several blocks: merge buffers */
   int small_arena;       /* every placement stays below 2^63 (see tg__gap_index_create) */
   int use_born;          /* some record reaches past its window: keep the born lists */
   int has_zero;          /* some record has size 0: ties at one offset need the end order */
@@ -180,6 +224,10 @@ void tg__gap_index_destroy(tg__gap_index *ix) {
   tg__free(a, ix->all);
   tg__free(a, ix->born);
   tg__free(a, ix->rel_idx);
+  tg__free(a, ix->all_idx);
+  tg__free(a, ix->born_idx);
+  tg__free(a, ix->wscratch[0]);
+  tg__free(a, ix->wscratch[1]);
   tg__free(a, ix->rec);
   tg__free(a, ix->scratch[0]);
   tg__free(a, ix->scratch[1]);
@@ -193,8 +241,11 @@ tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out) {
   tg__gap_index *ix = tg__calloc(in->alloc, 1, sizeof *ix);
   if (ix == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   ix->in = in;
+  const tg_share_relation *rel = in->options->relation;
+  ix->windowed = rel != NULL && rel->window != NULL;
+  ix->relation = rel != NULL && !ix->windowed;
   tg__task_points tp;
-  tg_status st = tg__task_points_init(in, &tp);
+  tg_status st = ix->windowed ? window_points_init(in, &tp) : tg__task_points_init(in, &tp);
   if (st != TG_OK) {
     tg__free(in->alloc, ix);
     return st;
@@ -217,7 +268,6 @@ tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out) {
       ix->small_arena = 0;
     if (in->volumes[r] == 0) ix->has_zero = 1;
   }
-  ix->relation = in->options->relation != NULL;
   ix->shift = ix->relation ? 0 : choose_shift(&tp, n);
   size_t nb = ix->relation ? 1 : (n == 0) ? 0 : (((tp.count - 1) >> ix->shift) + 1);
   tg__task_points_free(in, &tp);
@@ -227,7 +277,8 @@ tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out) {
   ix->born_begin = tg__calloc(in->alloc, nb + 1, sizeof *ix->born_begin);
   ix->born_len = tg__calloc(in->alloc, nb + 1, sizeof *ix->born_len);
   if (!ix->all_begin || !ix->all_len || !ix->born_begin || !ix->born_len) goto oom;
-  size_t scratch = 0; /* the most entries a search spanning several blocks can collect */
+  size_t scratch = 0;  /* the most entries a search spanning several blocks can collect */
+  size_t wscratch = 0; /* the same for a windowed search */
   if (ix->relation) {
     ix->all_begin[1] = n;
     ix->rel_idx = tg__alloc_array(in->alloc, n ? n : 1, sizeof *ix->rel_idx);
@@ -247,11 +298,28 @@ tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out) {
       size_t bf = ix->rec[r].pf >> ix->shift, bl = ix->rec[r].pl >> ix->shift;
       size_t span = bl > bf + 2 ? ix->born_begin[bl + 1] - ix->born_begin[bf + 2] : 0;
       if (span > scratch) scratch = span;
+      if (bl > bf + 1) {
+        span = ix->all_begin[bf + 1] - ix->all_begin[bf] + ix->born_begin[bl + 1] - ix->born_begin[bf + 2];
+        if (span > wscratch) wscratch = span;
+      }
     }
+    if (ix->windowed) scratch = 0;
+    else wscratch = 0;
   }
   ix->all = tg__alloc_array(in->alloc, n ? ix->all_begin[nb] : 1, sizeof *ix->all);
   ix->born = tg__alloc_array(in->alloc, ix->use_born ? n : 1, sizeof *ix->born);
   if (ix->all == NULL || ix->born == NULL) goto oom;
+  if (ix->windowed) {
+    ix->all_idx = tg__alloc_array(in->alloc, n ? ix->all_begin[nb] : 1, sizeof *ix->all_idx);
+    ix->born_idx = tg__alloc_array(in->alloc, ix->use_born ? n : 1, sizeof *ix->born_idx);
+    if (ix->all_idx == NULL || ix->born_idx == NULL) goto oom;
+  }
+  if (wscratch > 0) {
+    ix->wscratch[0] = tg__alloc_array(in->alloc, wscratch, sizeof *ix->wscratch[0]);
+    ix->wscratch[1] = tg__alloc_array(in->alloc, wscratch, sizeof *ix->wscratch[1]);
+    ix->runs = tg__alloc_array(in->alloc, nb + 2, sizeof *ix->runs);
+    if (ix->wscratch[0] == NULL || ix->wscratch[1] == NULL || ix->runs == NULL) goto oom;
+  }
   if (scratch > 0) {
     ix->scratch[0] = tg__alloc_array(in->alloc, scratch, sizeof *ix->scratch[0]);
     ix->scratch[1] = tg__alloc_array(in->alloc, scratch, sizeof *ix->scratch[1]);
@@ -465,6 +533,67 @@ static void walk(tg__gap_index *ix, gap_search *g, int fast) {
   }
 }
 
+/* Merge the sorted runs wscratch[0][runs[i]..runs[i+1]) into one (as merge_runs). */
+static const gap_went *merge_wruns(tg__gap_index *ix, size_t nruns) {
+  gap_went *src = ix->wscratch[0], *dst = ix->wscratch[1];
+  size_t *runs = ix->runs;
+  while (nruns > 1) {
+    size_t out_runs = 0;
+    for (size_t i = 0; i < nruns; i += 2) {
+      size_t lo = runs[i], mid = runs[i + 1];
+      size_t hi = (i + 1 < nruns) ? runs[i + 2] : mid;
+      const gap_went *a = src + lo, *a_end = src + mid, *b = src + mid, *b_end = src + hi;
+      gap_went *k = dst + lo;
+      while (a < a_end && b < b_end) *k++ = entry_before(&b->e, &a->e) ? *b++ : *a++;
+      while (a < a_end) *k++ = *a++;
+      while (b < b_end) *k++ = *b++;
+      runs[out_runs++] = lo;
+    }
+    runs[out_runs] = runs[nruns];
+    nruns = out_runs;
+    gap_went *t = src;
+    src = dst;
+    dst = t;
+  }
+  return src;
+}
+
+/* The windowed search for record r: the entries whose window meets r's are found as the
+ * serial walk finds the entries whose interval meets r's; each is then tested exactly. A
+ * window reaching past the window of its first block gathers the conflicting entries of that
+ * list and of the born lists up to its last block, and merges them into offset order. */
+static void walk_windowed(tg__gap_index *ix, gap_search *g, size_t r) {
+  const tg__plan_input *in = ix->in;
+  const uint32_t pf = g->pf, pl = g->pl;
+  size_t bf = pf >> ix->shift, bl = pl >> ix->shift;
+  const tg__gap_entry *a = ix->all + ix->all_begin[bf];
+  const size_t *ai = ix->all_idx + ix->all_begin[bf];
+  size_t len = ix->all_len[bf];
+  if (bl <= bf + 1) {
+    for (size_t i = 0; i < len && !g->done; ++i)
+      if (a[i].pf <= pl && a[i].pl >= pf && tg__records_conflict(in, ai[i], r))
+        gap_visit(g, a[i].off, a[i].end);
+    return;
+  }
+  gap_went *s = ix->wscratch[0];
+  size_t k = 0, nruns = 0;
+  for (size_t i = 0; i < len; ++i)
+    if (a[i].pf <= pl && a[i].pl >= pf && tg__records_conflict(in, ai[i], r))
+      s[k++] = (gap_went){a[i], ai[i]};
+  if (k != 0) ix->runs[nruns++] = 0;
+  for (size_t b = bf + 2; b <= bl; ++b) {
+    size_t before = k;
+    const tg__gap_entry *e = ix->born + ix->born_begin[b];
+    const size_t *ei = ix->born_idx + ix->born_begin[b];
+    for (size_t i = 0; i < ix->born_len[b]; ++i)
+      if (e[i].pf <= pl && tg__records_conflict(in, ei[i], r)) s[k++] = (gap_went){e[i], ei[i]};
+    if (k != before) ix->runs[nruns++] = before;
+  }
+  ix->runs[nruns] = k;
+  const gap_went *m = merge_wruns(ix, nruns);
+  for (size_t i = 0; i < k && !g->done; ++i) gap_visit(g, m[i].e.off, m[i].e.end);
+}
+
 tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *offset) {
   const tg__plan_input *in = ix->in;
   const gap_record *rec = &ix->rec[r];
@@ -486,6 +615,9 @@ tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *
     fast = 0;
     for (size_t i = 0; i < ix->all_len[0] && !g.done; ++i)
       if (tg__records_conflict(in, ix->rel_idx[i], r)) gap_visit(&g, ix->all[i].off, ix->all[i].end);
+  } else if (ix->windowed) {
+    fast = 0;
+    walk_windowed(ix, &g, r);
   } else if (fast) {
     walk(ix, &g, 1);
   } else {
@@ -516,6 +648,12 @@ static size_t list_insert(tg__gap_entry *base, size_t *len, const tg__gap_entry 
   return lo;
 }
 
+/* Insert r at position pos of the index array base[0..len). */
+static void idx_insert(size_t *base, size_t len, size_t pos, size_t r) {
+  memmove(base + pos + 1, base + pos, (len - pos) * sizeof *base);
+  base[pos] = r;
+}
+
 void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
   const gap_record *rec = &ix->rec[r];
   tg__gap_entry e = {offset, offset + rec->size, rec->pf, rec->pl};
@@ -527,6 +665,19 @@ void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
     return;
   }
   size_t bf = e.pf >> ix->shift, bl = e.pl >> ix->shift;
+  if (ix->windowed) {
+    for (size_t b = first_window(bf); b <= bl; ++b) {
+      size_t len = ix->all_len[b];
+      size_t pos = list_insert(ix->all + ix->all_begin[b], &ix->all_len[b], &e);
+      idx_insert(ix->all_idx + ix->all_begin[b], len, pos, r);
+    }
+    if (ix->use_born) {
+      size_t len = ix->born_len[bf];
+      size_t pos = list_insert(ix->born + ix->born_begin[bf], &ix->born_len[bf], &e);
+      idx_insert(ix->born_idx + ix->born_begin[bf], len, pos, r);
+    }
+    return;
+  }
   for (size_t b = first_window(bf); b <= bl; ++b) list_insert(ix->all + ix->all_begin[b], &ix->all_len[b], &e);
   if (ix->use_born) list_insert(ix->born + ix->born_begin[bf], &ix->born_len[bf], &e);
 }

@@ -1,6 +1,6 @@
 /* Offsets-mode strategies and ObjectsToOffsets: TFLite's vectors, a literal port of TFLite's
  * GreedyBySizeAssignment as the reference on random inputs, fits, zero sizes, alignment, the
- * may-share relation, overflow and allocation failures. */
+ * may-share relation (with and without windows), overflow and allocation failures. */
 #include "support/tg_test.h"
 
 #include <stdlib.h>
@@ -609,6 +609,152 @@ static void relation_is_honoured(void **state) {
   }
 }
 
+/* A relation with windows, consistent with them by construction: records may share when
+ * their windows (as given, which need not contain the intervals: planners widen them) are
+ * disjoint, and otherwise when a hash of the pair says so (`refuse_pct` percent refused). */
+typedef struct window_rel {
+  uint64_t seed;
+  unsigned refuse_pct;
+  const uint64_t *lo, *hi;
+  size_t calls;
+} window_rel;
+
+static int window_may_share(void *user, size_t a, size_t b) {
+  window_rel *w = user;
+  w->calls++;
+  if (w->hi[a] < w->lo[b] || w->hi[b] < w->lo[a]) return 1;
+  if (a > b) {
+    size_t t = a;
+    a = b;
+    b = t;
+  }
+  tg_test_rng h = {w->seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)};
+  return tg_test_rng_next(&h) % 100 >= w->refuse_pct;
+}
+
+static void window_of(void *user, size_t r, uint64_t *lo, uint64_t *hi) {
+  const window_rel *w = user;
+  *lo = w->lo[r];
+  *hi = w->hi[r];
+}
+
+/* Random windows around the records' intervals: mostly a little wider, some exact, some very
+ * long or unbounded, some empty or beside the interval (the planner widens those). */
+static void random_windows(tg_test_rng *rng, const tg_usage_record *r, size_t n, uint64_t *lo,
+                           uint64_t *hi) {
+  uint64_t reach = tg_test_rng_range(rng, 0, 40);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t f = r[i].first_task, l = r[i].last_task, k = tg_test_rng_range(rng, 0, 19);
+    uint64_t below = tg_test_rng_range(rng, 0, reach), above = tg_test_rng_range(rng, 0, reach);
+    lo[i] = f > below ? f - below : 0;
+    hi[i] = l + above;
+    if (k == 0) {
+      lo[i] = f;
+      hi[i] = l;
+    } else if (k == 1) {
+      hi[i] = UINT64_MAX;
+    } else if (k == 2) {
+      lo[i] = 0;
+      hi[i] = l + 1000;
+    } else if (k == 3) {
+      lo[i] = l + 1; /* empty (lo > hi) */
+      hi[i] = f;
+    } else if (k == 4) {
+      lo[i] = l + 2; /* after the interval */
+      hi[i] = l + 2 + above;
+    }
+  }
+}
+
+static int same_offsets(const tg_plan *a, const tg_plan *b) {
+  if (a->total != b->total || a->record_count != b->record_count) return 0;
+  for (size_t i = 0; i < a->record_count; ++i)
+    if (a->offset_of[i] != b->offset_of[i]) return 0;
+  return 1;
+}
+
+/* Windows only speed the search up: with them every offsets strategy returns exactly the plan
+ * it returns when it tests every pair (the same relation without windows), and the plan is
+ * valid. */
+static void window_relation_gives_the_same_plans(void **state) {
+  (void)state;
+  tg_test_rng rng = {2718281};
+  for (int iter = 0; iter < 3000; ++iter) {
+    size_t n = (size_t)tg_test_rng_range(&rng, 0, iter % 50 == 0 ? 600 : 60);
+    tg_usage_record *r = calloc(n ? n : 1, sizeof *r);
+    uint64_t *lo = calloc(n ? n : 1, sizeof *lo), *hi = calloc(n ? n : 1, sizeof *hi);
+    assert_non_null(r);
+    assert_non_null(lo);
+    assert_non_null(hi);
+    random_1d(&rng, r, n);
+    if (iter % 7 == 0)
+      for (size_t i = 0; i < n; ++i) r[i].alignment = (uint64_t)1 << tg_test_rng_range(&rng, 0, 5);
+    random_windows(&rng, r, n, lo, hi);
+    window_rel w = {tg_test_rng_next(&rng), (unsigned)tg_test_rng_range(&rng, 0, 100), lo, hi, 0};
+    tg_share_relation with = {window_may_share, &w, window_of, 0};
+    tg_share_relation without = {window_may_share, &w, NULL, 0};
+    uint64_t align = tg_test_rng_range(&rng, 0, 2) == 0 ? 16 : 1;
+    for (int s = TG_STRATEGY_GREEDY_IN_ORDER; s < TG_STRATEGY_COUNT; ++s) {
+      if (s == TG_STRATEGY_MIN_COST_FLOW) continue;
+      for (int f = 0; f < (s == TG_STRATEGY_GREEDY_IN_ORDER ? 3 : 1); ++f) {
+        tg_plan *pw = plan_ok(r, n, (tg_strategy)s, (tg_fit)f, align, &with);
+        tg_plan *pn = plan_ok(r, n, (tg_strategy)s, (tg_fit)f, align, &without);
+        if (!same_offsets(pw, pn))
+          fail_msg("iteration %d, %s fit %s, %zu records: windows changed the plan (total %llu vs %llu)",
+                   iter, tg_strategy_name((tg_strategy)s), tg_fit_name((tg_fit)f), n,
+                   (unsigned long long)pw->total, (unsigned long long)pn->total);
+        tg_plan_destroy(pw);
+        tg_plan_destroy(pn);
+      }
+    }
+    free(r);
+    free(lo);
+    free(hi);
+  }
+}
+
+/* The windows are used: with short windows over a long run of tasks, the planners ask the
+ * relation about far fewer pairs than when they test every pair. */
+static void window_relation_prunes_pairs(void **state) {
+  (void)state;
+  tg_test_rng rng = {99};
+  size_t n = 2000;
+  tg_usage_record *r = calloc(n, sizeof *r);
+  uint64_t *lo = calloc(n, sizeof *lo), *hi = calloc(n, sizeof *hi);
+  assert_non_null(r);
+  assert_non_null(lo);
+  assert_non_null(hi);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t f = (uint32_t)tg_test_rng_range(&rng, 0, 4000);
+    r[i] = (tg_usage_record){{tg_test_rng_range(&rng, 1, 1000), 1, 1}, f, f + (uint32_t)tg_test_rng_range(&rng, 0, 4), 0};
+    lo[i] = f > 10 ? f - 10 : 0;
+    hi[i] = r[i].last_task + 10;
+  }
+  window_rel w = {5, 50, lo, hi, 0};
+  tg_share_relation with = {window_may_share, &w, window_of, 0};
+  tg_share_relation without = {window_may_share, &w, NULL, 0};
+  static const tg_strategy k_strategies[] = {TG_STRATEGY_GREEDY_IN_ORDER, TG_STRATEGY_GREEDY_BY_BREADTH,
+                                             TG_STRATEGY_GREEDY_BY_SIZE};
+  for (size_t k = 0; k < 3; ++k) {
+    tg_plan *pw = NULL, *pn = NULL;
+    w.calls = 0;
+    assert_int_equal(plan_offsets(r, n, k_strategies[k], TG_FIT_BEST, 1, &with, NULL, &pw), TG_OK);
+    size_t calls_with = w.calls;
+    w.calls = 0;
+    assert_int_equal(plan_offsets(r, n, k_strategies[k], TG_FIT_BEST, 1, &without, NULL, &pn), TG_OK);
+    size_t calls_without = w.calls;
+    assert_true(same_offsets(pw, pn));
+    if (calls_with * 20 > calls_without)
+      fail_msg("%s: %zu relation calls with windows, %zu without", tg_strategy_name(k_strategies[k]),
+               calls_with, calls_without);
+    tg_plan_destroy(pw);
+    tg_plan_destroy(pn);
+  }
+  free(r);
+  free(lo);
+  free(hi);
+}
+
 /* A relation that forbids all sharing forces every record apart. */
 static int never_share(void *user, size_t a, size_t b) {
   (void)user;
@@ -637,15 +783,19 @@ static void allocation_failures(void **state) {
   random_1d(&rng, r, 80);
   rel_state rs = {1, 0};
   tg_share_relation rel = {random_may_share, &rs, NULL, 0};
-  for (int with_rel = 0; with_rel < 2; ++with_rel) {
+  uint64_t lo[80], hi[80];
+  random_windows(&rng, r, 80, lo, hi);
+  window_rel w = {3, 30, lo, hi, 0};
+  tg_share_relation windowed = {window_may_share, &w, window_of, 0};
+  for (int with_rel = 0; with_rel < 3; ++with_rel) {
     for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
       if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
       for (uint64_t k = 1;; ++k) {
         tg_failing_allocator fa;
         tg_failing_allocator_init(&fa, NULL, k);
         tg_plan *p = NULL;
-        tg_status st = plan_offsets(r, 80, (tg_strategy)s, TG_FIT_WORST, 8, with_rel ? &rel : NULL,
-                                    &fa.base, &p);
+        const tg_share_relation *relation = with_rel == 0 ? NULL : with_rel == 1 ? &rel : &windowed;
+        tg_status st = plan_offsets(r, 80, (tg_strategy)s, TG_FIT_WORST, 8, relation, &fa.base, &p);
         if (fa.failures == 0) {
           assert_int_equal(st, TG_OK);
           tg_plan_destroy(p);
@@ -712,6 +862,8 @@ int main(void) {
       cmocka_unit_test(overflow_is_reported),
       cmocka_unit_test(relation_is_honoured),
       cmocka_unit_test(relation_forbidding_everything),
+      cmocka_unit_test(window_relation_gives_the_same_plans),
+      cmocka_unit_test(window_relation_prunes_pairs),
       cmocka_unit_test(allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
