@@ -148,29 +148,29 @@ static void public_models(void **state) {
 }
 
 /* `tangram plan --mode objects --exact`: JSON says proved, with the optimum; textures refused. */
-static void cli(void **state) {
+static void exact_cli(void **state) {
   (void)state;
-  char path[512], cmd[1200];
-  static char out[1 << 20];
-  snprintf(cmd, sizeof cmd, "%s plan %s --mode objects --strategy best --exact --time-limit 60000 --json",
-           tg_test_cli(), tg_test_data_path(path, sizeof path, "records/hand_landmark_lite.buffer.csv"));
-  assert_int_equal(tg_test_run(cmd, out, sizeof out, NULL, 0), 0);
-  assert_true(tg_test_json_valid(out));
-  assert_non_null(strstr(out, "\"proved_optimal\":true"));
-  assert_non_null(strstr(out, "\"total\":4816896"));
-  assert_non_null(strstr(out, "\"valid\":true"));
-  char err[4096];
-  snprintf(cmd, sizeof cmd, "%s plan %s --mode objects --exact", tg_test_cli(),
-           tg_test_data_path(path, sizeof path, "records/hand_landmark_lite.tex2.csv"));
-  assert_int_equal(tg_test_run(cmd, NULL, 0, err, sizeof err), 2);
-  assert_non_null(strstr(err, "--exact needs 1D records"));
+  char path[512];
+  cli_result r = cli("plan %s --mode objects --strategy best --exact --time-limit 60000 --json",
+                     tg_test_data_path(path, sizeof path, "records/hand_landmark_lite.buffer.csv"));
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"proved_optimal\":true"));
+  assert_non_null(strstr(r.out, "\"total\":4816896"));
+  assert_non_null(strstr(r.out, "\"valid\":true"));
+  cli_free(&r);
+  r = cli("plan %s --mode objects --exact",
+          tg_test_data_path(path, sizeof path, "records/hand_landmark_lite.tex2.csv"));
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "--exact needs 1D records"));
+  cli_free(&r);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(matches_brute_force),
       cmocka_unit_test(public_models),
-      cmocka_unit_test(cli),
+      cmocka_unit_test(exact_cli),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -224,3 +224,25 @@ const char *tg_test_cli(void) {
   if (cli == NULL || *cli == '\0') fail_msg("TANGRAM_CLI is not set (run through ctest)");
   return cli;
 }
+
+#define TG_TEST_CLI_OUT_CAP ((size_t)1 << 22)
+#define TG_TEST_CLI_ERR_CAP ((size_t)1 << 16)
+
+cli_result cli(const char *fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "%s %s", tg_test_cli(), args);
+  cli_result r = {0, malloc(TG_TEST_CLI_OUT_CAP), malloc(TG_TEST_CLI_ERR_CAP)};
+  if (r.out == NULL || r.err == NULL) fail_msg("out of memory running the CLI");
+  r.code = tg_test_run(cmd, r.out, TG_TEST_CLI_OUT_CAP, r.err, TG_TEST_CLI_ERR_CAP);
+  return r;
+}
+
+void cli_free(cli_result *r) {
+  free(r->out);
+  free(r->err);
+}

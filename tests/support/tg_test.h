@@ -63,3 +63,18 @@ int tg_test_run(const char *command, char *out, size_t out_cap, char *errout, si
 
 /* The tangram CLI binary ($TANGRAM_CLI, set by CTest). Fails the test when unset. */
 const char *tg_test_cli(void);
+
+/* What one run of the CLI printed: stdout up to 4 MiB, stderr up to 64 KiB (NUL-terminated),
+ * and the exit status (-1 when killed by a signal). */
+typedef struct cli_result {
+  int code;
+  char *out, *err;
+} cli_result;
+
+/* Run `tangram ARGS` (printf-style arguments, shell syntax). Free with cli_free. */
+cli_result cli(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+void cli_free(cli_result *r);

@@ -10,28 +10,6 @@
 #define OUT_CAP (1 << 22)
 
 
-typedef struct cli_result {
-  int code;
-  char *out, *err;
-} cli_result;
-
-static cli_result cli(const char *fmt, ...) {
-  char args[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  char cmd[8192];
-  snprintf(cmd, sizeof cmd, "%s %s", tg_test_cli(), args);
-  cli_result r = {0, malloc(OUT_CAP), malloc(1 << 16)};
-  r.code = tg_test_run(cmd, r.out, OUT_CAP, r.err, 1 << 16);
-  return r;
-}
-
-static void cli_free(cli_result *r) {
-  free(r->out);
-  free(r->err);
-}
 
 static const char *data(const char *rel) {
   static char buf[4][1024];
@@ -50,7 +28,7 @@ static void write_file(const char *path, const char *text) {
 static void usage_and_help(void **state) {
   (void)state;
 
-  cli_result r = cli("");
+  cli_result r = cli("%s", "");
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "usage: tangram"));
   cli_free(&r);

@@ -7,25 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OUT_CAP (1 << 22)
 
-typedef struct cli_result {
-  int code;
-  char *out, *err;
-} cli_result;
-
-static cli_result run(const char *args) {
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "%s %s", tg_test_cli(), args);
-  cli_result r = {0, malloc(OUT_CAP), malloc(1 << 16)};
-  r.code = tg_test_run(cmd, r.out, OUT_CAP, r.err, 1 << 16);
-  return r;
-}
-
-static void cli_free(cli_result *r) {
-  free(r->out);
-  free(r->err);
-}
 
 /* tests/data/graphs/two_branches.graph: file order A1, B1, A2, B2, C keeps both 64 KiB tensors
  * live; A1, A2, B1, B2, C does not. */
@@ -34,7 +16,7 @@ static void plan_json(void **state) {
   char path[1024], args[1400];
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
   snprintf(args, sizeof args, "plan %s --reorder --mode offsets --json", path);
-  cli_result r = run(args);
+  cli_result r = cli("%s", args);
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"reorder\":{\"original_peak\":132096,\"peak\":67584,"));
@@ -47,7 +29,7 @@ static void plan_json(void **state) {
   cli_free(&r);
   /* Without --reorder: no key, the file's order. */
   snprintf(args, sizeof args, "plan %s --mode offsets --json", path);
-  r = run(args);
+  r = cli("%s", args);
   assert_int_equal(r.code, 0);
   assert_null(strstr(r.out, "\"reorder\""));
   assert_non_null(strstr(r.out, "\"peak_live\":132096"));
@@ -59,15 +41,15 @@ static void plan_text_and_help(void **state) {
   char path[1024], args[1400];
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
   snprintf(args, sizeof args, "plan %s --reorder", path);
-  cli_result r = run(args);
+  cli_result r = cli("%s", args);
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_non_null(strstr(r.out, "reorder: peak live 132096 -> 67584 bytes (48.8% less)"));
   cli_free(&r);
-  r = run("plan --help");
+  r = cli("%s", "plan --help");
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "--reorder"));
   cli_free(&r);
-  r = run("evaluate --help");
+  r = cli("%s", "evaluate --help");
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "--reorder"));
   cli_free(&r);
@@ -80,12 +62,12 @@ static void serial_only_and_graph_only(void **state) {
   static const char *const k_policies[] = {"parallel-safe", "branch-local", "all"};
   for (size_t i = 0; i < 3; ++i) {
     snprintf(args, sizeof args, "plan %s --reorder --policy %s", path, k_policies[i]);
-    cli_result r = run(args);
+    cli_result r = cli("%s", args);
     assert_int_equal(r.code, 2);
     assert_non_null(strstr(r.err, "--reorder works only with --policy serial"));
     cli_free(&r);
     snprintf(args, sizeof args, "evaluate %s --reorder --policy %s", path, k_policies[i]);
-    r = run(args);
+    r = cli("%s", args);
     assert_int_equal(r.code, 2);
     assert_non_null(strstr(r.err, "--reorder works only with --policy serial"));
     cli_free(&r);
@@ -102,12 +84,12 @@ static void serial_only_and_graph_only(void **state) {
   }
   fclose(f);
   snprintf(args, sizeof args, "plan %s --reorder", csv);
-  cli_result r = run(args);
+  cli_result r = cli("%s", args);
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "--reorder needs a model"));
   cli_free(&r);
   snprintf(args, sizeof args, "evaluate %s --reorder", csv);
-  r = run(args);
+  r = cli("%s", args);
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "--reorder needs a model"));
   cli_free(&r);
@@ -118,7 +100,7 @@ static void evaluate_json(void **state) {
   char path[1024], args[1400];
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
   snprintf(args, sizeof args, "evaluate %s --reorder --json", path);
-  cli_result r = run(args);
+  cli_result r = cli("%s", args);
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"reorder\":{\"storage\":\"buffer\",\"original_peak\":132096,\"peak\":67584,"));
@@ -134,7 +116,7 @@ static void model(void **state) {
     return;
   }
   snprintf(args, sizeof args, "plan %s --reorder --mode offsets --strategy best --json", path);
-  cli_result r = run(args);
+  cli_result r = cli("%s", args);
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"reorder\":{"));

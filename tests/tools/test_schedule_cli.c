@@ -6,25 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OUT_CAP (1 << 22)
 
-typedef struct cli_result {
-  int code;
-  char *out, *err;
-} cli_result;
-
-static cli_result run(const char *args) {
-  char cmd[4096];
-  snprintf(cmd, sizeof cmd, "%s schedule %s", tg_test_cli(), args);
-  cli_result r = {0, malloc(OUT_CAP), malloc(1 << 16)};
-  r.code = tg_test_run(cmd, r.out, OUT_CAP, r.err, 1 << 16);
-  return r;
-}
-
-static void cli_free(cli_result *r) {
-  free(r->out);
-  free(r->err);
-}
 
 static const char *graph_path(char *buf, size_t size) {
   return tg_test_data_path(buf, size, "graphs/inception.graph");
@@ -35,7 +17,7 @@ static void json_contract(void **state) {
   (void)state;
   char path[1024], args[1200];
   snprintf(args, sizeof args, "%s --json", graph_path(path, sizeof path));
-  cli_result r = run(args);
+  cli_result r = cli("schedule %s", args);
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "{\"ops\":10,"));
@@ -55,7 +37,7 @@ static void json_contract(void **state) {
     for (int mode = 0; mode < 2; ++mode) {
       snprintf(args, sizeof args, "%s --json --policy %s --mode %s", graph_path(path, sizeof path),
                safe[p], mode ? "offsets" : "objects");
-      r = run(args);
+      r = cli("schedule %s", args);
       if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
       assert_true(tg_test_json_valid(r.out));
       assert_non_null(strstr(r.out, "\"reuse_edge_count\":0,"));
@@ -69,7 +51,7 @@ static void json_contract(void **state) {
 static void text_table(void **state) {
   (void)state;
   char path[1024];
-  cli_result r = run(graph_path(path, sizeof path));
+  cli_result r = cli("schedule %s", graph_path(path, sizeof path));
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_non_null(strstr(r.out, "max wave width   4"));
   assert_non_null(strstr(r.out, "parallel-safe"));
@@ -82,31 +64,31 @@ static void text_table(void **state) {
 static void exit_codes(void **state) {
   (void)state;
   char path[1024], args[1200];
-  cli_result r = run("--help");
+  cli_result r = cli("schedule %s", "--help");
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "usage: tangram schedule"));
   cli_free(&r);
-  r = run("");
+  r = cli("schedule %s", "");
   assert_int_equal(r.code, 2);
   cli_free(&r);
   snprintf(args, sizeof args, "%s --policy bogus", graph_path(path, sizeof path));
-  r = run(args);
+  r = cli("schedule %s", args);
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "bogus"));
   assert_string_equal(r.out, "");
   cli_free(&r);
   snprintf(args, sizeof args, "%s --frobnicate", graph_path(path, sizeof path));
-  r = run(args);
+  r = cli("schedule %s", args);
   assert_int_equal(r.code, 2);
   cli_free(&r);
   /* Usage records have no graph. */
   snprintf(args, sizeof args, "%s",
            tg_test_data_path(path, sizeof path, "records/hand_landmark_lite.buffer.csv"));
-  r = run(args);
+  r = cli("schedule %s", args);
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "not a graph"));
   cli_free(&r);
-  r = run("/nonexistent/model.tflite");
+  r = cli("schedule %s", "/nonexistent/model.tflite");
   assert_int_equal(r.code, 2);
   cli_free(&r);
   /* A graph whose ops are out of order. */
@@ -117,7 +99,7 @@ static void exit_codes(void **state) {
         "op X inputs=b outputs=c\nop Y inputs=a outputs=b\n",
         f);
   fclose(f);
-  r = run(bad);
+  r = cli("schedule %s", bad);
   assert_int_equal(r.code, 2);
   assert_string_equal(r.out, "");
   cli_free(&r);
@@ -134,7 +116,7 @@ static void public_models(void **state) {
     char path[1024], args[1200];
     if (tg_test_model_path(path, sizeof path, models[m]) == NULL) continue;
     snprintf(args, sizeof args, "%s --json --policy parallel-safe --storage texture_2d", path);
-    cli_result r = run(args);
+    cli_result r = cli("schedule %s", args);
     if (r.code != 0) fail_msg("%s: exit %d: %s", models[m], r.code, r.err);
     assert_true(tg_test_json_valid(r.out));
     assert_non_null(strstr(r.out, "\"reuse_edge_count\":0,"));
