@@ -2,6 +2,13 @@
  * exact mode, on synthetic families at 1k / 10k / 100k records and on the public models.
  *
  *   bench_planner [--json] [--records DIR] [--quick] [--search-ms N] [--exact-ms N]
+ *                 [--family NAME] [--perfect-only] [--sizes N,N,...]
+ *
+ * --family NAME runs only that synthetic family (chain, wide-dag, transformer,
+ * perfect-packing) and no public models; the 200-500 perfect packings run only for no
+ * --family or --family perfect-packing. --perfect-only runs just those 200-500 perfect
+ * packings (greedy, best+search, exact) with one line per instance. --sizes replaces the
+ * synthetic sizes 1000,10000,100000.
  *
  * Quality is total / lower bound (offsets: peak-live; objects: positional-max), so 1.000 is
  * optimal. Each size also times a qsort of the same records by first task, and every row shows
@@ -261,7 +268,35 @@ static void run_exact(out *o, const bench_cfg *cfg, const char *set, const tg_us
   row(o, set, n, "offsets", name, ms, b.peak_live ? (double)p->total / (double)b.peak_live : 1.0,
       0, NULL);
   if (stats.proved_optimal && p->total == b.peak_live) ++*proved;
+  if (!o->json)
+    printf("|   exact: %" PRIu64 " nodes, %.0f ms, lower bound %.4f, proved %d\n", stats.nodes,
+           (double)stats.elapsed_us / 1000.0,
+           b.peak_live ? (double)stats.lower_bound / (double)b.peak_live : 1.0,
+           stats.proved_optimal);
   tg_plan_destroy(p);
+}
+
+/* --perfect-only: greedy `best`, best + search, for one perfect packing. */
+static void run_perfect_instance(out *o, const bench_cfg *cfg, const tg_usage_record *r,
+                                 size_t n, double *search_ratio) {
+  tg_bounds b;
+  if (tg_bounds_compute(r, n, 1, NULL, &b) != TG_OK) return;
+  for (int k = 0; k < 2; ++k) {
+    tg_plan_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.mode = TG_MODE_OFFSETS;
+    opt.strategy = TG_STRATEGY_BEST;
+    opt.time_limit_ms = k ? cfg->search_ms : 0;
+    char name[64];
+    if (k) snprintf(name, sizeof name, "best+search(%ums)", (unsigned)cfg->search_ms);
+    else snprintf(name, sizeof name, "best");
+    uint64_t total = 0;
+    double ms = time_plan(r, n, 1, &opt, 1, &total);
+    if (ms < 0) continue;
+    double ratio = b.peak_live ? (double)total / (double)b.peak_live : 1.0;
+    row(o, "perfect-packing", n, "offsets", name, ms, ratio, 0, NULL);
+    if (k) *search_ratio = ratio;
+  }
 }
 
 static int read_set(const char *dir, const char *file, tg_record_set **set) {
@@ -278,7 +313,10 @@ static int read_set(const char *dir, const char *file, tg_record_set **set) {
 int main(int argc, char **argv) {
   out o = {0, 0};
   bench_cfg cfg = {100, 2000};
-  int quick = 0;
+  int quick = 0, perfect_only = 0;
+  const char *family_name = NULL;
+  size_t sizes[8] = {1000, 10000, 100000};
+  size_t size_count = 3;
 #ifdef TG_SOURCE_DIR
   const char *dir = TG_SOURCE_DIR "/tests/data/records";
 #else
@@ -290,8 +328,19 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) dir = argv[++i];
     else if (strcmp(argv[i], "--search-ms") == 0 && i + 1 < argc) cfg.search_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--exact-ms") == 0 && i + 1 < argc) cfg.exact_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
-    else {
-      fprintf(stderr, "usage: bench_planner [--json] [--quick] [--records DIR] [--search-ms N] [--exact-ms N]\n");
+    else if (strcmp(argv[i], "--family") == 0 && i + 1 < argc) family_name = argv[++i];
+    else if (strcmp(argv[i], "--perfect-only") == 0) perfect_only = 1;
+    else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+      char *p = argv[++i];
+      size_count = 0;
+      while (*p != '\0' && size_count < sizeof sizes / sizeof *sizes) {
+        sizes[size_count++] = (size_t)strtoull(p, &p, 10);
+        if (*p == ',') ++p;
+        else break;
+      }
+    } else {
+      fprintf(stderr, "usage: bench_planner [--json] [--quick] [--records DIR] [--search-ms N] "
+                      "[--exact-ms N] [--family NAME] [--perfect-only] [--sizes N,N,...]\n");
       return 2;
     }
   }
@@ -302,10 +351,10 @@ int main(int argc, char **argv) {
     printf("|------------------------------|---------|---------|--------------------------|-----------|---------|----------|\n");
   }
   /* Synthetic families at three scales. */
-  static const size_t sizes[] = {1000, 10000, 100000};
-  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+  for (size_t s = 0; s < size_count && !perfect_only; ++s) {
     if (quick && sizes[s] > 10000) continue;
     for (size_t f = 0; f < sizeof k_families / sizeof *k_families; ++f) {
+      if (family_name != NULL && strcmp(family_name, k_families[f].name) != 0) continue;
       size_t n = sizes[s];
       tg_usage_record *r = malloc(n * sizeof *r);
       if (r == NULL) return 1;
@@ -318,13 +367,15 @@ int main(int argc, char **argv) {
   /* Perfect packing, 200-500 records: greedy, greedy + search, exact. */
   int proved = 0, instances = 0;
   double search_sum = 0;
-  for (size_t n = 200; n <= 500; n += 50) {
+  int run_perfect = family_name == NULL || strcmp(family_name, "perfect-packing") == 0;
+  for (size_t n = 200; n <= 500 && run_perfect; n += 50) {
     tg_usage_record *r = malloc(n * sizeof *r);
     if (r == NULL) return 1;
     rng g = {0xBEEF00u + n};
     gen_perfect(&g, r, n);
     double m = 0;
-    run_set(&o, &cfg, "perfect-packing", r, n, 1, 1, 0, &m, NULL);
+    if (perfect_only) run_perfect_instance(&o, &cfg, r, n, &m);
+    else run_set(&o, &cfg, "perfect-packing", r, n, 1, 1, 0, &m, NULL);
     search_sum += m;
     run_exact(&o, &cfg, "perfect-packing", r, n, &proved);
     ++instances;
@@ -337,7 +388,7 @@ int main(int argc, char **argv) {
   static const char *const kinds[] = {"buffer", "tex2", "tex3"};
   double obj_sum = 0, off_sum = 0;
   int obj_n = 0, off_n = 0;
-  for (size_t m = 0; m < 4; ++m) {
+  for (size_t m = 0; m < 4 && family_name == NULL && !perfect_only; ++m) {
     for (size_t k = 0; k < 3; ++k) {
       char file[256], set_name[96];
       snprintf(file, sizeof file, "%s.%s.csv", models[m], kinds[k]);

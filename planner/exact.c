@@ -1,5 +1,11 @@
-/* Exact mode for offsets: branch-and-bound over canonical placement orders, and the driver that
- * runs greedy's answer through the search and then the branch-and-bound.
+/* Exact mode for offsets and the skyline search, and the driver that runs greedy's answer
+ * through the search and then the branch-and-bound.
+ *
+ * Two searches live here. Without a relation (the common case) the skyline branch-and-bound
+ * below ("skyline branch-and-bound") builds plans bottom-left, MiniMalloc style; it also runs,
+ * with a node cap, inside the improvement search of strategy best. With a relation records
+ * may conflict without meeting in time, the skyline does not sum up a partial plan, and the
+ * generic search over canonical placement orders that follows is used.
  *
  * Why canonical orders suffice. Placing records one by one, each at the lowest aligned
  * address where it fits among the records placed before it that it conflicts with ("first
@@ -286,6 +292,737 @@ static void bb_free(bb *b, const tg_allocator *a) {
   tg__free(a, b->byrank);
 }
 
+/* ---- skyline branch-and-bound (serial relation) ------------------------------------------ */
+
+/* Without a relation two records conflict exactly when their task-point spans meet, so a
+ * partial plan is summed up by its skyline: per task point, the floor above which every record
+ * still to place must go. Take any plan and let gravity pull every record down (to 0 or onto
+ * the aligned end of a record it conflicts with): nothing gets bigger. The search builds such
+ * a plan bottom-left, MiniMalloc style. At each node let s be the leftmost task point, among
+ * those where an unplaced record lives, with the lowest floor f. In the plan, either
+ *  (A) some unplaced record c sits at (s, f): every record below c that conflicts with it ends
+ *      at or under f, and every unplaced record starts at or above the lowest floor f, so all
+ *      of them are placed already; c's whole span has floor f (others are higher and c sits
+ *      above them), so no point left of s is in c's span (it would have been chosen as s):
+ *      c starts at s. The children place, at f, each unplaced record starting at s whose span
+ *      stays on floor f;
+ *  (B) nothing sits at (s, f): the lowest unplaced record c over s rests higher, at its own
+ *      skyline offset sp(c) when that is above f, else on an unplaced record (at least f plus
+ *      the smallest unplaced size). The last child raises the floor at s to the least of these.
+ * Each gravity-compacted plan is reached by exactly one path (identical records go in index
+ * order), so the tree holds an optimal plan and no duplicate. Case (A) leaves floor + (sizes
+ * still to place) unchanged at every point; (B) raises it: a node is cut when that exceeds the
+ * limit at s. On a perfect packing at the bound every point is full, so (B) never happens and
+ * the search only tries records that fit the lowest step of the skyline exactly. */
+
+typedef struct sky_frame {
+  size_t s;                 /* section (task point) branched on */
+  uint64_t f;               /* its floor */
+  size_t cbeg, cend, next;  /* candidates in the pool */
+  int raise_tried;          /* case (B) done */
+  int applied;              /* 0 none, 1 placed `c`, 2 raised floor[s] from `old` */
+  size_t c;
+  uint64_t old;
+  size_t trail_mark;
+} sky_frame;
+
+typedef struct sky {
+  const tg__plan_input *in;
+  size_t n, points;
+  size_t *rec;
+  uint64_t *vol, *al;
+  uint32_t *pf, *pl;
+  size_t *st_beg, *st_idx;  /* records starting at each point, in the order children go */
+  size_t *cv_beg, *cv_idx;  /* records covering each point: the first cnt[t] are unplaced */
+  size_t *cv_base, *cv_where; /* where record u sits in the list of point pf[u] + i:
+                                 cv_where[cv_base[u] + i] */
+  size_t *fill;             /* scratch of sky_init */
+  size_t *twin;             /* previous identical record, or SIZE_MAX */
+  uint64_t *floor, *rem;
+  uint64_t *sp;             /* per unplaced record: skyline offset (aligned highest floor) */
+  size_t *trail_u;          /* undo log of sp changes */
+  uint64_t *trail_sp;
+  size_t trail_len, trail_cap;
+  size_t *dirty;            /* points whose floor, sums or sp of covering records changed */
+  size_t ndirty;
+  uint64_t *stamp, gen;
+  size_t *sort_u;           /* scratch: records over a point by sp */
+  uint32_t *cnt;
+  unsigned char *placed;
+  uint64_t *off, *inc_off;
+  size_t placed_count;
+  sky_frame *frames;
+  size_t frame_cap;
+  size_t *pool;
+  size_t pool_cap;
+  tg__rng rng;
+  int shuffle;              /* perturb the children order (restarts after the first dive) */
+  uint64_t limit;           /* looking for plans with total <= limit */
+  uint64_t inc;             /* best total found (or the incumbent's) */
+  int found;
+  int stopped;              /* deadline or node cap */
+  uint64_t max_nodes, deadline, next_report, t0;
+  tg_exact_stats *stats;
+} sky;
+
+static void sky_free(sky *k, const tg_allocator *a) {
+  tg__free(a, k->rec);
+  tg__free(a, k->vol);
+  tg__free(a, k->al);
+  tg__free(a, k->pf);
+  tg__free(a, k->pl);
+  tg__free(a, k->st_beg);
+  tg__free(a, k->st_idx);
+  tg__free(a, k->cv_beg);
+  tg__free(a, k->cv_idx);
+  tg__free(a, k->cv_base);
+  tg__free(a, k->cv_where);
+  tg__free(a, k->fill);
+  tg__free(a, k->twin);
+  tg__free(a, k->floor);
+  tg__free(a, k->rem);
+  tg__free(a, k->sp);
+  tg__free(a, k->trail_u);
+  tg__free(a, k->trail_sp);
+  tg__free(a, k->dirty);
+  tg__free(a, k->stamp);
+  tg__free(a, k->sort_u);
+  tg__free(a, k->cnt);
+  tg__free(a, k->placed);
+  tg__free(a, k->off);
+  tg__free(a, k->inc_off);
+  tg__free(a, k->frames);
+  tg__free(a, k->pool);
+}
+
+static tg_status sky_init(sky *k, const tg__plan_input *in) {
+  const tg_allocator *a = in->alloc;
+  size_t n = 0;
+  for (size_t r = 0; r < in->count; ++r) n += in->volumes[r] > 0;
+  k->in = in;
+  k->n = n;
+  size_t nn = n ? n : 1;
+  k->rec = tg__alloc_array(a, nn, sizeof *k->rec);
+  k->vol = tg__alloc_array(a, nn, sizeof *k->vol);
+  k->al = tg__alloc_array(a, nn, sizeof *k->al);
+  k->pf = tg__alloc_array(a, nn, sizeof *k->pf);
+  k->pl = tg__alloc_array(a, nn, sizeof *k->pl);
+  k->st_beg = tg__calloc(a, nn + 1, sizeof *k->st_beg);
+  k->st_idx = tg__alloc_array(a, nn, sizeof *k->st_idx);
+  k->cv_beg = tg__calloc(a, nn + 1, sizeof *k->cv_beg);
+  k->fill = tg__alloc_array(a, nn, sizeof *k->fill);
+  k->twin = tg__alloc_array(a, nn, sizeof *k->twin);
+  k->floor = tg__calloc(a, nn, sizeof *k->floor);
+  k->rem = tg__calloc(a, nn, sizeof *k->rem);
+  k->sp = tg__calloc(a, nn, sizeof *k->sp);
+  k->dirty = tg__alloc_array(a, nn, sizeof *k->dirty);
+  k->stamp = tg__calloc(a, nn, sizeof *k->stamp);
+  k->sort_u = tg__alloc_array(a, nn, sizeof *k->sort_u);
+  k->cnt = tg__calloc(a, nn, sizeof *k->cnt);
+  k->placed = tg__calloc(a, nn, 1);
+  k->off = tg__calloc(a, nn, sizeof *k->off);
+  k->inc_off = tg__calloc(a, nn, sizeof *k->inc_off);
+  tg__sort_item *items = tg__alloc_array(a, nn, sizeof *items);
+  tg__sort_item *tmp = tg__alloc_array(a, nn, sizeof *tmp);
+  tg_status st = TG_OK;
+  if (!k->rec || !k->vol || !k->al || !k->pf || !k->pl || !k->st_beg || !k->st_idx ||
+      !k->cv_beg || !k->fill || !k->twin || !k->floor || !k->rem || !k->sp || !k->dirty ||
+      !k->stamp || !k->sort_u || !k->cnt || !k->placed ||
+      !k->off || !k->inc_off || !items || !tmp) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  size_t j = 0;
+  for (size_t r = 0; r < in->count; ++r) {
+    if (in->volumes[r] == 0) continue;
+    k->rec[j] = r;
+    k->vol[j] = in->volumes[r];
+    k->al[j] = tg__record_alignment(in, r);
+    ++j;
+  }
+  /* Task points: the distinct first tasks (see offsets_common.h). */
+  for (size_t u = 0; u < n; ++u) items[u] = (tg__sort_item){in->records[k->rec[u]].first_task, u};
+  tg__sort_items_stable(items, n, tmp);
+  uint64_t *pt = k->rem; /* scratch: the distinct first tasks */
+  size_t points = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (points == 0 || pt[points - 1] != items[i].key) pt[points++] = items[i].key;
+    k->pf[items[i].idx] = (uint32_t)(points - 1);
+  }
+  for (size_t u = 0; u < n; ++u) {
+    uint64_t last = in->records[k->rec[u]].last_task;
+    size_t lo = k->pf[u], hi = points;
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (pt[mid] <= last) lo = mid;
+      else hi = mid;
+    }
+    k->pl[u] = (uint32_t)lo;
+  }
+  k->points = points;
+  memset(k->rem, 0, nn * sizeof *k->rem);
+  /* Children order at a point: longest span first (it fills most of the step), then the
+   * largest, then index. */
+  for (size_t u = 0; u < n; ++u) items[u] = (tg__sort_item){UINT64_MAX - k->vol[u], u};
+  tg__sort_items_stable(items, n, tmp);
+  for (size_t i = 0; i < n; ++i) items[i].key = UINT64_MAX - k->pl[items[i].idx];
+  tg__sort_items_stable(items, n, tmp);
+  for (size_t i = 0; i < n; ++i) items[i].key = k->pf[items[i].idx];
+  tg__sort_items_stable(items, n, tmp);
+  for (size_t i = 0; i < n; ++i) {
+    k->st_idx[i] = items[i].idx;
+    k->st_beg[k->pf[items[i].idx] + 1]++;
+  }
+  for (size_t t = 0; t < points; ++t) k->st_beg[t + 1] += k->st_beg[t];
+  /* Coverage lists, live sums and counts. */
+  size_t cover = 0;
+  for (size_t u = 0; u < n; ++u) {
+    size_t span = (size_t)k->pl[u] - k->pf[u] + 1;
+    if (span > SIZE_MAX - cover) {
+      st = TG_ERROR_OVERFLOW;
+      goto done;
+    }
+    cover += span;
+    for (uint32_t t = k->pf[u]; t <= k->pl[u]; ++t) {
+      k->cv_beg[t + 1]++;
+      k->cnt[t]++;
+      if (!tg__add_u64(k->rem[t], k->vol[u], &k->rem[t])) {
+        st = TG_ERROR_OVERFLOW; /* live sums beyond 64 bits: not searched */
+        goto done;
+      }
+    }
+  }
+  k->cv_idx = tg__alloc_array(a, cover ? cover : 1, sizeof *k->cv_idx);
+  k->cv_where = tg__alloc_array(a, cover ? cover : 1, sizeof *k->cv_where);
+  k->cv_base = tg__alloc_array(a, nn, sizeof *k->cv_base);
+  if (k->cv_idx == NULL || k->cv_where == NULL || k->cv_base == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  for (size_t t = 0; t < points; ++t) k->cv_beg[t + 1] += k->cv_beg[t];
+  {
+    size_t *fill = k->fill; /* next slot per point */
+    for (size_t t = 0; t < points; ++t) fill[t] = k->cv_beg[t];
+    size_t base = 0;
+    for (size_t u = 0; u < n; ++u) {
+      k->cv_base[u] = base;
+      for (uint32_t t = k->pf[u]; t <= k->pl[u]; ++t) {
+        k->cv_where[base++] = fill[t];
+        k->cv_idx[fill[t]++] = u;
+      }
+    }
+  }
+  /* Identical records go in index order; they sit next to each other in a start list. */
+  for (size_t t = 0; t < points; ++t) {
+    for (size_t i = k->st_beg[t]; i < k->st_beg[t + 1]; ++i) {
+      size_t u = k->st_idx[i];
+      k->twin[u] = SIZE_MAX;
+      for (size_t q = i; q-- > k->st_beg[t];) {
+        size_t v = k->st_idx[q];
+        if (k->pl[v] != k->pl[u] || k->vol[v] != k->vol[u]) break;
+        if (k->al[v] == k->al[u] &&
+            in->records[k->rec[v]].last_task == in->records[k->rec[u]].last_task &&
+            in->records[k->rec[v]].first_task == in->records[k->rec[u]].first_task) {
+          k->twin[u] = v; /* v < u: the start list keeps index order among equals */
+          break;
+        }
+      }
+    }
+  }
+done:
+  tg__free(a, items);
+  tg__free(a, tmp);
+  return st;
+}
+
+static void sky_dirty(sky *k, size_t t) {
+  if (k->stamp[t] == k->gen) return;
+  k->stamp[t] = k->gen;
+  k->dirty[k->ndirty++] = t;
+}
+
+/* The floor at t rose to `to`: raise sp of the unplaced records over t, logging old values,
+ * and mark the points their spans cover. TG_ERROR_OUT_OF_HOST_MEMORY if the log cannot grow. */
+static tg_status sky_lift(sky *k, size_t t, uint64_t to) {
+  for (size_t i = k->cv_beg[t]; i < k->cv_beg[t] + k->cnt[t]; ++i) {
+    size_t u = k->cv_idx[i];
+    uint64_t a;
+    if (k->sp[u] >= to) continue;
+    if (!tg__align_up(to, k->al[u], &a)) a = UINT64_MAX;
+    if (k->trail_len == k->trail_cap) {
+      size_t cap = k->trail_cap ? k->trail_cap * 2 : 1024, b1, b2;
+      if (!tg__mul_size(cap, sizeof *k->trail_u, &b1) ||
+          !tg__mul_size(cap, sizeof *k->trail_sp, &b2))
+        return TG_ERROR_OVERFLOW;
+      size_t *nu = tg__realloc(k->in->alloc, k->trail_u, k->trail_cap * sizeof *k->trail_u, b1);
+      if (nu == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+      k->trail_u = nu;
+      uint64_t *ns =
+          tg__realloc(k->in->alloc, k->trail_sp, k->trail_cap * sizeof *k->trail_sp, b2);
+      if (ns == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+      k->trail_sp = ns;
+      k->trail_cap = cap;
+    }
+    k->trail_u[k->trail_len] = u;
+    k->trail_sp[k->trail_len++] = k->sp[u];
+    k->sp[u] = a;
+    for (uint32_t q = k->pf[u]; q <= k->pl[u]; ++q) sky_dirty(k, q);
+  }
+  return TG_OK;
+}
+
+static void sky_untrail(sky *k, size_t mark) {
+  while (k->trail_len > mark) {
+    --k->trail_len;
+    k->sp[k->trail_u[k->trail_len]] = k->trail_sp[k->trail_len];
+  }
+}
+
+static tg_status sky_place(sky *k, size_t c, uint64_t f) {
+  k->off[c] = f;
+  k->placed[c] = 1;
+  k->placed_count++;
+  tg_status st = TG_OK;
+  for (uint32_t t = k->pf[c]; t <= k->pl[c]; ++t) {
+    k->floor[t] = f + k->vol[c];
+    k->rem[t] -= k->vol[c];
+    /* Swap c past the unplaced records over t; unplacing (last in, first out) finds it
+     * right there, so restoring the count restores the set. */
+    size_t *slot = &k->cv_where[k->cv_base[c] + (t - k->pf[c])];
+    size_t last = k->cv_beg[t] + --k->cnt[t];
+    size_t v = k->cv_idx[last];
+    k->cv_idx[*slot] = v;
+    k->cv_where[k->cv_base[v] + (t - k->pf[v])] = *slot;
+    k->cv_idx[last] = c;
+    *slot = last;
+    sky_dirty(k, t);
+  }
+  for (uint32_t t = k->pf[c]; t <= k->pl[c] && st == TG_OK; ++t)
+    st = sky_lift(k, t, f + k->vol[c]);
+  return st;
+}
+
+static void sky_unplace(sky *k, size_t c, uint64_t f) {
+  k->placed[c] = 0;
+  k->placed_count--;
+  for (uint32_t t = k->pf[c]; t <= k->pl[c]; ++t) {
+    k->floor[t] = f;
+    k->rem[t] += k->vol[c];
+    k->cnt[t]++;
+  }
+}
+
+/* Case (B): the least offset the lowest unplaced record c over s can have when nothing sits at
+ * (s, f); UINT64_MAX when none (or on overflow). In a gravity-compacted plan c sits at 0 or at
+ * the aligned end of a record it conflicts with. If sp(c) > f that may be a placed record: c
+ * goes at sp(c) or higher. Else every placed record it conflicts with ends at or below f, so
+ * c rests on an unplaced record d that meets c's span but not s (d covering s would be lower
+ * at s than c): at least sp(d) + size(d); with no such d, c cannot sit above f at all. */
+static uint64_t sky_raise_to(const sky *k, size_t s, uint64_t f) {
+  uint64_t best = UINT64_MAX;
+  for (size_t i = k->cv_beg[s]; i < k->cv_beg[s] + k->cnt[s]; ++i) {
+    size_t u = k->cv_idx[i];
+    uint64_t lb = k->sp[u];
+    if (lb <= f) {
+      lb = UINT64_MAX;
+      for (uint32_t t = k->pf[u]; t <= k->pl[u]; ++t) {
+        if (t == s) continue;
+        for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
+          size_t d = k->cv_idx[j];
+          uint64_t top, a;
+          if (k->pf[d] <= s && s <= k->pl[d]) continue;
+          if (!tg__add_u64(k->sp[d], k->vol[d], &top) || !tg__align_up(top, k->al[u], &a))
+            continue;
+          if (a < lb) lb = a;
+        }
+      }
+    }
+    if (lb < best) best = lb;
+  }
+  return best;
+}
+
+static tg_status sky_push(sky *k, size_t depth) {
+  if (depth < k->frame_cap) return TG_OK;
+  size_t cap = k->frame_cap ? k->frame_cap * 2 : 256, bytes;
+  if (!tg__mul_size(cap, sizeof *k->frames, &bytes)) return TG_ERROR_OVERFLOW;
+  sky_frame *f = tg__realloc(k->in->alloc, k->frames, k->frame_cap * sizeof *k->frames, bytes);
+  if (f == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  k->frames = f;
+  k->frame_cap = cap;
+  return TG_OK;
+}
+
+static tg_status sky_pool_reserve(sky *k, size_t need) {
+  if (need <= k->pool_cap) return TG_OK;
+  size_t cap = k->pool_cap ? k->pool_cap : 1024, bytes;
+  while (cap < need) cap *= 2;
+  if (!tg__mul_size(cap, sizeof *k->pool, &bytes)) return TG_ERROR_OVERFLOW;
+  size_t *p = tg__realloc(k->in->alloc, k->pool, k->pool_cap * sizeof *k->pool, bytes);
+  if (p == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  k->pool = p;
+  k->pool_cap = cap;
+  return TG_OK;
+}
+
+/* 1 when u goes before v among the children: leftmost start, then the longest span (it
+ * covers most of the step), then the largest, then index. (Measured on perfect packings
+ * against largest-first, shortest-first and longest-anywhere: the most robust.) */
+static int sky_child_before(const sky *k, size_t u, size_t v) {
+  if (k->pf[u] != k->pf[v]) return k->pf[u] < k->pf[v];
+  if (k->pl[u] != k->pl[v]) return k->pl[u] > k->pl[v];
+  if (k->vol[u] != k->vol[v]) return k->vol[u] > k->vol[v];
+  return u < v;
+}
+
+/* Open a node: the lowest skyline points and their candidates. Every unplaced record will go
+ * at or above its skyline offset sp (the aligned highest floor over its span), so at each point
+ * the lowest record still to come sits at least at the least sp over the records covering it:
+ * that plus what is still to place there must stay within the limit (else `*leaf` = 2: dead).
+ * Among the points with the lowest floor the one with the fewest candidates is branched on
+ * (any of them is a valid choice: see case (A)). `*leaf` = 1 when everything is placed. */
+static tg_status sky_open(sky *k, size_t depth, size_t pool_top, int *leaf) {
+  *leaf = 0;
+  if (k->placed_count == k->n) {
+    *leaf = 1;
+    return TG_OK;
+  }
+  sky_frame *fr = &k->frames[depth];
+  fr->cbeg = fr->cend = fr->next = pool_top;
+  fr->raise_tried = 0;
+  fr->applied = 0;
+  /* The lookahead at the points that changed. */
+  for (size_t i = 0; i < k->ndirty; ++i) {
+    size_t t = k->dirty[i];
+    if (k->cnt[t] == 0) continue;
+    /* The unplaced records over t by sp descending: those at or above each sp value h all
+     * go above h, so h plus their sizes must fit (h = the least sp: all of them). */
+    uint64_t lo = UINT64_MAX, hi = 0, need;
+    for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
+      size_t u = k->cv_idx[j];
+      if (k->sp[u] < lo) lo = k->sp[u];
+      if (k->sp[u] > hi) hi = k->sp[u];
+    }
+    if (!tg__add_u64(lo, k->rem[t], &need) || need > k->limit) {
+      fr->raise_tried = 1;
+      *leaf = 2;
+      return TG_OK;
+    }
+    if (tg__add_u64(hi, k->rem[t], &need) && need <= k->limit) continue; /* no h can fail */
+    size_t m = 0;
+    for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
+      size_t u = k->cv_idx[j];
+      size_t q = m++;
+      while (q > 0 && k->sp[k->sort_u[q - 1]] < k->sp[u]) {
+        k->sort_u[q] = k->sort_u[q - 1];
+        --q;
+      }
+      k->sort_u[q] = u;
+    }
+    uint64_t above = 0;
+    for (size_t q = 0; q < m; ++q) {
+      size_t u = k->sort_u[q];
+      above += k->vol[u]; /* <= rem[t], which fits */
+      if (q + 1 < m && k->sp[k->sort_u[q + 1]] == k->sp[u]) continue;
+      if (!tg__add_u64(k->sp[u], above, &need) || need > k->limit) {
+        fr->raise_tried = 1;
+        *leaf = 2;
+        return TG_OK;
+      }
+    }
+  }
+  uint64_t f = UINT64_MAX;
+  for (size_t t = 0; t < k->points; ++t)
+    if (k->cnt[t] > 0 && k->floor[t] < f) f = k->floor[t];
+  /* Fail first: among the lowest points, the one with the fewest candidates. */
+  size_t s = SIZE_MAX, s_fit = SIZE_MAX;
+  for (size_t t = 0; t < k->points && s_fit > 1; ++t) {
+    if (k->cnt[t] == 0 || k->floor[t] != f) continue;
+    size_t fit = 0;
+    for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
+      size_t u = k->cv_idx[j];
+      fit += k->sp[u] == f &&
+             (k->twin[u] == SIZE_MAX || k->placed[k->twin[u]]);
+    }
+    if (fit < s_fit) {
+      s = t;
+      s_fit = fit;
+    }
+  }
+  fr->s = s;
+  fr->f = f;
+  tg_status st = sky_pool_reserve(k, pool_top + s_fit);
+  if (st != TG_OK) return st;
+  for (size_t i = k->cv_beg[s]; i < k->cv_beg[s] + k->cnt[s]; ++i) {
+    size_t u = k->cv_idx[i];
+    uint64_t end;
+    if (k->sp[u] != f) continue;
+    if (k->twin[u] != SIZE_MAX && !k->placed[k->twin[u]]) continue;
+    if (!tg__add_u64(f, k->vol[u], &end) || end > k->limit) continue;
+    /* Insert by the children order: leftmost start, longest span, largest, index. */
+    size_t j = fr->cend++;
+    while (j > fr->cbeg) {
+      size_t v = k->pool[j - 1];
+      int later = sky_child_before(k, u, v);
+      if (!later) break;
+      k->pool[j] = v;
+      --j;
+    }
+    k->pool[j] = u;
+  }
+  /* Restarts: the first child is drawn among the first three (1/2, 1/4, 1/4), the rest keep
+   * their order. Any order keeps the tree complete. */
+  size_t nc = fr->cend - fr->cbeg;
+  if (k->shuffle && nc > 1) {
+    uint64_t x = tg__rng_next(&k->rng) & 3;
+    size_t pick = x < 2 ? 0 : (size_t)(x - 1);
+    if (pick >= nc) pick = nc - 1;
+    size_t u = k->pool[fr->cbeg + pick];
+    memmove(k->pool + fr->cbeg + 1, k->pool + fr->cbeg, pick * sizeof *k->pool);
+    k->pool[fr->cbeg] = u;
+  }
+  return TG_OK;
+}
+
+static void sky_report(sky *k, uint64_t now) {
+  if (k->stats->progress == NULL) return;
+  k->stats->elapsed_us = now - k->t0;
+  k->stats->progress(k->stats->progress_user, k->stats);
+}
+
+/* Depth-first search for plans with total <= limit; on each one found the limit drops below
+ * it (so with limit = inc - 1 this is branch-and-bound). Stops at the deadline, the node cap,
+ * or when `stop_at` (a total) is reached. Returns with k->stopped set if the tree was not
+ * exhausted. */
+static tg_status sky_run(sky *k, uint64_t stop_at) {
+  tg_status st;
+  k->stopped = 0;
+  memset(k->floor, 0, k->points * sizeof *k->floor);
+  memset(k->sp, 0, k->n * sizeof *k->sp);
+  k->trail_len = 0;
+  if ((st = sky_push(k, 0)) != TG_OK) return st;
+  int leaf;
+  k->gen++;
+  k->ndirty = 0;
+  for (size_t t = 0; t < k->points; ++t) sky_dirty(k, t);
+  if ((st = sky_open(k, 0, 0, &leaf)) != TG_OK) return st;
+  if (leaf == 1) { /* nothing to place */
+    if (0 < k->inc) {
+      k->inc = 0;
+      k->found = 1;
+    }
+    return TG_OK;
+  }
+  if (leaf == 2) return TG_OK;
+  size_t depth = 0;
+  for (;;) {
+    sky_frame *fr = &k->frames[depth];
+    if (fr->applied == 1) sky_unplace(k, fr->c, fr->f);
+    else if (fr->applied == 2) k->floor[fr->s] = fr->old;
+    if (fr->applied) sky_untrail(k, fr->trail_mark);
+    fr->applied = 0;
+    if (k->stopped) {
+      if (depth == 0) break;
+      --depth;
+      continue;
+    }
+    k->stats->nodes++;
+    if ((k->stats->nodes & 255) == 0 || k->stats->nodes >= k->max_nodes) {
+      uint64_t now = tg__now_us();
+      if (now >= k->deadline || k->stats->nodes >= k->max_nodes) {
+        k->stopped = 1;
+        continue;
+      }
+      if (now >= k->next_report) {
+        k->next_report = now + 100000;
+        sky_report(k, now);
+      }
+    }
+    k->gen++;
+    k->ndirty = 0;
+    fr->trail_mark = k->trail_len;
+    if (fr->next < fr->cend) {
+      size_t c = k->pool[fr->next++];
+      uint64_t end = fr->f + k->vol[c];
+      if (end > k->limit) continue;
+      fr->applied = 1;
+      fr->c = c;
+      if ((st = sky_place(k, c, fr->f)) != TG_OK) return st;
+    } else if (!fr->raise_tried) {
+      fr->raise_tried = 1;
+      uint64_t to = sky_raise_to(k, fr->s, fr->f), need;
+      if (to == UINT64_MAX || !tg__add_u64(to, k->rem[fr->s], &need) || need > k->limit)
+        continue;
+      fr->old = k->floor[fr->s];
+      k->floor[fr->s] = to;
+      fr->applied = 2;
+      sky_dirty(k, fr->s);
+      if ((st = sky_lift(k, fr->s, to)) != TG_OK) return st;
+    } else {
+      if (depth == 0) break;
+      --depth;
+      continue;
+    }
+    size_t top = fr->cend;
+    if ((st = sky_push(k, depth + 1)) != TG_OK) return st;
+    fr = &k->frames[depth];
+    if ((st = sky_open(k, depth + 1, top, &leaf)) != TG_OK) return st;
+    if (leaf == 2) continue;
+    if (leaf == 1) {
+      uint64_t total = 0;
+      for (size_t u = 0; u < k->n; ++u)
+        if (k->off[u] + k->vol[u] > total) total = k->off[u] + k->vol[u];
+      if (total < k->inc) {
+        k->inc = total;
+        memcpy(k->inc_off, k->off, k->n * sizeof *k->off);
+        k->found = 1;
+        k->stats->total = total;
+        if (total <= stop_at) k->stopped = 1;
+        k->limit = total - 1;
+      }
+      continue;
+    }
+    ++depth;
+  }
+  return TG_OK;
+}
+
+/* Luby's restart sequence 1 1 2 1 1 2 4 1 1 2 ... (i >= 1). */
+static uint64_t luby(uint64_t i) {
+  for (;;) {
+    unsigned e = 1;
+    while (e < 63 && ((uint64_t)1 << e) - 1 < i) ++e;
+    if (((uint64_t)1 << e) - 1 == i || e == 63) return (uint64_t)1 << (e - 1);
+    i -= ((uint64_t)1 << (e - 1)) - 1;
+  }
+}
+
+/* Runs of sky_run under node caps following Luby's sequence (units of 4 nodes per record),
+ * each run after the first with a seeded perturbation of the children order: dives that go
+ * wrong early go wrong for long (heavy tails), and restarts cut those tails. Looks for plans
+ * with total <= limit (then below each one found) and stops at `stop_at`, the deadline or
+ * `node_end` nodes in all. `*exhausted`: a run ended without hitting its cap, so it searched
+ * the whole tree: no plan with total <= k->limit exists. */
+static tg_status sky_restarts(sky *k, uint64_t limit, uint64_t stop_at, uint64_t deadline,
+                              uint64_t node_end, int *exhausted) {
+  *exhausted = 0;
+  uint64_t unit = 4 * (uint64_t)k->n + 64;
+  k->limit = limit;
+  k->deadline = deadline;
+  for (uint64_t run = 1;; ++run) {
+    if (k->found && k->inc <= stop_at) break;
+    if (tg__now_us() >= deadline || k->stats->nodes >= node_end) break;
+    uint64_t run_cap;
+    if (!tg__mul_u64(luby(run), unit, &run_cap)) run_cap = UINT64_MAX;
+    k->max_nodes = node_end - k->stats->nodes < run_cap ? node_end : k->stats->nodes + run_cap;
+    k->shuffle = run > 1;
+    tg_status st = sky_run(k, stop_at);
+    if (st != TG_OK) return st;
+    if (!k->stopped) {
+      *exhausted = 1;
+      break;
+    }
+  }
+  return TG_OK;
+}
+
+/* Copy the search's best plan into *best when it is smaller. */
+static tg_status sky_adopt(const sky *k, tg_plan **best) {
+  if (!k->found || k->inc >= (*best)->total) return TG_OK;
+  const tg__plan_input *in = k->in;
+  tg_plan *p = NULL;
+  tg_status st = tg_plan_create(TG_MODE_OFFSETS, in->dims, in->count, 0, in->alloc, &p);
+  if (st != TG_OK) return st;
+  for (size_t u = 0; u < k->n; ++u) p->offset_of[k->rec[u]] = k->inc_off[u];
+  if ((st = tg__plan_finish_offsets(in, p)) != TG_OK || p->total >= (*best)->total) {
+    tg_plan_destroy(p);
+    return st;
+  }
+  p->strategy = TG_STRATEGY_BEST;
+  tg_plan_destroy(*best);
+  *best = p;
+  return TG_OK;
+}
+
+tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
+                              uint64_t max_nodes, tg_plan **best, tg_exact_stats *stats) {
+  uint64_t t0 = tg__now_us();
+  stats->total = (*best)->total;
+  if (stats->lower_bound < bound) stats->lower_bound = bound;
+  if ((*best)->total <= bound) {
+    stats->proved_optimal = 1;
+    stats->lower_bound = (*best)->total;
+    return TG_OK;
+  }
+  if (in->options->relation != NULL || in->count > TG_EXACT_MAX_RECORDS) return TG_OK;
+  sky k;
+  memset(&k, 0, sizeof k);
+  k.stats = stats;
+  k.t0 = t0;
+  k.next_report = t0 + 100000;
+  tg_status st = sky_init(&k, in);
+  if (st != TG_OK) {
+    sky_free(&k, in->alloc);
+    return st;
+  }
+  stats->searched = 1;
+  uint64_t end = UINT64_MAX - t0 < budget_us ? UINT64_MAX : t0 + budget_us;
+  uint64_t cap = max_nodes ? max_nodes : UINT64_MAX;
+  uint64_t start_nodes = stats->nodes;
+  /* Phase 1 (three fifths of the time and nodes): a plan at the bound only. Phase 2 (three
+   * tenths): relaxed targets between the proved lower bound and the incumbent - lb + gap/16,
+   * gap/4, gap/2 -, each for a slice of the phase's nodes; a plan found shrinks the gap and
+   * starts the ladder again, a target whose tree is exhausted raises the lower bound. A tight
+   * target prunes far more than "anything below the incumbent", so this finds good plans
+   * fast. Phase 3 (the rest): branch-and-bound below the incumbent; a run that exhausts its
+   * tree proves the incumbent optimal. */
+  k.inc = (*best)->total;
+  k.rng.state = in->options->seed ^ 0x736B796C696E6521ull;
+  uint64_t span_us = end - t0;
+  uint64_t p1_end = t0 + span_us / 5 * 3, p2_end = t0 + span_us / 10 * 9;
+  uint64_t p1_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 5 * 3;
+  uint64_t p2_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 10 * 9;
+  uint64_t all_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap;
+  int exhausted = 0, proved = 0;
+  /* Skip phase 1 when an earlier call (the search phase of the exact mode) proved more. */
+  if (stats->lower_bound <= bound)
+    st = sky_restarts(&k, bound, bound, p1_end, p1_nodes, &exhausted);
+  if (st == TG_OK && k.found) {
+    proved = 1; /* at the bound */
+  } else if (st == TG_OK) {
+    if (exhausted && stats->lower_bound <= bound) stats->lower_bound = bound + 1;
+    uint64_t lb = stats->lower_bound;
+    uint64_t slice = cap == UINT64_MAX ? 64 * (4 * (uint64_t)k.n + 64) : cap / 24 + 1;
+    static const unsigned shifts[] = {4, 2, 1};
+    for (size_t rung = 0; st == TG_OK && rung < 3 && k.inc - 1 > lb;) {
+      uint64_t now = tg__now_us();
+      if (now >= p2_end || stats->nodes >= p2_nodes) break;
+      uint64_t target = lb + (k.inc - 1 - lb) / ((uint64_t)1 << shifts[rung]);
+      uint64_t before = k.inc;
+      uint64_t node_end = p2_nodes - stats->nodes < slice ? p2_nodes : stats->nodes + slice;
+      st = sky_restarts(&k, target, lb, p2_end, node_end, &exhausted);
+      if (st == TG_OK && exhausted) {
+        lb = k.limit + 1; /* no plan at or below the final limit */
+        stats->lower_bound = lb;
+        rung = 0;
+      } else {
+        rung = k.inc < before ? 0 : rung + 1;
+      }
+    }
+    if (st == TG_OK && k.inc > lb)
+      st = sky_restarts(&k, k.inc - 1, lb, end, all_nodes, &exhausted);
+    proved = st == TG_OK && (exhausted || (k.found && k.inc <= lb));
+  }
+  if (st == TG_OK) st = sky_adopt(&k, best);
+  stats->total = (*best)->total;
+  if (st == TG_OK && proved) {
+    stats->proved_optimal = 1;
+    stats->lower_bound = stats->total;
+  }
+  sky_free(&k, in->alloc);
+  return st;
+}
+
 tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
                             tg_plan **best, tg_exact_stats *stats) {
   uint64_t t0 = tg__now_us();
@@ -297,6 +1034,10 @@ tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t b
     return TG_OK;
   }
   if (in->count > TG_EXACT_MAX_RECORDS) return TG_OK;
+  if (in->options->relation == NULL) {
+    tg_status sst = tg__skyline_improve(in, bound, budget_us, 0, best, stats);
+    return sst == TG_ERROR_OVERFLOW ? TG_OK : sst;
+  }
   bb b;
   memset(&b, 0, sizeof b);
   b.in = in;
@@ -372,14 +1113,36 @@ tg_status tg__search_after_greedy(const tg__plan_input *in, tg_plan **best) {
   uint64_t bound;
   tg_status st = tg__search_bound(in, &bound);
   if (st != TG_OK) return st;
-  if (search_ms > 0) {
+  if (search_ms > 0 && o->mode == TG_MODE_OFFSETS && o->relation == NULL &&
+      in->count <= TG_EXACT_MAX_RECORDS) {
+    /* Small serial inputs: the skyline search (at the bound first, then below the greedy
+     * answer) for nine tenths of the time and of a node cap, then iterated greedy. In exact
+     * mode its nodes and what it proves count in the exact stats. */
+    tg_exact_stats sky_stats;
+    memset(&sky_stats, 0, sizeof sky_stats);
+    uint64_t sky_ms = search_ms - search_ms / 10;
+    st = tg__skyline_improve(in, bound, sky_ms * 1000, sky_ms * TG__SKYLINE_NODES_PER_MS, best,
+                             exact ? stats : &sky_stats);
+    if (st != TG_OK && st != TG_ERROR_OVERFLOW) return st;
+    st = TG_OK;
+    uint64_t used = tg__now_us() - t0, left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;
+    if (left > 0)
+      st = tg__search_improve(in, bound, left, (search_ms - sky_ms) * TG__SEARCH_ITERS_PER_MS,
+                              best);
+    if (st != TG_OK) return st;
+  } else if (search_ms > 0) {
     st = tg__search_improve(in, bound, search_ms * 1000, search_ms * TG__SEARCH_ITERS_PER_MS,
                             best);
     if (st != TG_OK) return st;
   }
   if (exact) {
     uint64_t used = tg__now_us() - t0, budget = limit_ms * 1000;
-    st = tg__exact_improve(in, bound, budget > used ? budget - used : 0, best, stats);
+    if (stats->proved_optimal && stats->total == (*best)->total) {
+      stats->lower_bound = stats->total; /* the search already proved it */
+    } else {
+      stats->proved_optimal = 0;
+      st = tg__exact_improve(in, bound, budget > used ? budget - used : 0, best, stats);
+    }
     stats->elapsed_us = tg__now_us() - t0;
     if (stats->progress != NULL) stats->progress(stats->progress_user, stats);
   }

@@ -24,6 +24,11 @@ static inline size_t tg__rng_below(tg__rng *g, size_t n) {
 /* Candidate plans tried per millisecond of time limit at most (see tg_plan_options). */
 #define TG__SEARCH_ITERS_PER_MS 20u
 
+/* Skyline search nodes per millisecond of time limit at most, in the search of `best`. About
+ * what a loaded 2-core machine visits on 200-500 records, so that the cap, not the clock,
+ * usually ends the search there (reproducible plans); faster machines stop early. */
+#define TG__SKYLINE_NODES_PER_MS 500u
+
 /* The bound the search aims at: peak-live for offsets, positional-max for objects. */
 tg_status tg__search_bound(const tg__plan_input *in, uint64_t *bound);
 
@@ -37,6 +42,16 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
  * `*best` by a smaller plan when found; fills `stats` (never NULL). */
 tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
                             tg_plan **best, tg_exact_stats *stats);
+
+/* Offsets mode, serial relation only: the skyline branch-and-bound (exact.c), first for a plan
+ * at `bound` (half the time and nodes), then below the incumbent. `max_nodes` caps the nodes
+ * visited (0 = none), which makes the result independent of the clock when the cap ends it.
+ * Replaces `*best` by a smaller plan when found; adds to `stats` (never NULL; nodes counted on
+ * from stats->nodes): proved_optimal when the tree was exhausted or the bound reached.
+ * Does nothing with a relation or above TG_EXACT_MAX_RECORDS records; TG_ERROR_OVERFLOW when
+ * live sums do not fit 64 bits (callers treat that as "not searched"). */
+tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
+                              uint64_t max_nodes, tg_plan **best, tg_exact_stats *stats);
 
 /* What `best` runs after the greedy strategies when time_limit_ms > 0 or exact is set:
  * the search, then (offsets mode, exact) the branch-and-bound, filling options->exact_stats. */

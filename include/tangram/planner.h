@@ -77,11 +77,17 @@ typedef struct tg_plan_options {
   /* `best` runs min-cost-flow only up to this many records (0 = TG_DEFAULT_MCF_MAX_RECORDS). */
   size_t mcf_max_records;
   /* Improvement search after the greedy answer, strategy best only (0 = none). Milliseconds
-   * of wall time for the search phase (planner/search.c). The search tries candidate plans in
-   * an order fixed by `seed` and stops at the first of: the lower bound reached, an iteration
-   * cap of 20 * time_limit_ms candidates, or the time limit. So the plan is a function of
-   * (records, options) whenever the cap or the bound ends the search (small inputs); when the
-   * clock ends it, a slower machine may return a plan found earlier in the same sequence. */
+   * of wall time for the search phase. Offsets mode without a relation and with at most
+   * TG_EXACT_MAX_RECORDS records first runs the skyline search of planner/exact.c (nine
+   * tenths of the time, at most 500 * time_limit_ms nodes), then iterated greedy
+   * (planner/search.c) for the rest. Objects mode, 1D, at most 2048 records: the objects
+   * branch-and-bound (planner/exact_objects.c) for half the time, at most 8000 *
+   * time_limit_ms / 2 nodes, then iterated greedy. Other inputs run iterated greedy only (at
+   * most 20 * time_limit_ms candidates). Both try candidates in an order fixed by `seed` and stop
+   * at the first of: the lower bound reached (or optimality proved), their cap, or the time
+   * limit. So the plan is a function of (records, options) whenever a cap or a proof ends the
+   * search; when the clock ends it, a slower machine may return a plan found earlier in the
+   * same sequence. */
   uint32_t time_limit_ms;
   uint64_t seed;                       /* search seed: same seed, same plan */
   /* Strategy best, 1D. Offsets mode: after greedy + search, run the exact branch-and-bound

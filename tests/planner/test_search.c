@@ -5,6 +5,8 @@
 
 #include "support/tg_test.h"
 
+#include "planner/search.h" /* the skyline search on its own, from a bad incumbent */
+
 static tg_usage_record rec1(uint64_t size, uint32_t first, uint32_t last) {
   tg_usage_record r;
   memset(&r, 0, sizeof r);
@@ -140,20 +142,36 @@ static void test_search_reaches_bound_small_perfect(void **state) {
 }
 
 /* Brute force: the smallest first-fit layout over every order (an optimal plan is among
- * them, see planner/exact.c). */
-static void permute(const tg_usage_record *r, size_t n, size_t *order, size_t k, uint64_t *best) {
+ * them, see planner/exact.c). Alignment = max(align, record's); `parity` adds a relation:
+ * records of different index parity never share. */
+typedef struct brute {
+  const tg_usage_record *r;
+  size_t n;
+  uint64_t align;
+  int parity;
+} brute;
+
+static const uint64_t k_aligns[3] = {0, 2, 8};
+
+static uint64_t align_up(uint64_t v, uint64_t a) { return a > 1 ? (v + a - 1) / a * a : v; }
+
+static void permute(const brute *b, size_t *order, size_t k, uint64_t *best) {
+  const tg_usage_record *r = b->r;
+  size_t n = b->n;
   if (k == n) {
     uint64_t off[8], top = 0;
     for (size_t i = 0; i < n; ++i) {
       size_t u = order[i];
+      uint64_t a = r[u].alignment > b->align ? r[u].alignment : b->align;
       uint64_t pos = 0;
       for (int moved = 1; moved;) {
         moved = 0;
         for (size_t j = 0; j < i; ++j) {
           size_t p = order[j];
           int meet = r[u].first_task <= r[p].last_task && r[p].first_task <= r[u].last_task;
+          if (b->parity && (u & 1) != (p & 1)) meet = 1;
           if (meet && off[p] < pos + r[u].size.w && pos < off[p] + r[p].size.w) {
-            pos = off[p] + r[p].size.w;
+            pos = align_up(off[p] + r[p].size.w, a);
             moved = 1;
           }
         }
@@ -168,43 +186,101 @@ static void permute(const tg_usage_record *r, size_t n, size_t *order, size_t k,
     size_t t = order[k];
     order[k] = order[i];
     order[i] = t;
-    permute(r, n, order, k + 1, best);
+    permute(b, order, k + 1, best);
     order[i] = order[k];
     order[k] = t;
   }
 }
 
+/* Exact mode against brute force on small random inputs: serial (the skyline search) with
+ * plan and record alignments and zero sizes, and with a relation (the generic search). */
 static void test_exact_matches_brute_force(void **state) {
   (void)state;
   tg_test_rng g = {2024};
-  for (int round = 0; round < 30; ++round) {
+  tg_share_relation rel = {same_parity, NULL, NULL, 0};
+  for (int round = 0; round < 120; ++round) {
     size_t n = 3 + (size_t)(round % 6);
-    tg_test_random_spec spec = {1, n, 8, 4, 40, 0, round & 1};
+    tg_test_random_spec spec = {1, n, (uint32_t)(4 + round % 5), 4, 40, round % 5 == 4,
+                                round & 1};
     tg_usage_record r[8];
     tg_test_random_records(&g, &spec, r);
+    brute b = {r, n, 1, round % 7 == 3};
+    if (round % 3 == 1) b.align = 4;
+    if (round % 3 == 2)
+      for (size_t i = 0; i < n; ++i) r[i].alignment = k_aligns[tg_test_rng_range(&g, 0, 2)];
     size_t order[8];
     for (size_t i = 0; i < n; ++i) order[i] = i;
-    uint64_t brute = UINT64_MAX;
-    permute(r, n, order, 0, &brute);
+    uint64_t brute_total = UINT64_MAX;
+    permute(&b, order, 0, &brute_total);
     tg_plan_options o;
     memset(&o, 0, sizeof o);
     o.time_limit_ms = 5000;
     o.seed = (uint64_t)round;
+    o.alignment = b.align;
+    o.relation = b.parity ? &rel : NULL;
     tg_exact_stats st;
     memset(&st, 0, sizeof st);
     tg_plan *p = NULL;
     assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, &st), TG_OK);
-    tg_test_assert_valid(r, n, 1, p, 0, NULL);
+    tg_test_assert_valid(r, n, 1, p, b.align, o.relation);
     assert_int_equal(st.proved_optimal, 1);
-    assert_int_equal(p->total, brute);
-    assert_int_equal(st.lower_bound, brute);
+    assert_int_equal(p->total, brute_total);
+    assert_int_equal(st.lower_bound, brute_total);
+    assert_int_equal(st.total, p->total);
     tg_plan_destroy(p);
   }
 }
 
+/* The skyline branch-and-bound on its own (greedy would often hand it the optimum already):
+ * from the naive plan (every record in its own slot) it must find the brute-force optimum
+ * and prove it, with and without alignments and zero sizes. */
+static void test_skyline_complete(void **state) {
+  (void)state;
+  tg_test_rng g = {77};
+  for (int round = 0; round < 300; ++round) {
+    size_t n = 3 + (size_t)(round % 6);
+    tg_test_random_spec spec = {1, n, (uint32_t)(4 + round % 5), 4, 40, round % 5 == 4,
+                                round & 1};
+    tg_usage_record r[8];
+    tg_test_random_records(&g, &spec, r);
+    brute b = {r, n, 1, 0};
+    if (round % 3 == 1) b.align = 4;
+    if (round % 3 == 2)
+      for (size_t i = 0; i < n; ++i) r[i].alignment = k_aligns[tg_test_rng_range(&g, 0, 2)];
+    size_t order[8];
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    uint64_t brute_total = UINT64_MAX;
+    permute(&b, order, 0, &brute_total);
+    tg_plan_options o;
+    memset(&o, 0, sizeof o);
+    o.mode = TG_MODE_OFFSETS;
+    o.strategy = TG_STRATEGY_NAIVE;
+    o.alignment = b.align;
+    o.seed = (uint64_t)round;
+    tg_plan *p = NULL;
+    assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
+    uint64_t volumes[8];
+    for (size_t i = 0; i < n; ++i) volumes[i] = r[i].size.w;
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), volumes};
+    tg_bounds bounds;
+    assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &bounds), TG_OK);
+    tg_exact_stats st;
+    memset(&st, 0, sizeof st);
+    assert_int_equal(tg__skyline_improve(&in, bounds.peak_live, 5000000, 0, &p, &st), TG_OK);
+    tg_test_assert_valid(r, n, 1, p, b.align, NULL);
+    assert_int_equal(p->total, brute_total);
+    assert_int_equal(st.proved_optimal, 1);
+    assert_int_equal(st.lower_bound, brute_total);
+    tg_plan_destroy(p);
+  }
+}
+
+/* Exact mode reaches the bound on perfect packings and proves it. Above ~100 records greedy
+ * and the improvement search rarely do, so the skyline branch-and-bound must run. */
 static void test_exact_perfect_packing(void **state) {
   (void)state;
-  static const size_t sizes[] = {50, 80, 100, 120};
+  static const size_t sizes[] = {50, 100, 150, 200, 250};
+  int searched = 0;
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
     size_t n = sizes[i];
     tg_test_rng g = {7000 + n};
@@ -219,14 +295,122 @@ static void test_exact_perfect_packing(void **state) {
     tg_plan *p = NULL;
     assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, &st), TG_OK);
     tg_test_assert_valid(r, n, 1, p, 0, NULL);
-    print_message("perfect packing %zu records: total/W = %.4f, proved %d, nodes %llu\n", n,
-                  (double)p->total / (double)w, st.proved_optimal,
-                  (unsigned long long)st.nodes);
+    print_message("perfect packing %zu records: total/W = %.4f, proved %d, nodes %llu, %.0f ms\n",
+                  n, (double)p->total / (double)w, st.proved_optimal,
+                  (unsigned long long)st.nodes, (double)st.elapsed_us / 1000.0);
     assert_int_equal(p->total, w);
     assert_int_equal(st.proved_optimal, 1);
+    assert_int_equal(st.lower_bound, w);
+    searched += st.searched && st.nodes > 0;
     tg_plan_destroy(p);
     free(r);
   }
+  assert_true(searched >= 2);
+}
+
+/* Strategy best with a time limit (no exact mode) reaches the bound on perfect packings too:
+ * the skyline search runs inside the search phase. */
+static void test_search_perfect_packing(void **state) {
+  (void)state;
+  static const size_t sizes[] = {40, 60, 80, 100, 120, 150};
+  int reached = 0;
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; ++i) {
+    size_t n = sizes[i];
+    tg_test_rng g = {9100 + n};
+    tg_usage_record *r = calloc(n, sizeof *r);
+    assert_non_null(r);
+    uint64_t w = perfect_packing(&g, r, n);
+    tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
+    tg_plan *p = plan_with(r, n, 1, TG_MODE_OFFSETS, 200, 1, NULL);
+    assert_true(p->total <= greedy->total);
+    assert_true(p->total >= w);
+    reached += p->total == w;
+    tg_plan_destroy(greedy);
+    tg_plan_destroy(p);
+    free(r);
+  }
+  print_message("search(200 ms) at the bound on %d of 6 perfect packings\n", reached);
+  assert_true(reached >= 5);
+}
+
+/* Same records, options and seed: same plan, where the search ends by proof or by its caps
+ * (small inputs), not by the clock. Different seeds: still valid and never worse. */
+static void test_skyline_deterministic(void **state) {
+  (void)state;
+  tg_test_rng g = {4242};
+  for (int round = 0; round < 6; ++round) {
+    tg_test_random_spec spec = {1, 24 + (size_t)round * 4, 30, 8, 500, 0, round & 1};
+    tg_usage_record r[48];
+    tg_test_random_records(&g, &spec, r);
+    tg_plan *greedy = plan_with(r, spec.count, 1, TG_MODE_OFFSETS, 0, 0, NULL);
+    tg_plan *a = plan_with(r, spec.count, 1, TG_MODE_OFFSETS, 1000, 7, NULL);
+    tg_plan *b = plan_with(r, spec.count, 1, TG_MODE_OFFSETS, 1000, 7, NULL);
+    tg_plan *c = plan_with(r, spec.count, 1, TG_MODE_OFFSETS, 1000, 8, NULL);
+    assert_int_equal(a->total, b->total);
+    assert_memory_equal(a->offset_of, b->offset_of, spec.count * sizeof *a->offset_of);
+    assert_true(a->total <= greedy->total);
+    assert_true(c->total <= greedy->total);
+    tg_plan_destroy(greedy);
+    tg_plan_destroy(a);
+    tg_plan_destroy(b);
+    tg_plan_destroy(c);
+  }
+}
+
+typedef struct progress_log {
+  int calls;
+  uint64_t last_nodes;
+  int monotone;
+} progress_log;
+
+static void on_progress(void *user, const tg_exact_stats *s) {
+  progress_log *l = user;
+  if (s->nodes < l->last_nodes || s->lower_bound > s->total) l->monotone = 0;
+  l->last_nodes = s->nodes;
+  l->calls++;
+}
+
+/* A hard input (a 400-piece perfect packing with every tenth piece grown a little: the bound
+ * is out of reach and the tree is huge): the exact mode stops near its time limit, returns a
+ * valid plan no worse than greedy and a consistent gap, and reports progress. */
+static void test_exact_time_limit(void **state) {
+  (void)state;
+  tg_test_rng g = {31337};
+  const size_t n = 400;
+  tg_usage_record *r = calloc(n, sizeof *r);
+  assert_non_null(r);
+  perfect_packing(&g, r, n);
+  for (size_t i = 0; i < n; i += 10) r[i].size.w += 7;
+  tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
+  tg_bounds bounds;
+  assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &bounds), TG_OK);
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.time_limit_ms = 300;
+  tg_exact_stats st;
+  memset(&st, 0, sizeof st);
+  progress_log log = {0, 0, 1};
+  st.progress = on_progress;
+  st.progress_user = &log;
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, &st), TG_OK);
+  tg_test_assert_valid(r, n, 1, p, 0, NULL);
+  print_message("exact(300 ms) on 400 records: %.0f ms, %llu nodes, total/bound %.4f, "
+                "proved %d\n", (double)st.elapsed_us / 1000.0, (unsigned long long)st.nodes,
+                (double)p->total / (double)bounds.peak_live, st.proved_optimal);
+  /* The limit covers greedy too; allow for a slow (sanitized, loaded) machine. */
+  assert_true(st.elapsed_us < 300000 + 700000);
+  assert_true(p->total <= greedy->total);
+  assert_int_equal(st.total, p->total);
+  assert_true(st.lower_bound >= bounds.peak_live);
+  assert_true(st.lower_bound <= p->total);
+  if (st.proved_optimal) assert_int_equal(st.lower_bound, p->total);
+  else assert_true(st.lower_bound < p->total);
+  assert_true(log.calls >= 1);
+  assert_true(log.monotone);
+  tg_plan_destroy(greedy);
+  tg_plan_destroy(p);
+  free(r);
 }
 
 int main(void) {
@@ -236,7 +420,11 @@ int main(void) {
       cmocka_unit_test(test_search_deterministic),
       cmocka_unit_test(test_search_reaches_bound_small_perfect),
       cmocka_unit_test(test_exact_matches_brute_force),
+      cmocka_unit_test(test_skyline_complete),
       cmocka_unit_test(test_exact_perfect_packing),
+      cmocka_unit_test(test_search_perfect_packing),
+      cmocka_unit_test(test_skyline_deterministic),
+      cmocka_unit_test(test_exact_time_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
