@@ -120,3 +120,18 @@ tg_status tg_graph_set_io(tg_graph *g, size_t input_count, const uint32_t *input
   for (size_t i = 0; i < output_count; ++i) g->tensors[outputs[i]].flags |= TG_TENSOR_OUTPUT;
   return TG_OK;
 }
+
+tg_status tg__graph_read_file(const char *path, tg__graph_parse_fn parse, const tg_allocator *alloc,
+                              tg_graph **out, tg_error_info *err) {
+  if (out == NULL || path == NULL)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "path or out is NULL");
+  *out = NULL;
+  alloc = tg__alloc_or_default(alloc);
+  char *data;
+  size_t length;
+  tg_status st = tg__read_file(path, alloc, &data, &length, err);
+  if (st != TG_OK) return st;
+  st = parse(data, length, path, alloc, out, err);
+  tg__free(alloc, data);
+  return st;
+}

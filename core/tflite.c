@@ -591,17 +591,12 @@ tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *sou
   return TG_OK;
 }
 
+static tg_status parse_tflite_text(const char *data, size_t length, const char *source,
+                                   const tg_allocator *alloc, tg_graph **out, tg_error_info *err) {
+  return tg_graph_parse_tflite(data, length, source, alloc, out, err);
+}
+
 tg_status tg_graph_read_tflite(const char *path, const tg_allocator *alloc, tg_graph **out,
                                tg_error_info *err) {
-  if (out == NULL || path == NULL)
-    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "path or out is NULL");
-  *out = NULL;
-  alloc = tg__alloc_or_default(alloc);
-  char *data;
-  size_t length;
-  tg_status st = tg__read_file(path, alloc, &data, &length, err);
-  if (st != TG_OK) return st;
-  st = tg_graph_parse_tflite(data, length, path, alloc, out, err);
-  tg__free(alloc, data);
-  return st;
+  return tg__graph_read_file(path, parse_tflite_text, alloc, out, err);
 }

@@ -50,23 +50,22 @@ typedef struct ex_state {
   int improved;
 } ex_state;
 
+/* The bits of word w that lie in points [lo, hi]. */
+static uint64_t range_mask(uint32_t w, uint32_t lo, uint32_t hi) {
+  uint64_t m = ~(uint64_t)0;
+  if (w == lo / 64) m &= ~(uint64_t)0 << (lo % 64);
+  if (w == hi / 64 && hi % 64 != 63) m &= ((uint64_t)1 << (hi % 64 + 1)) - 1;
+  return m;
+}
+
 static int row_hits(const uint64_t *row, uint32_t lo, uint32_t hi) {
-  for (uint32_t w = lo / 64; w <= hi / 64; ++w) {
-    uint64_t m = ~(uint64_t)0;
-    if (w == lo / 64) m &= ~(uint64_t)0 << (lo % 64);
-    if (w == hi / 64 && hi % 64 != 63) m &= ((uint64_t)1 << (hi % 64 + 1)) - 1;
-    if (row[w] & m) return 1;
-  }
+  for (uint32_t w = lo / 64; w <= hi / 64; ++w)
+    if (row[w] & range_mask(w, lo, hi)) return 1;
   return 0;
 }
 
 static void row_flip(uint64_t *row, uint32_t lo, uint32_t hi) {
-  for (uint32_t w = lo / 64; w <= hi / 64; ++w) {
-    uint64_t m = ~(uint64_t)0;
-    if (w == lo / 64) m &= ~(uint64_t)0 << (lo % 64);
-    if (w == hi / 64 && hi % 64 != 63) m &= ((uint64_t)1 << (hi % 64 + 1)) - 1;
-    row[w] ^= m;
-  }
+  for (uint32_t w = lo / 64; w <= hi / 64; ++w) row[w] ^= range_mask(w, lo, hi);
 }
 
 static int may_join(const ex_state *s, uint32_t o, uint32_t r) {
