@@ -8,9 +8,11 @@
  * Input format (every byte string decodes; missing bytes read as 0):
  *   byte 0  flags: bits 0-1 dims (0 and 3: 1D, 1: 2D, 2: 3D); bit 2 a may-share relation;
  *           bit 3 per-record alignments; bit 4 hostile records (see below); bit 5 a fault
- *           injection run; bit 6 a larger record cap
+ *           injection run; bit 6 a larger record cap; bit 7 (with bit 2) a relation that
+ *           declares windows and transitivity (see structured_may_share)
  *   byte 1  plan alignment (offsets mode), an alignment code
- *   byte 2  relation seed, byte 3 relation threshold (pairs share when hash >= threshold)
+ *   byte 2  relation seed, byte 3 relation threshold (pairs share when hash >= threshold;
+ *           structured: slack = seed % 8, groups = 1 + threshold % 4)
  *   byte 4  mcf_max_records (0 = the default)
  *   byte 5  fault injection: allocation number byte + 1 fails
  *   byte 6  fault injection: mode (bit 0), strategy (bits 1-7 modulo the strategy count) and
@@ -116,6 +118,33 @@ static int hashed_may_share(void *user, size_t a, size_t b) {
   return (uint8_t)h >= s->threshold;
 }
 
+/* A relation with both optional facts: records whose windows [first, last + slack] do not
+ * intersect may share, others only within one of `groups` hashed groups. Windows all extend by
+ * the same slack, so disjoint windows of a before b imply disjoint windows of a and anything
+ * after b: the relation is transitive along time. */
+typedef struct structured_state {
+  const tg_usage_record *records;
+  uint64_t slack;
+  uint32_t groups;
+  uint64_t seed;
+} structured_state;
+
+static void structured_window(void *user, size_t r, uint64_t *lo, uint64_t *hi) {
+  const structured_state *s = user;
+  *lo = s->records[r].first_task;
+  *hi = (uint64_t)s->records[r].last_task + s->slack;
+}
+
+static int structured_may_share(void *user, size_t a, size_t b) {
+  const structured_state *s = user;
+  uint64_t alo, ahi, blo, bhi;
+  structured_window(user, a, &alo, &ahi);
+  structured_window(user, b, &blo, &bhi);
+  if (ahi < blo || bhi < alo) return 1;
+  uint64_t ha = (s->seed ^ a) * 0x9E3779B97F4A7C15ull, hb = (s->seed ^ b) * 0x9E3779B97F4A7C15ull;
+  return (ha >> 40) % s->groups == (hb >> 40) % s->groups;
+}
+
 typedef struct input {
   uint32_t dims;
   size_t count;
@@ -125,8 +154,11 @@ typedef struct input {
   int invalid;               /* some record has first > last or an unused dimension != 1 */
   int volume_overflow;       /* some record's volume does not fit 64 bits */
   tg_share_relation relation;
+  tg_share_relation plain;   /* the structured relation without its two facts */
   relation_state rel_state;
+  structured_state structured;
   int use_relation;
+  int use_structured;
   size_t mcf_max_records;
   int fault;
   uint64_t fail_at;
@@ -145,8 +177,22 @@ static void decode(const uint8_t *data, size_t size, input *in) {
   in->alignment = read_alignment(&r);
   in->rel_state.seed = read_u8(&r) * 0x0101010101010101ull;
   in->rel_state.threshold = read_u8(&r);
-  in->relation.may_share = hashed_may_share;
-  in->relation.user = &in->rel_state;
+  in->use_structured = in->use_relation && (flags >> 7);
+  memset(&in->relation, 0, sizeof in->relation);
+  memset(&in->plain, 0, sizeof in->plain);
+  if (in->use_structured) {
+    in->structured.records = in->records;
+    in->structured.slack = in->rel_state.seed & 7;
+    in->structured.groups = 1 + in->rel_state.threshold % 4;
+    in->structured.seed = in->rel_state.seed;
+    in->relation.may_share = in->plain.may_share = structured_may_share;
+    in->relation.user = in->plain.user = &in->structured;
+    in->relation.window = structured_window;
+    in->relation.transitive = 1;
+  } else {
+    in->relation.may_share = hashed_may_share;
+    in->relation.user = &in->rel_state;
+  }
   in->mcf_max_records = read_u8(&r);
   in->fail_at = (uint64_t)read_u8(&r) + 1;
   in->fault_choice = read_u8(&r);
@@ -280,6 +326,15 @@ static int run_one(const input *in, tg_mode mode, tg_strategy s, tg_fit fit, con
   tg_status st = tg_plan_compute(in->records, in->count, in->dims, &o, a, &q);
   if ((p == NULL) != (st != TG_OK)) FUZZ_FAIL();
   if (p != NULL && !same_plan(p, q)) FUZZ_FAIL();
+  if (in->use_structured) {
+    /* The facts only speed planning up: without them the plan is the same. */
+    tg_plan_options plain = o;
+    plain.relation = &in->plain;
+    tg_plan *r = NULL;
+    st = tg_plan_compute(in->records, in->count, in->dims, &plain, a, &r);
+    if ((p == NULL) != (st != TG_OK) || (p != NULL && !same_plan(p, r))) FUZZ_FAIL();
+    tg_plan_destroy(r);
+  }
   int ok = p != NULL;
   if (ok) *total = p->total;
   tg_plan_destroy(p);
