@@ -3,12 +3,15 @@
  *
  *   bench_planner [--json] [--records DIR] [--quick] [--search-ms N] [--exact-ms N]
  *                 [--family NAME] [--perfect-only] [--sizes N,N,...]
+ *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
  *
  * --family NAME runs only that synthetic family (chain, wide-dag, transformer,
  * perfect-packing) and no public models; the 200-500 perfect packings run only for no
  * --family or --family perfect-packing. --perfect-only runs just those 200-500 perfect
  * packings (greedy, best+search, exact) with one line per instance. --sizes replaces the
- * synthetic sizes 1000,10000,100000.
+ * synthetic sizes 1000,10000,100000. --mode and --strategy keep only those rows (strategy
+ * `best+search` for the search rows); --reps N times each plan N times and keeps the fastest
+ * (default 5 / 3 / 1 runs at 1k / 10k / larger).
  *
  * Quality is total / lower bound (offsets: peak-live; objects: positional-max), so 1.000 is
  * optimal. Each size also times a qsort of the same records by first task, and every row shows
@@ -204,6 +207,9 @@ static double time_plan(const tg_usage_record *r, size_t n, uint32_t dims, const
 typedef struct bench_cfg {
   uint32_t search_ms;
   uint32_t exact_ms;
+  int mode;              /* -1 = both */
+  const char *strategy;  /* NULL = all */
+  int reps;              /* 0 = by size */
 } bench_cfg;
 
 /* Every strategy of both modes (objects only when `objects`), then best + search. */
@@ -211,11 +217,12 @@ static void run_set(out *o, const bench_cfg *cfg, const char *set, const tg_usag
                     uint32_t dims, int offsets, int objects, double *mean_off, double *mean_obj) {
   tg_bounds b;
   if (tg_bounds_compute(r, n, dims, NULL, &b) != TG_OK) return;
-  int reps = n <= 1000 ? 5 : n <= 10000 ? 3 : 1;
+  int reps = cfg->reps > 0 ? cfg->reps : n <= 1000 ? 5 : n <= 10000 ? 3 : 1;
   double q = time_qsort(r, n, reps);
   row(o, set, n, "-", "qsort(first_task)", q, 0, 0, NULL);
   for (int mode = 0; mode < 2; ++mode) {
     if ((mode == TG_MODE_OFFSETS && !offsets) || (mode == TG_MODE_OBJECTS && !objects)) continue;
+    if (cfg->mode >= 0 && mode != cfg->mode) continue;
     uint64_t lb = mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max;
     for (int s = 0; s <= TG_STRATEGY_BEST + 1; ++s) {
       tg_plan_options opt;
@@ -228,6 +235,9 @@ static void run_set(out *o, const bench_cfg *cfg, const char *set, const tg_usag
         opt.time_limit_ms = cfg->search_ms;
         snprintf(name, sizeof name, "best+search(%ums)", (unsigned)cfg->search_ms);
       }
+      if (cfg->strategy != NULL &&
+          strcmp(cfg->strategy, s > TG_STRATEGY_BEST ? "best+search" : name) != 0)
+        continue;
       if (mode == TG_MODE_OFFSETS &&
           (opt.strategy == TG_STRATEGY_EQUALITY || opt.strategy == TG_STRATEGY_MIN_COST_FLOW))
         continue;
@@ -312,7 +322,7 @@ static int read_set(const char *dir, const char *file, tg_record_set **set) {
 
 int main(int argc, char **argv) {
   out o = {0, 0};
-  bench_cfg cfg = {100, 2000};
+  bench_cfg cfg = {100, 2000, -1, NULL, 0};
   int quick = 0, perfect_only = 0;
   const char *family_name = NULL;
   size_t sizes[8] = {1000, 10000, 100000};
@@ -330,6 +340,16 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--exact-ms") == 0 && i + 1 < argc) cfg.exact_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--family") == 0 && i + 1 < argc) family_name = argv[++i];
     else if (strcmp(argv[i], "--perfect-only") == 0) perfect_only = 1;
+    else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) cfg.strategy = argv[++i];
+    else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) cfg.reps = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
+      tg_mode m;
+      if (tg_mode_from_name(argv[++i], &m) != TG_OK) {
+        fprintf(stderr, "bench_planner: unknown mode '%s' (objects, offsets)\n", argv[i]);
+        return 2;
+      }
+      cfg.mode = (int)m;
+    }
     else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
       char *p = argv[++i];
       size_count = 0;
@@ -340,7 +360,25 @@ int main(int argc, char **argv) {
       }
     } else {
       fprintf(stderr, "usage: bench_planner [--json] [--quick] [--records DIR] [--search-ms N] "
-                      "[--exact-ms N] [--family NAME] [--perfect-only] [--sizes N,N,...]\n");
+                      "[--exact-ms N] [--family NAME] [--perfect-only] [--sizes N,N,...] "
+                      "[--mode objects|offsets] [--strategy NAME] [--reps N]\n");
+      return 2;
+    }
+  }
+  if (family_name != NULL) {
+    int known = 0;
+    for (size_t f = 0; f < sizeof k_families / sizeof *k_families; ++f)
+      known |= strcmp(family_name, k_families[f].name) == 0;
+    if (!known) {
+      fprintf(stderr, "bench_planner: unknown family '%s' (chain, wide-dag, transformer, "
+                      "perfect-packing)\n", family_name);
+      return 2;
+    }
+  }
+  if (cfg.strategy != NULL && strcmp(cfg.strategy, "best+search") != 0) {
+    tg_strategy s;
+    if (tg_strategy_from_name(cfg.strategy, &s) != TG_OK) {
+      fprintf(stderr, "bench_planner: unknown strategy '%s'\n", cfg.strategy);
       return 2;
     }
   }
@@ -358,7 +396,9 @@ int main(int argc, char **argv) {
       size_t n = sizes[s];
       tg_usage_record *r = malloc(n * sizeof *r);
       if (r == NULL) return 1;
-      rng g = {0x5EED0000u + f * 131 + s};
+      /* Seeded by size, so --sizes reproduces the default runs' instances. */
+      uint64_t key = n == 1000 ? 0 : n == 10000 ? 1 : n == 100000 ? 2 : n;
+      rng g = {0x5EED0000u + f * 131 + key};
       k_families[f].gen(&g, r, n);
       run_set(&o, &cfg, k_families[f].name, r, n, 1, 1, 1, NULL, NULL);
       free(r);
@@ -428,11 +468,13 @@ int main(int argc, char **argv) {
            instances, proved, instances ? search_sum / instances : 0, obj_n ? obj_sum / obj_n : 0,
            off_n ? off_sum / off_n : 0);
   } else {
-    printf("\nperfect packing 200-500: %d instances, exact at the bound (proved) on %d; "
-           "best+search mean ratio %.4f\n",
-           instances, proved, instances ? search_sum / instances : 0);
-    printf("public models: best+search mean ratio objects %.4f (%d sets), offsets %.4f (%d sets)\n",
-           obj_n ? obj_sum / obj_n : 0, obj_n, off_n ? off_sum / off_n : 0, off_n);
+    if (instances > 0)
+      printf("\nperfect packing 200-500: %d instances, exact at the bound (proved) on %d; "
+             "best+search mean ratio %.4f\n",
+             instances, proved, search_sum / instances);
+    if (obj_n + off_n > 0)
+      printf("public models: best+search mean ratio objects %.4f (%d sets), offsets %.4f (%d sets)\n",
+             obj_n ? obj_sum / obj_n : 0, obj_n, off_n ? off_sum / off_n : 0, off_n);
   }
   return 0;
 }

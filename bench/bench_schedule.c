@@ -336,9 +336,23 @@ static int bench_graph(const char *what, tg_graph *g, uint64_t seed) {
 }
 
 int main(int argc, char **argv) {
-  size_t ops = argc > 1 ? (size_t)strtoull(argv[1], NULL, 10) : 10000;
-  uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 1;
-  if (ops == 0) ops = 1;
+  size_t ops = 10000;
+  uint64_t seed = 1;
+  for (int i = 1; i < argc; ++i) {
+    char *end = NULL;
+    unsigned long long v = strtoull(argv[i], &end, 10);
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      printf("usage: bench_schedule [OPS [SEED]]   (default 10000 ops, seed 1)\n");
+      return 0;
+    }
+    if (i > 2 || end == argv[i] || *end != '\0' || (i == 1 && (v == 0 || v > 10000000))) {
+      fprintf(stderr, "bench_schedule: bad argument '%s' (usage: bench_schedule [OPS [SEED]], "
+                      "OPS in 1..10000000)\n", argv[i]);
+      return 2;
+    }
+    if (i == 1) ops = (size_t)v;
+    else seed = v;
+  }
   tg_graph *g = random_graph(ops, seed);
   if (g == NULL) {
     fprintf(stderr, "bench_schedule: out of memory building the graph\n");

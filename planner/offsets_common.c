@@ -681,3 +681,30 @@ void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
   for (size_t b = first_window(bf); b <= bl; ++b) list_insert(ix->all + ix->all_begin[b], &ix->all_len[b], &e);
   if (ix->use_born) list_insert(ix->born + ix->born_begin[bf], &ix->born_len[bf], &e);
 }
+
+/* Remove one entry equal to e from the sorted list base[0..*len) (it must be there). Entries
+ * carry no record index in the serial index, so any equal one will do. */
+static void list_remove(tg__gap_entry *base, size_t *len, const tg__gap_entry *e) {
+  size_t lo = 0, n = *len;
+  while (n > 0) { /* the first entry not before e */
+    size_t half = n / 2;
+    int before = entry_before(&base[lo + half], e);
+    lo = before ? lo + half + 1 : lo;
+    n = before ? n - half - 1 : half;
+  }
+  while (lo < *len && base[lo].off == e->off && base[lo].end == e->end &&
+         (base[lo].pf != e->pf || base[lo].pl != e->pl))
+    ++lo;
+  if (lo == *len || base[lo].off != e->off || base[lo].end != e->end) return;
+  memmove(base + lo, base + lo + 1, (*len - lo - 1) * sizeof *base);
+  --*len;
+}
+
+void tg__gap_index_remove(tg__gap_index *ix, size_t r, uint64_t offset) {
+  if (ix->relation || ix->windowed) return;
+  const gap_record *rec = &ix->rec[r];
+  tg__gap_entry e = {offset, offset + rec->size, rec->pf, rec->pl};
+  size_t bf = e.pf >> ix->shift, bl = e.pl >> ix->shift;
+  for (size_t b = first_window(bf); b <= bl; ++b) list_remove(ix->all + ix->all_begin[b], &ix->all_len[b], &e);
+  if (ix->use_born) list_remove(ix->born + ix->born_begin[bf], &ix->born_len[bf], &e);
+}

@@ -436,8 +436,14 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
   if (*best == NULL || in->count < 2 || (*best)->total <= bound) return TG_OK;
   uint64_t now = tg__now_us();
   uint64_t deadline = UINT64_MAX - now < budget_us ? UINT64_MAX : now + budget_us;
-  if (in->options->mode == TG_MODE_OFFSETS)
+  if (in->options->mode == TG_MODE_OFFSETS) {
+    if (in->count >= TG__LNS_MIN_RECORDS && in->options->relation == NULL) {
+      uint64_t steps;
+      if (!tg__mul_u64(budget_us / 1000 + 1, TG__LNS_STEPS_PER_MS, &steps)) steps = UINT64_MAX;
+      return tg__search_offsets_lns(in, bound, deadline, steps, best);
+    }
     return search_offsets(in, bound, deadline, max_iters, best);
+  }
   /* One objects pass costs about records x objects compatibility tests (~50 per microsecond);
    * a pass is not interrupted, so skip the search when even one would overrun the budget. */
   uint64_t work;

@@ -38,6 +38,17 @@ tg_status tg__search_bound(const tg__plan_input *in, uint64_t *bound);
 tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
                              uint64_t max_iters, tg_plan **best);
 
+/* Offsets inputs with at least this many records and no relation: the search is the
+ * large-neighbourhood search of search_lns.c, at most TG__LNS_STEPS_PER_MS steps per ms. */
+#define TG__LNS_MIN_RECORDS 5000u
+#define TG__LNS_STEPS_PER_MS 200u
+
+/* Large-neighbourhood search (search_lns.c): improve `*best` (a valid offsets plan, serial
+ * relation) by re-placing the records near the top of the arena, for at most `max_iters` steps
+ * and until `deadline` (tg__now_us). Replaces `*best` only by a strictly smaller plan. */
+tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
+                                 uint64_t max_iters, tg_plan **best);
+
 /* Offsets mode: branch-and-bound from the incumbent `*best` for at most `budget_us`. Replaces
  * `*best` by a smaller plan when found; fills `stats` (never NULL). */
 tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,

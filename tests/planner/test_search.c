@@ -5,6 +5,7 @@
 
 #include "support/tg_test.h"
 
+#include "planner/offsets_common.h" /* the gap index on its own */
 #include "planner/search.h" /* the skyline search on its own, from a bad incumbent */
 
 static tg_usage_record rec1(uint64_t size, uint32_t first, uint32_t last) {
@@ -413,6 +414,136 @@ static void test_exact_time_limit(void **state) {
   free(r);
 }
 
+/* The large-neighbourhood search on its own (it runs by itself only from 5,000 records):
+ * from greedy-by-size plans of random sets, with alignments and zero sizes, every result is
+ * valid, never worse, and the same for the same seed. */
+static void test_lns_valid_never_worse(void **state) {
+  (void)state;
+  tg_test_rng g = {2027};
+  size_t improved = 0;
+  for (int round = 0; round < 300; ++round) {
+    tg_test_random_spec spec = {1, 20 + (size_t)tg_test_rng_range(&g, 0, 380),
+                                (uint32_t)tg_test_rng_range(&g, 5, 400),
+                                (uint32_t)tg_test_rng_range(&g, 0, 40), 4096, round % 7 == 0,
+                                round % 5 == 0};
+    size_t n = spec.count;
+    tg_usage_record *r = calloc(n, sizeof *r);
+    uint64_t *vol = calloc(n, sizeof *vol);
+    assert_non_null(r);
+    assert_non_null(vol);
+    tg_test_random_records(&g, &spec, r);
+    for (size_t i = 0; i < n; ++i) {
+      if (round % 3 == 1) r[i].alignment = (uint64_t)1 << tg_test_rng_range(&g, 0, 6);
+      vol[i] = r[i].size.w;
+    }
+    tg_plan_options o;
+    memset(&o, 0, sizeof o);
+    o.mode = TG_MODE_OFFSETS;
+    o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+    o.alignment = round % 4 == 3 ? 64 : 0;
+    o.seed = (uint64_t)round;
+    tg_plan *start = NULL;
+    assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &start), TG_OK);
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol};
+    uint64_t bound;
+    assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
+    tg_plan *runs[2] = {NULL, NULL};
+    for (int k = 0; k < 2; ++k) {
+      assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &runs[k]), TG_OK);
+      assert_int_equal(tg__search_offsets_lns(&in, bound, UINT64_MAX, 400, &runs[k]), TG_OK);
+      tg_test_assert_valid(r, n, 1, runs[k], o.alignment, NULL);
+      assert_true(runs[k]->total <= start->total);
+      assert_true(runs[k]->total >= bound);
+    }
+    assert_int_equal(runs[0]->total, runs[1]->total);
+    assert_memory_equal(runs[0]->offset_of, runs[1]->offset_of, n * sizeof *runs[0]->offset_of);
+    improved += runs[0]->total < start->total;
+    tg_plan_destroy(runs[0]);
+    tg_plan_destroy(runs[1]);
+    tg_plan_destroy(start);
+    free(vol);
+    free(r);
+  }
+  /* It does improve plans, not only keep them. */
+  assert_true(improved >= 30);
+}
+
+/* Through `best` with a time limit: a 6,000-record chain (as in bench_planner) reaches the
+ * peak-live bound, which greedy alone misses. */
+static void test_lns_chain_reaches_bound(void **state) {
+  (void)state;
+  size_t n = 6000;
+  tg_usage_record *r = calloc(n, sizeof *r);
+  assert_non_null(r);
+  tg_test_rng g = {77};
+  for (size_t i = 0; i < n; ++i)
+    r[i] = rec1(tg_test_rng_range(&g, 1, 1024) * 1024, (uint32_t)i,
+                (uint32_t)(i + tg_test_rng_range(&g, 1, 3)));
+  tg_bounds b;
+  assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &b), TG_OK);
+  tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
+  tg_plan *searched = plan_with(r, n, 1, TG_MODE_OFFSETS, 5000, 1, NULL);
+  assert_true(greedy->total > b.peak_live);
+  assert_int_equal(searched->total, b.peak_live);
+  tg_plan_destroy(greedy);
+  tg_plan_destroy(searched);
+  free(r);
+}
+
+/* Removing records from the gap index: after random inserts and removals, every search
+ * answers as an index holding only the records still in. */
+static void test_gap_index_remove(void **state) {
+  (void)state;
+  tg_test_rng g = {31};
+  for (int round = 0; round < 200; ++round) {
+    tg_test_random_spec spec = {1, 10 + (size_t)tg_test_rng_range(&g, 0, 150),
+                                (uint32_t)tg_test_rng_range(&g, 3, 200),
+                                (uint32_t)tg_test_rng_range(&g, 0, 60), 64, 1, round & 1};
+    size_t n = spec.count;
+    tg_usage_record *r = calloc(n, sizeof *r);
+    uint64_t *vol = calloc(n, sizeof *vol), *off = calloc(n, sizeof *off);
+    int *in_ix = calloc(n, sizeof *in_ix);
+    assert_true(r && vol && off && in_ix);
+    tg_test_random_records(&g, &spec, r);
+    for (size_t i = 0; i < n; ++i) vol[i] = r[i].size.w;
+    tg_plan_options o;
+    memset(&o, 0, sizeof o);
+    o.mode = TG_MODE_OFFSETS;
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol};
+    tg__gap_index *ix = NULL;
+    assert_int_equal(tg__gap_index_create(&in, &ix), TG_OK);
+    for (int step = 0; step < 400; ++step) {
+      size_t x = (size_t)tg_test_rng_range(&g, 0, n - 1);
+      if (in_ix[x]) {
+        tg__gap_index_remove(ix, x, off[x]);
+        in_ix[x] = 0;
+      } else {
+        off[x] = tg_test_rng_range(&g, 0, 300); /* overlaps are fine for the index */
+        tg__gap_index_insert(ix, x, off[x]);
+        in_ix[x] = 1;
+      }
+    }
+    tg__gap_index *fresh = NULL;
+    assert_int_equal(tg__gap_index_create(&in, &fresh), TG_OK);
+    for (size_t x = 0; x < n; ++x)
+      if (in_ix[x]) tg__gap_index_insert(fresh, x, off[x]);
+    for (size_t x = 0; x < n; ++x) {
+      for (int fit = 0; fit < 3; ++fit) {
+        uint64_t a = 0, c = 0;
+        assert_int_equal(tg__gap_index_find(ix, x, (tg_fit)fit, &a), TG_OK);
+        assert_int_equal(tg__gap_index_find(fresh, x, (tg_fit)fit, &c), TG_OK);
+        assert_int_equal(a, c);
+      }
+    }
+    tg__gap_index_destroy(ix);
+    tg__gap_index_destroy(fresh);
+    free(in_ix);
+    free(off);
+    free(vol);
+    free(r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_search_never_worse_and_valid),
@@ -425,6 +556,9 @@ int main(void) {
       cmocka_unit_test(test_search_perfect_packing),
       cmocka_unit_test(test_skyline_deterministic),
       cmocka_unit_test(test_exact_time_limit),
+      cmocka_unit_test(test_lns_valid_never_worse),
+      cmocka_unit_test(test_lns_chain_reaches_bound),
+      cmocka_unit_test(test_gap_index_remove),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
