@@ -175,10 +175,18 @@ static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
   tg_plan_options opt = *in->options;
   tg__plan_input sub = *in;
   sub.options = &opt;
+  /* Large serial offsets inputs with a time limit: greedy-by-size is the first answer and the
+   * large-neighbourhood search gets the time the other greedy passes would take (at 100k
+   * records they cost several times greedy-by-size, and the search closes their gap). */
+  int size_only = in->options->mode == TG_MODE_OFFSETS && in->options->time_limit_ms > 0 &&
+                  !in->options->exact && in->options->relation == NULL &&
+                  in->count >= TG__LNS_MIN_RECORDS;
+retry:
   for (int s = 0; s < TG_STRATEGY_BEST; ++s) {
     tg__strategy_fn fn = strategy_fn(in->options->mode, (tg_strategy)s);
     if (fn == NULL) continue;
     if (s == TG_STRATEGY_MIN_COST_FLOW && in->count > mcf_max) continue;
+    if (size_only && s != TG_STRATEGY_GREEDY_BY_SIZE) continue;
     int fits = (in->options->mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER) ? 3 : 1;
     for (int f = 0; f < fits; ++f) {
       if (fits > 1) opt.fit = (tg_fit)f;
@@ -201,6 +209,10 @@ static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
       cand->fit = opt.fit;
       keep_smaller(&best, cand);
     }
+  }
+  if (best == NULL && size_only) {
+    size_only = 0; /* its layout overflowed: try the others */
+    goto retry;
   }
   if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;
   /* Objects mode, 1D: the branch-and-bound over assignments (exact_objects.c) is both the

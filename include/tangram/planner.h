@@ -82,8 +82,12 @@ typedef struct tg_plan_options {
    * tenths of the time, at most 500 * time_limit_ms nodes), then iterated greedy
    * (planner/search.c) for the rest. Objects mode, 1D, at most 2048 records: the objects
    * branch-and-bound (planner/exact_objects.c) for half the time, at most 8000 *
-   * time_limit_ms / 2 nodes, then iterated greedy. Other inputs run iterated greedy only (at
-   * most 20 * time_limit_ms candidates). Both try candidates in an order fixed by `seed` and stop
+   * time_limit_ms / 2 nodes, then iterated greedy. Offsets mode without a relation and with
+   * at least 5000 records: greedy-by-size alone is the first answer (the other greedy passes
+   * are skipped unless its layout overflows), then a large-neighbourhood search
+   * (planner/search_lns.c: windows around the records at the top of the arena lifted out and
+   * placed again; at most 200 * time_limit_ms steps). Other inputs run iterated greedy only (at most 20 * time_limit_ms
+   * candidates). All try candidates in an order fixed by `seed` and stop
    * at the first of: the lower bound reached (or optimality proved), their cap, or the time
    * limit. So the plan is a function of (records, options) whenever a cap or a proof ends the
    * search; when the clock ends it, a slower machine may return a plan found earlier in the
