@@ -167,7 +167,42 @@ static void keep_smaller(tg_plan **best, tg_plan *cand) {
   }
 }
 
+/* `best` with a time limit on large serial offsets inputs (see TG__LNS_MIN_RECORDS): only
+ * greedy-by-size and greedy-by-breadth run - the other greedy passes cost several times as
+ * much at 100k records, and the search closes their gap - and the smaller (ties: by size)
+ * starts the search. Returns TG_ERROR_OVERFLOW, for run_best to try every strategy, when
+ * neither layout fits 64 bits. */
+static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
+  static const tg_strategy k_starts[2] = {TG_STRATEGY_GREEDY_BY_SIZE, TG_STRATEGY_GREEDY_BY_BREADTH};
+  tg_plan *best = NULL;
+  for (int k = 0; k < 2; ++k) {
+    tg_plan *cand = NULL;
+    tg_status st = strategy_fn(TG_MODE_OFFSETS, k_starts[k])(in, &cand);
+    if (st != TG_OK) {
+      tg_plan_destroy(cand);
+      if (st == TG_ERROR_OVERFLOW) continue;
+      tg_plan_destroy(best);
+      return st;
+    }
+    cand->strategy = k_starts[k];
+    keep_smaller(&best, cand);
+  }
+  if (best == NULL) return TG_ERROR_OVERFLOW;
+  tg_status st = tg__search_after_greedy(in, &best);
+  if (st != TG_OK) {
+    tg_plan_destroy(best);
+    return st;
+  }
+  *out = best;
+  return TG_OK;
+}
+
 static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
+  if (in->options->mode == TG_MODE_OFFSETS && in->options->time_limit_ms > 0 &&
+      !in->options->exact && in->options->relation == NULL && in->count >= TG__LNS_MIN_RECORDS) {
+    tg_status st = run_best_large(in, out);
+    if (st != TG_ERROR_OVERFLOW) return st;
+  }
   tg_plan *best = NULL;
   int overflowed = 0;
   size_t mcf_max = in->options->mcf_max_records ? in->options->mcf_max_records
@@ -175,18 +210,10 @@ static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
   tg_plan_options opt = *in->options;
   tg__plan_input sub = *in;
   sub.options = &opt;
-  /* Large serial offsets inputs with a time limit: greedy-by-size is the first answer and the
-   * large-neighbourhood search gets the time the other greedy passes would take (at 100k
-   * records they cost several times greedy-by-size, and the search closes their gap). */
-  int size_only = in->options->mode == TG_MODE_OFFSETS && in->options->time_limit_ms > 0 &&
-                  !in->options->exact && in->options->relation == NULL &&
-                  in->count >= TG__LNS_MIN_RECORDS;
-retry:
   for (int s = 0; s < TG_STRATEGY_BEST; ++s) {
     tg__strategy_fn fn = strategy_fn(in->options->mode, (tg_strategy)s);
     if (fn == NULL) continue;
     if (s == TG_STRATEGY_MIN_COST_FLOW && in->count > mcf_max) continue;
-    if (size_only && s != TG_STRATEGY_GREEDY_BY_SIZE) continue;
     int fits = (in->options->mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER) ? 3 : 1;
     for (int f = 0; f < fits; ++f) {
       if (fits > 1) opt.fit = (tg_fit)f;
@@ -209,10 +236,6 @@ retry:
       cand->fit = opt.fit;
       keep_smaller(&best, cand);
     }
-  }
-  if (best == NULL && size_only) {
-    size_only = 0; /* its layout overflowed: try the others */
-    goto retry;
   }
   if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;
   /* Objects mode, 1D: the branch-and-bound over assignments (exact_objects.c) is both the

@@ -150,9 +150,11 @@ static tg_status lns_step(lns *s, tg__rng *g, size_t t, int *kept) {
    * would otherwise make windows of thousands. */
   size_t cap = (size_t)64 << tg__rng_below(g, 3);
   if (nw > cap) {
+    int by_size = (int)tg__rng_below(g, 2);
     for (size_t i = 0; i < nw; ++i) {
       size_t r = s->win[i];
-      s->items[i] = (tg__sort_item){r == t ? 0 : UINT64_MAX - (s->off[r] + vol[r]), r};
+      uint64_t key = by_size ? vol[r] : s->off[r] + vol[r];
+      s->items[i] = (tg__sort_item){r == t ? 0 : UINT64_MAX - key, r};
     }
     tg__sort_items_stable(s->items, nw, s->tmp);
     for (size_t i = 0; i < cap; ++i) s->win[i] = s->items[i].idx;

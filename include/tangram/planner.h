@@ -83,10 +83,11 @@ typedef struct tg_plan_options {
    * (planner/search.c) for the rest. Objects mode, 1D, at most 2048 records: the objects
    * branch-and-bound (planner/exact_objects.c) for half the time, at most 8000 *
    * time_limit_ms / 2 nodes, then iterated greedy. Offsets mode without a relation and with
-   * at least 5000 records: greedy-by-size alone is the first answer (the other greedy passes
-   * are skipped unless its layout overflows), then a large-neighbourhood search
-   * (planner/search_lns.c: windows around the records at the top of the arena lifted out and
-   * placed again; at most 200 * time_limit_ms steps). Other inputs run iterated greedy only (at most 20 * time_limit_ms
+   * at least 5000 records: only greedy-by-size and greedy-by-breadth run (the other greedy
+   * passes cost several times as much there; all run if neither layout fits 64 bits), and the
+   * smaller starts a large-neighbourhood search (planner/search_lns.c: windows around the
+   * records at the top of the arena lifted out and placed again; at most 200 *
+   * time_limit_ms steps). Other inputs run iterated greedy only (at most 20 * time_limit_ms
    * candidates). All try candidates in an order fixed by `seed` and stop
    * at the first of: the lower bound reached (or optimality proved), their cap, or the time
    * limit. So the plan is a function of (records, options) whenever a cap or a proof ends the
