@@ -257,6 +257,13 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
     ba = bp;
   }
 
+  /* Objects plans are measured against the shape-aware bound (>= the positional maximum). */
+  uint64_t shape_p = 0, shape_f = 0;
+  if ((st = tg_bounds_objects_shape(p->records, np, p->dims, alloc, &shape_p)) != TG_OK ||
+      (f && (st = tg_bounds_objects_shape(f->records, nf, 1, alloc, &shape_f)) != TG_OK)) {
+    st = tg__error(err, st, "%s: bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+    goto fail;
+  }
   for (int m = 0; m < 2; ++m) {
     tg_mode mode = m == 0 ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
     const tg_usage_record *recs = mode == TG_MODE_OBJECTS ? p->records : offsets_recs;
@@ -264,7 +271,7 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
     uint64_t unit = mode == TG_MODE_OBJECTS ? in->unit : 1;
     uint64_t lb;
     int lb_ok = mode == TG_MODE_OBJECTS
-                    ? tg__mul_u64(bp.positional_max, in->unit, &lb) && tg__add_u64(lb, bf.positional_max, &lb)
+                    ? tg__mul_u64(shape_p, in->unit, &lb) && tg__add_u64(lb, shape_f, &lb)
                     : tg__add_u64(ba.peak_live, bf.peak_live, &lb);
     if (!lb_ok) {
       st = tg__error(err, TG_ERROR_OVERFLOW, "%s: bound does not fit 64 bits", tg_storage_name(in->storage));

@@ -344,6 +344,9 @@ int tg_cli_plan(int argc, char **argv) {
     goto fail;
   }
   st = tg_bounds_compute(set->records, set->count, set->dims, alloc, &bounds);
+  uint64_t shape_bound = 0; /* objects mode: the shape-aware bound (>= positional_max) */
+  if (st == TG_OK && mode == TG_MODE_OBJECTS)
+    st = tg_bounds_objects_shape(set->records, set->count, set->dims, alloc, &shape_bound);
   if (st != TG_OK) {
     tg_cli_error("plan: bounds: %s", tg_status_string(st));
     goto fail;
@@ -455,6 +458,8 @@ int tg_cli_plan(int argc, char **argv) {
                       unit, (unsigned long long)alignment, (unsigned long long)bounds.naive,
                       (unsigned long long)lower, (unsigned long long)bounds.peak_live,
                       (unsigned long long)bounds.positional_max);
+    if (mode == TG_MODE_OBJECTS)
+      tg__strbuf_printf(&out, ",\"shape_bound\":%llu", (unsigned long long)shape_bound);
     if (in.graph) json_model_records(&out, &in);
     if (in.order) json_reorder(&out, in.order);
     if (exact_ran)
@@ -497,6 +502,10 @@ int tg_cli_plan(int argc, char **argv) {
     tg__strbuf_printf(&out, "\nnaive %llu %s; lower bound %llu (%s)\n",
                       (unsigned long long)bounds.naive, unit, (unsigned long long)lower,
                       mode == TG_MODE_OBJECTS ? "positional maximum" : "peak live");
+    if (mode == TG_MODE_OBJECTS && shape_bound > lower)
+      tg__strbuf_printf(&out, "shape-aware bound %llu %s (%.4fx the positional maximum): no objects "
+                              "plan is smaller\n",
+                        (unsigned long long)shape_bound, unit, (double)shape_bound / (double)lower);
     if (in.order) text_reorder(&out, in.order, unit);
     if (in.model_records && in.model_records->fallback && in.model_records->fallback->count)
       tg__strbuf_printf(&out, "%zu tensors do not fit %s and fall back to buffers (not in this plan; see --json)\n",

@@ -157,6 +157,18 @@ typedef struct tg_bounds {
 tg_status tg_bounds_compute(const tg_usage_record *records, size_t count, uint32_t dims,
                             const tg_allocator *alloc, tg_bounds *out);
 
+/* A lower bound on objects-mode totals that pays for shapes (planner/bounds_shape.c): for two
+ * task points, the records live at the first and those live only at the second each need an
+ * object of their own set, an object holds at most one of each, and costs at least their
+ * per-dimension maximum; the cheapest such pairing (an exact assignment) bounds every objects
+ * plan, under any may-share relation. Tried on pairs among the 32 points of largest live volume
+ * with at most 64 records live, within a fixed amount of work. `*out` is the largest of those
+ * and the positional maximum, so never below tg_bounds_compute's. For textures, where a
+ * 64x64 and a 16x256 tensor cannot share 4096 texels, it is often far tighter. Statuses as
+ * tg_bounds_compute (the same input checks), or TG_ERROR_OUT_OF_HOST_MEMORY. */
+tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, uint32_t dims,
+                                  const tg_allocator *alloc, uint64_t *out);
+
 /* Independent validation of a plan against its records: every record placed; in objects
  * mode object ids in range and each object covering its records in every dimension and the
  * total equal to the sum of object volumes; in offsets mode offsets aligned (to

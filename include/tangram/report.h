@@ -55,7 +55,7 @@ typedef struct tg_evaluation_result {
   int skipped;            /* 1: not run, see skip_reason (static string) */
   const char *skip_reason;
   uint64_t bytes;             /* primary total x unit bytes + fallback total */
-  uint64_t lower_bound_bytes; /* objects: positional max; offsets: peak live; incl. fallback */
+  uint64_t lower_bound_bytes; /* objects: tg_bounds_objects_shape; offsets: peak live; incl. fallback */
   size_t objects;             /* primary objects + fallback objects */
   int valid;                  /* both plans passed tg_plan_validate (with the policy) */
   char invalid_reason[TG_ERROR_MESSAGE_MAX]; /* the validator's message when not valid */

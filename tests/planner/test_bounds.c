@@ -1,5 +1,6 @@
 /* Lower bounds: TFLite's vectors, a brute-force reference built from task profiles as TFLite
- * does, huge task indices, overflow and bad input. */
+ * does, huge task indices, overflow and bad input; the shape-aware objects bound against
+ * brute-force optima and every strategy's plans. */
 #include "support/tg_test.h"
 
 #include <stdlib.h>
@@ -179,6 +180,158 @@ static void large_input(void **state) {
   free(r);
 }
 
+/* ---- the shape-aware objects bound ------------------------------------------------------ */
+
+/* The optimum objects total of a tiny set, by enumerating set partitions (restricted growth
+ * strings): blocks of pairwise disjoint intervals, each costing its per-dimension maximum. */
+static uint64_t brute_objects_optimum(const tg_usage_record *r, size_t n) {
+  size_t block[8] = {0};
+  uint64_t best = UINT64_MAX;
+  for (;;) {
+    size_t nb = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (block[i] + 1 > nb) nb = block[i] + 1;
+    uint64_t total = 0;
+    int ok = 1;
+    for (size_t b = 0; b < nb && ok; ++b) {
+      tg_extent e = {0, 0, 0};
+      for (size_t i = 0; i < n && ok; ++i) {
+        if (block[i] != b) continue;
+        for (size_t j = i + 1; j < n; ++j)
+          if (block[j] == b && r[i].first_task <= r[j].last_task && r[j].first_task <= r[i].last_task)
+            ok = 0;
+        if (r[i].size.w > e.w) e.w = r[i].size.w;
+        if (r[i].size.h > e.h) e.h = r[i].size.h;
+        if (r[i].size.d > e.d) e.d = r[i].size.d;
+      }
+      uint64_t v;
+      assert_int_equal(tg_extent_volume(e, &v), TG_OK);
+      total += v;
+    }
+    if (ok && total < best) best = total;
+    /* Next restricted growth string. */
+    size_t i = n;
+    while (i-- > 1) {
+      size_t mx = 0;
+      for (size_t j = 0; j < i; ++j)
+        if (block[j] > mx) mx = block[j];
+      if (block[i] <= mx) {
+        block[i]++;
+        for (size_t j = i + 1; j < n; ++j) block[j] = 0;
+        break;
+      }
+    }
+    if (i == 0 || i == (size_t)-1) break;
+  }
+  return best;
+}
+
+/* positional max <= shape bound <= the optimum, on thousands of tiny 1D/2D/3D sets; and the
+ * shape bound is strictly tighter on many of them (it is not the positional maximum again). */
+static void shape_bound_brute_force(void **state) {
+  (void)state;
+  tg_test_rng g = {4242};
+  size_t tighter = 0, exact = 0, sets = 0;
+  for (int round = 0; round < 3000; ++round) {
+    uint32_t dims = 1 + (uint32_t)(round % 3);
+    tg_test_random_spec spec = {dims, 2 + (size_t)tg_test_rng_range(&g, 0, 5), 8, 4, 8, 0,
+                                round % 4 == 0};
+    tg_usage_record r[8];
+    tg_test_random_records(&g, &spec, r);
+    tg_bounds b = bounds_ok(r, spec.count, dims);
+    uint64_t shape = 0;
+    assert_int_equal(tg_bounds_objects_shape(r, spec.count, dims, NULL, &shape), TG_OK);
+    uint64_t opt = brute_objects_optimum(r, spec.count);
+    assert_true(b.positional_max <= shape);
+    assert_true(shape <= opt);
+    tighter += shape > b.positional_max;
+    exact += shape == opt;
+    ++sets;
+  }
+  print_message("shape bound: tighter than the positional maximum on %zu of %zu sets, equal to "
+                "the optimum on %zu\n", tighter, sets, exact);
+  assert_true(tighter >= sets / 10);
+  /* Tiny sets are mostly two cliques: the bound is usually the optimum itself. */
+  assert_true(exact >= sets * 9 / 10);
+}
+
+/* A 64x64 and a 16x256 texture at different times: the positional maximum says 4096 texels
+ * (one object), but any shared object is 64x256 = 16384, so two objects (8192) are optimal. */
+static void shape_bound_known_answer(void **state) {
+  (void)state;
+  const tg_usage_record r[] = {{{64, 64, 1}, 0, 1, 0}, {{16, 256, 1}, 2, 3, 0}};
+  tg_bounds b = bounds_ok(r, 2, 2);
+  assert_int_equal(b.positional_max, 4096);
+  uint64_t shape = 0;
+  assert_int_equal(tg_bounds_objects_shape(r, 2, 2, NULL, &shape), TG_OK);
+  assert_int_equal(shape, 8192);
+  /* 1D, the same sizes as bytes: sharing costs the larger, 4096 is optimal and the bound. */
+  const tg_usage_record one[] = {{{4096, 1, 1}, 0, 1, 0}, {{4096, 1, 1}, 2, 3, 0}};
+  assert_int_equal(tg_bounds_objects_shape(one, 2, 1, NULL, &shape), TG_OK);
+  assert_int_equal(shape, 4096);
+}
+
+/* Every strategy's objects plan, on random 2D/3D sets, totals at least the shape bound. */
+static void shape_bound_below_every_plan(void **state) {
+  (void)state;
+  tg_test_rng g = {808};
+  for (int round = 0; round < 600; ++round) {
+    uint32_t dims = 2 + (uint32_t)(round & 1);
+    tg_test_random_spec spec = {dims, 5 + (size_t)tg_test_rng_range(&g, 0, 80), 40, 10, 64, 0,
+                                round % 3 == 0};
+    tg_usage_record *r = calloc(spec.count, sizeof *r);
+    assert_non_null(r);
+    tg_test_random_records(&g, &spec, r);
+    uint64_t shape = 0;
+    assert_int_equal(tg_bounds_objects_shape(r, spec.count, dims, NULL, &shape), TG_OK);
+    for (int s = 0; s <= TG_STRATEGY_BEST; ++s) {
+      tg_plan_options o;
+      memset(&o, 0, sizeof o);
+      o.mode = TG_MODE_OBJECTS;
+      o.strategy = (tg_strategy)s;
+      tg_plan *p = NULL;
+      assert_int_equal(tg_plan_compute(r, spec.count, dims, &o, NULL, &p), TG_OK);
+      tg_test_assert_valid(r, spec.count, dims, p, 0, NULL);
+      assert_true(p->total >= shape);
+      tg_plan_destroy(p);
+    }
+    free(r);
+  }
+}
+
+/* Bad input as tg_bounds_compute; allocation failures fail cleanly, with nothing leaked. */
+static void shape_bound_errors(void **state) {
+  (void)state;
+  uint64_t v = 7;
+  const tg_usage_record bad[] = {{{4, 1, 1}, 3, 1, 0}, {{4, 1, 1}, 0, 1, 0}};
+  assert_int_equal(tg_bounds_objects_shape(bad, 2, 1, NULL, &v), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(v, 0);
+  assert_int_equal(tg_bounds_objects_shape(bad, 2, 1, NULL, NULL), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_bounds_objects_shape(NULL, 0, 2, NULL, &v), TG_OK);
+  assert_int_equal(v, 0);
+  tg_test_rng g = {5};
+  tg_test_random_spec spec = {3, 40, 20, 6, 32, 0, 0};
+  tg_usage_record r[40];
+  tg_test_random_records(&g, &spec, r);
+  uint64_t want = 0;
+  assert_int_equal(tg_bounds_objects_shape(r, 40, 3, NULL, &want), TG_OK);
+  int failures = 0;
+  for (uint64_t at = 1; at < 64; ++at) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, at);
+    uint64_t got = 1;
+    tg_status st = tg_bounds_objects_shape(r, 40, 3, &fa.base, &got);
+    if (st == TG_OK) assert_int_equal(got, want);
+    else {
+      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+      assert_int_equal(got, 0);
+      ++failures;
+    }
+    assert_int_equal(fa.live_blocks, 0);
+  }
+  assert_true(failures >= 5);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tflite_vectors),
@@ -187,6 +340,10 @@ int main(void) {
       cmocka_unit_test(huge_task_indices),
       cmocka_unit_test(overflow_and_bad_input),
       cmocka_unit_test(large_input),
+      cmocka_unit_test(shape_bound_brute_force),
+      cmocka_unit_test(shape_bound_known_answer),
+      cmocka_unit_test(shape_bound_below_every_plan),
+      cmocka_unit_test(shape_bound_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

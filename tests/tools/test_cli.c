@@ -103,6 +103,14 @@ static void plan_json_contract(void **state) {
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"dims\":3"));
   assert_non_null(strstr(r.out, "\"object_sizes\":[["));
+  /* The shape-aware bound: 401408 texels (an all-pairs assignment computed outside Tangram
+   * agrees), against a positional maximum of 288512. */
+  assert_non_null(strstr(r.out, "\"positional_max\":288512"));
+  assert_non_null(strstr(r.out, "\"shape_bound\":401408"));
+  cli_free(&r);
+  r = cli("plan %s --strategy greedy-in-order", data("records/hand_landmark_lite.tex3.csv"));
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "shape-aware bound 401408 texels"));
   cli_free(&r);
   /* Textures have no offsets mode of their own. */
   r = cli("plan %s --mode offsets", data("records/hand_landmark_lite.tex2.csv"));

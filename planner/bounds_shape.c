@@ -1,0 +1,203 @@
+/* A shape-aware lower bound for objects plans: the pair-of-cliques bound.
+ *
+ * The positional-maximum bound counts volumes only: for textures it assumes that a 64x64 and a
+ * 16x256 tensor could share a 4096-texel object, when the object must be 64x256. This bound
+ * pays for shapes, on a subset of the records where the optimum is computable exactly.
+ *
+ * Take two task points p < q. The records live at p (set A) conflict pairwise, and so do the
+ * records live at q but not at p (set B). In any objects plan, restricted to A and B, each
+ * object holds at most one record of A and one of B, and costs at least the per-dimension
+ * maximum of what it holds; dropping the other records of a plan only makes objects smaller.
+ * So the cheapest way to pair A with B (a record of A and one of B that do not meet in time,
+ * or each alone) bounds every objects plan from below:
+ *   sum of volumes in A and B - the largest total saving of a matching,
+ * with saving(a, b) = vol(a) + vol(b) - vol(per-dimension max of a and b) when positive. A
+ * maximum-weight assignment (Hungarian method, O(m^3) for m = max(|A|, |B|)) finds it. Any
+ * may-share relation only forbids pairs, so the bound holds under every policy.
+ *
+ * Which pairs: the points with the largest live volume (at most TG__SHAPE_POINTS), all pairs
+ * of them with at most TG__SHAPE_MAX_LIVE records live at each, until about
+ * TG__SHAPE_WORK steps of the assignment have been spent. The result is the largest of those
+ * bounds and the positional maximum, so it never says less than tg_bounds_compute. */
+#include <string.h>
+
+#include "planner/offsets_common.h"
+
+#define TG__SHAPE_POINTS 32
+#define TG__SHAPE_MAX_LIVE 64
+#define TG__SHAPE_WORK 40000000ull
+/* Pair costs up to this stay exact in the int64 arithmetic of the assignment. */
+#define TG__SHAPE_MAX_COST ((int64_t)1 << 52)
+
+/* Largest total weight of a matching in the m x m matrix w (row-major, entries >= 0): the
+ * Hungarian method on cost = top - w, with potentials (O(m^3)). Scratch holds 4 * (m + 1)
+ * int64 and 2 * (m + 1) size_t. */
+static int64_t max_weight_matching(const int64_t *w, size_t m, int64_t top, int64_t *iscratch,
+                                   size_t *zscratch) {
+  int64_t *u = iscratch, *v = u + m + 1, *minv = v + m + 1, *used = minv + m + 1;
+  size_t *p = zscratch, *way = p + m + 1;
+  for (size_t i = 0; i <= m; ++i) u[i] = v[i] = 0, p[i] = way[i] = 0;
+  for (size_t i = 1; i <= m; ++i) {
+    p[0] = i;
+    size_t j0 = 0;
+    for (size_t j = 0; j <= m; ++j) minv[j] = INT64_MAX, used[j] = 0;
+    do {
+      used[j0] = 1;
+      size_t i0 = p[j0], j1 = 0;
+      int64_t delta = INT64_MAX;
+      for (size_t j = 1; j <= m; ++j) {
+        if (used[j]) continue;
+        int64_t cur = (top - w[(i0 - 1) * m + (j - 1)]) - u[i0] - v[j];
+        if (cur < minv[j]) minv[j] = cur, way[j] = j0;
+        if (minv[j] < delta) delta = minv[j], j1 = j;
+      }
+      for (size_t j = 0; j <= m; ++j) {
+        if (used[j]) u[p[j]] += delta, v[j] -= delta;
+        else minv[j] -= delta;
+      }
+      j0 = j1;
+    } while (p[j0] != 0);
+    do {
+      size_t j1 = way[j0];
+      p[j0] = p[j1];
+      j0 = j1;
+    } while (j0 != 0);
+  }
+  int64_t total = 0;
+  for (size_t j = 1; j <= m; ++j) total += w[(p[j] - 1) * m + (j - 1)];
+  return total;
+}
+
+static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* vol(per-dimension max of a and b), 0 on overflow. */
+static uint64_t merged_volume(const tg_usage_record *a, const tg_usage_record *b) {
+  tg_extent e = {max_u64(a->size.w, b->size.w), max_u64(a->size.h, b->size.h),
+                 max_u64(a->size.d, b->size.d)};
+  uint64_t v;
+  return tg_extent_volume(e, &v) == TG_OK ? v : 0;
+}
+
+tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, uint32_t dims,
+                                  const tg_allocator *alloc, uint64_t *out) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = 0;
+  tg_bounds b;
+  tg_status st = tg_bounds_compute(records, count, dims, alloc, &b);
+  if (st != TG_OK) return st;
+  uint64_t best = b.positional_max;
+  size_t n = count;
+  if (n < 2) {
+    *out = best;
+    return TG_OK;
+  }
+  alloc = tg__alloc_or_default(alloc);
+  /* Task points and the live volume at each (sums saturate: only their order matters). */
+  uint64_t *volumes = tg__alloc_array(alloc, n, sizeof *volumes);
+  static const tg_plan_options k_options = {0};
+  tg__plan_input in = {records, n, dims, &k_options, alloc, volumes};
+  tg__task_points tp = {0, NULL, NULL};
+  uint64_t *live = NULL;
+  size_t *nlive = NULL, *points = NULL, *members = NULL, *a = NULL, *bset = NULL, *zs = NULL;
+  int64_t *w = NULL, *is = NULL;
+  tg__sort_item *items = NULL;
+  st = TG_ERROR_OUT_OF_HOST_MEMORY;
+  if (volumes == NULL) goto done;
+  for (size_t r = 0; r < n; ++r) (void)tg_extent_volume(records[r].size, &volumes[r]);
+  if ((st = tg__task_points_init(&in, &tp)) != TG_OK) goto done;
+  st = TG_ERROR_OUT_OF_HOST_MEMORY;
+  size_t np = tp.count;
+  live = tg__calloc(alloc, np + 1, sizeof *live);
+  nlive = tg__calloc(alloc, np + 1, sizeof *nlive);
+  items = tg__alloc_array(alloc, 2 * np, sizeof *items);
+  if (live == NULL || nlive == NULL || items == NULL) goto done;
+  /* Live volume and count per point, from differences (tg_bounds_compute has checked that
+   * the naive sum, and so every partial sum, fits). */
+  for (size_t r = 0; r < n; ++r) {
+    live[tp.pf[r]] += volumes[r];
+    live[tp.pl[r] + 1] -= volumes[r];
+    nlive[tp.pf[r]]++;
+    nlive[tp.pl[r] + 1]--;
+  }
+  for (size_t p = 1; p < np; ++p) {
+    live[p] += live[p - 1];
+    nlive[p] += nlive[p - 1];
+  }
+  /* The points with the largest live volume (ties: earlier first), at most 64 live each. */
+  for (size_t p = 0; p < np; ++p) items[p] = (tg__sort_item){UINT64_MAX - live[p], p};
+  tg__sort_items_stable(items, np, items + np);
+  size_t k = 0;
+  points = tg__alloc_array(alloc, TG__SHAPE_POINTS, sizeof *points);
+  if (points == NULL) goto done;
+  for (size_t i = 0; i < np && k < TG__SHAPE_POINTS; ++i)
+    if (nlive[items[i].idx] >= 1 && nlive[items[i].idx] <= TG__SHAPE_MAX_LIVE) points[k++] = items[i].idx;
+  /* Members of each chosen point, by a scan per point (k * n). */
+  members = tg__alloc_array(alloc, k * TG__SHAPE_MAX_LIVE + 1, sizeof *members);
+  a = tg__alloc_array(alloc, TG__SHAPE_MAX_LIVE, sizeof *a);
+  bset = tg__alloc_array(alloc, TG__SHAPE_MAX_LIVE, sizeof *bset);
+  w = tg__alloc_array(alloc, TG__SHAPE_MAX_LIVE * TG__SHAPE_MAX_LIVE, sizeof *w);
+  is = tg__alloc_array(alloc, 4 * (TG__SHAPE_MAX_LIVE + 1), sizeof *is);
+  zs = tg__alloc_array(alloc, 2 * (TG__SHAPE_MAX_LIVE + 1), sizeof *zs);
+  if (members == NULL || a == NULL || bset == NULL || w == NULL || is == NULL || zs == NULL) goto done;
+  for (size_t i = 0; i < k; ++i) {
+    size_t c = 0;
+    for (size_t r = 0; r < n && c < TG__SHAPE_MAX_LIVE; ++r)
+      if (tp.pf[r] <= points[i] && points[i] <= tp.pl[r]) members[i * TG__SHAPE_MAX_LIVE + c++] = r;
+  }
+  st = TG_OK;
+  uint64_t work = 0;
+  for (size_t i = 0; i < k && work < TG__SHAPE_WORK; ++i) {
+    for (size_t j = 0; j < k && work < TG__SHAPE_WORK; ++j) {
+      size_t p = points[i], q = points[j];
+      if (p >= q) continue;
+      /* A: live at p; B: live at q but not at p. */
+      size_t na = nlive[p], nb = 0;
+      const size_t *ma = members + i * TG__SHAPE_MAX_LIVE, *mq = members + j * TG__SHAPE_MAX_LIVE;
+      uint64_t sum = 0;
+      int too_big = 0;
+      for (size_t x = 0; x < na; ++x) {
+        a[x] = ma[x];
+        if (!tg__add_u64(sum, volumes[ma[x]], &sum)) too_big = 1;
+      }
+      for (size_t x = 0; x < nlive[q]; ++x) {
+        size_t r = mq[x];
+        if (tp.pf[r] <= p && p <= tp.pl[r]) continue;
+        bset[nb++] = r;
+        if (!tg__add_u64(sum, volumes[r], &sum)) too_big = 1;
+      }
+      if (too_big || sum > (uint64_t)TG__SHAPE_MAX_COST) continue;
+      if (sum <= best || nb == 0) continue; /* cannot beat the bound so far */
+      size_t m = na > nb ? na : nb;
+      for (size_t x = 0; x < m * m; ++x) w[x] = 0;
+      for (size_t x = 0; x < na; ++x) {
+        const tg_usage_record *ra = &records[a[x]];
+        for (size_t y = 0; y < nb; ++y) {
+          const tg_usage_record *rb = &records[bset[y]];
+          if (ra->first_task <= rb->last_task && rb->first_task <= ra->last_task) continue;
+          uint64_t mv = merged_volume(ra, rb), pair = volumes[a[x]] + volumes[bset[y]];
+          if (mv != 0 && mv < pair) w[x * m + y] = (int64_t)(pair - mv);
+        }
+      }
+      work += (uint64_t)m * m * m;
+      int64_t saving = max_weight_matching(w, m, TG__SHAPE_MAX_COST, is, zs);
+      uint64_t bound = sum - (uint64_t)saving;
+      if (bound > best) best = bound;
+    }
+  }
+  *out = best;
+done:
+  tg__task_points_free(&in, &tp);
+  tg__free(alloc, volumes);
+  tg__free(alloc, live);
+  tg__free(alloc, nlive);
+  tg__free(alloc, items);
+  tg__free(alloc, points);
+  tg__free(alloc, members);
+  tg__free(alloc, a);
+  tg__free(alloc, bset);
+  tg__free(alloc, w);
+  tg__free(alloc, is);
+  tg__free(alloc, zs);
+  if (st != TG_OK) *out = 0;
+  return st;
+}
