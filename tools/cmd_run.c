@@ -174,12 +174,22 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   if ((st = tg_bounds_compute(sp->planned->records, sp->planned->count, sp->planned->dims, alloc, &b)) != TG_OK) goto fail;
   uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(precision);
   sp->naive_bytes = b.naive * unit;
-  sp->lower_bound_bytes = (sp->mode == TG_MODE_OBJECTS ? b.positional_max : b.peak_live) * unit;
+  /* Objects plans against the shape-aware bound (>= the positional maximum). */
+  uint64_t lb = b.peak_live;
+  if (sp->mode == TG_MODE_OBJECTS &&
+      (st = tg_bounds_objects_shape(sp->planned->records, sp->planned->count, sp->planned->dims,
+                                    alloc, &lb)) != TG_OK)
+    goto fail;
+  sp->lower_bound_bytes = lb * unit;
   if (sp->fallback_plan) {
     const tg_record_set *fs = sp->fallback_arena ? sp->fallback_arena : fb;
     if ((st = tg_bounds_compute(fs->records, fs->count, 1, alloc, &b)) != TG_OK) goto fail;
     sp->naive_bytes += b.naive;
-    sp->lower_bound_bytes += sp->mode == TG_MODE_OBJECTS ? b.positional_max : b.peak_live;
+    lb = b.peak_live;
+    if (sp->mode == TG_MODE_OBJECTS &&
+        (st = tg_bounds_objects_shape(fs->records, fs->count, 1, alloc, &lb)) != TG_OK)
+      goto fail;
+    sp->lower_bound_bytes += lb;
   }
   return TG_OK;
 fail:
