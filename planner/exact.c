@@ -954,7 +954,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
     stats->lower_bound = (*best)->total;
     return TG_OK;
   }
-  if (in->options->relation != NULL || in->count > TG_EXACT_MAX_RECORDS) return TG_OK;
+  if (in->options->relation != NULL || in->count > TG__SKYLINE_MAX_RECORDS) return TG_OK;
   sky k;
   memset(&k, 0, sizeof k);
   k.stats = stats;

@@ -438,9 +438,22 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
   uint64_t deadline = UINT64_MAX - now < budget_us ? UINT64_MAX : now + budget_us;
   if (in->options->mode == TG_MODE_OFFSETS) {
     if (in->count >= TG__LNS_MIN_RECORDS && in->options->relation == NULL) {
+      /* The large-neighbourhood search; up to TG__SKYLINE_MAX_RECORDS records, when it
+       * stalls, the skyline search for the rest of the time. */
+      int sky = in->count <= TG__SKYLINE_MAX_RECORDS;
       uint64_t steps;
       if (!tg__mul_u64(budget_us / 1000 + 1, TG__LNS_STEPS_PER_MS, &steps)) steps = UINT64_MAX;
-      return tg__search_offsets_lns(in, bound, deadline, steps, best);
+      tg_status st = tg__search_offsets_lns(in, bound, deadline, steps,
+                                            sky ? TG__LNS_STALL_STEPS : 0, best);
+      if (st != TG_OK || !sky || (*best)->total <= bound) return st;
+      uint64_t t = tg__now_us(), left = deadline > t ? deadline - t : 0;
+      if (left == 0) return TG_OK;
+      tg_exact_stats stats;
+      memset(&stats, 0, sizeof stats);
+      uint64_t nodes;
+      if (!tg__mul_u64(left / 1000 + 1, TG__SKYLINE_NODES_PER_MS, &nodes)) nodes = UINT64_MAX;
+      st = tg__skyline_improve(in, bound, left, nodes, best, &stats);
+      return st == TG_ERROR_OVERFLOW ? TG_OK : st;
     }
     return search_offsets(in, bound, deadline, max_iters, best);
   }

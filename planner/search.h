@@ -42,12 +42,18 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
  * large-neighbourhood search of search_lns.c, at most TG__LNS_STEPS_PER_MS steps per ms. */
 #define TG__LNS_MIN_RECORDS 5000u
 #define TG__LNS_STEPS_PER_MS 200u
+/* Up to this many records the search of large inputs hands over to the skyline search when
+ * the large-neighbourhood search stalls for TG__LNS_STALL_STEPS steps (long-lived records
+ * defeat its neighbourhoods; the skyline search does better there). */
+#define TG__LNS_STALL_STEPS 2000u
+#define TG__SKYLINE_MAX_RECORDS 16384u
 
 /* Large-neighbourhood search (search_lns.c): improve `*best` (a valid offsets plan, serial
- * relation) by re-placing the records near the top of the arena, for at most `max_iters` steps
- * and until `deadline` (tg__now_us). Replaces `*best` only by a strictly smaller plan. */
+ * relation) by re-placing the records near the top of the arena, for at most `max_iters` steps,
+ * until `deadline` (tg__now_us), and (stall_steps > 0) until that many steps in a row have not
+ * lowered the total. Replaces `*best` only by a strictly smaller plan. */
 tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
-                                 uint64_t max_iters, tg_plan **best);
+                                 uint64_t max_iters, uint64_t stall_steps, tg_plan **best);
 
 /* Offsets mode: branch-and-bound from the incumbent `*best` for at most `budget_us`. Replaces
  * `*best` by a smaller plan when found; fills `stats` (never NULL). */
@@ -59,7 +65,7 @@ tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t b
  * visited (0 = none), which makes the result independent of the clock when the cap ends it.
  * Replaces `*best` by a smaller plan when found; adds to `stats` (never NULL; nodes counted on
  * from stats->nodes): proved_optimal when the tree was exhausted or the bound reached.
- * Does nothing with a relation or above TG_EXACT_MAX_RECORDS records; TG_ERROR_OVERFLOW when
+ * Does nothing with a relation or above TG__SKYLINE_MAX_RECORDS records; TG_ERROR_OVERFLOW when
  * live sums do not fit 64 bits (callers treat that as "not searched"). */
 tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
                               uint64_t max_nodes, tg_plan **best, tg_exact_stats *stats);

@@ -223,7 +223,7 @@ static tg_status lns_step(lns *s, tg__rng *g, size_t t, int *kept) {
 }
 
 tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
-                                 uint64_t max_iters, tg_plan **best) {
+                                 uint64_t max_iters, uint64_t stall_steps, tg_plan **best) {
   if (in->count < 2 || in->options->relation != NULL || (*best)->total <= bound) return TG_OK;
   lns s;
   tg_status st = lns_init(&s, in, *best);
@@ -231,8 +231,10 @@ tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint6
   tg__rng g = {in->options->seed ^ 0x6C6E735F73656172ull};
   lns_find_tops(&s);
   int improved = 0;
+  uint64_t last_gain = 0; /* the step that last lowered the total */
   for (uint64_t it = 0; it < max_iters && s.total > bound && s.ntops > 0; ++it) {
     if ((it & 7) == 0 && tg__now_us() >= deadline) break;
+    if (stall_steps != 0 && it - last_gain > stall_steps) break;
     size_t t = s.tops[tg__rng_below(&g, s.ntops)];
     int kept = 0;
     if ((st = lns_step(&s, &g, t, &kept)) != TG_OK) goto done;
@@ -253,7 +255,10 @@ tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint6
       uint64_t top = 0;
       for (size_t r = 0; r < s.n; ++r)
         if (s.off[r] + in->volumes[r] > top) top = s.off[r] + in->volumes[r];
-      if (top < s.total) improved = 1;
+      if (top < s.total) {
+        improved = 1;
+        last_gain = it;
+      }
       s.total = top;
       lns_find_tops(&s);
     }

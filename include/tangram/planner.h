@@ -87,7 +87,9 @@ typedef struct tg_plan_options {
    * passes cost several times as much there; all run if neither layout fits 64 bits), and the
    * smaller starts a large-neighbourhood search (planner/search_lns.c: windows around the
    * records at the top of the arena lifted out and placed again; at most 200 *
-   * time_limit_ms steps). Other inputs run iterated greedy only (at most 20 * time_limit_ms
+   * time_limit_ms steps); up to 16384 records, once it has gone 2000 steps without lowering
+   * the total, the skyline search takes the rest of the time (its setup may overrun the
+   * limit by a few tens of milliseconds at that size). Other inputs run iterated greedy only (at most 20 * time_limit_ms
    * candidates). All try candidates in an order fixed by `seed` and stop
    * at the first of: the lower bound reached (or optimality proved), their cap, or the time
    * limit. So the plan is a function of (records, options) whenever a cap or a proof ends the

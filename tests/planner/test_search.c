@@ -450,7 +450,7 @@ static void test_lns_valid_never_worse(void **state) {
     tg_plan *runs[2] = {NULL, NULL};
     for (int k = 0; k < 2; ++k) {
       assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &runs[k]), TG_OK);
-      assert_int_equal(tg__search_offsets_lns(&in, bound, UINT64_MAX, 400, &runs[k]), TG_OK);
+      assert_int_equal(tg__search_offsets_lns(&in, bound, UINT64_MAX, 400, 0, &runs[k]), TG_OK);
       tg_test_assert_valid(r, n, 1, runs[k], o.alignment, NULL);
       assert_true(runs[k]->total <= start->total);
       assert_true(runs[k]->total >= bound);
@@ -487,6 +487,42 @@ static void test_lns_chain_reaches_bound(void **state) {
   assert_int_equal(searched->total, b.peak_live);
   tg_plan_destroy(greedy);
   tg_plan_destroy(searched);
+  free(r);
+}
+
+/* A large perfect packing: the neighbourhood search stalls on it (its pieces live long) and,
+ * with a stall limit, gives up by itself rather than at the deadline; through `best` the
+ * skyline search then takes over. Every plan valid and never worse than greedy. */
+static void test_lns_stall_hands_over(void **state) {
+  (void)state;
+  size_t n = 6000;
+  tg_usage_record *r = calloc(n, sizeof *r);
+  uint64_t *vol = calloc(n, sizeof *vol);
+  assert_true(r && vol);
+  tg_test_rng g = {12};
+  uint64_t w = perfect_packing(&g, r, n);
+  for (size_t i = 0; i < n; ++i) vol[i] = r[i].size.w;
+  tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
+  assert_true(greedy->total > w);
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = TG_MODE_OFFSETS;
+  tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol};
+  tg_plan *p = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
+  uint64_t t0 = tg__now_us();
+  /* No deadline and a huge step cap: only the stall limit can end it this soon. */
+  assert_int_equal(tg__search_offsets_lns(&in, w, UINT64_MAX, UINT64_MAX, 300, &p), TG_OK);
+  assert_true(tg__now_us() - t0 < 60u * 1000 * 1000);
+  tg_test_assert_valid(r, n, 1, p, 0, NULL);
+  assert_true(p->total <= greedy->total);
+  tg_plan *searched = plan_with(r, n, 1, TG_MODE_OFFSETS, 400, 1, NULL);
+  assert_true(searched->total <= greedy->total);
+  print_message("perfect packing of %zu: greedy %.4f, search(400 ms) %.4f of the optimum\n", n,
+                (double)greedy->total / (double)w, (double)searched->total / (double)w);
+  tg_plan_destroy(searched);
+  tg_plan_destroy(p);
+  tg_plan_destroy(greedy);
+  free(vol);
   free(r);
 }
 
@@ -558,6 +594,7 @@ int main(void) {
       cmocka_unit_test(test_exact_time_limit),
       cmocka_unit_test(test_lns_valid_never_worse),
       cmocka_unit_test(test_lns_chain_reaches_bound),
+      cmocka_unit_test(test_lns_stall_hands_over),
       cmocka_unit_test(test_gap_index_remove),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
