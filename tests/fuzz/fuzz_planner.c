@@ -31,9 +31,9 @@
  *
  * Properties: statuses as the API documents them; every successful plan passes
  * tg_plan_validate (with the same alignment and relation); bounds are ordered (peak_live <=
- * positional_max <= naive) and at most every total they bound; objects-mode naive equals the
- * naive bound; a 1D objects plan, and an offsets plan without alignment, never overflows when
- * the naive sum fits; the same input gives the same plan twice; tg_plan_objects_to_offsets of a
+ * positional_max <= shape-aware bound <= naive) and at most every total they bound;
+ * objects-mode naive equals the naive bound; a 1D objects plan, and an offsets plan without
+ * alignment, never overflows when the naive sum fits; the same input gives the same plan twice; tg_plan_objects_to_offsets of a
  * 1D objects plan is valid; `best` succeeds exactly when a strategy it runs does, with the
  * smallest of their totals; with an allocation failing, planning either fails with
  * TG_ERROR_OUT_OF_HOST_MEMORY or returns the same plan, and nothing leaks. */
@@ -163,6 +163,7 @@ typedef struct input {
   int fault;
   uint64_t fail_at;
   uint8_t fault_choice;
+  uint64_t shape_bound;      /* tg_bounds_objects_shape when the bounds succeeded */
 } input;
 
 static void decode(const uint8_t *data, size_t size, input *in) {
@@ -294,6 +295,7 @@ static tg_plan *plan_checked(const input *in, const tg_plan_options *o, const tg
   if (bounds_ok) {
     if (p->total < b->peak_live) FUZZ_FAIL();
     if (o->mode == TG_MODE_OBJECTS && p->total < b->positional_max) FUZZ_FAIL();
+    if (o->mode == TG_MODE_OBJECTS && p->total < in->shape_bound) FUZZ_FAIL();
     if (o->mode == TG_MODE_OBJECTS && o->strategy == TG_STRATEGY_NAIVE && p->total != b->naive)
       FUZZ_FAIL();
   }
@@ -419,6 +421,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_FAIL();
   }
 
+  /* The shape-aware bound: the same input checks, between the positional maximum and every
+   * objects plan (checked in plan_checked). */
+  in->shape_bound = 0;
+  uint64_t shape = 0;
+  st = tg_bounds_objects_shape(in->records, in->count, in->dims, &fa.base, &shape);
+  if (bounds_ok) {
+    if (st != TG_OK || shape < b.positional_max || shape > b.naive) FUZZ_FAIL();
+    in->shape_bound = shape;
+  } else if (st == TG_OK || shape != 0) {
+    FUZZ_FAIL();
+  }
   run_mode(in, TG_MODE_OBJECTS, &b, bounds_ok, &fa.base);
   run_mode(in, TG_MODE_OFFSETS, &b, bounds_ok, &fa.base);
   if (in->fault) run_fault(in, &fa.base);
