@@ -167,28 +167,18 @@ static void keep_smaller(tg_plan **best, tg_plan *cand) {
   }
 }
 
-/* `best` with a time limit on large serial offsets inputs (see TG__LNS_MIN_RECORDS): only
- * greedy-by-size and greedy-by-breadth run - the other greedy passes cost several times as
- * much at 100k records, and the search closes their gap - and the smaller (ties: by size)
- * starts the search. Returns TG_ERROR_OVERFLOW, for run_best to try every strategy, when
- * neither layout fits 64 bits. */
+/* `best` with a time limit on large serial offsets inputs (see TG__LNS_MIN_RECORDS): the other
+ * greedy passes cost several times greedy-by-size at 100k records, and the search closes
+ * their gap, so greedy-by-size alone is the first answer and the search (which may start again
+ * from greedy-by-breadth, see tg__search_improve) gets the time. Returns TG_ERROR_OVERFLOW, for
+ * run_best to try every strategy, when that layout does not fit 64 bits. */
 static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
-  static const tg_strategy k_starts[2] = {TG_STRATEGY_GREEDY_BY_SIZE, TG_STRATEGY_GREEDY_BY_BREADTH};
   tg_plan *best = NULL;
-  for (int k = 0; k < 2; ++k) {
-    tg_plan *cand = NULL;
-    tg_status st = strategy_fn(TG_MODE_OFFSETS, k_starts[k])(in, &cand);
-    if (st != TG_OK) {
-      tg_plan_destroy(cand);
-      if (st == TG_ERROR_OVERFLOW) continue;
-      tg_plan_destroy(best);
-      return st;
-    }
-    cand->strategy = k_starts[k];
-    keep_smaller(&best, cand);
+  tg_status st = tg__offsets_greedy_by_size(in, &best);
+  if (st == TG_OK) {
+    best->strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+    st = tg__search_after_greedy(in, &best);
   }
-  if (best == NULL) return TG_ERROR_OVERFLOW;
-  tg_status st = tg__search_after_greedy(in, &best);
   if (st != TG_OK) {
     tg_plan_destroy(best);
     return st;

@@ -431,30 +431,80 @@ done:
   return st;
 }
 
+/* ---- large offsets inputs ---------------------------------------------------------------- */
+
+/* Keep the smaller of *best and *cand in *best; *cand is consumed. */
+static void keep_smaller_plan(tg_plan **best, tg_plan **cand) {
+  if ((*cand)->total < (*best)->total) {
+    tg_plan_destroy(*best);
+    *best = *cand;
+  } else {
+    tg_plan_destroy(*cand);
+  }
+  *cand = NULL;
+}
+
+/* Serial offsets inputs of at least TG__LNS_MIN_RECORDS records, in stages until the bound or
+ * the deadline: (1) the large-neighbourhood search from the incumbent until it stalls
+ * (TG__LNS_STALL_STEPS steps without lowering the total); (2) the same from greedy-by-breadth's
+ * plan when the time left exceeds three times the first stage's setup - the search gets
+ * further from it on some inputs (wide DAGs) and from greedy-by-size's on others (transformer
+ * blocks); (3) on the better of the two, up to TG__SKYLINE_MAX_RECORDS
+ * records, the skyline search (long-lived records defeat the neighbourhoods; it does better
+ * there), else the neighbourhood search again without the stall limit. Steps and nodes are
+ * capped per millisecond of the budget, as elsewhere. */
+static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
+                              uint64_t budget_us, tg_plan **best) {
+  uint64_t steps, stall = TG__LNS_STALL_STEPS;
+  if (!tg__mul_u64(budget_us / 1000 + 1, TG__LNS_STEPS_PER_MS, &steps)) steps = UINT64_MAX;
+  uint64_t setup_us = 0;
+  tg_status st = tg__search_offsets_lns(in, bound, deadline, steps, stall, &setup_us, best);
+  if (st != TG_OK || (*best)->total <= bound) return st;
+  uint64_t t = tg__now_us();
+  if (t >= deadline) return TG_OK;
+  tg_plan *other = NULL;
+  /* A second start costs a greedy pass and a new index, which cannot be interrupted: about
+   * twice the first start's setup. Only when that leaves time to search. */
+  if (deadline - t > 3 * setup_us) st = tg__offsets_greedy_by_breadth(in, &other);
+  if (st == TG_ERROR_OVERFLOW) {
+    tg_plan_destroy(other); /* no start from there */
+    other = NULL;
+    st = TG_OK;
+  }
+  if (st != TG_OK) {
+    tg_plan_destroy(other);
+    return st;
+  }
+  if (other != NULL) {
+    other->strategy = TG_STRATEGY_GREEDY_BY_BREADTH;
+    st = tg__search_offsets_lns(in, bound, deadline, steps, stall, NULL, &other);
+    if (st != TG_OK) {
+      tg_plan_destroy(other);
+      return st;
+    }
+    keep_smaller_plan(best, &other);
+  }
+  t = tg__now_us();
+  uint64_t left = deadline > t ? deadline - t : 0;
+  if ((*best)->total <= bound || left == 0) return TG_OK;
+  if (in->count > TG__SKYLINE_MAX_RECORDS)
+    return tg__search_offsets_lns(in, bound, deadline, steps, 0, NULL, best);
+  tg_exact_stats stats;
+  memset(&stats, 0, sizeof stats);
+  uint64_t nodes;
+  if (!tg__mul_u64(left / 1000 + 1, TG__SKYLINE_NODES_PER_MS, &nodes)) nodes = UINT64_MAX;
+  st = tg__skyline_improve(in, bound, left, nodes, best, &stats);
+  return st == TG_ERROR_OVERFLOW ? TG_OK : st;
+}
+
 tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
                              uint64_t max_iters, tg_plan **best) {
   if (*best == NULL || in->count < 2 || (*best)->total <= bound) return TG_OK;
   uint64_t now = tg__now_us();
   uint64_t deadline = UINT64_MAX - now < budget_us ? UINT64_MAX : now + budget_us;
   if (in->options->mode == TG_MODE_OFFSETS) {
-    if (in->count >= TG__LNS_MIN_RECORDS && in->options->relation == NULL) {
-      /* The large-neighbourhood search; up to TG__SKYLINE_MAX_RECORDS records, when it
-       * stalls, the skyline search for the rest of the time. */
-      int sky = in->count <= TG__SKYLINE_MAX_RECORDS;
-      uint64_t steps;
-      if (!tg__mul_u64(budget_us / 1000 + 1, TG__LNS_STEPS_PER_MS, &steps)) steps = UINT64_MAX;
-      tg_status st = tg__search_offsets_lns(in, bound, deadline, steps,
-                                            sky ? TG__LNS_STALL_STEPS : 0, best);
-      if (st != TG_OK || !sky || (*best)->total <= bound) return st;
-      uint64_t t = tg__now_us(), left = deadline > t ? deadline - t : 0;
-      if (left == 0) return TG_OK;
-      tg_exact_stats stats;
-      memset(&stats, 0, sizeof stats);
-      uint64_t nodes;
-      if (!tg__mul_u64(left / 1000 + 1, TG__SKYLINE_NODES_PER_MS, &nodes)) nodes = UINT64_MAX;
-      st = tg__skyline_improve(in, bound, left, nodes, best, &stats);
-      return st == TG_ERROR_OVERFLOW ? TG_OK : st;
-    }
+    if (in->count >= TG__LNS_MIN_RECORDS && in->options->relation == NULL)
+      return search_large(in, bound, deadline, budget_us, best);
     return search_offsets(in, bound, deadline, max_iters, best);
   }
   /* One objects pass costs about records x objects compatibility tests (~50 per microsecond);

@@ -42,18 +42,21 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
  * large-neighbourhood search of search_lns.c, at most TG__LNS_STEPS_PER_MS steps per ms. */
 #define TG__LNS_MIN_RECORDS 5000u
 #define TG__LNS_STEPS_PER_MS 200u
-/* Up to this many records the search of large inputs hands over to the skyline search when
- * the large-neighbourhood search stalls for TG__LNS_STALL_STEPS steps (long-lived records
- * defeat its neighbourhoods; the skyline search does better there). */
+/* The search of large inputs (search.c, search_large) moves on from a start when the
+ * large-neighbourhood search has gone TG__LNS_STALL_STEPS steps without lowering the total; up
+ * to TG__SKYLINE_MAX_RECORDS records its last stage is the skyline search (whose index grows
+ * with the records' spans). */
 #define TG__LNS_STALL_STEPS 2000u
 #define TG__SKYLINE_MAX_RECORDS 16384u
 
 /* Large-neighbourhood search (search_lns.c): improve `*best` (a valid offsets plan, serial
  * relation) by re-placing the records near the top of the arena, for at most `max_iters` steps,
  * until `deadline` (tg__now_us), and (stall_steps > 0) until that many steps in a row have not
- * lowered the total. Replaces `*best` only by a strictly smaller plan. */
+ * lowered the total. Replaces `*best` only by a strictly smaller plan. `*setup_us` (when not
+ * NULL) receives the time spent before the first step (building its index). */
 tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
-                                 uint64_t max_iters, uint64_t stall_steps, tg_plan **best);
+                                 uint64_t max_iters, uint64_t stall_steps, uint64_t *setup_us,
+                                 tg_plan **best);
 
 /* Offsets mode: branch-and-bound from the incumbent `*best` for at most `budget_us`. Replaces
  * `*best` by a smaller plan when found; fills `stats` (never NULL). */

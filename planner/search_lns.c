@@ -223,11 +223,14 @@ static tg_status lns_step(lns *s, tg__rng *g, size_t t, int *kept) {
 }
 
 tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
-                                 uint64_t max_iters, uint64_t stall_steps, tg_plan **best) {
+                                 uint64_t max_iters, uint64_t stall_steps, uint64_t *setup_us,
+                                 tg_plan **best) {
+  uint64_t t0 = tg__now_us();
   if (in->count < 2 || in->options->relation != NULL || (*best)->total <= bound) return TG_OK;
   lns s;
   tg_status st = lns_init(&s, in, *best);
   if (st != TG_OK) goto done;
+  if (setup_us != NULL) *setup_us = tg__now_us() - t0;
   tg__rng g = {in->options->seed ^ 0x6C6E735F73656172ull};
   lns_find_tops(&s);
   int improved = 0;

@@ -83,16 +83,16 @@ typedef struct tg_plan_options {
    * (planner/search.c) for the rest. Objects mode, 1D, at most 2048 records: the objects
    * branch-and-bound (planner/exact_objects.c) for half the time, at most 8000 *
    * time_limit_ms / 2 nodes, then iterated greedy. Offsets mode without a relation and with
-   * at least 5000 records: only greedy-by-size and greedy-by-breadth run (the other greedy
-   * passes cost several times as much there; all run if neither layout fits 64 bits), and the
-   * smaller starts a large-neighbourhood search (planner/search_lns.c: windows around the
-   * records at the top of the arena lifted out and placed again; at most 200 *
-   * time_limit_ms steps); up to 16384 records, once it has gone 2000 steps without lowering
-   * the total, the skyline search takes the rest of the time (its setup may overrun the
-   * limit by a few tens of milliseconds at that size). Other inputs run iterated greedy only (at most 20 * time_limit_ms
-   * candidates). All try candidates in an order fixed by `seed` and stop
-   * at the first of: the lower bound reached (or optimality proved), their cap, or the time
-   * limit. So the plan is a function of (records, options) whenever a cap or a proof ends the
+   * at least 5000 records: greedy-by-size alone is the first answer (the other greedy passes
+   * cost several times as much there; all run if its layout does not fit 64 bits), then a
+   * large-neighbourhood search (planner/search_lns.c: windows around the records at the top
+   * of the arena lifted out and placed again; at most 200 * time_limit_ms steps per stage)
+   * until it goes 2000 steps without progress, the same from greedy-by-breadth's plan, then
+   * on the better one, up to 16384 records, the skyline search (its setup may overrun the
+   * limit by a few tens of milliseconds at that size), else the neighbourhood search again.
+   * Other inputs run iterated greedy only (at most 20 * time_limit_ms candidates). All try
+   * candidates in an order fixed by `seed` and stop at the first of: the lower bound reached
+   * (or optimality proved), their cap, or the time limit. So the plan is a function of (records, options) whenever a cap or a proof ends the
    * search; when the clock ends it, a slower machine may return a plan found earlier in the
    * same sequence. */
   uint32_t time_limit_ms;

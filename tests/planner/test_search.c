@@ -450,7 +450,7 @@ static void test_lns_valid_never_worse(void **state) {
     tg_plan *runs[2] = {NULL, NULL};
     for (int k = 0; k < 2; ++k) {
       assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &runs[k]), TG_OK);
-      assert_int_equal(tg__search_offsets_lns(&in, bound, UINT64_MAX, 400, 0, &runs[k]), TG_OK);
+      assert_int_equal(tg__search_offsets_lns(&in, bound, UINT64_MAX, 400, 0, NULL, &runs[k]), TG_OK);
       tg_test_assert_valid(r, n, 1, runs[k], o.alignment, NULL);
       assert_true(runs[k]->total <= start->total);
       assert_true(runs[k]->total >= bound);
@@ -511,7 +511,7 @@ static void test_lns_stall_hands_over(void **state) {
   tg_plan *p = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
   uint64_t t0 = tg__now_us();
   /* No deadline and a huge step cap: only the stall limit can end it this soon. */
-  assert_int_equal(tg__search_offsets_lns(&in, w, UINT64_MAX, UINT64_MAX, 300, &p), TG_OK);
+  assert_int_equal(tg__search_offsets_lns(&in, w, UINT64_MAX, UINT64_MAX, 300, NULL, &p), TG_OK);
   assert_true(tg__now_us() - t0 < 60u * 1000 * 1000);
   tg_test_assert_valid(r, n, 1, p, 0, NULL);
   assert_true(p->total <= greedy->total);
