@@ -6,8 +6,8 @@
  * few records near it in time. So one gap index holds every record at its current offset, and
  * each step takes a record reaching the top (t), the records meeting a random time range
  * around it (4 to 256 starts on each side), keeps those ending above a random level (2% to
- * 100% of the total below it) and at most 64 / 128 / 256 of them, the highest first, and
- * lifts this window out of the index. It places the window again - largest first, sizes
+ * 100% of the total below it) and at most 64 / 128 / 256 of them (the highest ends, or the
+ * largest, first; t always), and lifts this window out of the index. It places the window again - largest first, sizes
  * randomly weighted, or by current offset with first fit; t first half the time - with every
  * other record where it is, stopping as soon as a record would end above the window's old top.
  * A step is kept when the window's highest end goes down, or stays and no more of its records
@@ -146,8 +146,8 @@ static tg_status lns_step(lns *s, tg__rng *g, size_t t, int *kept) {
     if (s->off[r] + vol[r] > level || r == t) s->win[keep++] = r;
   }
   nw = keep;
-  /* ...and at most `cap` of them, the highest ends first (t always): long-lived records
-   * would otherwise make windows of thousands. */
+  /* ...and at most `cap` of them, the highest ends or the largest first (t always):
+   * long-lived records would otherwise make windows of thousands. */
   size_t cap = (size_t)64 << tg__rng_below(g, 3);
   if (nw > cap) {
     int by_size = (int)tg__rng_below(g, 2);
