@@ -43,7 +43,9 @@ static void plan_usage(FILE *to) {
       "  --svg FILE               draw the smallest plan as an SVG memory timeline\n"
       "  -h, --help               this text\n"
       "\n"
-      "Totals are bytes for 1D records and texels for 2D/3D records.\n"
+      "Totals are bytes for 1D records and texels for 2D/3D records. Lower bounds: peak live\n"
+      "(offsets), the positional maximum (objects, \"x bound\"), and in objects mode a\n"
+      "shape-aware bound that pays for per-dimension maxima (JSON \"shape_bound\").\n"
       "Exit status: 0 ok, 1 failure, 2 bad usage or input.\n",
       to);
 }
