@@ -236,7 +236,13 @@ void tg__gap_index_destroy(tg__gap_index *ix) {
 }
 
 tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out) {
+  return tg__gap_index_create_ordered(in, NULL, out);
+}
+
+tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *order,
+                                       tg__gap_index **out) {
   *out = NULL;
+  if (order != NULL && in->options->relation != NULL) return TG_ERROR_INTERNAL;
   size_t n = in->count;
   tg__gap_index *ix = tg__calloc(in->alloc, 1, sizeof *ix);
   if (ix == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
@@ -262,11 +268,12 @@ tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out) {
   uint64_t bound = 0;
   ix->small_arena = 1;
   for (size_t r = 0; r < n; ++r) {
-    ix->rec[r] = (gap_record){in->volumes[r], tg__record_alignment(in, r), tp.pf[r], tp.pl[r]};
-    if (!tg__add_u64(bound, in->volumes[r], &bound) || !tg__add_u64(bound, ix->rec[r].align - 1, &bound) ||
+    size_t x = order != NULL ? order[r] : r; /* slot r holds record x */
+    ix->rec[r] = (gap_record){in->volumes[x], tg__record_alignment(in, x), tp.pf[x], tp.pl[x]};
+    if (!tg__add_u64(bound, in->volumes[x], &bound) || !tg__add_u64(bound, ix->rec[r].align - 1, &bound) ||
         bound >= (UINT64_C(1) << 63))
       ix->small_arena = 0;
-    if (in->volumes[r] == 0) ix->has_zero = 1;
+    if (in->volumes[x] == 0) ix->has_zero = 1;
   }
   ix->shift = ix->relation ? 0 : choose_shift(&tp, n);
   size_t nb = ix->relation ? 1 : (n == 0) ? 0 : (((tp.count - 1) >> ix->shift) + 1);

@@ -54,6 +54,13 @@ void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp);
 typedef struct tg__gap_index tg__gap_index;
 
 tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out);
+
+/* The same with slots in a given order (serial relation only; TG_ERROR_INTERNAL otherwise):
+ * slot i is record order[i], and every `r` taken by the functions below is a slot. A strategy
+ * that places records in a fixed order then reads the index's per-record data sequentially,
+ * which on large inputs saves a cache miss per placement. */
+tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *order,
+                                       tg__gap_index **out);
 void tg__gap_index_destroy(tg__gap_index *ix);
 
 /* Where record r goes: walk the placed records that conflict with r in offset order (ties by

@@ -17,17 +17,19 @@ tg_status tg__offsets_greedy_by_size(const tg__plan_input *in, tg_plan **out) {
     goto done;
   }
   if ((st = tg__order_by_size_desc(in, order)) != TG_OK) goto done;
-  if ((st = tg__gap_index_create(in, &ix)) != TG_OK) goto done;
+  /* Serial: the index's slots in placement order (see tg__gap_index_create_ordered). */
+  int slots = in->options->relation == NULL;
+  if ((st = tg__gap_index_create_ordered(in, slots ? order : NULL, &ix)) != TG_OK) goto done;
   for (size_t i = 0; i < in->count; ++i) {
-    size_t r = order[i];
+    size_t r = order[i], x = slots ? i : r;
     uint64_t off, end;
-    if ((st = tg__gap_index_find(ix, r, TG_FIT_BEST, &off)) != TG_OK) goto done;
+    if ((st = tg__gap_index_find(ix, x, TG_FIT_BEST, &off)) != TG_OK) goto done;
     if (!tg__add_u64(off, in->volumes[r], &end)) {
       st = TG_ERROR_OVERFLOW;
       goto done;
     }
     (*out)->offset_of[r] = off;
-    tg__gap_index_insert(ix, r, off);
+    tg__gap_index_insert(ix, x, off);
   }
   st = tg__plan_finish_offsets(in, *out);
 done:
