@@ -92,7 +92,7 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
     return TG_OK;
   }
   alloc = tg__alloc_or_default(alloc);
-  /* Task points and the live volume at each (sums saturate: only their order matters). */
+  /* Task points, and the live volume and record count at each. */
   uint64_t *volumes = tg__alloc_array(alloc, n, sizeof *volumes);
   static const tg_plan_options k_options = {0};
   tg__plan_input in = {records, n, dims, &k_options, alloc, volumes};
