@@ -161,12 +161,6 @@ typedef struct gap_record {
   uint32_t pf, pl;
 } gap_record;
 
-/* A placed record in a windowed search's merge buffers: the entry and its record. */
-typedef struct gap_went {
-  tg__gap_entry e;
-  size_t idx;
-} gap_went;
-
 struct tg__gap_index {
   const tg__plan_input *in;
   gap_record *rec;
@@ -184,7 +178,6 @@ struct tg__gap_index {
   tg__gap_entry *all, *born;
   size_t *rel_idx;       /* relation mode: record index of all[i] */
   size_t *all_idx, *born_idx; /* windowed: record index of all[i], born[i] */
-  gap_went *wscratch[2]; /* windowed searches spanning several blocks: merge buffers */
   int small_arena;       /* every placement stays below 2^63 (see tg__gap_index_create) */
   int use_born;          /* some record reaches past its window: keep the born lists */
   int has_zero;          /* some record has size 0: ties at one offset need the end order */
@@ -226,8 +219,6 @@ void tg__gap_index_destroy(tg__gap_index *ix) {
   tg__free(a, ix->rel_idx);
   tg__free(a, ix->all_idx);
   tg__free(a, ix->born_idx);
-  tg__free(a, ix->wscratch[0]);
-  tg__free(a, ix->wscratch[1]);
   tg__free(a, ix->rec);
   tg__free(a, ix->scratch[0]);
   tg__free(a, ix->scratch[1]);
@@ -284,8 +275,7 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
   ix->born_begin = tg__calloc(in->alloc, nb + 1, sizeof *ix->born_begin);
   ix->born_len = tg__calloc(in->alloc, nb + 1, sizeof *ix->born_len);
   if (!ix->all_begin || !ix->all_len || !ix->born_begin || !ix->born_len) goto oom;
-  size_t scratch = 0;  /* the most entries a search spanning several blocks can collect */
-  size_t wscratch = 0; /* the same for a windowed search */
+  size_t scratch = 0; /* the most entries a search spanning several blocks can collect */
   if (ix->relation) {
     ix->all_begin[1] = n;
     ix->rel_idx = tg__alloc_array(in->alloc, n ? n : 1, sizeof *ix->rel_idx);
@@ -301,17 +291,15 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
       ix->all_begin[b + 1] += ix->all_begin[b];
       ix->born_begin[b + 1] += ix->born_begin[b];
     }
+    /* Serial: born lists beyond the first window; windowed: that window's list too. */
     for (size_t r = 0; r < n; ++r) {
-      size_t bf = ix->rec[r].pf >> ix->shift, bl = ix->rec[r].pl >> ix->shift;
-      size_t span = bl > bf + 2 ? ix->born_begin[bl + 1] - ix->born_begin[bf + 2] : 0;
-      if (span > scratch) scratch = span;
-      if (bl > bf + 1) {
+      size_t bf = ix->rec[r].pf >> ix->shift, bl = ix->rec[r].pl >> ix->shift, span = 0;
+      if (!ix->windowed && bl > bf + 2)
+        span = ix->born_begin[bl + 1] - ix->born_begin[bf + 2];
+      else if (ix->windowed && bl > bf + 1)
         span = ix->all_begin[bf + 1] - ix->all_begin[bf] + ix->born_begin[bl + 1] - ix->born_begin[bf + 2];
-        if (span > wscratch) wscratch = span;
-      }
+      if (span > scratch) scratch = span;
     }
-    if (ix->windowed) scratch = 0;
-    else wscratch = 0;
   }
   ix->all = tg__alloc_array(in->alloc, n ? ix->all_begin[nb] : 1, sizeof *ix->all);
   ix->born = tg__alloc_array(in->alloc, ix->use_born ? n : 1, sizeof *ix->born);
@@ -320,12 +308,6 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
     ix->all_idx = tg__alloc_array(in->alloc, n ? ix->all_begin[nb] : 1, sizeof *ix->all_idx);
     ix->born_idx = tg__alloc_array(in->alloc, ix->use_born ? n : 1, sizeof *ix->born_idx);
     if (ix->all_idx == NULL || ix->born_idx == NULL) goto oom;
-  }
-  if (wscratch > 0) {
-    ix->wscratch[0] = tg__alloc_array(in->alloc, wscratch, sizeof *ix->wscratch[0]);
-    ix->wscratch[1] = tg__alloc_array(in->alloc, wscratch, sizeof *ix->wscratch[1]);
-    ix->runs = tg__alloc_array(in->alloc, nb + 2, sizeof *ix->runs);
-    if (ix->wscratch[0] == NULL || ix->wscratch[1] == NULL || ix->runs == NULL) goto oom;
   }
   if (scratch > 0) {
     ix->scratch[0] = tg__alloc_array(in->alloc, scratch, sizeof *ix->scratch[0]);
@@ -540,31 +522,6 @@ static void walk(tg__gap_index *ix, gap_search *g, int fast) {
   }
 }
 
-/* Merge the sorted runs wscratch[0][runs[i]..runs[i+1]) into one (as merge_runs). */
-static const gap_went *merge_wruns(tg__gap_index *ix, size_t nruns) {
-  gap_went *src = ix->wscratch[0], *dst = ix->wscratch[1];
-  size_t *runs = ix->runs;
-  while (nruns > 1) {
-    size_t out_runs = 0;
-    for (size_t i = 0; i < nruns; i += 2) {
-      size_t lo = runs[i], mid = runs[i + 1];
-      size_t hi = (i + 1 < nruns) ? runs[i + 2] : mid;
-      const gap_went *a = src + lo, *a_end = src + mid, *b = src + mid, *b_end = src + hi;
-      gap_went *k = dst + lo;
-      while (a < a_end && b < b_end) *k++ = entry_before(&b->e, &a->e) ? *b++ : *a++;
-      while (a < a_end) *k++ = *a++;
-      while (b < b_end) *k++ = *b++;
-      runs[out_runs++] = lo;
-    }
-    runs[out_runs] = runs[nruns];
-    nruns = out_runs;
-    gap_went *t = src;
-    src = dst;
-    dst = t;
-  }
-  return src;
-}
-
 /* The windowed search for record r: the entries whose window meets r's are found as the
  * serial walk finds the entries whose interval meets r's; each is then tested exactly. A
  * window reaching past the window of its first block gathers the conflicting entries of that
@@ -582,23 +539,22 @@ static void walk_windowed(tg__gap_index *ix, gap_search *g, size_t r) {
         gap_visit(g, a[i].off, a[i].end);
     return;
   }
-  gap_went *s = ix->wscratch[0];
+  tg__gap_entry *s = ix->scratch[0];
   size_t k = 0, nruns = 0;
   for (size_t i = 0; i < len; ++i)
-    if (a[i].pf <= pl && a[i].pl >= pf && tg__records_conflict(in, ai[i], r))
-      s[k++] = (gap_went){a[i], ai[i]};
+    if (a[i].pf <= pl && a[i].pl >= pf && tg__records_conflict(in, ai[i], r)) s[k++] = a[i];
   if (k != 0) ix->runs[nruns++] = 0;
   for (size_t b = bf + 2; b <= bl; ++b) {
     size_t before = k;
     const tg__gap_entry *e = ix->born + ix->born_begin[b];
     const size_t *ei = ix->born_idx + ix->born_begin[b];
     for (size_t i = 0; i < ix->born_len[b]; ++i)
-      if (e[i].pf <= pl && tg__records_conflict(in, ei[i], r)) s[k++] = (gap_went){e[i], ei[i]};
+      if (e[i].pf <= pl && tg__records_conflict(in, ei[i], r)) s[k++] = e[i];
     if (k != before) ix->runs[nruns++] = before;
   }
   ix->runs[nruns] = k;
-  const gap_went *m = merge_wruns(ix, nruns);
-  for (size_t i = 0; i < k && !g->done; ++i) gap_visit(g, m[i].e.off, m[i].e.end);
+  const tg__gap_entry *m = merge_runs(ix, nruns);
+  for (size_t i = 0; i < k && !g->done; ++i) gap_visit(g, m[i].off, m[i].end);
 }
 
 tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *offset) {
