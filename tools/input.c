@@ -20,6 +20,27 @@ tg_status tg_cli_record_sizes(const tg_graph *graph, const tg_model_records *rec
   return TG_OK;
 }
 
+/* Lifetimes, model records and schedule of in->graph (none of them built yet); frees the
+ * whole input on failure. */
+static tg_status derive_from_graph(tg_cli_input *in, const tg_cli_input_options *options,
+                                   tg_error_info *err) {
+  tg_lifetime_options lo = {options->plan_io};
+  tg_device_limits def = tg_device_limits_default();
+  tg_status st = tg_graph_compute_lifetimes(in->graph, &lo, in->alloc, &in->lifetimes, err);
+  if (st == TG_OK)
+    st = tg_model_records_create(in->graph, in->lifetimes, options->storage, options->precision,
+                                 options->limits ? options->limits : &def, in->alloc,
+                                 &in->model_records, err);
+  if (st == TG_OK) st = tg_schedule_create(in->graph, NULL, in->alloc, &in->schedule, err);
+  if (st != TG_OK) {
+    tg_cli_input_free(in);
+    return st;
+  }
+  in->records = in->model_records->records;
+  in->tensor_of = in->model_records->tensor_of;
+  return TG_OK;
+}
+
 tg_status tg_cli_input_load(const char *path, const tg_cli_input_options *options,
                             const tg_allocator *alloc, tg_cli_input *in, tg_error_info *err) {
   memset(in, 0, sizeof *in);
@@ -39,22 +60,7 @@ tg_status tg_cli_input_load(const char *path, const tg_cli_input_options *option
     return TG_OK;
   }
   in->graph = in->model->graph;
-  tg_lifetime_options lo = {options->plan_io};
-  st = tg_graph_compute_lifetimes(in->graph, &lo, alloc, &in->lifetimes, err);
-  if (st == TG_OK) {
-    tg_device_limits def = tg_device_limits_default();
-    st = tg_model_records_create(in->graph, in->lifetimes, options->storage, options->precision,
-                                 options->limits ? options->limits : &def, alloc,
-                                 &in->model_records, err);
-  }
-  if (st == TG_OK) st = tg_schedule_create(in->graph, NULL, alloc, &in->schedule, err);
-  if (st != TG_OK) {
-    tg_cli_input_free(in);
-    return st;
-  }
-  in->records = in->model_records->records;
-  in->tensor_of = in->model_records->tensor_of;
-  return TG_OK;
+  return derive_from_graph(in, options, err);
 }
 
 void tg_cli_input_free(tg_cli_input *in) {
@@ -112,20 +118,8 @@ tg_status tg_cli_input_reorder(tg_cli_input *in, const tg_cli_input_options *opt
     in->records = NULL;
     in->tensor_of = NULL;
     in->graph = in->reordered;
-    tg_lifetime_options lo = {options->plan_io};
-    tg_device_limits def = tg_device_limits_default();
-    st = tg_graph_compute_lifetimes(in->graph, &lo, in->alloc, &in->lifetimes, err);
-    if (st == TG_OK)
-      st = tg_model_records_create(in->graph, in->lifetimes, options->storage, options->precision,
-                                   options->limits ? options->limits : &def, in->alloc,
-                                   &in->model_records, err);
-    if (st == TG_OK) st = tg_schedule_create(in->graph, NULL, in->alloc, &in->schedule, err);
+    return derive_from_graph(in, options, err);
   }
-  if (st != TG_OK) {
-    tg_cli_input_free(in);
-    return st;
-  }
-  in->records = in->model_records->records;
-  in->tensor_of = in->model_records->tensor_of;
-  return TG_OK;
+  tg_cli_input_free(in);
+  return st;
 }
