@@ -134,13 +134,6 @@ static int random_may_share(void *user, size_t a, size_t b) {
   return tg_test_rng_next(&h) % 3 != 0;
 }
 
-static int always_share(void *user, size_t a, size_t b) {
-  (void)user;
-  (void)a;
-  (void)b;
-  return 1;
-}
-
 /* ---- TFLite vectors ------------------------------------------------------------------ */
 
 static tg_plan *objects_plan(const uint32_t *ids, size_t n, const uint64_t *sizes, size_t k) {
@@ -370,7 +363,7 @@ static void greedy_by_size_matches_tflite(void **state) {
     /* The relation path (every placed record checked) with a relation that allows
      * everything must give the same plan. */
     rel_state unused = {0, 0};
-    tg_share_relation all = {always_share, &unused, NULL, 0};
+    tg_share_relation all = {tg_test_share_always, &unused, NULL, 0};
     p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, &all);
     assert_offsets(p, want, n, total);
     tg_plan_destroy(p);
@@ -756,16 +749,9 @@ static void window_relation_prunes_pairs(void **state) {
 }
 
 /* A relation that forbids all sharing forces every record apart. */
-static int never_share(void *user, size_t a, size_t b) {
-  (void)user;
-  (void)a;
-  (void)b;
-  return 0;
-}
-
 static void relation_forbidding_everything(void **state) {
   (void)state;
-  tg_share_relation rel = {never_share, NULL, NULL, 0};
+  tg_share_relation rel = {tg_test_share_never, NULL, NULL, 0};
   for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
     if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
     tg_plan *p = plan_ok(k_chain, 5, (tg_strategy)s, TG_FIT_BEST, 1, &rel);

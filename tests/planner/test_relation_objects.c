@@ -220,13 +220,6 @@ static void relations_are_transitive(void **state) {
   }
 }
 
-static int share_always(void *user, size_t a, size_t b) {
-  (void)user;
-  (void)a;
-  (void)b;
-  return 1;
-}
-
 /* Thousands of random sets: valid plans, and the same plans with and without the flag; and a
  * relation allowing everything gives the serial plan either way (which pins the order in
  * which strategies test candidates: the first one allowed must be the serial choice). */
@@ -267,7 +260,7 @@ static void transitive_matches_full_scan(void **state) {
       if (round % 3 != 0) continue;
       tg_plan *serial = plan_ok(r, n, dims, k_strategies[s], NULL, NULL);
       for (int t = 0; t < 2; ++t) {
-        tg_share_relation always = {share_always, NULL, NULL, t};
+        tg_share_relation always = {tg_test_share_always, NULL, NULL, t};
         tg_plan *c = plan_ok(r, n, dims, k_strategies[s], &always, NULL);
         if (c->total != serial->total ||
             (n > 0 && memcmp(c->object_of, serial->object_of, n * sizeof *c->object_of) != 0))
@@ -327,7 +320,7 @@ static void by_size_fast_path(void **state) {
     tg_plan_destroy(c);
     tg_plan_destroy(d);
     /* Allowing everything, transitively: the serial plan. */
-    tg_share_relation always = {share_always, NULL, NULL, 1};
+    tg_share_relation always = {tg_test_share_always, NULL, NULL, 1};
     tg_plan *e = plan_ok(r, n, 1, TG_STRATEGY_GREEDY_BY_SIZE, NULL, NULL);
     tg_plan *f = plan_ok(r, n, 1, TG_STRATEGY_GREEDY_BY_SIZE, &always, NULL);
     assert_int_equal(e->total, f->total);

@@ -21,6 +21,20 @@ uint64_t tg_test_rng_range(tg_test_rng *rng, uint64_t lo, uint64_t hi) {
   return lo + tg_test_rng_next(rng) % span;
 }
 
+int tg_test_share_always(void *user, size_t a, size_t b) {
+  (void)user;
+  (void)a;
+  (void)b;
+  return 1;
+}
+
+int tg_test_share_never(void *user, size_t a, size_t b) {
+  (void)user;
+  (void)a;
+  (void)b;
+  return 0;
+}
+
 void tg_test_random_records(tg_test_rng *rng, const tg_test_random_spec *spec,
                             tg_usage_record *out) {
   static const uint64_t palette[] = {1, 2, 3, 4, 8, 16, 7};

@@ -21,6 +21,10 @@ uint64_t tg_test_rng_next(tg_test_rng *rng);
 /* Uniform in [lo, hi] (inclusive). */
 uint64_t tg_test_rng_range(tg_test_rng *rng, uint64_t lo, uint64_t hi);
 
+/* Constant may-share relations (tg_share_relation.may_share): every pair may share / none may. */
+int tg_test_share_always(void *user, size_t a, size_t b);
+int tg_test_share_never(void *user, size_t a, size_t b);
+
 /* Parameters for random record sets. */
 typedef struct tg_test_random_spec {
   uint32_t dims;          /* 1..3 */
