@@ -13,10 +13,9 @@
  * live; A1, A2, B1, B2, C does not. */
 static void plan_json(void **state) {
   (void)state;
-  char path[1024], args[1400];
+  char path[1024];
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
-  snprintf(args, sizeof args, "plan %s --reorder --mode offsets --json", path);
-  cli_result r = cli("%s", args);
+  cli_result r = cli("plan %s --reorder --mode offsets --json", path);
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"reorder\":{\"original_peak\":132096,\"peak\":67584,"));
@@ -28,8 +27,7 @@ static void plan_json(void **state) {
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
   /* Without --reorder: no key, the file's order. */
-  snprintf(args, sizeof args, "plan %s --mode offsets --json", path);
-  r = cli("%s", args);
+  r = cli("plan %s --mode offsets --json", path);
   assert_int_equal(r.code, 0);
   assert_null(strstr(r.out, "\"reorder\""));
   assert_non_null(strstr(r.out, "\"peak_live\":132096"));
@@ -38,10 +36,9 @@ static void plan_json(void **state) {
 
 static void plan_text_and_help(void **state) {
   (void)state;
-  char path[1024], args[1400];
+  char path[1024];
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
-  snprintf(args, sizeof args, "plan %s --reorder", path);
-  cli_result r = cli("%s", args);
+  cli_result r = cli("plan %s --reorder", path);
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_non_null(strstr(r.out, "reorder: peak live 132096 -> 67584 bytes (48.8% less)"));
   cli_free(&r);
@@ -57,17 +54,15 @@ static void plan_text_and_help(void **state) {
 
 static void serial_only_and_graph_only(void **state) {
   (void)state;
-  char path[1024], args[1400];
+  char path[1024];
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
   static const char *const k_policies[] = {"parallel-safe", "branch-local", "all"};
   for (size_t i = 0; i < 3; ++i) {
-    snprintf(args, sizeof args, "plan %s --reorder --policy %s", path, k_policies[i]);
-    cli_result r = cli("%s", args);
+    cli_result r = cli("plan %s --reorder --policy %s", path, k_policies[i]);
     assert_int_equal(r.code, 2);
     assert_non_null(strstr(r.err, "--reorder works only with --policy serial"));
     cli_free(&r);
-    snprintf(args, sizeof args, "evaluate %s --reorder --policy %s", path, k_policies[i]);
-    r = cli("%s", args);
+    r = cli("evaluate %s --reorder --policy %s", path, k_policies[i]);
     assert_int_equal(r.code, 2);
     assert_non_null(strstr(r.err, "--reorder works only with --policy serial"));
     cli_free(&r);
@@ -83,13 +78,11 @@ static void serial_only_and_graph_only(void **state) {
     fputs("size,first,last\n16,0,1\n32,1,2\n", f);
   }
   fclose(f);
-  snprintf(args, sizeof args, "plan %s --reorder", csv);
-  cli_result r = cli("%s", args);
+  cli_result r = cli("plan %s --reorder", csv);
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "--reorder needs a model"));
   cli_free(&r);
-  snprintf(args, sizeof args, "evaluate %s --reorder", csv);
-  r = cli("%s", args);
+  r = cli("evaluate %s --reorder", csv);
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "--reorder needs a model"));
   cli_free(&r);
@@ -97,10 +90,9 @@ static void serial_only_and_graph_only(void **state) {
 
 static void evaluate_json(void **state) {
   (void)state;
-  char path[1024], args[1400];
+  char path[1024];
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
-  snprintf(args, sizeof args, "evaluate %s --reorder --json", path);
-  cli_result r = cli("%s", args);
+  cli_result r = cli("evaluate %s --reorder --json", path);
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"reorder\":{\"storage\":\"buffer\",\"original_peak\":132096,\"peak\":67584,"));
@@ -110,13 +102,12 @@ static void evaluate_json(void **state) {
 /* A real model, when cached: the reordered plan is valid and no larger than the bound says. */
 static void model(void **state) {
   (void)state;
-  char path[1024], args[1400];
+  char path[1024];
   if (tg_test_model_path(path, sizeof path, "pose_landmark_lite.tflite") == NULL) {
     print_message("pose_landmark_lite.tflite not cached: skipped\n");
     return;
   }
-  snprintf(args, sizeof args, "plan %s --reorder --mode offsets --strategy best --json", path);
-  cli_result r = cli("%s", args);
+  cli_result r = cli("plan %s --reorder --mode offsets --strategy best --json", path);
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"reorder\":{"));
