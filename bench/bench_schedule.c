@@ -17,14 +17,7 @@
 #include "tangram/planner.h"
 #include "tangram/schedule.h"
 
-static uint64_t rng_next(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static size_t rng_below(uint64_t *state, size_t n) { return n ? (size_t)(rng_next(state) % n) : 0; }
+#include "bench/random_graph.h"
 
 static char *dup_name(const char *prefix, size_t i) {
   char buf[48];
@@ -32,72 +25,6 @@ static char *dup_name(const char *prefix, size_t i) {
   char *s = malloc(strlen(buf) + 1);
   if (s) strcpy(s, buf);
   return s;
-}
-
-/* A network-like random DAG: most ops continue a recent tensor (chains), some join two or
- * three (concats, residual adds), a few read far back (skip connections) or start a new branch
- * from the input. One output tensor per op. */
-static tg_graph *random_graph(size_t ops, uint64_t seed) {
-  tg_graph *g = NULL;
-  if (tg_graph_create(ops + 1, ops, NULL, &g) != TG_OK) return NULL;
-  uint64_t st = seed;
-  unsigned char *read = calloc(ops + 1, 1);
-  g->inputs = malloc(sizeof *g->inputs);
-  g->outputs = malloc((ops + 1) * sizeof *g->outputs);
-  if (read == NULL || g->inputs == NULL || g->outputs == NULL) {
-    free(read);
-    tg_graph_destroy(g);
-    return NULL;
-  }
-  for (size_t i = 0; i < ops; ++i) {
-    tg_op *op = &g->ops[i];
-    size_t tensors = i + 1; /* tensor 0 = input, tensor k = output of op k - 1 */
-    size_t kind = rng_below(&st, 100);
-    uint32_t nin = kind < 70 ? 1 : (kind < 95 ? 2 : 3);
-    op->name = dup_name("op", i);
-    op->inputs = malloc(nin * sizeof *op->inputs);
-    op->outputs = malloc(sizeof *op->outputs);
-    if (op->name == NULL || op->inputs == NULL || op->outputs == NULL) {
-      free(read);
-      tg_graph_destroy(g);
-      return NULL;
-    }
-    op->input_count = nin;
-    for (uint32_t k = 0; k < nin; ++k) {
-      size_t r = rng_below(&st, 100), t;
-      if (r < 2) t = 0;
-      else if (r < 90) t = tensors - 1 - rng_below(&st, tensors < 8 ? tensors : 8);
-      else t = rng_below(&st, tensors);
-      op->inputs[k] = (int32_t)t;
-      read[t] = 1;
-    }
-    op->output_count = 1;
-    op->outputs[0] = (int32_t)(i + 1);
-  }
-  g->inputs[0] = 0;
-  g->input_count = 1;
-  for (size_t t = 0; t <= ops; ++t) {
-    tg_tensor *tt = &g->tensors[t];
-    tt->name = dup_name("t", t);
-    if (tt->name == NULL) {
-      free(read);
-      tg_graph_destroy(g);
-      return NULL;
-    }
-    tt->rank = 4;
-    tt->shape[0] = 1;
-    tt->shape[1] = (int64_t)(8 << rng_below(&st, 4));
-    tt->shape[2] = tt->shape[1];
-    tt->shape[3] = (int64_t)(8 << rng_below(&st, 5));
-    tt->dtype = TG_DTYPE_FLOAT32;
-    if (t == 0) tt->flags = TG_TENSOR_INPUT;
-    else if (!read[t]) {
-      tt->flags = TG_TENSOR_OUTPUT;
-      g->outputs[g->output_count++] = (uint32_t)t;
-    }
-  }
-  free(read);
-  return g;
 }
 
 /* A network-like DAG: a trunk of blocks as in real models: plain chains, residual blocks (a
