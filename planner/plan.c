@@ -157,8 +157,7 @@ static tg__strategy_fn strategy_fn(tg_mode mode, tg_strategy s) {
   }
 }
 
-/* Keep `*best` as the smaller of `*best` and `cand` (ties keep the earlier). */
-static void keep_smaller(tg_plan **best, tg_plan *cand) {
+void tg__keep_smaller(tg_plan **best, tg_plan *cand) {
   if (*best == NULL || cand->total < (*best)->total) {
     tg_plan_destroy(*best);
     *best = cand;
@@ -224,7 +223,7 @@ static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
       }
       cand->strategy = (tg_strategy)s;
       cand->fit = opt.fit;
-      keep_smaller(&best, cand);
+      tg__keep_smaller(&best, cand);
     }
   }
   if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;

@@ -433,17 +433,6 @@ done:
 
 /* ---- large offsets inputs ---------------------------------------------------------------- */
 
-/* Keep the smaller of *best and *cand in *best; *cand is consumed. */
-static void keep_smaller_plan(tg_plan **best, tg_plan **cand) {
-  if ((*cand)->total < (*best)->total) {
-    tg_plan_destroy(*best);
-    *best = *cand;
-  } else {
-    tg_plan_destroy(*cand);
-  }
-  *cand = NULL;
-}
-
 /* Serial offsets inputs of at least TG__LNS_MIN_RECORDS records, in stages until the bound or
  * the deadline: (1) the large-neighbourhood search from the incumbent until it stalls
  * (TG__LNS_STALL_STEPS steps without lowering the total); (2) the same from greedy-by-breadth's
@@ -482,7 +471,7 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t
       tg_plan_destroy(other);
       return st;
     }
-    keep_smaller_plan(best, &other);
+    tg__keep_smaller(best, other);
   }
   t = tg__now_us();
   uint64_t left = deadline > t ? deadline - t : 0;

@@ -36,6 +36,10 @@ tg_status tg__offsets_greedy_by_size(const tg__plan_input *in, tg_plan **out);
  * total (sum of volumes). object_count must already be right. TG_ERROR_OVERFLOW if the total
  * does not fit 64 bits. */
 tg_status tg__plan_finish_objects(const tg__plan_input *in, tg_plan *plan);
+/* Keep in `*best` the smaller of `*best` (may be NULL) and `cand` (ties keep `*best`); the
+ * other plan is destroyed. */
+void tg__keep_smaller(tg_plan **best, tg_plan *cand);
+
 /* Given plan->offset_of filled, set total = max(offset + size). */
 tg_status tg__plan_finish_offsets(const tg__plan_input *in, tg_plan *plan);
 
