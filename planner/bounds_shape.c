@@ -98,7 +98,7 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
   tg__plan_input in = {records, n, dims, &k_options, alloc, volumes};
   tg__task_points tp = {0, NULL, NULL};
   uint64_t *live = NULL;
-  size_t *nlive = NULL, *points = NULL, *members = NULL, *a = NULL, *bset = NULL, *zs = NULL;
+  size_t *nlive = NULL, *points = NULL, *members = NULL, *bset = NULL, *zs = NULL;
   int64_t *w = NULL, *is = NULL;
   tg__sort_item *items = NULL;
   st = TG_ERROR_OUT_OF_HOST_MEMORY;
@@ -133,12 +133,11 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
     if (nlive[items[i].idx] >= 1 && nlive[items[i].idx] <= TG__SHAPE_MAX_LIVE) points[k++] = items[i].idx;
   /* Members of each chosen point, by a scan per point (k * n). */
   members = tg__alloc_array(alloc, k * TG__SHAPE_MAX_LIVE + 1, sizeof *members);
-  a = tg__alloc_array(alloc, TG__SHAPE_MAX_LIVE, sizeof *a);
   bset = tg__alloc_array(alloc, TG__SHAPE_MAX_LIVE, sizeof *bset);
   w = tg__alloc_array(alloc, TG__SHAPE_MAX_LIVE * TG__SHAPE_MAX_LIVE, sizeof *w);
   is = tg__alloc_array(alloc, 4 * (TG__SHAPE_MAX_LIVE + 1), sizeof *is);
   zs = tg__alloc_array(alloc, 2 * (TG__SHAPE_MAX_LIVE + 1), sizeof *zs);
-  if (members == NULL || a == NULL || bset == NULL || w == NULL || is == NULL || zs == NULL) goto done;
+  if (members == NULL || bset == NULL || w == NULL || is == NULL || zs == NULL) goto done;
   for (size_t i = 0; i < k; ++i) {
     size_t c = 0;
     for (size_t r = 0; r < n && c < TG__SHAPE_MAX_LIVE; ++r)
@@ -150,31 +149,27 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
     for (size_t j = 0; j < k && work < TG__SHAPE_WORK; ++j) {
       size_t p = points[i], q = points[j];
       if (p >= q) continue;
-      /* A: live at p; B: live at q but not at p. */
+      /* A: live at p (volume live[p]); B: live at q but not at p. Sums fit: the naive sum
+       * does (tg_bounds_compute checked). */
       size_t na = nlive[p], nb = 0;
       const size_t *ma = members + i * TG__SHAPE_MAX_LIVE, *mq = members + j * TG__SHAPE_MAX_LIVE;
-      uint64_t sum = 0;
-      int too_big = 0;
-      for (size_t x = 0; x < na; ++x) {
-        a[x] = ma[x];
-        if (!tg__add_u64(sum, volumes[ma[x]], &sum)) too_big = 1;
-      }
+      uint64_t sum = live[p];
       for (size_t x = 0; x < nlive[q]; ++x) {
         size_t r = mq[x];
         if (tp.pf[r] <= p && p <= tp.pl[r]) continue;
         bset[nb++] = r;
-        if (!tg__add_u64(sum, volumes[r], &sum)) too_big = 1;
+        sum += volumes[r];
       }
-      if (too_big || sum > (uint64_t)TG__SHAPE_MAX_COST) continue;
+      if (sum > (uint64_t)TG__SHAPE_MAX_COST) continue;
       if (sum <= best || nb == 0) continue; /* cannot beat the bound so far */
       size_t m = na > nb ? na : nb;
       for (size_t x = 0; x < m * m; ++x) w[x] = 0;
       for (size_t x = 0; x < na; ++x) {
-        const tg_usage_record *ra = &records[a[x]];
+        const tg_usage_record *ra = &records[ma[x]];
         for (size_t y = 0; y < nb; ++y) {
           const tg_usage_record *rb = &records[bset[y]];
           if (ra->first_task <= rb->last_task && rb->first_task <= ra->last_task) continue;
-          uint64_t mv = merged_volume(ra, rb), pair = volumes[a[x]] + volumes[bset[y]];
+          uint64_t mv = merged_volume(ra, rb), pair = volumes[ma[x]] + volumes[bset[y]];
           if (mv != 0 && mv < pair) w[x * m + y] = (int64_t)(pair - mv);
         }
       }
@@ -193,7 +188,6 @@ done:
   tg__free(alloc, items);
   tg__free(alloc, points);
   tg__free(alloc, members);
-  tg__free(alloc, a);
   tg__free(alloc, bset);
   tg__free(alloc, w);
   tg__free(alloc, is);
