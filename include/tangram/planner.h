@@ -87,14 +87,15 @@ typedef struct tg_plan_options {
    * cost several times as much there; all run if its layout does not fit 64 bits), then a
    * large-neighbourhood search (planner/search_lns.c: windows around the records at the top
    * of the arena lifted out and placed again; at most 200 * time_limit_ms steps per stage)
-   * until it goes 2000 steps without progress, the same from greedy-by-breadth's plan, then
-   * on the better one, up to 16384 records, the skyline search (its setup may overrun the
-   * limit by a few tens of milliseconds at that size), else the neighbourhood search again.
-   * Other inputs run iterated greedy only (at most 20 * time_limit_ms candidates). All try
-   * candidates in an order fixed by `seed` and stop at the first of: the lower bound reached
-   * (or optimality proved), their cap, or the time limit. So the plan is a function of (records, options) whenever a cap or a proof ends the
-   * search; when the clock ends it, a slower machine may return a plan found earlier in the
-   * same sequence. */
+   * until it goes 2000 steps without progress, the same from greedy-by-breadth's plan (when
+   * the time left exceeds three times the first search's setup), then on the better one, up
+   * to 16384 records, the skyline search (its setup may overrun the limit by a few tens of
+   * milliseconds at that size), else the neighbourhood search again. Other inputs run
+   * iterated greedy only (at most 20 * time_limit_ms candidates). All try candidates in an
+   * order fixed by `seed` and stop at the first of: the lower bound reached (or optimality
+   * proved), their cap, or the time limit. So the plan is a function of (records, options)
+   * whenever a cap or a proof ends the search; when the clock ends it, a slower machine may
+   * return a plan found earlier in the same sequence. */
   uint32_t time_limit_ms;
   uint64_t seed;                       /* search seed: same seed, same plan */
   /* Strategy best, 1D. Offsets mode: after greedy + search, run the exact branch-and-bound
