@@ -22,6 +22,7 @@
  * decides how many are tried (at most `max_iters`). */
 #include <string.h>
 
+#include "planner/objects_common.h"
 #include "planner/offsets_common.h"
 #include "planner/search.h"
 
@@ -41,41 +42,37 @@ typedef struct lns {
   size_t *order;         /* its placement order */
   uint64_t *trial;       /* new offsets of its records (by record) */
   tg__sort_item *items, *tmp;
+  void *mem;             /* the block all the arrays above are carved from */
 } lns;
 
+static void lns_layout(tg__arena *ar, size_t n, lns *s) {
+  s->off = tg__arena_take(ar, n, sizeof *s->off);
+  s->by_first = tg__arena_take(ar, n, sizeof *s->by_first);
+  s->pos = tg__arena_take(ar, n, sizeof *s->pos);
+  s->max_last = tg__arena_take(ar, n, sizeof *s->max_last);
+  s->tops = tg__arena_take(ar, n, sizeof *s->tops);
+  s->win = tg__arena_take(ar, n, sizeof *s->win);
+  s->order = tg__arena_take(ar, n, sizeof *s->order);
+  s->trial = tg__arena_take(ar, n, sizeof *s->trial);
+  s->items = tg__arena_take(ar, n, sizeof *s->items);
+  s->tmp = tg__arena_take(ar, n, sizeof *s->tmp);
+}
+
 static void lns_free(lns *s) {
-  const tg_allocator *a = s->in->alloc;
   tg__gap_index_destroy(s->ix);
-  tg__free(a, s->off);
-  tg__free(a, s->by_first);
-  tg__free(a, s->pos);
-  tg__free(a, s->max_last);
-  tg__free(a, s->tops);
-  tg__free(a, s->win);
-  tg__free(a, s->order);
-  tg__free(a, s->trial);
-  tg__free(a, s->items);
-  tg__free(a, s->tmp);
+  tg__free(s->in->alloc, s->mem);
 }
 
 static tg_status lns_init(lns *s, const tg__plan_input *in, const tg_plan *start) {
   memset(s, 0, sizeof *s);
   s->in = in;
   size_t n = s->n = in->count;
-  const tg_allocator *a = in->alloc;
-  s->off = tg__alloc_array(a, n, sizeof *s->off);
-  s->by_first = tg__alloc_array(a, n, sizeof *s->by_first);
-  s->pos = tg__alloc_array(a, n, sizeof *s->pos);
-  s->max_last = tg__alloc_array(a, n, sizeof *s->max_last);
-  s->tops = tg__alloc_array(a, n, sizeof *s->tops);
-  s->win = tg__alloc_array(a, n, sizeof *s->win);
-  s->order = tg__alloc_array(a, n, sizeof *s->order);
-  s->trial = tg__alloc_array(a, n, sizeof *s->trial);
-  s->items = tg__alloc_array(a, n, sizeof *s->items);
-  s->tmp = tg__alloc_array(a, n, sizeof *s->tmp);
-  if (!s->off || !s->by_first || !s->pos || !s->max_last || !s->tops || !s->win || !s->order ||
-      !s->trial || !s->items || !s->tmp)
+  tg__arena ar = {NULL, 0, 0};
+  lns_layout(&ar, n, s);
+  if (ar.overflow || (s->mem = tg__malloc(in->alloc, ar.off)) == NULL)
     return TG_ERROR_OUT_OF_HOST_MEMORY;
+  ar = (tg__arena){s->mem, 0, 0};
+  lns_layout(&ar, n, s);
   memcpy(s->off, start->offset_of, n * sizeof *s->off);
   s->total = start->total;
   for (size_t r = 0; r < n; ++r) s->items[r] = (tg__sort_item){in->records[r].first_task, r};

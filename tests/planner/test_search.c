@@ -525,6 +525,52 @@ static void test_lns_stall_hands_over(void **state) {
   free(r);
 }
 
+/* The large-neighbourhood search with each of its allocations failing in turn: a clean
+ * TG_ERROR_OUT_OF_HOST_MEMORY with the incumbent untouched, or the plan of the run without
+ * failures; nothing leaks. */
+static void test_lns_allocation_failures(void **state) {
+  (void)state;
+  tg_test_rng g = {3};
+  tg_test_random_spec spec = {1, 120, 60, 10, 4096, 0, 0};
+  tg_usage_record r[120];
+  uint64_t vol[120];
+  tg_test_random_records(&g, &spec, r);
+  for (size_t i = 0; i < 120; ++i) vol[i] = r[i].size.w;
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = TG_MODE_OFFSETS;
+  o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+  tg__plan_input in = {r, 120, 1, &o, tg_allocator_default(), vol};
+  uint64_t bound;
+  assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
+  tg_plan *want = NULL;
+  assert_int_equal(tg_plan_compute(r, 120, 1, &o, NULL, &want), TG_OK);
+  const uint64_t greedy = want->total;
+  assert_int_equal(tg__search_offsets_lns(&in, bound, UINT64_MAX, 300, 0, NULL, &want), TG_OK);
+  assert_true(want->total < greedy); /* it does something here, so failures can matter */
+  int failures = 0;
+  for (uint64_t at = 1; at < 40; ++at) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, at);
+    in.alloc = &fa.base;
+    tg_plan *p = NULL;
+    assert_int_equal(tg_plan_compute(r, 120, 1, &o, NULL, &p), TG_OK);
+    tg_status st = tg__search_offsets_lns(&in, bound, UINT64_MAX, 300, 0, NULL, &p);
+    if (st == TG_OK) {
+      assert_int_equal(p->total, want->total);
+      assert_memory_equal(p->offset_of, want->offset_of, 120 * sizeof *p->offset_of);
+    } else {
+      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+      assert_int_equal(p->total, greedy);
+      ++failures;
+    }
+    tg_plan_destroy(p);
+    assert_int_equal(fa.live_blocks, 0);
+  }
+  assert_true(failures >= 3);
+  tg_plan_destroy(want);
+}
+
 /* Removing records from the gap index: after random inserts and removals, every search
  * answers as an index holding only the records still in. */
 static void test_gap_index_remove(void **state) {
@@ -594,6 +640,7 @@ int main(void) {
       cmocka_unit_test(test_lns_valid_never_worse),
       cmocka_unit_test(test_lns_chain_reaches_bound),
       cmocka_unit_test(test_lns_stall_hands_over),
+      cmocka_unit_test(test_lns_allocation_failures),
       cmocka_unit_test(test_gap_index_remove),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
