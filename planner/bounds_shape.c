@@ -21,6 +21,7 @@
  * bounds and the positional maximum, so it never says less than tg_bounds_compute. */
 #include <string.h>
 
+#include "planner/objects_common.h"
 #include "planner/offsets_common.h"
 
 #define TG__SHAPE_POINTS 32
@@ -68,6 +69,31 @@ static int64_t max_weight_matching(const int64_t *w, size_t m, int64_t top, int6
   return total;
 }
 
+/* The working arrays, carved from one block (tg__arena). */
+typedef struct shape_work {
+  uint64_t *live;        /* per point (+1): live volume */
+  size_t *nlive;         /* per point (+1): live records */
+  tg__sort_item *items;  /* 2 per point: sorting points by live volume */
+  size_t *points;        /* the points tried */
+  size_t *members;       /* TG__SHAPE_MAX_LIVE per point tried: its live records */
+  size_t *bset;          /* set B of a pair */
+  int64_t *w;            /* the assignment's weights */
+  int64_t *is;           /* its scratch */
+  size_t *zs;
+} shape_work;
+
+static void shape_layout(tg__arena *ar, size_t np, shape_work *wk) {
+  wk->live = tg__arena_take(ar, np + 1, sizeof *wk->live);
+  wk->nlive = tg__arena_take(ar, np + 1, sizeof *wk->nlive);
+  wk->items = tg__arena_take(ar, 2 * np, sizeof *wk->items);
+  wk->points = tg__arena_take(ar, TG__SHAPE_POINTS, sizeof *wk->points);
+  wk->members = tg__arena_take(ar, TG__SHAPE_POINTS * TG__SHAPE_MAX_LIVE, sizeof *wk->members);
+  wk->bset = tg__arena_take(ar, TG__SHAPE_MAX_LIVE, sizeof *wk->bset);
+  wk->w = tg__arena_take(ar, TG__SHAPE_MAX_LIVE * TG__SHAPE_MAX_LIVE, sizeof *wk->w);
+  wk->is = tg__arena_take(ar, 4 * (TG__SHAPE_MAX_LIVE + 1), sizeof *wk->is);
+  wk->zs = tg__arena_take(ar, 2 * (TG__SHAPE_MAX_LIVE + 1), sizeof *wk->zs);
+}
+
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* vol(per-dimension max of a and b), 0 on overflow. */
@@ -97,20 +123,24 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
   static const tg_plan_options k_options = {0};
   tg__plan_input in = {records, n, dims, &k_options, alloc, volumes};
   tg__task_points tp = {0, NULL, NULL};
-  uint64_t *live = NULL;
-  size_t *nlive = NULL, *points = NULL, *members = NULL, *bset = NULL, *zs = NULL;
-  int64_t *w = NULL, *is = NULL;
-  tg__sort_item *items = NULL;
+  shape_work wk;
+  void *mem = NULL;
   st = TG_ERROR_OUT_OF_HOST_MEMORY;
   if (volumes == NULL) goto done;
   for (size_t r = 0; r < n; ++r) (void)tg_extent_volume(records[r].size, &volumes[r]);
   if ((st = tg__task_points_init(&in, &tp)) != TG_OK) goto done;
   st = TG_ERROR_OUT_OF_HOST_MEMORY;
   size_t np = tp.count;
-  live = tg__calloc(alloc, np + 1, sizeof *live);
-  nlive = tg__calloc(alloc, np + 1, sizeof *nlive);
-  items = tg__alloc_array(alloc, 2 * np, sizeof *items);
-  if (live == NULL || nlive == NULL || items == NULL) goto done;
+  tg__arena ar = {NULL, 0, 0};
+  shape_layout(&ar, np, &wk);
+  if (ar.overflow || (mem = tg__malloc(alloc, ar.off)) == NULL) goto done;
+  ar = (tg__arena){mem, 0, 0};
+  shape_layout(&ar, np, &wk);
+  uint64_t *live = wk.live;
+  size_t *nlive = wk.nlive, *points = wk.points, *members = wk.members, *bset = wk.bset;
+  tg__sort_item *items = wk.items;
+  memset(live, 0, (np + 1) * sizeof *live);
+  memset(nlive, 0, (np + 1) * sizeof *nlive);
   /* Live volume and count per point, from differences (tg_bounds_compute has checked that
    * the naive sum, and so every partial sum, fits). */
   for (size_t r = 0; r < n; ++r) {
@@ -127,17 +157,9 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
   for (size_t p = 0; p < np; ++p) items[p] = (tg__sort_item){UINT64_MAX - live[p], p};
   tg__sort_items_stable(items, np, items + np);
   size_t k = 0;
-  points = tg__alloc_array(alloc, TG__SHAPE_POINTS, sizeof *points);
-  if (points == NULL) goto done;
   for (size_t i = 0; i < np && k < TG__SHAPE_POINTS; ++i)
     if (nlive[items[i].idx] >= 1 && nlive[items[i].idx] <= TG__SHAPE_MAX_LIVE) points[k++] = items[i].idx;
   /* Members of each chosen point, by a scan per point (k * n). */
-  members = tg__alloc_array(alloc, k * TG__SHAPE_MAX_LIVE + 1, sizeof *members);
-  bset = tg__alloc_array(alloc, TG__SHAPE_MAX_LIVE, sizeof *bset);
-  w = tg__alloc_array(alloc, TG__SHAPE_MAX_LIVE * TG__SHAPE_MAX_LIVE, sizeof *w);
-  is = tg__alloc_array(alloc, 4 * (TG__SHAPE_MAX_LIVE + 1), sizeof *is);
-  zs = tg__alloc_array(alloc, 2 * (TG__SHAPE_MAX_LIVE + 1), sizeof *zs);
-  if (members == NULL || bset == NULL || w == NULL || is == NULL || zs == NULL) goto done;
   for (size_t i = 0; i < k; ++i) {
     size_t c = 0;
     for (size_t r = 0; r < n && c < TG__SHAPE_MAX_LIVE; ++r)
@@ -163,6 +185,7 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
       if (sum > (uint64_t)TG__SHAPE_MAX_COST) continue;
       if (sum <= best || nb == 0) continue; /* cannot beat the bound so far */
       size_t m = na > nb ? na : nb;
+      int64_t *w = wk.w;
       for (size_t x = 0; x < m * m; ++x) w[x] = 0;
       for (size_t x = 0; x < na; ++x) {
         const tg_usage_record *ra = &records[ma[x]];
@@ -174,7 +197,7 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
         }
       }
       work += (uint64_t)m * m * m;
-      int64_t saving = max_weight_matching(w, m, TG__SHAPE_MAX_COST, is, zs);
+      int64_t saving = max_weight_matching(wk.w, m, TG__SHAPE_MAX_COST, wk.is, wk.zs);
       uint64_t bound = sum - (uint64_t)saving;
       if (bound > best) best = bound;
     }
@@ -183,15 +206,7 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
 done:
   tg__task_points_free(&in, &tp);
   tg__free(alloc, volumes);
-  tg__free(alloc, live);
-  tg__free(alloc, nlive);
-  tg__free(alloc, items);
-  tg__free(alloc, points);
-  tg__free(alloc, members);
-  tg__free(alloc, bset);
-  tg__free(alloc, w);
-  tg__free(alloc, is);
-  tg__free(alloc, zs);
+  tg__free(alloc, mem);
   if (st != TG_OK) *out = 0;
   return st;
 }
