@@ -36,6 +36,7 @@
  * incumbent. An exhausted tree proves the incumbent optimal. */
 #include <string.h>
 
+#include "planner/objects_common.h"
 #include "planner/offsets_common.h"
 #include "planner/search.h"
 
@@ -347,6 +348,7 @@ typedef struct sky {
   size_t ndirty;
   uint64_t *stamp, gen;
   size_t *sort_u;           /* scratch: records over a point by sp */
+  void *mem;                /* the block the per-record arrays are carved from (sky_layout) */
   uint32_t *cnt;
   unsigned char *placed;
   uint64_t *off, *inc_off;
@@ -366,33 +368,40 @@ typedef struct sky {
 } sky;
 
 static void sky_free(sky *k, const tg_allocator *a) {
-  tg__free(a, k->rec);
-  tg__free(a, k->vol);
-  tg__free(a, k->al);
-  tg__free(a, k->pf);
-  tg__free(a, k->pl);
-  tg__free(a, k->st_beg);
-  tg__free(a, k->st_idx);
-  tg__free(a, k->cv_beg);
+  tg__free(a, k->mem);
   tg__free(a, k->cv_idx);
   tg__free(a, k->cv_base);
   tg__free(a, k->cv_where);
-  tg__free(a, k->fill);
-  tg__free(a, k->twin);
-  tg__free(a, k->floor);
-  tg__free(a, k->rem);
-  tg__free(a, k->sp);
   tg__free(a, k->trail_u);
   tg__free(a, k->trail_sp);
-  tg__free(a, k->dirty);
-  tg__free(a, k->stamp);
-  tg__free(a, k->sort_u);
-  tg__free(a, k->cnt);
-  tg__free(a, k->placed);
-  tg__free(a, k->off);
-  tg__free(a, k->inc_off);
   tg__free(a, k->frames);
   tg__free(a, k->pool);
+}
+
+/* The per-record arrays of sky_init (and its two sort buffers), carved from one zeroed block. */
+static void sky_layout(tg__arena *ar, sky *k, size_t nn, tg__sort_item **items, tg__sort_item **tmp) {
+  k->rec = tg__arena_take(ar, nn, sizeof *k->rec);
+  k->vol = tg__arena_take(ar, nn, sizeof *k->vol);
+  k->al = tg__arena_take(ar, nn, sizeof *k->al);
+  k->pf = tg__arena_take(ar, nn, sizeof *k->pf);
+  k->pl = tg__arena_take(ar, nn, sizeof *k->pl);
+  k->st_beg = tg__arena_take(ar, nn + 1, sizeof *k->st_beg);
+  k->st_idx = tg__arena_take(ar, nn, sizeof *k->st_idx);
+  k->cv_beg = tg__arena_take(ar, nn + 1, sizeof *k->cv_beg);
+  k->fill = tg__arena_take(ar, nn, sizeof *k->fill);
+  k->twin = tg__arena_take(ar, nn, sizeof *k->twin);
+  k->floor = tg__arena_take(ar, nn, sizeof *k->floor);
+  k->rem = tg__arena_take(ar, nn, sizeof *k->rem);
+  k->sp = tg__arena_take(ar, nn, sizeof *k->sp);
+  k->dirty = tg__arena_take(ar, nn, sizeof *k->dirty);
+  k->stamp = tg__arena_take(ar, nn, sizeof *k->stamp);
+  k->sort_u = tg__arena_take(ar, nn, sizeof *k->sort_u);
+  k->cnt = tg__arena_take(ar, nn, sizeof *k->cnt);
+  k->placed = tg__arena_take(ar, nn, 1);
+  k->off = tg__arena_take(ar, nn, sizeof *k->off);
+  k->inc_off = tg__arena_take(ar, nn, sizeof *k->inc_off);
+  *items = tg__arena_take(ar, nn, sizeof **items);
+  *tmp = tg__arena_take(ar, nn, sizeof **tmp);
 }
 
 static tg_status sky_init(sky *k, const tg__plan_input *in) {
@@ -402,36 +411,16 @@ static tg_status sky_init(sky *k, const tg__plan_input *in) {
   k->in = in;
   k->n = n;
   size_t nn = n ? n : 1;
-  k->rec = tg__alloc_array(a, nn, sizeof *k->rec);
-  k->vol = tg__alloc_array(a, nn, sizeof *k->vol);
-  k->al = tg__alloc_array(a, nn, sizeof *k->al);
-  k->pf = tg__alloc_array(a, nn, sizeof *k->pf);
-  k->pl = tg__alloc_array(a, nn, sizeof *k->pl);
-  k->st_beg = tg__calloc(a, nn + 1, sizeof *k->st_beg);
-  k->st_idx = tg__alloc_array(a, nn, sizeof *k->st_idx);
-  k->cv_beg = tg__calloc(a, nn + 1, sizeof *k->cv_beg);
-  k->fill = tg__alloc_array(a, nn, sizeof *k->fill);
-  k->twin = tg__alloc_array(a, nn, sizeof *k->twin);
-  k->floor = tg__calloc(a, nn, sizeof *k->floor);
-  k->rem = tg__calloc(a, nn, sizeof *k->rem);
-  k->sp = tg__calloc(a, nn, sizeof *k->sp);
-  k->dirty = tg__alloc_array(a, nn, sizeof *k->dirty);
-  k->stamp = tg__calloc(a, nn, sizeof *k->stamp);
-  k->sort_u = tg__alloc_array(a, nn, sizeof *k->sort_u);
-  k->cnt = tg__calloc(a, nn, sizeof *k->cnt);
-  k->placed = tg__calloc(a, nn, 1);
-  k->off = tg__calloc(a, nn, sizeof *k->off);
-  k->inc_off = tg__calloc(a, nn, sizeof *k->inc_off);
-  tg__sort_item *items = tg__alloc_array(a, nn, sizeof *items);
-  tg__sort_item *tmp = tg__alloc_array(a, nn, sizeof *tmp);
+  tg__sort_item *items = NULL, *tmp = NULL;
+  tg__arena ar = {NULL, 0, 0};
+  sky_layout(&ar, k, nn, &items, &tmp);
   tg_status st = TG_OK;
-  if (!k->rec || !k->vol || !k->al || !k->pf || !k->pl || !k->st_beg || !k->st_idx ||
-      !k->cv_beg || !k->fill || !k->twin || !k->floor || !k->rem || !k->sp || !k->dirty ||
-      !k->stamp || !k->sort_u || !k->cnt || !k->placed ||
-      !k->off || !k->inc_off || !items || !tmp) {
+  if (ar.overflow || (k->mem = tg__calloc(a, 1, ar.off)) == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
+  ar = (tg__arena){k->mem, 0, 0};
+  sky_layout(&ar, k, nn, &items, &tmp);
   size_t j = 0;
   for (size_t r = 0; r < in->count; ++r) {
     if (in->volumes[r] == 0) continue;
@@ -530,8 +519,6 @@ static tg_status sky_init(sky *k, const tg__plan_input *in) {
     }
   }
 done:
-  tg__free(a, items);
-  tg__free(a, tmp);
   return st;
 }
 
