@@ -60,7 +60,13 @@ static tg_usage_record rec1(uint64_t size, uint64_t first, uint64_t last) {
 
 /* Chains: one tensor per task, each living 1-3 tasks. */
 static void gen_chain(rng *g, tg_usage_record *r, size_t n) {
-  for (size_t i = 0; i < n; ++i) r[i] = rec1(rrange(g, 1, 1024) * 1024, i, i + rrange(g, 1, 3));
+  for (size_t i = 0; i < n; ++i) {
+    /* One draw per statement: the order of argument evaluation is unspecified in C, and
+     * compilers differ, so draws inside one call would give each compiler other records. */
+    uint64_t len = rrange(g, 1, 3);
+    uint64_t size = rrange(g, 1, 1024) * 1024;
+    r[i] = rec1(size, i, i + len);
+  }
 }
 
 /* Wide DAGs: about 100 tensors live at any task (lengths 1-20 over n/10 tasks). */
@@ -68,7 +74,9 @@ static void gen_wide(rng *g, tg_usage_record *r, size_t n) {
   uint64_t tasks = n / 10 + 1;
   for (size_t i = 0; i < n; ++i) {
     uint64_t f = rrange(g, 0, tasks);
-    r[i] = rec1(rrange(g, 1, 4096) * 256, f, f + rrange(g, 1, 20));
+    uint64_t len = rrange(g, 1, 20); /* one draw per statement (see gen_chain) */
+    uint64_t size = rrange(g, 1, 4096) * 256;
+    r[i] = rec1(size, f, f + len);
   }
 }
 

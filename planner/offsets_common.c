@@ -140,8 +140,31 @@ void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp) {
  * scanning a block touches nothing else. */
 typedef struct tg__gap_entry {
   uint64_t off, end;
-  uint32_t pf, pl;
+  uint64_t key; /* the point cover [pf, pl], as cover_key() packs it */
 } tg__gap_entry;
+
+/* Point covers are below 2^31 (tg__gap_index_create checks), which lets one addition test
+ * whether two covers meet. An entry's key holds 2^31 + pl in its high half and 2^31 - pf in
+ * its low half; a query [qf, ql] is ql - qf * 2^32. In their sum the low half is
+ * 2^31 + ql - pf and the high half 2^31 + pl - qf, each in [0, 2^32) (no carry or borrow
+ * crosses the halves), and each has its top bit set exactly when it is at least 2^31: the
+ * covers meet, pf <= ql and pl >= qf, exactly when both top bits are set. */
+#define TG__HALF (UINT64_C(1) << 31)
+#define TG__MEET ((UINT64_C(1) << 63) | TG__HALF)
+
+static inline uint64_t cover_key(uint32_t pf, uint32_t pl) {
+  return ((TG__HALF + pl) << 32) + (TG__HALF - pf);
+}
+static inline uint64_t cover_query(uint32_t pf, uint32_t pl) {
+  return (uint64_t)pl - ((uint64_t)pf << 32);
+}
+/* 1 when the entry's cover meets the query's, else 0. */
+static inline uint64_t meets(uint64_t key, uint64_t query) {
+  return ((key + query) & TG__MEET) == TG__MEET;
+}
+static inline uint32_t entry_pf(const tg__gap_entry *e) {
+  return (uint32_t)(TG__HALF - (uint32_t)e->key);
+}
 
 /* Lists are ordered by offset, then by end descending. TFLite orders equal offsets by
  * placement instead; the two walks find the same gaps. Among entries at one offset only the
@@ -153,6 +176,11 @@ static inline int entry_before(const tg__gap_entry *a, const tg__gap_entry *b) {
   /* Bitwise, not short-circuit: merges call this on unpredictable data. */
   return (a->off < b->off) | ((a->off == b->off) & (a->end > b->end));
 }
+
+/* An entry's address range, as a fast walk collects the conflicting ones. */
+typedef struct tg__gap_span {
+  uint64_t off, end;
+} tg__gap_span;
 
 /* What a search needs about a record, in one place: placement order is unrelated to record
  * order, so on large inputs each separate per-record array read would be a cache miss. */
@@ -179,9 +207,15 @@ struct tg__gap_index {
   size_t *rel_idx;       /* relation mode: record index of all[i] */
   size_t *all_idx, *born_idx; /* windowed: record index of all[i], born[i] */
   int small_arena;       /* every placement stays below 2^63 (see tg__gap_index_create) */
+  /* A - 1 when every record has the same power-of-two alignment A and the arena is small,
+   * else 0. Entries then store their end aligned up to A, which changes no walk (aligning
+   * the highest end equals taking the highest aligned end) and spares the fast walk its
+   * aligning step. */
+  uint64_t end_mask;
   int use_born;          /* some record reaches past its window: keep the born lists */
   int has_zero;          /* some record has size 0: ties at one offset need the end order */
   tg__gap_entry *scratch[2]; /* searches spanning several blocks: merge buffers */
+  tg__gap_span *hits;    /* serial fast walks: the conflicting entries of one list */
   size_t *runs;          /* run boundaries for those merges */
 };
 
@@ -222,6 +256,7 @@ void tg__gap_index_destroy(tg__gap_index *ix) {
   tg__free(a, ix->rec);
   tg__free(a, ix->scratch[0]);
   tg__free(a, ix->scratch[1]);
+  tg__free(a, ix->hits);
   tg__free(a, ix->runs);
   tg__free(a, ix);
 }
@@ -235,6 +270,7 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
   *out = NULL;
   if (order != NULL && in->options->relation != NULL) return TG_ERROR_INTERNAL;
   size_t n = in->count;
+  if ((uint64_t)n >= TG__HALF) return TG_ERROR_UNSUPPORTED; /* covers must fit cover_key() */
   tg__gap_index *ix = tg__calloc(in->alloc, 1, sizeof *ix);
   if (ix == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   ix->in = in;
@@ -266,6 +302,9 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
       ix->small_arena = 0;
     if (in->volumes[x] == 0) ix->has_zero = 1;
   }
+  ix->end_mask = n > 0 && ix->small_arena ? ix->rec[0].align - 1 : 0;
+  for (size_t r = 0; r < n && ix->end_mask != 0; ++r)
+    if (ix->rec[r].align != ix->end_mask + 1 || (ix->rec[r].align & ix->end_mask) != 0) ix->end_mask = 0;
   ix->shift = ix->relation ? 0 : choose_shift(&tp, n);
   size_t nb = ix->relation ? 1 : (n == 0) ? 0 : (((tp.count - 1) >> ix->shift) + 1);
   tg__task_points_free(in, &tp);
@@ -309,6 +348,13 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
     ix->born_idx = tg__alloc_array(in->alloc, ix->use_born ? n : 1, sizeof *ix->born_idx);
     if (ix->all_idx == NULL || ix->born_idx == NULL) goto oom;
   }
+  if (!ix->relation && !ix->windowed) {
+    size_t longest = 1;
+    for (size_t b = 0; b < nb; ++b)
+      if (ix->all_begin[b + 1] - ix->all_begin[b] > longest) longest = ix->all_begin[b + 1] - ix->all_begin[b];
+    ix->hits = tg__alloc_array(in->alloc, longest, sizeof *ix->hits);
+    if (ix->hits == NULL) goto oom;
+  }
   if (scratch > 0) {
     ix->scratch[0] = tg__alloc_array(in->alloc, scratch, sizeof *ix->scratch[0]);
     ix->scratch[1] = tg__alloc_array(in->alloc, scratch, sizeof *ix->scratch[1]);
@@ -329,6 +375,7 @@ typedef struct gap_search {
   uint64_t prev;      /* highest end among the conflicting records visited so far */
   uint64_t best_off, best_len;
   uint32_t pf, pl;    /* the new record's point cover */
+  uint64_t query;     /* the same, as cover_query() packs it */
   tg_fit fit;
   int found, done;
   int exact_ties;     /* order equal offsets by end (only zero-size entries make it matter) */
@@ -380,16 +427,28 @@ static void gap_visit(gap_search *g, uint64_t off, uint64_t end) {
 #define TG__NO_GAP (UINT64_C(1) << 63)
 
 typedef struct fast_acc {
-  uint64_t prev, best_len, best_off;
+  uint64_t prev;
+  uint64_t slack; /* best_len - size: the loop-carried comparison then needs no subtraction */
+  uint64_t best_off;
 } fast_acc;
+
+static inline fast_acc fast_begin(const gap_search *g) {
+  return (fast_acc){g->prev, g->best_len - g->size, g->best_off};
+}
+
+static inline void fast_end(gap_search *g, const fast_acc *s) {
+  g->prev = s->prev;
+  g->best_len = s->slack + g->size;
+  g->best_off = s->best_off;
+}
 
 static inline void fast_visit(fast_acc *s, uint64_t mask, uint64_t size, uint64_t off,
                               uint64_t end, uint64_t hit) {
   uint64_t prev = s->prev;
   uint64_t start = (prev + mask) & ~mask;
-  uint64_t len = off - start;
-  uint64_t take = hit & (len - size < s->best_len - size);
-  s->best_len = take ? len : s->best_len;
+  uint64_t over = off - start - size;
+  uint64_t take = hit & (over < s->slack);
+  s->slack = take ? over : s->slack;
   s->best_off = take ? start : s->best_off;
   uint64_t reach = end & (0 - hit);
   s->prev = reach > prev ? reach : prev;
@@ -432,54 +491,58 @@ static const tg__gap_entry *merge_runs(tg__gap_index *ix, size_t nruns) {
   return src;
 }
 
-/* Walk [e, end) - one window's list - visiting entries that meet [pf, pl]. `fast` is a
- * constant at each call, so each use compiles to its own loop. */
+/* Walk [e, end) - one window's list - visiting entries that meet [pf, pl]. `fast` is 0 (any
+ * fit: gap_visit), 1 (fast_visit) or 2 (fast_visit on ends stored aligned to the record's
+ * alignment: mask 0); a constant at each call, so each use compiles to its own loop. */
 static inline void walk_block(gap_search *g, int fast, const tg__gap_entry *e,
-                              const tg__gap_entry *end) {
-  const uint32_t pf = g->pf, pl = g->pl;
+                              const tg__gap_entry *end, tg__gap_span *hits) {
   if (fast) {
-    fast_acc s = {g->prev, g->best_len, g->best_off};
-    const uint64_t mask = g->mask, size = g->size;
-    for (; e != end; ++e) fast_visit(&s, mask, size, e->off, e->end, (uint64_t)((e->pf <= pl) & (e->pl >= pf)));
-    g->prev = s.prev;
-    g->best_len = s.best_len;
-    g->best_off = s.best_off;
+    /* Two passes: gather the conflicting entries (about half, typically), then walk only
+     * those; both loops are short and branch-free. */
+    const uint64_t query = g->query;
+    size_t k = 0;
+    for (; e != end; ++e) {
+      hits[k].off = e->off;
+      hits[k].end = e->end;
+      k += meets(e->key, query);
+    }
+    fast_acc s = fast_begin(g);
+    const uint64_t mask = fast == 2 ? 0 : g->mask, size = g->size;
+    for (size_t i = 0; i < k; ++i) fast_visit(&s, mask, size, hits[i].off, hits[i].end, 1);
+    fast_end(g, &s);
     return;
   }
   for (; e != end && !g->done; ++e)
-    if (e->pf <= pl && e->pl >= pf) gap_visit(g, e->off, e->end);
+    if (meets(e->key, g->query)) gap_visit(g, e->off, e->end);
 }
 
-/* Walk two sorted lists together: `a` (the first block's list, whose entries meet r when they
- * end at or after pf) and `q` (later-born entries, which meet r when born at or before pl). */
+/* Walk two sorted lists together: `a` (the first block's list) and `q` (later-born entries).
+ * An entry of either meets r exactly when its cover meets r's: `a` entries start before r's
+ * last block and `q` entries after r's first point, so half of that test always holds. */
 static inline void walk_two(gap_search *g, int fast, const tg__gap_entry *a,
                             const tg__gap_entry *a_end, const tg__gap_entry *q,
                             const tg__gap_entry *q_end) {
-  const uint32_t pf = g->pf, pl = g->pl;
+  const uint64_t query = g->query;
   if (fast) {
-    fast_acc s = {g->prev, g->best_len, g->best_off};
-    const uint64_t mask = g->mask, size = g->size;
+    fast_acc s = fast_begin(g);
+    const uint64_t mask = fast == 2 ? 0 : g->mask, size = g->size;
     const int exact_ties = g->exact_ties;
     while (a < a_end && q < q_end) {
       int take_q = exact_ties ? entry_before(q, a) : q->off < a->off;
-      uint64_t hit = ((uint64_t)(q->pf <= pl) & (uint64_t)take_q) |
-                     ((uint64_t)(a->pl >= pf) & (uint64_t)!take_q);
       const tg__gap_entry *x = pick(take_q, q, a);
-      fast_visit(&s, mask, size, x->off, x->end, hit);
+      fast_visit(&s, mask, size, x->off, x->end, meets(x->key, query));
       q += take_q;
       a += !take_q;
     }
-    for (; a < a_end; ++a) fast_visit(&s, mask, size, a->off, a->end, a->pl >= pf);
-    for (; q < q_end; ++q) fast_visit(&s, mask, size, q->off, q->end, q->pf <= pl);
-    g->prev = s.prev;
-    g->best_len = s.best_len;
-    g->best_off = s.best_off;
+    for (; a < a_end; ++a) fast_visit(&s, mask, size, a->off, a->end, meets(a->key, query));
+    for (; q < q_end; ++q) fast_visit(&s, mask, size, q->off, q->end, meets(q->key, query));
+    fast_end(g, &s);
     return;
   }
   while ((a < a_end || q < q_end) && !g->done) {
     int take_q = a == a_end || (q < q_end && entry_before(q, a));
     const tg__gap_entry *x = take_q ? q++ : a++;
-    if (take_q ? x->pf <= pl : x->pl >= pf) gap_visit(g, x->off, x->end);
+    if (meets(x->key, query)) gap_visit(g, x->off, x->end);
   }
 }
 
@@ -501,7 +564,7 @@ static inline void walk_blocks(tg__gap_index *ix, gap_search *g, int fast, size_
     const tg__gap_entry *e = ix->born + ix->born_begin[b], *end = e + ix->born_len[b];
     for (; e != end; ++e) {
       s[k] = *e;
-      k += e->pf <= g->pl;
+      k += entry_pf(e) <= g->pl;
     }
     if (k != before) ix->runs[nruns++] = before;
   }
@@ -516,7 +579,7 @@ static void walk(tg__gap_index *ix, gap_search *g, int fast) {
     /* The common case: the window of r's first block holds every placed record that can
      * meet r, in one list. */
     const tg__gap_entry *e = ix->all + ix->all_begin[bf];
-    walk_block(g, fast, e, e + ix->all_len[bf]);
+    walk_block(g, fast, e, e + ix->all_len[bf], ix->hits);
   } else {
     walk_blocks(ix, g, fast, bf, bl);
   }
@@ -528,28 +591,28 @@ static void walk(tg__gap_index *ix, gap_search *g, int fast) {
  * list and of the born lists up to its last block, and merges them into offset order. */
 static void walk_windowed(tg__gap_index *ix, gap_search *g, size_t r) {
   const tg__plan_input *in = ix->in;
-  const uint32_t pf = g->pf, pl = g->pl;
-  size_t bf = pf >> ix->shift, bl = pl >> ix->shift;
+  const uint64_t query = g->query;
+  size_t bf = g->pf >> ix->shift, bl = g->pl >> ix->shift;
   const tg__gap_entry *a = ix->all + ix->all_begin[bf];
   const size_t *ai = ix->all_idx + ix->all_begin[bf];
   size_t len = ix->all_len[bf];
   if (bl <= bf + 1) {
     for (size_t i = 0; i < len && !g->done; ++i)
-      if (a[i].pf <= pl && a[i].pl >= pf && tg__records_conflict(in, ai[i], r))
+      if (meets(a[i].key, query) && tg__records_conflict(in, ai[i], r))
         gap_visit(g, a[i].off, a[i].end);
     return;
   }
   tg__gap_entry *s = ix->scratch[0];
   size_t k = 0, nruns = 0;
   for (size_t i = 0; i < len; ++i)
-    if (a[i].pf <= pl && a[i].pl >= pf && tg__records_conflict(in, ai[i], r)) s[k++] = a[i];
+    if (meets(a[i].key, query) && tg__records_conflict(in, ai[i], r)) s[k++] = a[i];
   if (k != 0) ix->runs[nruns++] = 0;
   for (size_t b = bf + 2; b <= bl; ++b) {
     size_t before = k;
     const tg__gap_entry *e = ix->born + ix->born_begin[b];
     const size_t *ei = ix->born_idx + ix->born_begin[b];
     for (size_t i = 0; i < ix->born_len[b]; ++i)
-      if (e[i].pf <= pl && tg__records_conflict(in, ei[i], r)) s[k++] = e[i];
+      if (meets(e[i].key, query) && tg__records_conflict(in, ei[i], r)) s[k++] = e[i];
     if (k != before) ix->runs[nruns++] = before;
   }
   ix->runs[nruns] = k;
@@ -569,6 +632,7 @@ tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *
   g.best_len = UINT64_MAX;
   g.pf = rec->pf;
   g.pl = rec->pl;
+  g.query = cover_query(rec->pf, rec->pl);
   g.fit = fit;
   g.found = g.done = 0;
   g.exact_ties = ix->has_zero;
@@ -581,6 +645,8 @@ tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *
   } else if (ix->windowed) {
     fast = 0;
     walk_windowed(ix, &g, r);
+  } else if (fast && ix->end_mask == g.mask) {
+    walk(ix, &g, 2); /* ends are stored aligned: no aligning in the walk */
   } else if (fast) {
     walk(ix, &g, 1);
   } else {
@@ -619,7 +685,8 @@ static void idx_insert(size_t *base, size_t len, size_t pos, size_t r) {
 
 void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
   const gap_record *rec = &ix->rec[r];
-  tg__gap_entry e = {offset, offset + rec->size, rec->pf, rec->pl};
+  tg__gap_entry e = {offset, (offset + rec->size + ix->end_mask) & ~ix->end_mask,
+                     cover_key(rec->pf, rec->pl)};
   if (ix->relation) {
     size_t len = ix->all_len[0];
     size_t pos = list_insert(ix->all, &ix->all_len[0], &e);
@@ -627,7 +694,7 @@ void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
     ix->rel_idx[pos] = r;
     return;
   }
-  size_t bf = e.pf >> ix->shift, bl = e.pl >> ix->shift;
+  size_t bf = rec->pf >> ix->shift, bl = rec->pl >> ix->shift;
   if (ix->windowed) {
     for (size_t b = first_window(bf); b <= bl; ++b) {
       size_t len = ix->all_len[b];
@@ -655,8 +722,7 @@ static void list_remove(tg__gap_entry *base, size_t *len, const tg__gap_entry *e
     lo = before ? lo + half + 1 : lo;
     n = before ? n - half - 1 : half;
   }
-  while (lo < *len && base[lo].off == e->off && base[lo].end == e->end &&
-         (base[lo].pf != e->pf || base[lo].pl != e->pl))
+  while (lo < *len && base[lo].off == e->off && base[lo].end == e->end && base[lo].key != e->key)
     ++lo;
   if (lo == *len || base[lo].off != e->off || base[lo].end != e->end) return;
   memmove(base + lo, base + lo + 1, (*len - lo - 1) * sizeof *base);
@@ -666,8 +732,9 @@ static void list_remove(tg__gap_entry *base, size_t *len, const tg__gap_entry *e
 void tg__gap_index_remove(tg__gap_index *ix, size_t r, uint64_t offset) {
   if (ix->relation || ix->windowed) return;
   const gap_record *rec = &ix->rec[r];
-  tg__gap_entry e = {offset, offset + rec->size, rec->pf, rec->pl};
-  size_t bf = e.pf >> ix->shift, bl = e.pl >> ix->shift;
+  tg__gap_entry e = {offset, (offset + rec->size + ix->end_mask) & ~ix->end_mask,
+                     cover_key(rec->pf, rec->pl)};
+  size_t bf = rec->pf >> ix->shift, bl = rec->pl >> ix->shift;
   for (size_t b = first_window(bf); b <= bl; ++b) list_remove(ix->all + ix->all_begin[b], &ix->all_len[b], &e);
   if (ix->use_born) list_remove(ix->born + ix->born_begin[bf], &ix->born_len[bf], &e);
 }

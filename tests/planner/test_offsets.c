@@ -65,6 +65,9 @@ static int ref_cmp(const void *pa, const void *pb) { /* size descending, stable 
 
 static uint64_t align_by(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
 
+/* TFLite's GreedyBySizeAssignment, O(n^2). With a record alignment (the larger of `align`
+ * and the record's own), the running end is aligned to the alignment of the record being
+ * placed - the planner's documented rule, which is TFLite's when every record has one. */
 static uint64_t ref_greedy_by_size(const tg_usage_record *rec, size_t n, uint64_t align,
                                    uint64_t *offsets) {
   ref_item *order = calloc(n ? n : 1, sizeof *order);
@@ -77,6 +80,7 @@ static uint64_t ref_greedy_by_size(const tg_usage_record *rec, size_t n, uint64_
   qsort(order, n, sizeof *order, ref_cmp);
   for (size_t k = 0; k < n; ++k) {
     size_t i = order[k].idx;
+    uint64_t a = rec[i].alignment > align ? rec[i].alignment : align;
     uint64_t best_diff = UINT64_MAX, best_off = UINT64_MAX, prev = 0;
     for (size_t q = 0; q < na; ++q) {
       size_t j = allocs[q];
@@ -89,7 +93,7 @@ static uint64_t ref_greedy_by_size(const tg_usage_record *rec, size_t n, uint64_
           best_off = prev;
         }
       }
-      uint64_t end = align_by(cur + rec[j].size.w, align);
+      uint64_t end = align_by(cur + rec[j].size.w, a);
       if (end > prev) prev = end;
     }
     if (best_off == UINT64_MAX) best_off = prev;
@@ -365,6 +369,32 @@ static void greedy_by_size_matches_tflite(void **state) {
     rel_state unused = {0, 0};
     tg_share_relation all = {tg_test_share_always, &unused, NULL, 0};
     p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, &all);
+    assert_offsets(p, want, n, total);
+    tg_plan_destroy(p);
+    free(r);
+    free(want);
+  }
+}
+
+/* Records with their own alignments, mixed (powers of two and not, some at the global one)
+ * or all equal (the walk then keeps ends aligned in the index). */
+static void greedy_by_size_record_alignments(void **state) {
+  (void)state;
+  tg_test_rng rng = {4242};
+  const uint64_t own[] = {0, 1, 8, 64, 24, 4096};
+  for (int iter = 0; iter < 400; ++iter) {
+    size_t n = (size_t)tg_test_rng_range(&rng, 1, iter < 300 ? 40 : 600);
+    tg_usage_record *r = calloc(n, sizeof *r);
+    uint64_t *want = calloc(n, sizeof *want);
+    assert_non_null(r);
+    assert_non_null(want);
+    random_1d(&rng, r, n);
+    int uniform = iter % 2 == 0;
+    uint64_t one = own[tg_test_rng_range(&rng, 0, 5)];
+    for (size_t i = 0; i < n; ++i) r[i].alignment = uniform ? one : own[tg_test_rng_range(&rng, 0, 5)];
+    uint64_t align = tg_test_rng_range(&rng, 0, 1) ? 1 : 16;
+    uint64_t total = ref_greedy_by_size(r, n, align, want);
+    tg_plan *p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, NULL);
     assert_offsets(p, want, n, total);
     tg_plan_destroy(p);
     free(r);
@@ -840,6 +870,7 @@ int main(void) {
       cmocka_unit_test(every_strategy_on_vectors),
       cmocka_unit_test(greedy_by_size_matches_tflite),
       cmocka_unit_test(greedy_by_size_mixed_lifetimes),
+      cmocka_unit_test(greedy_by_size_record_alignments),
       cmocka_unit_test(shuffled_inputs),
       cmocka_unit_test(in_order_fits),
       cmocka_unit_test(in_order_coalesces_and_grows_the_top),
