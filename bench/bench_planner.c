@@ -2,14 +2,16 @@
  * exact mode, on synthetic families at 1k / 10k / 100k records and on the public models.
  *
  *   bench_planner [--json] [--records DIR] [--quick] [--search-ms N] [--exact-ms N]
- *                 [--family NAME] [--perfect-only] [--sizes N,N,...]
+ *                 [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...]
  *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
  *                 [--alloc arena|malloc]
  *
  * --family NAME runs only that synthetic family (chain, wide-dag, transformer,
  * perfect-packing) and no public models; the 200-500 perfect packings run only for no
  * --family or --family perfect-packing. --perfect-only runs just those 200-500 perfect
- * packings (greedy, best+search, exact) with one line per instance. --sizes replaces the
+ * packings (greedy, best+search, exact) with one line per instance; --models-only just the
+ * public models (with, for textures, the lower bounds that cap any plan's saving against
+ * TFLite: tg_bounds_objects_shape and tg_bounds_objects_subset). --sizes replaces the
  * synthetic sizes 1000,10000,100000. --mode and --strategy keep only those rows (strategy
  * `best+search` for the search rows); --reps N times each plan N times and keeps the fastest
  * (default 5 / 3 / 1 runs at 1k / 10k / larger). --alloc arena (the default) hands the
@@ -378,11 +380,48 @@ static int read_set(const char *dir, const char *file, tg_record_set **set) {
   return 1;
 }
 
+/* TFLite's best texture plans (GREEDY_IN_ORDER) on the public models, in texels, as measured
+ * in ../shared/reference/tflite-on-mediapipe.md; indexed [2D, 3D][model] in the order of
+ * `models` in main. */
+static const uint64_t k_tflite_best[2][4] = {{164224, 476672, 1285348, 450566},
+                                             {333184, 713048, 1528692, 583742}};
+
+/* How far below TFLite any objects plan of a texture set can go: the larger of the shape-aware
+ * and subset lower bounds, against `best` with the search. Prints a row "SET ceiling" (ratio =
+ * best+search / lower bound). 0 when a bound or the plan fails. */
+static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
+                           const tg_record_set *set, uint64_t tflite, double *most, double *got) {
+  uint64_t shape = 0, sub = 0;
+  uint64_t t0 = now_us();
+  if (tg_bounds_objects_shape(set->records, set->count, set->dims, NULL, &shape) != TG_OK ||
+      tg_bounds_objects_subset(set->records, set->count, set->dims, 0, NULL, &sub) != TG_OK)
+    return 0;
+  double bound_ms = (double)(now_us() - t0) / 1000.0;
+  uint64_t lb = shape > sub ? shape : sub;
+  tg_plan_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.mode = TG_MODE_OBJECTS;
+  opt.strategy = TG_STRATEGY_BEST;
+  opt.time_limit_ms = cfg->search_ms;
+  uint64_t total = 0;
+  if (time_plan(set->records, set->count, set->dims, &opt, 1, NULL, &total) < 0 || lb == 0) return 0;
+  *most = 1 - (double)lb / (double)tflite;
+  *got = 1 - (double)total / (double)tflite;
+  char name[64];
+  snprintf(name, sizeof name, "bounds(shape,subset)");
+  row(o, set_name, set->count, "objects", name, bound_ms, (double)total / (double)lb, 0, NULL);
+  if (!o->json)
+    printf("|   texels: best+search %" PRIu64 ", lower bound %" PRIu64 " (shape %" PRIu64
+           ", subset %" PRIu64 "), TFLite %" PRIu64 ": saves %.1f%%, at most %.1f%%\n",
+           total, lb, shape, sub, tflite, 100 * *got, 100 * *most);
+  return 1;
+}
+
 int main(int argc, char **argv) {
   out o = {0, 0};
   bench_cfg cfg = {100, 2000, -1, NULL, 0, NULL};
   int use_arena = 1;
-  int quick = 0, perfect_only = 0;
+  int quick = 0, perfect_only = 0, models_only = 0;
   const char *family_name = NULL;
   size_t sizes[8] = {1000, 10000, 100000};
   size_t size_count = 3;
@@ -399,6 +438,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--exact-ms") == 0 && i + 1 < argc) cfg.exact_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--family") == 0 && i + 1 < argc) family_name = argv[++i];
     else if (strcmp(argv[i], "--perfect-only") == 0) perfect_only = 1;
+    else if (strcmp(argv[i], "--models-only") == 0) models_only = 1;
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) cfg.strategy = argv[++i];
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) cfg.reps = atoi(argv[++i]);
     else if (strcmp(argv[i], "--alloc") == 0 && i + 1 < argc) {
@@ -428,7 +468,7 @@ int main(int argc, char **argv) {
       }
     } else {
       fprintf(stderr, "usage: bench_planner [--json] [--quick] [--records DIR] [--search-ms N] "
-                      "[--exact-ms N] [--family NAME] [--perfect-only] [--sizes N,N,...] "
+                      "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "
                       "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc]\n");
       return 2;
     }
@@ -469,7 +509,7 @@ int main(int argc, char **argv) {
     printf("|------------------------------|---------|---------|--------------------------|-----------|---------|----------|\n");
   }
   /* Synthetic families at three scales. */
-  for (size_t s = 0; s < size_count && !perfect_only; ++s) {
+  for (size_t s = 0; s < size_count && !perfect_only && !models_only; ++s) {
     if (quick && sizes[s] > 10000) continue;
     for (size_t f = 0; f < sizeof k_families / sizeof *k_families; ++f) {
       if (family_name != NULL && strcmp(family_name, k_families[f].name) != 0) continue;
@@ -487,7 +527,7 @@ int main(int argc, char **argv) {
   /* Perfect packing, 200-500 records: greedy, greedy + search, exact. */
   int proved = 0, instances = 0;
   double search_sum = 0;
-  int run_perfect = family_name == NULL || strcmp(family_name, "perfect-packing") == 0;
+  int run_perfect = !models_only && (family_name == NULL || strcmp(family_name, "perfect-packing") == 0);
   for (size_t n = 200; n <= 500 && run_perfect; n += 50) {
     tg_usage_record *r = malloc(n * sizeof *r);
     if (r == NULL) return 1;
@@ -508,6 +548,8 @@ int main(int argc, char **argv) {
   static const char *const kinds[] = {"buffer", "tex2", "tex3"};
   double obj_sum = 0, off_sum = 0;
   int obj_n = 0, off_n = 0;
+  double ceil_sum[2] = {0, 0}, got_sum[2] = {0, 0};
+  int ceil_n[2] = {0, 0};
   for (size_t m = 0; m < 4 && family_name == NULL && !perfect_only; ++m) {
     for (size_t k = 0; k < 3; ++k) {
       char file[256], set_name[96];
@@ -535,6 +577,12 @@ int main(int argc, char **argv) {
         off_sum += mf;
         ++off_n;
         free(a);
+        double most = 0, got = 0;
+        if (texture_ceiling(&o, &cfg, set_name, set, k_tflite_best[k - 1][m], &most, &got)) {
+          ceil_sum[k - 1] += most;
+          got_sum[k - 1] += got;
+          ceil_n[k - 1]++;
+        }
       }
       obj_sum += mo;
       ++obj_n;
@@ -544,9 +592,13 @@ int main(int argc, char **argv) {
   if (o.json) {
     printf("\n],\"summary\":{\"perfect_packing_instances\":%d,\"perfect_packing_exact_at_bound\":%d,"
            "\"perfect_packing_search_mean_ratio\":%.4f,\"models_objects_search_mean_ratio\":%.4f,"
-           "\"models_offsets_search_mean_ratio\":%.4f}}\n",
+           "\"models_offsets_search_mean_ratio\":%.4f,\"tex2_saving_vs_tflite\":%.4f,"
+           "\"tex2_most_any_plan_saves\":%.4f,\"tex3_saving_vs_tflite\":%.4f,"
+           "\"tex3_most_any_plan_saves\":%.4f}}\n",
            instances, proved, instances ? search_sum / instances : 0, obj_n ? obj_sum / obj_n : 0,
-           off_n ? off_sum / off_n : 0);
+           off_n ? off_sum / off_n : 0, ceil_n[0] ? got_sum[0] / ceil_n[0] : 0,
+           ceil_n[0] ? ceil_sum[0] / ceil_n[0] : 0, ceil_n[1] ? got_sum[1] / ceil_n[1] : 0,
+           ceil_n[1] ? ceil_sum[1] / ceil_n[1] : 0);
   } else {
     if (instances > 0)
       printf("\nperfect packing 200-500: %d instances, exact at the bound (proved) on %d; "
@@ -555,6 +607,11 @@ int main(int argc, char **argv) {
     if (obj_n + off_n > 0)
       printf("public models: best+search mean ratio objects %.4f (%d sets), offsets %.4f (%d sets)\n",
              obj_n ? obj_sum / obj_n : 0, obj_n, off_n ? off_sum / off_n : 0, off_n);
+    for (int d = 0; d < 2; ++d)
+      if (ceil_n[d] > 0)
+        printf("textures %dD, objects: best+search saves %.1f%% of TFLite's best on average over "
+               "%d models; no plan can save more than %.1f%% (lower bounds)\n",
+               d + 2, 100 * got_sum[d] / ceil_n[d], ceil_n[d], 100 * ceil_sum[d] / ceil_n[d]);
   }
   free(ar.base);
   return 0;

@@ -172,6 +172,20 @@ tg_status tg_bounds_compute(const tg_usage_record *records, size_t count, uint32
 tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, uint32_t dims,
                                   const tg_allocator *alloc, uint64_t *out);
 
+/* A lower bound on objects-mode totals from exact optima of record subsets
+ * (planner/bounds_subset.c): restricted to any subset, an objects plan is a plan of the subset
+ * and costs no less than the subset's optimum, which a dynamic programme over its subsets
+ * finds exactly (3^k steps for k records). The subset starts as the 12 largest records, then
+ * swaps and grows (up to `max_subset` records, at most 20; 0 = 15) among the 40 largest while
+ * its optimum rises, within a fixed amount of work (seconds at most; deterministic). Holds
+ * under any may-share relation. Meant for reports and benchmarks, not for every plan: it
+ * proves, for instance, that the public models' texture plans cannot be much smaller than
+ * Tangram's. `*out` is at least the positional maximum. TG_ERROR_INVALID_ARGUMENT when
+ * max_subset > 20; otherwise the statuses of tg_bounds_compute, or
+ * TG_ERROR_OUT_OF_HOST_MEMORY. */
+tg_status tg_bounds_objects_subset(const tg_usage_record *records, size_t count, uint32_t dims,
+                                   size_t max_subset, const tg_allocator *alloc, uint64_t *out);
+
 /* Independent validation of a plan against its records: every record placed; in objects
  * mode object ids in range and each object covering its records in every dimension and the
  * total equal to the sum of object volumes; in offsets mode offsets aligned (to

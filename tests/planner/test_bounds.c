@@ -332,6 +332,106 @@ static void shape_bound_errors(void **state) {
   assert_true(failures >= 5);
 }
 
+/* ---- the subset bound ------------------------------------------------------------------- */
+
+/* On sets of at most 8 records the subset is every record, so the bound is the optimum
+ * itself; it is never below the positional maximum. */
+static void subset_bound_exact_on_small_sets(void **state) {
+  (void)state;
+  tg_test_rng g = {9191};
+  size_t above_shape = 0;
+  for (int round = 0; round < 2000; ++round) {
+    uint32_t dims = 1 + (uint32_t)(round % 3);
+    tg_test_random_spec spec = {dims, 1 + (size_t)tg_test_rng_range(&g, 0, 7), 8, 4, 8, 0,
+                                round % 4 == 0};
+    tg_usage_record r[8];
+    tg_test_random_records(&g, &spec, r);
+    tg_bounds b = bounds_ok(r, spec.count, dims);
+    uint64_t sub = 0, shape = 0;
+    assert_int_equal(tg_bounds_objects_subset(r, spec.count, dims, 20, NULL, &sub), TG_OK);
+    assert_int_equal(tg_bounds_objects_shape(r, spec.count, dims, NULL, &shape), TG_OK);
+    assert_int_equal(sub, brute_objects_optimum(r, spec.count));
+    assert_true(sub >= b.positional_max);
+    above_shape += sub > shape;
+  }
+  /* Some sets need more than two cliques to show their cost. */
+  assert_true(above_shape > 0);
+}
+
+/* Every strategy's objects plan, on random 1D/2D/3D sets larger than the subsets, totals at
+ * least the bound; the bound exceeds the positional maximum on many of them. */
+static void subset_bound_below_every_plan(void **state) {
+  (void)state;
+  tg_test_rng g = {31337};
+  int tighter = 0, rounds = 120;
+  for (int round = 0; round < rounds; ++round) {
+    uint32_t dims = 1 + (uint32_t)(round % 3);
+    tg_test_random_spec spec = {dims, 12 + (size_t)tg_test_rng_range(&g, 0, 50), 30, 8, 64, 0,
+                                round % 3 == 0};
+    tg_usage_record *r = calloc(spec.count, sizeof *r);
+    assert_non_null(r);
+    tg_test_random_records(&g, &spec, r);
+    tg_bounds b = bounds_ok(r, spec.count, dims);
+    uint64_t sub = 0;
+    assert_int_equal(tg_bounds_objects_subset(r, spec.count, dims, 10, NULL, &sub), TG_OK);
+    assert_true(sub >= b.positional_max);
+    tighter += sub > b.positional_max;
+    for (int s = 0; s <= TG_STRATEGY_BEST; ++s) {
+      tg_plan_options o;
+      memset(&o, 0, sizeof o);
+      o.mode = TG_MODE_OBJECTS;
+      o.strategy = (tg_strategy)s;
+      tg_plan *p = NULL;
+      assert_int_equal(tg_plan_compute(r, spec.count, dims, &o, NULL, &p), TG_OK);
+      tg_test_assert_valid(r, spec.count, dims, p, 0, NULL);
+      if (p->total < sub)
+        fail_msg("round %d: %s total %llu below the subset bound %llu", round,
+                 tg_strategy_name((tg_strategy)s), (unsigned long long)p->total,
+                 (unsigned long long)sub);
+      tg_plan_destroy(p);
+    }
+    free(r);
+  }
+  assert_true(tighter >= rounds / 4);
+}
+
+/* Known answers, bad input, allocation failures. */
+static void subset_bound_errors(void **state) {
+  (void)state;
+  const tg_usage_record r2[] = {{{64, 64, 1}, 0, 1, 0}, {{16, 256, 1}, 2, 3, 0}};
+  uint64_t v = 0;
+  assert_int_equal(tg_bounds_objects_subset(r2, 2, 2, 0, NULL, &v), TG_OK);
+  assert_int_equal(v, 8192);
+  assert_int_equal(tg_bounds_objects_subset(r2, 2, 2, 21, NULL, &v), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(v, 0);
+  const tg_usage_record bad[] = {{{4, 1, 1}, 3, 1, 0}, {{4, 1, 1}, 0, 1, 0}};
+  assert_int_equal(tg_bounds_objects_subset(bad, 2, 1, 0, NULL, &v), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_bounds_objects_subset(r2, 2, 2, 0, NULL, NULL), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_bounds_objects_subset(NULL, 0, 2, 0, NULL, &v), TG_OK);
+  assert_int_equal(v, 0);
+  tg_test_rng g = {77};
+  tg_test_random_spec spec = {2, 30, 20, 6, 32, 0, 0};
+  tg_usage_record r[30];
+  tg_test_random_records(&g, &spec, r);
+  uint64_t want = 0;
+  assert_int_equal(tg_bounds_objects_subset(r, 30, 2, 8, NULL, &want), TG_OK);
+  int failures = 0;
+  for (uint64_t at = 1; at < 16; ++at) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, at);
+    uint64_t got = 1;
+    tg_status st = tg_bounds_objects_subset(r, 30, 2, 8, &fa.base, &got);
+    if (st == TG_OK) assert_int_equal(got, want);
+    else {
+      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+      assert_int_equal(got, 0);
+      ++failures;
+    }
+    assert_int_equal(fa.live_blocks, 0);
+  }
+  assert_true(failures >= 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tflite_vectors),
@@ -344,6 +444,9 @@ int main(void) {
       cmocka_unit_test(shape_bound_known_answer),
       cmocka_unit_test(shape_bound_below_every_plan),
       cmocka_unit_test(shape_bound_errors),
+      cmocka_unit_test(subset_bound_exact_on_small_sets),
+      cmocka_unit_test(subset_bound_below_every_plan),
+      cmocka_unit_test(subset_bound_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
