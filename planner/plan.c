@@ -97,13 +97,6 @@ void tg_plan_destroy(tg_plan *plan) {
   tg__free(&a, plan);
 }
 
-uint64_t tg__record_alignment(const tg__plan_input *in, size_t r) {
-  uint64_t a = in->options->alignment;
-  uint64_t ra = in->records[r].alignment;
-  if (ra > a) a = ra;
-  return a ? a : 1;
-}
-
 tg_status tg__plan_finish_objects(const tg__plan_input *in, tg_plan *plan) {
   for (size_t k = 0; k < plan->object_count; ++k) plan->object_sizes[k] = (tg_extent){0, 0, 0};
   for (size_t r = 0; r < in->count; ++r) {

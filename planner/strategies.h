@@ -45,7 +45,12 @@ tg_status tg__plan_finish_offsets(const tg__plan_input *in, tg_plan *plan);
 
 /* The alignment record r must honour in offsets mode: max(options->alignment, record's), at
  * least 1. */
-uint64_t tg__record_alignment(const tg__plan_input *in, size_t r);
+static inline uint64_t tg__record_alignment(const tg__plan_input *in, size_t r) {
+  uint64_t a = in->options->alignment;
+  uint64_t ra = in->records[r].alignment;
+  if (ra > a) a = ra;
+  return a ? a : 1;
+}
 
 /* Conflict test shared by strategies: 1 when records a and b may NOT use the same memory
  * (intervals intersect, or the relation forbids it). */
