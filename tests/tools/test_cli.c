@@ -112,6 +112,23 @@ static void plan_json_contract(void **state) {
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "shape-aware bound 401408 texels"));
   cli_free(&r);
+  /* The subset bound: 537040 texels, which `best` with a search reaches (so that plan is
+   * optimal); only for objects plans. */
+  r = cli("plan %s --strategy best --time-limit 100 --subset-bound --json",
+          data("records/hand_landmark_lite.tex3.csv"));
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"subset_bound\":537040"));
+  assert_non_null(strstr(r.out, "\"total\":537040"));
+  cli_free(&r);
+  r = cli("plan %s --strategy best --subset-bound", data("records/hand_landmark_lite.tex3.csv"));
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "subset bound 537040 texels"));
+  cli_free(&r);
+  r = cli("plan %s --mode offsets --subset-bound", data("records/hand_landmark_lite.buffer.csv"));
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "--subset-bound"));
+  cli_free(&r);
   /* Textures have no offsets mode of their own. */
   r = cli("plan %s --mode offsets", data("records/hand_landmark_lite.tex2.csv"));
   assert_int_equal(r.code, 2);
