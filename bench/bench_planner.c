@@ -407,9 +407,8 @@ static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
   if (time_plan(set->records, set->count, set->dims, &opt, 1, NULL, &total) < 0 || lb == 0) return 0;
   *most = 1 - (double)lb / (double)tflite;
   *got = 1 - (double)total / (double)tflite;
-  char name[64];
-  snprintf(name, sizeof name, "bounds(shape,subset)");
-  row(o, set_name, set->count, "objects", name, bound_ms, (double)total / (double)lb, 0, NULL);
+  row(o, set_name, set->count, "objects", "bounds(shape,subset)", bound_ms,
+      (double)total / (double)lb, 0, NULL);
   if (!o->json)
     printf("|   texels: best+search %" PRIu64 ", lower bound %" PRIu64 " (shape %" PRIu64
            ", subset %" PRIu64 "), TFLite %" PRIu64 ": saves %.1f%%, at most %.1f%%\n",

@@ -94,14 +94,10 @@ static void shape_layout(tg__arena *ar, size_t np, shape_work *wk) {
   wk->zs = tg__arena_take(ar, 2 * (TG__SHAPE_MAX_LIVE + 1), sizeof *wk->zs);
 }
 
-static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
-
 /* vol(per-dimension max of a and b), 0 on overflow. */
 static uint64_t merged_volume(const tg_usage_record *a, const tg_usage_record *b) {
-  tg_extent e = {max_u64(a->size.w, b->size.w), max_u64(a->size.h, b->size.h),
-                 max_u64(a->size.d, b->size.d)};
   uint64_t v;
-  return tg_extent_volume(e, &v) == TG_OK ? v : 0;
+  return tg_extent_volume(tg__extent_max(a->size, b->size), &v) == TG_OK ? v : 0;
 }
 
 tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, uint32_t dims,

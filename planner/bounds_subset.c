@@ -29,20 +29,13 @@ typedef struct subset_work {
   const tg_usage_record *records;
   uint64_t *cost;     /* per mask: volume of the per-dimension maximum (saturating) */
   uint64_t *f;        /* per mask: the optimum */
-  uint64_t *ext;      /* per mask: w, h, d */
+  tg_extent *ext;     /* per mask: the per-dimension maximum */
   uint32_t *conf;     /* per member: the members it meets in time */
   unsigned char *ind; /* per mask: 1 when its members are pairwise time-disjoint */
   uint64_t work;      /* steps spent */
 } subset_work;
 
-static uint64_t sat_mul(uint64_t a, uint64_t b) {
-  uint64_t p;
-  return tg__mul_u64(a, b, &p) ? p : UINT64_MAX;
-}
-
 static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
-
-static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 /* OPT of the k records s[0..k) (k <= TG__SUBSET_MAX). */
 static uint64_t subset_optimum(subset_work *wk, const size_t *s, size_t k) {
@@ -58,17 +51,13 @@ static uint64_t subset_optimum(subset_work *wk, const size_t *s, size_t k) {
   }
   wk->cost[0] = 0;
   wk->ind[0] = 1;
-  wk->ext[0] = wk->ext[1] = wk->ext[2] = 0;
+  wk->ext[0] = (tg_extent){0, 0, 0};
   for (uint32_t m = 1; m <= full; ++m) {
     uint32_t b = 0;
     while (!((m >> b) & 1u)) ++b;
     uint32_t p = m & (m - 1);
-    const tg_extent *e = &rec[s[b]].size;
-    uint64_t *x = wk->ext + 3 * (size_t)m, *y = wk->ext + 3 * (size_t)p;
-    x[0] = max_u64(y[0], e->w);
-    x[1] = max_u64(y[1], e->h);
-    x[2] = max_u64(y[2], e->d);
-    wk->cost[m] = sat_mul(sat_mul(x[0], x[1]), x[2]);
+    wk->ext[m] = tg__extent_max(wk->ext[p], rec[s[b]].size);
+    wk->cost[m] = tg__extent_volume_sat(wk->ext[m]);
     wk->ind[m] = wk->ind[p] && (wk->conf[b] & p) == 0;
   }
   wk->f[0] = 0;
@@ -122,7 +111,7 @@ tg_status tg_bounds_objects_subset(const tg_usage_record *records, size_t count,
   for (int pass = 0; pass < 2; ++pass) {
     wk.cost = tg__arena_take(&ar, masks, sizeof *wk.cost);
     wk.f = tg__arena_take(&ar, masks, sizeof *wk.f);
-    wk.ext = tg__arena_take(&ar, 3 * masks, sizeof *wk.ext);
+    wk.ext = tg__arena_take(&ar, masks, sizeof *wk.ext);
     wk.conf = tg__arena_take(&ar, TG__SUBSET_MAX, sizeof *wk.conf);
     wk.ind = tg__arena_take(&ar, masks, sizeof *wk.ind);
     items = tg__arena_take(&ar, 2 * count, sizeof *items);

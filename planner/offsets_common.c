@@ -178,9 +178,9 @@ static inline int entry_before(const tg__gap_entry *a, const tg__gap_entry *b) {
 }
 
 /* An entry's address range, as a fast walk collects the conflicting ones. */
-typedef struct tg__gap_span {
+typedef struct gap_span {
   uint64_t off, end;
-} tg__gap_span;
+} gap_span;
 
 /* What a search needs about a record, in one place: placement order is unrelated to record
  * order, so on large inputs each separate per-record array read would be a cache miss. */
@@ -215,7 +215,7 @@ struct tg__gap_index {
   int use_born;          /* some record reaches past its window: keep the born lists */
   int has_zero;          /* some record has size 0: ties at one offset need the end order */
   tg__gap_entry *scratch[2]; /* searches spanning several blocks: merge buffers */
-  tg__gap_span *hits;    /* serial fast walks: the conflicting entries of one list */
+  gap_span *hits;    /* serial fast walks: the conflicting entries of one list */
   size_t *runs;          /* run boundaries for those merges */
 };
 
@@ -302,9 +302,10 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
       ix->small_arena = 0;
     if (in->volumes[x] == 0) ix->has_zero = 1;
   }
-  ix->end_mask = n > 0 && ix->small_arena ? ix->rec[0].align - 1 : 0;
-  for (size_t r = 0; r < n && ix->end_mask != 0; ++r)
-    if (ix->rec[r].align != ix->end_mask + 1 || (ix->rec[r].align & ix->end_mask) != 0) ix->end_mask = 0;
+  uint64_t a0 = n > 0 ? ix->rec[0].align : 1;
+  int uniform = ix->small_arena && (a0 & (a0 - 1)) == 0;
+  for (size_t r = 1; r < n && uniform; ++r) uniform = ix->rec[r].align == a0;
+  ix->end_mask = uniform ? a0 - 1 : 0;
   ix->shift = ix->relation ? 0 : choose_shift(&tp, n);
   size_t nb = ix->relation ? 1 : (n == 0) ? 0 : (((tp.count - 1) >> ix->shift) + 1);
   tg__task_points_free(in, &tp);
@@ -495,7 +496,7 @@ static const tg__gap_entry *merge_runs(tg__gap_index *ix, size_t nruns) {
  * fit: gap_visit), 1 (fast_visit) or 2 (fast_visit on ends stored aligned to the record's
  * alignment: mask 0); a constant at each call, so each use compiles to its own loop. */
 static inline void walk_block(gap_search *g, int fast, const tg__gap_entry *e,
-                              const tg__gap_entry *end, tg__gap_span *hits) {
+                              const tg__gap_entry *end, gap_span *hits) {
   if (fast) {
     /* Two passes: gather the conflicting entries (about half, typically), then walk only
      * those; both loops are short and branch-free. */

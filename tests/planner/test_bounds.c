@@ -271,6 +271,24 @@ static void shape_bound_known_answer(void **state) {
   assert_int_equal(shape, 4096);
 }
 
+/* Every strategy's objects plan of r is valid and totals at least `bound` (the `what` bound). */
+static void every_objects_plan_at_least(const tg_usage_record *r, size_t n, uint32_t dims,
+                                        uint64_t bound, const char *what) {
+  for (int s = 0; s <= TG_STRATEGY_BEST; ++s) {
+    tg_plan_options o;
+    memset(&o, 0, sizeof o);
+    o.mode = TG_MODE_OBJECTS;
+    o.strategy = (tg_strategy)s;
+    tg_plan *p = NULL;
+    assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
+    tg_test_assert_valid(r, n, dims, p, 0, NULL);
+    if (p->total < bound)
+      fail_msg("%s total %llu below the %s bound %llu", tg_strategy_name((tg_strategy)s),
+               (unsigned long long)p->total, what, (unsigned long long)bound);
+    tg_plan_destroy(p);
+  }
+}
+
 /* Every strategy's objects plan, on random 2D/3D sets, totals at least the shape bound. */
 static void shape_bound_below_every_plan(void **state) {
   (void)state;
@@ -284,19 +302,47 @@ static void shape_bound_below_every_plan(void **state) {
     tg_test_random_records(&g, &spec, r);
     uint64_t shape = 0;
     assert_int_equal(tg_bounds_objects_shape(r, spec.count, dims, NULL, &shape), TG_OK);
-    for (int s = 0; s <= TG_STRATEGY_BEST; ++s) {
-      tg_plan_options o;
-      memset(&o, 0, sizeof o);
-      o.mode = TG_MODE_OBJECTS;
-      o.strategy = (tg_strategy)s;
-      tg_plan *p = NULL;
-      assert_int_equal(tg_plan_compute(r, spec.count, dims, &o, NULL, &p), TG_OK);
-      tg_test_assert_valid(r, spec.count, dims, p, 0, NULL);
-      assert_true(p->total >= shape);
-      tg_plan_destroy(p);
-    }
+    every_objects_plan_at_least(r, spec.count, dims, shape, "shape");
     free(r);
   }
+}
+
+/* A lower bound computed with an allocator (the shape bound, or the subset bound of at most 8). */
+typedef tg_status (*bound_fn)(const tg_usage_record *, size_t, uint32_t, const tg_allocator *,
+                              uint64_t *);
+
+static tg_status shape_bound(const tg_usage_record *r, size_t n, uint32_t dims,
+                             const tg_allocator *a, uint64_t *out) {
+  return tg_bounds_objects_shape(r, n, dims, a, out);
+}
+
+static tg_status subset_bound8(const tg_usage_record *r, size_t n, uint32_t dims,
+                               const tg_allocator *a, uint64_t *out) {
+  return tg_bounds_objects_subset(r, n, dims, 8, a, out);
+}
+
+/* Fails the 1st, 2nd, ... allocation (up to `points`): each run either gives the bound
+ * computed without failures or fails cleanly (TG_ERROR_OUT_OF_HOST_MEMORY, *out = 0), and
+ * leaks nothing. Returns how many runs failed. */
+static int bound_fault_walk(bound_fn fn, const tg_usage_record *r, size_t n, uint32_t dims,
+                            uint64_t points) {
+  uint64_t want = 0;
+  assert_int_equal(fn(r, n, dims, NULL, &want), TG_OK);
+  int failures = 0;
+  for (uint64_t at = 1; at < points; ++at) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, at);
+    uint64_t got = 1;
+    tg_status st = fn(r, n, dims, &fa.base, &got);
+    if (st == TG_OK) assert_int_equal(got, want);
+    else {
+      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+      assert_int_equal(got, 0);
+      ++failures;
+    }
+    assert_int_equal(fa.live_blocks, 0);
+  }
+  return failures;
 }
 
 /* Bad input as tg_bounds_compute; allocation failures fail cleanly, with nothing leaked. */
@@ -313,23 +359,7 @@ static void shape_bound_errors(void **state) {
   tg_test_random_spec spec = {3, 40, 20, 6, 32, 0, 0};
   tg_usage_record r[40];
   tg_test_random_records(&g, &spec, r);
-  uint64_t want = 0;
-  assert_int_equal(tg_bounds_objects_shape(r, 40, 3, NULL, &want), TG_OK);
-  int failures = 0;
-  for (uint64_t at = 1; at < 64; ++at) {
-    tg_failing_allocator fa;
-    tg_failing_allocator_init(&fa, NULL, at);
-    uint64_t got = 1;
-    tg_status st = tg_bounds_objects_shape(r, 40, 3, &fa.base, &got);
-    if (st == TG_OK) assert_int_equal(got, want);
-    else {
-      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
-      assert_int_equal(got, 0);
-      ++failures;
-    }
-    assert_int_equal(fa.live_blocks, 0);
-  }
-  assert_true(failures >= 5);
+  assert_true(bound_fault_walk(shape_bound, r, 40, 3, 64) >= 5);
 }
 
 /* ---- the subset bound ------------------------------------------------------------------- */
@@ -376,20 +406,7 @@ static void subset_bound_below_every_plan(void **state) {
     assert_int_equal(tg_bounds_objects_subset(r, spec.count, dims, 10, NULL, &sub), TG_OK);
     assert_true(sub >= b.positional_max);
     tighter += sub > b.positional_max;
-    for (int s = 0; s <= TG_STRATEGY_BEST; ++s) {
-      tg_plan_options o;
-      memset(&o, 0, sizeof o);
-      o.mode = TG_MODE_OBJECTS;
-      o.strategy = (tg_strategy)s;
-      tg_plan *p = NULL;
-      assert_int_equal(tg_plan_compute(r, spec.count, dims, &o, NULL, &p), TG_OK);
-      tg_test_assert_valid(r, spec.count, dims, p, 0, NULL);
-      if (p->total < sub)
-        fail_msg("round %d: %s total %llu below the subset bound %llu", round,
-                 tg_strategy_name((tg_strategy)s), (unsigned long long)p->total,
-                 (unsigned long long)sub);
-      tg_plan_destroy(p);
-    }
+    every_objects_plan_at_least(r, spec.count, dims, sub, "subset");
     free(r);
   }
   assert_true(tighter >= rounds / 4);
@@ -413,23 +430,7 @@ static void subset_bound_errors(void **state) {
   tg_test_random_spec spec = {2, 30, 20, 6, 32, 0, 0};
   tg_usage_record r[30];
   tg_test_random_records(&g, &spec, r);
-  uint64_t want = 0;
-  assert_int_equal(tg_bounds_objects_subset(r, 30, 2, 8, NULL, &want), TG_OK);
-  int failures = 0;
-  for (uint64_t at = 1; at < 16; ++at) {
-    tg_failing_allocator fa;
-    tg_failing_allocator_init(&fa, NULL, at);
-    uint64_t got = 1;
-    tg_status st = tg_bounds_objects_subset(r, 30, 2, 8, &fa.base, &got);
-    if (st == TG_OK) assert_int_equal(got, want);
-    else {
-      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
-      assert_int_equal(got, 0);
-      ++failures;
-    }
-    assert_int_equal(fa.live_blocks, 0);
-  }
-  assert_true(failures >= 1);
+  assert_true(bound_fault_walk(subset_bound8, r, 30, 2, 16) >= 1);
 }
 
 int main(void) {

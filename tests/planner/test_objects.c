@@ -472,23 +472,12 @@ static void allocation_failures(void **state) {
         spec.max_length = 20;
         spec.max_size = 32;
         tg_test_random_records(&rng, &spec, r);
-        for (uint64_t fail_at = 1;; ++fail_at) {
-          tg_failing_allocator fa;
-          tg_failing_allocator_init(&fa, NULL, fail_at);
-          tg_plan *p = NULL;
-          tg_status st =
-              plan_objects(r, spec.count, dims, strategy, with_rel ? &rel : NULL, &fa.base, &p);
-          if (st == TG_OK) {
-            assert_int_equal(fa.failures, 0);
-            tg_plan_destroy(p);
-            assert_int_equal(fa.live_blocks, 0);
-            break;
-          }
-          assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
-          assert_null(p);
-          assert_int_equal(fa.live_blocks, 0);
-          assert_true(fail_at < 100000);
-        }
+        tg_plan_options o;
+        memset(&o, 0, sizeof o);
+        o.mode = TG_MODE_OBJECTS;
+        o.strategy = strategy;
+        o.relation = with_rel ? &rel : NULL;
+        tg_test_plan_fault_walk(r, spec.count, dims, &o);
       }
 }
 

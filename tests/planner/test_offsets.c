@@ -806,22 +806,14 @@ static void allocation_failures(void **state) {
   for (int with_rel = 0; with_rel < 3; ++with_rel) {
     for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
       if (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW) continue;
-      for (uint64_t k = 1;; ++k) {
-        tg_failing_allocator fa;
-        tg_failing_allocator_init(&fa, NULL, k);
-        tg_plan *p = NULL;
-        const tg_share_relation *relation = with_rel == 0 ? NULL : with_rel == 1 ? &rel : &windowed;
-        tg_status st = plan_offsets(r, 80, (tg_strategy)s, TG_FIT_WORST, 8, relation, &fa.base, &p);
-        if (fa.failures == 0) {
-          assert_int_equal(st, TG_OK);
-          tg_plan_destroy(p);
-          assert_int_equal(fa.live_blocks, 0);
-          break;
-        }
-        assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
-        assert_null(p);
-        assert_int_equal(fa.live_blocks, 0);
-      }
+      tg_plan_options o;
+      memset(&o, 0, sizeof o);
+      o.mode = TG_MODE_OFFSETS;
+      o.strategy = (tg_strategy)s;
+      o.fit = TG_FIT_WORST;
+      o.alignment = 8;
+      o.relation = with_rel == 0 ? NULL : with_rel == 1 ? &rel : &windowed;
+      tg_test_plan_fault_walk(r, 80, 1, &o);
     }
   }
   /* bounds and the conversion too */

@@ -355,27 +355,12 @@ static void allocation_failures(void **state) {
         relation rl;
         relation_make(&rl, &rng, r, spec.count, kind);
         tg_share_relation rel = share_of(&rl, 1);
-        for (uint64_t fail_at = 1;; ++fail_at) {
-          tg_failing_allocator fa;
-          tg_failing_allocator_init(&fa, NULL, fail_at);
-          tg_plan_options o;
-          memset(&o, 0, sizeof o);
-          o.mode = TG_MODE_OBJECTS;
-          o.strategy = strategy;
-          o.relation = &rel;
-          tg_plan *p = NULL;
-          tg_status st = tg_plan_compute(r, spec.count, dims, &o, &fa.base, &p);
-          if (st == TG_OK) {
-            assert_int_equal(fa.failures, 0);
-            tg_plan_destroy(p);
-            assert_int_equal(fa.live_blocks, 0);
-            break;
-          }
-          assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
-          assert_null(p);
-          assert_int_equal(fa.live_blocks, 0);
-          assert_true(fail_at < 100000);
-        }
+        tg_plan_options o;
+        memset(&o, 0, sizeof o);
+        o.mode = TG_MODE_OBJECTS;
+        o.strategy = strategy;
+        o.relation = &rel;
+        tg_test_plan_fault_walk(r, spec.count, dims, &o);
         relation_free(&rl);
       }
 }

@@ -96,6 +96,26 @@ void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t
   if (st != TG_OK) fail_msg("invalid plan (%s): %s", tg_status_name(st), err.message);
 }
 
+void tg_test_plan_fault_walk(const tg_usage_record *records, size_t count, uint32_t dims,
+                             const tg_plan_options *options) {
+  for (uint64_t fail_at = 1;; ++fail_at) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, fail_at);
+    tg_plan *p = NULL;
+    tg_status st = tg_plan_compute(records, count, dims, options, &fa.base, &p);
+    if (fa.failures == 0) {
+      assert_int_equal(st, TG_OK);
+      tg_plan_destroy(p);
+      assert_int_equal(fa.live_blocks, 0);
+      return;
+    }
+    assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+    assert_null(p);
+    assert_int_equal(fa.live_blocks, 0);
+    assert_true(fail_at < 100000);
+  }
+}
+
 /* ---- JSON syntax check ---- */
 typedef struct json_cursor {
   const char *p;

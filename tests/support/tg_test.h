@@ -55,6 +55,12 @@ void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t
                           const tg_plan *plan, uint64_t alignment,
                           const tg_share_relation *relation);
 
+/* Plan with the 1st, 2nd, ... host allocation failing until a run makes no allocation fail:
+ * every failing run must return TG_ERROR_OUT_OF_HOST_MEMORY with no plan, the last one TG_OK,
+ * and no run may leak. */
+void tg_test_plan_fault_walk(const tg_usage_record *records, size_t count, uint32_t dims,
+                             const tg_plan_options *options);
+
 #endif
 
 /* A strict JSON syntax check (RFC 8259 values; no extensions). Returns 1 when `text` holds
