@@ -2,6 +2,10 @@
  * index. See offsets_common.h. */
 #include "planner/offsets_common.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 /* ---- stable sort ---------------------------------------------------------------------- */
 
 void tg__sort_items_stable(tg__sort_item *a, size_t n, tg__sort_item *tmp) {
@@ -137,11 +141,18 @@ void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp) {
 /* ---- gap index ------------------------------------------------------------------------ */
 
 /* A placed record as the index stores it: everything a search needs, contiguous, so that
- * scanning a block touches nothing else. */
-typedef struct tg__gap_entry {
+ * scanning a block touches nothing else. Offsets and ends are in the index's unit (see
+ * tg__gap_index.unit). A narrow index, whose offsets provably stay below 2^32 units, stores
+ * them in 32 bits: 16 bytes an entry instead of 24, which the walks and inserts, bound by the
+ * bytes they move, repay. */
+typedef struct gap_entry_w {
   uint64_t off, end;
   uint64_t key; /* the point cover [pf, pl], as cover_key() packs it */
-} tg__gap_entry;
+} gap_entry_w;
+typedef struct gap_entry_n {
+  uint32_t off, end;
+  uint64_t key;
+} gap_entry_n;
 
 /* Point covers are below 2^31 (tg__gap_index_create checks), which lets one addition test
  * whether two covers meet. An entry's key holds 2^31 + pl in its high half and 2^31 - pf in
@@ -162,28 +173,18 @@ static inline uint64_t cover_query(uint32_t pf, uint32_t pl) {
 static inline uint64_t meets(uint64_t key, uint64_t query) {
   return ((key + query) & TG__MEET) == TG__MEET;
 }
-static inline uint32_t entry_pf(const tg__gap_entry *e) {
-  return (uint32_t)(TG__HALF - (uint32_t)e->key);
-}
-
-/* Lists are ordered by offset, then by end descending. TFLite orders equal offsets by
- * placement instead; the two walks find the same gaps. Among entries at one offset only the
- * first can open a gap of positive length, and the highest end after them is the same in any
- * order; a zero-length gap at that offset opens only when a zero-size entry comes before
- * another one there. Greedy-by-size places zero-size records after all others, so in its
- * placement order they come after every sized entry at their offset, as they do here. */
-static inline int entry_before(const tg__gap_entry *a, const tg__gap_entry *b) {
-  /* Bitwise, not short-circuit: merges call this on unpredictable data. */
-  return (a->off < b->off) | ((a->off == b->off) & (a->end > b->end));
-}
 
 /* An entry's address range, as a fast walk collects the conflicting ones. */
-typedef struct gap_span {
+typedef struct gap_span_w {
   uint64_t off, end;
-} gap_span;
+} gap_span_w;
+typedef struct gap_span_n {
+  uint32_t off, end;
+} gap_span_n;
 
 /* What a search needs about a record, in one place: placement order is unrelated to record
- * order, so on large inputs each separate per-record array read would be a cache miss. */
+ * order, so on large inputs each separate per-record array read would be a cache miss. Size
+ * and alignment are in the index's unit. */
 typedef struct gap_record {
   uint64_t size, align;
   uint32_t pf, pl;
@@ -200,24 +201,42 @@ struct tg__gap_index {
   unsigned shift;        /* block of point p = p >> shift */
   size_t nblocks;
   /* Per block b, in CSR storage: `all` holds the records whose cover meets the window of
-   * blocks b and b+1 (so a record at most a block long, starting in block b, finds every record
-   * it meets there), `born` those whose first point is in block b. */
-  size_t *all_begin, *all_len, *born_begin, *born_len;
-  tg__gap_entry *all, *born;
+   * blocks b and b+1, so a record at most a block long, starting in block b, finds every
+   * record it meets there. A longer record also needs those born in blocks bf+2..bl: it takes
+   * them from the windows bf+2, bf+4, ..., each contributing the records born in its own two
+   * blocks (a few percent of searches; separate lists of the records born per block would
+   * cost every insert one more list). */
+  size_t *all_begin, *all_len;
+  void *all;             /* gap_entry_n when narrow, else gap_entry_w */
   size_t *rel_idx;       /* relation mode: record index of all[i] */
-  size_t *all_idx, *born_idx; /* windowed: record index of all[i], born[i] */
+  size_t *all_idx;       /* windowed: record index of all[i] */
   int small_arena;       /* every placement stays below 2^63 (see tg__gap_index_create) */
+  /* Offsets are kept in units of `unit`: 1, or for an index created for one placement order
+   * (whose inserts take offsets its searches returned) the greatest common divisor of the
+   * sizes and the alignments above 1. Every offset a search returns and every end is then a
+   * multiple of it - a record goes at 0, at an end, or at an aligned address -, and dividing
+   * every length by one number changes no comparison. */
+  uint64_t unit;
+  int narrow;            /* serial, and offsets below 2^32 units: gap_entry_n */
   /* A - 1 when every record has the same power-of-two alignment A and the arena is small,
    * else 0. Entries then store their end aligned up to A, which changes no walk (aligning
    * the highest end equals taking the highest aligned end) and spares the fast walk its
    * aligning step. */
   uint64_t end_mask;
-  int use_born;          /* some record reaches past its window: keep the born lists */
   int has_zero;          /* some record has size 0: ties at one offset need the end order */
-  tg__gap_entry *scratch[2]; /* searches spanning several blocks: merge buffers */
-  gap_span *hits;    /* serial fast walks: the conflicting entries of one list */
+  void *scratch[2];      /* searches spanning several blocks: merge buffers (entries) */
+  void *hits;            /* serial fast walks: the conflicting entries of one list (spans) */
   size_t *runs;          /* run boundaries for those merges */
 };
+
+static uint64_t gcd_u64(uint64_t a, uint64_t b) {
+  while (b != 0) {
+    uint64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
 
 /* The first window a record belongs to: the one starting at the block before its first. */
 static inline size_t first_window(size_t bf) { return bf ? bf - 1 : 0; }
@@ -246,13 +265,9 @@ void tg__gap_index_destroy(tg__gap_index *ix) {
   const tg_allocator *a = ix->in->alloc;
   tg__free(a, ix->all_begin);
   tg__free(a, ix->all_len);
-  tg__free(a, ix->born_begin);
-  tg__free(a, ix->born_len);
   tg__free(a, ix->all);
-  tg__free(a, ix->born);
   tg__free(a, ix->rel_idx);
   tg__free(a, ix->all_idx);
-  tg__free(a, ix->born_idx);
   tg__free(a, ix->rec);
   tg__free(a, ix->scratch[0]);
   tg__free(a, ix->scratch[1]);
@@ -289,19 +304,30 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
     tg__free(in->alloc, ix);
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   }
+  uint64_t unit = 0;
+  if (order != NULL) /* placements only from searches: see tg__gap_index.unit */
+    for (size_t x = 0; x < n; ++x) {
+      uint64_t a = tg__record_alignment(in, x);
+      unit = gcd_u64(gcd_u64(unit, in->volumes[x]), a > 1 ? a : 0);
+    }
+  ix->unit = unit ? unit : 1;
   /* Any walk places a record at most at the aligned end of those already placed, so no
    * offset or end can exceed the sum of (size + alignment - 1): when that is below 2^63, the
-   * hot loop can skip its overflow checks (see fast_visit). */
+   * hot loop can skip its overflow checks (see fast_visit); below 2^32, an index for one
+   * placement order is narrow. All in units. */
   uint64_t bound = 0;
   ix->small_arena = 1;
   for (size_t r = 0; r < n; ++r) {
     size_t x = order != NULL ? order[r] : r; /* slot r holds record x */
-    ix->rec[r] = (gap_record){in->volumes[x], tg__record_alignment(in, x), tp.pf[x], tp.pl[x]};
-    if (!tg__add_u64(bound, in->volumes[x], &bound) || !tg__add_u64(bound, ix->rec[r].align - 1, &bound) ||
+    uint64_t a = tg__record_alignment(in, x);
+    ix->rec[r] = (gap_record){in->volumes[x] / ix->unit, a > 1 ? a / ix->unit : 1, tp.pf[x], tp.pl[x]};
+    if (!tg__add_u64(bound, ix->rec[r].size, &bound) || !tg__add_u64(bound, ix->rec[r].align - 1, &bound) ||
         bound >= (UINT64_C(1) << 63))
       ix->small_arena = 0;
     if (in->volumes[x] == 0) ix->has_zero = 1;
   }
+  ix->narrow = order != NULL && ix->small_arena && bound < (UINT64_C(1) << 32);
+  const size_t entry_size = ix->narrow ? sizeof(gap_entry_n) : sizeof(gap_entry_w);
   uint64_t a0 = n > 0 ? ix->rec[0].align : 1;
   int uniform = ix->small_arena && (a0 & (a0 - 1)) == 0;
   for (size_t r = 1; r < n && uniform; ++r) uniform = ix->rec[r].align == a0;
@@ -312,9 +338,7 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
   ix->nblocks = nb;
   ix->all_begin = tg__calloc(in->alloc, nb + 1, sizeof *ix->all_begin);
   ix->all_len = tg__calloc(in->alloc, nb + 1, sizeof *ix->all_len);
-  ix->born_begin = tg__calloc(in->alloc, nb + 1, sizeof *ix->born_begin);
-  ix->born_len = tg__calloc(in->alloc, nb + 1, sizeof *ix->born_len);
-  if (!ix->all_begin || !ix->all_len || !ix->born_begin || !ix->born_len) goto oom;
+  if (!ix->all_begin || !ix->all_len) goto oom;
   size_t scratch = 0; /* the most entries a search spanning several blocks can collect */
   if (ix->relation) {
     ix->all_begin[1] = n;
@@ -324,41 +348,33 @@ tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *o
     for (size_t r = 0; r < n; ++r) {
       size_t bf = ix->rec[r].pf >> ix->shift, bl = ix->rec[r].pl >> ix->shift;
       for (size_t b = first_window(bf); b <= bl; ++b) ix->all_begin[b + 1]++;
-      ix->born_begin[bf + 1]++;
-      if (bl > bf + 1) ix->use_born = 1;
     }
-    for (size_t b = 0; b < nb; ++b) {
-      ix->all_begin[b + 1] += ix->all_begin[b];
-      ix->born_begin[b + 1] += ix->born_begin[b];
-    }
-    /* Serial: born lists beyond the first window; windowed: that window's list too. */
+    for (size_t b = 0; b < nb; ++b) ix->all_begin[b + 1] += ix->all_begin[b];
+    /* A long record gathers from the later windows (and, windowed, from its first too). */
     for (size_t r = 0; r < n; ++r) {
       size_t bf = ix->rec[r].pf >> ix->shift, bl = ix->rec[r].pl >> ix->shift, span = 0;
-      if (!ix->windowed && bl > bf + 2)
-        span = ix->born_begin[bl + 1] - ix->born_begin[bf + 2];
-      else if (ix->windowed && bl > bf + 1)
-        span = ix->all_begin[bf + 1] - ix->all_begin[bf] + ix->born_begin[bl + 1] - ix->born_begin[bf + 2];
+      if (bl < bf + 2) continue;
+      for (size_t b = bf + 2; b <= bl; b += 2) span += ix->all_begin[b + 1] - ix->all_begin[b];
+      if (ix->windowed) span += ix->all_begin[bf + 1] - ix->all_begin[bf];
       if (span > scratch) scratch = span;
     }
   }
-  ix->all = tg__alloc_array(in->alloc, n ? ix->all_begin[nb] : 1, sizeof *ix->all);
-  ix->born = tg__alloc_array(in->alloc, ix->use_born ? n : 1, sizeof *ix->born);
-  if (ix->all == NULL || ix->born == NULL) goto oom;
+  ix->all = tg__alloc_array(in->alloc, n ? ix->all_begin[nb] : 1, entry_size);
+  if (ix->all == NULL) goto oom;
   if (ix->windowed) {
     ix->all_idx = tg__alloc_array(in->alloc, n ? ix->all_begin[nb] : 1, sizeof *ix->all_idx);
-    ix->born_idx = tg__alloc_array(in->alloc, ix->use_born ? n : 1, sizeof *ix->born_idx);
-    if (ix->all_idx == NULL || ix->born_idx == NULL) goto oom;
+    if (ix->all_idx == NULL) goto oom;
   }
   if (!ix->relation && !ix->windowed) {
     size_t longest = 1;
     for (size_t b = 0; b < nb; ++b)
       if (ix->all_begin[b + 1] - ix->all_begin[b] > longest) longest = ix->all_begin[b + 1] - ix->all_begin[b];
-    ix->hits = tg__alloc_array(in->alloc, longest, sizeof *ix->hits);
+    ix->hits = tg__alloc_array(in->alloc, longest, ix->narrow ? sizeof(gap_span_n) : sizeof(gap_span_w));
     if (ix->hits == NULL) goto oom;
   }
   if (scratch > 0) {
-    ix->scratch[0] = tg__alloc_array(in->alloc, scratch, sizeof *ix->scratch[0]);
-    ix->scratch[1] = tg__alloc_array(in->alloc, scratch, sizeof *ix->scratch[1]);
+    ix->scratch[0] = tg__alloc_array(in->alloc, scratch, entry_size);
+    ix->scratch[1] = tg__alloc_array(in->alloc, scratch, entry_size);
     ix->runs = tg__alloc_array(in->alloc, nb + 2, sizeof *ix->runs);
     if (ix->scratch[0] == NULL || ix->scratch[1] == NULL || ix->runs == NULL) goto oom;
   }
@@ -455,146 +471,27 @@ static inline void fast_visit(fast_acc *s, uint64_t mask, uint64_t size, uint64_
   s->prev = reach > prev ? reach : prev;
 }
 
-/* Branch-free choice between two entry pointers. */
-static inline const tg__gap_entry *pick(int first, const tg__gap_entry *a, const tg__gap_entry *b) {
-  uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-  return (const tg__gap_entry *)(y ^ ((x ^ y) & (0 - (uintptr_t)first)));
-}
+#define GW(name) name##_w
+#define GW_ENTRY gap_entry_w
+#define GW_SPAN gap_span_w
+#include "planner/gap_lists.inc"
 
-/* Merge the sorted runs scratch[0][runs[i]..runs[i+1]) into one; returns the buffer holding
- * the result. */
-static const tg__gap_entry *merge_runs(tg__gap_index *ix, size_t nruns) {
-  tg__gap_entry *src = ix->scratch[0], *dst = ix->scratch[1];
-  size_t *runs = ix->runs;
-  while (nruns > 1) {
-    size_t out_runs = 0;
-    for (size_t i = 0; i < nruns; i += 2) {
-      size_t lo = runs[i], mid = runs[i + 1];
-      size_t hi = (i + 1 < nruns) ? runs[i + 2] : mid;
-      const tg__gap_entry *a = src + lo, *a_end = src + mid, *b = src + mid, *b_end = src + hi;
-      tg__gap_entry *k = dst + lo;
-      while (a < a_end && b < b_end) {
-        int take_b = entry_before(b, a);
-        *k++ = *pick(take_b, b, a);
-        b += take_b;
-        a += !take_b;
-      }
-      while (a < a_end) *k++ = *a++;
-      while (b < b_end) *k++ = *b++;
-      runs[out_runs++] = lo;
-    }
-    runs[out_runs] = runs[nruns];
-    nruns = out_runs;
-    tg__gap_entry *t = src;
-    src = dst;
-    dst = t;
-  }
-  return src;
-}
-
-/* Walk [e, end) - one window's list - visiting entries that meet [pf, pl]. `fast` is 0 (any
- * fit: gap_visit), 1 (fast_visit) or 2 (fast_visit on ends stored aligned to the record's
- * alignment: mask 0); a constant at each call, so each use compiles to its own loop. */
-static inline void walk_block(gap_search *g, int fast, const tg__gap_entry *e,
-                              const tg__gap_entry *end, gap_span *hits) {
-  if (fast) {
-    /* Two passes: gather the conflicting entries (about half, typically), then walk only
-     * those; both loops are short and branch-free. */
-    const uint64_t query = g->query;
-    size_t k = 0;
-    for (; e != end; ++e) {
-      hits[k].off = e->off;
-      hits[k].end = e->end;
-      k += meets(e->key, query);
-    }
-    fast_acc s = fast_begin(g);
-    const uint64_t mask = fast == 2 ? 0 : g->mask, size = g->size;
-    for (size_t i = 0; i < k; ++i) fast_visit(&s, mask, size, hits[i].off, hits[i].end, 1);
-    fast_end(g, &s);
-    return;
-  }
-  for (; e != end && !g->done; ++e)
-    if (meets(e->key, g->query)) gap_visit(g, e->off, e->end);
-}
-
-/* Walk two sorted lists together: `a` (the first block's list) and `q` (later-born entries).
- * An entry of either meets r exactly when its cover meets r's: `a` entries start before r's
- * last block and `q` entries after r's first point, so half of that test always holds. */
-static inline void walk_two(gap_search *g, int fast, const tg__gap_entry *a,
-                            const tg__gap_entry *a_end, const tg__gap_entry *q,
-                            const tg__gap_entry *q_end) {
-  const uint64_t query = g->query;
-  if (fast) {
-    fast_acc s = fast_begin(g);
-    const uint64_t mask = fast == 2 ? 0 : g->mask, size = g->size;
-    const int exact_ties = g->exact_ties;
-    while (a < a_end && q < q_end) {
-      int take_q = exact_ties ? entry_before(q, a) : q->off < a->off;
-      const tg__gap_entry *x = pick(take_q, q, a);
-      fast_visit(&s, mask, size, x->off, x->end, meets(x->key, query));
-      q += take_q;
-      a += !take_q;
-    }
-    for (; a < a_end; ++a) fast_visit(&s, mask, size, a->off, a->end, meets(a->key, query));
-    for (; q < q_end; ++q) fast_visit(&s, mask, size, q->off, q->end, meets(q->key, query));
-    fast_end(g, &s);
-    return;
-  }
-  while ((a < a_end || q < q_end) && !g->done) {
-    int take_q = a == a_end || (q < q_end && entry_before(q, a));
-    const tg__gap_entry *x = take_q ? q++ : a++;
-    if (meets(x->key, query)) gap_visit(g, x->off, x->end);
-  }
-}
-
-/* Search records reaching past the window of their first block, bf + 2 <= bl: the window
- * holds every record that meets r up to its end; the others that meet r were born in blocks
- * bf+2..bl. With one such block its born list is walked directly; with more, their entries
- * born by pl are gathered and merged into one run first. */
-static inline void walk_blocks(tg__gap_index *ix, gap_search *g, int fast, size_t bf, size_t bl) {
-  const tg__gap_entry *a = ix->all + ix->all_begin[bf], *a_end = a + ix->all_len[bf];
-  if (bl == bf + 2) {
-    const tg__gap_entry *q = ix->born + ix->born_begin[bl];
-    walk_two(g, fast, a, a_end, q, q + ix->born_len[bl]);
-    return;
-  }
-  tg__gap_entry *s = ix->scratch[0];
-  size_t k = 0, nruns = 0;
-  for (size_t b = bf + 2; b <= bl; ++b) {
-    size_t before = k;
-    const tg__gap_entry *e = ix->born + ix->born_begin[b], *end = e + ix->born_len[b];
-    for (; e != end; ++e) {
-      s[k] = *e;
-      k += entry_pf(e) <= g->pl;
-    }
-    if (k != before) ix->runs[nruns++] = before;
-  }
-  ix->runs[nruns] = k;
-  const tg__gap_entry *q = merge_runs(ix, nruns);
-  walk_two(g, fast, a, a_end, q, q + k);
-}
-
-static void walk(tg__gap_index *ix, gap_search *g, int fast) {
-  size_t bf = g->pf >> ix->shift, bl = g->pl >> ix->shift;
-  if (bl <= bf + 1) {
-    /* The common case: the window of r's first block holds every placed record that can
-     * meet r, in one list. */
-    const tg__gap_entry *e = ix->all + ix->all_begin[bf];
-    walk_block(g, fast, e, e + ix->all_len[bf], ix->hits);
-  } else {
-    walk_blocks(ix, g, fast, bf, bl);
-  }
-}
+#define GW(name) name##_n
+#define GW_ENTRY gap_entry_n
+#define GW_SPAN gap_span_n
+#define GW_NARROW 1
+#include "planner/gap_lists.inc"
 
 /* The windowed search for record r: the entries whose window meets r's are found as the
  * serial walk finds the entries whose interval meets r's; each is then tested exactly. A
  * window reaching past the window of its first block gathers the conflicting entries of that
- * list and of the born lists up to its last block, and merges them into offset order. */
+ * list and of the records born up to its last block (as walk_blocks), and merges them. */
 static void walk_windowed(tg__gap_index *ix, gap_search *g, size_t r) {
   const tg__plan_input *in = ix->in;
   const uint64_t query = g->query;
   size_t bf = g->pf >> ix->shift, bl = g->pl >> ix->shift;
-  const tg__gap_entry *a = ix->all + ix->all_begin[bf];
+  const gap_entry_w *all = ix->all; /* windowed indexes are wide */
+  const gap_entry_w *a = all + ix->all_begin[bf];
   const size_t *ai = ix->all_idx + ix->all_begin[bf];
   size_t len = ix->all_len[bf];
   if (bl <= bf + 1) {
@@ -603,21 +500,24 @@ static void walk_windowed(tg__gap_index *ix, gap_search *g, size_t r) {
         gap_visit(g, a[i].off, a[i].end);
     return;
   }
-  tg__gap_entry *s = ix->scratch[0];
+  gap_entry_w *s = ix->scratch[0];
   size_t k = 0, nruns = 0;
   for (size_t i = 0; i < len; ++i)
     if (meets(a[i].key, query) && tg__records_conflict(in, ai[i], r)) s[k++] = a[i];
   if (k != 0) ix->runs[nruns++] = 0;
-  for (size_t b = bf + 2; b <= bl; ++b) {
+  for (size_t b = bf + 2; b <= bl; b += 2) { /* as walk_blocks */
     size_t before = k;
-    const tg__gap_entry *e = ix->born + ix->born_begin[b];
-    const size_t *ei = ix->born_idx + ix->born_begin[b];
-    for (size_t i = 0; i < ix->born_len[b]; ++i)
-      if (meets(e[i].key, query) && tg__records_conflict(in, ei[i], r)) s[k++] = e[i];
+    const gap_entry_w *e = all + ix->all_begin[b];
+    const size_t *ei = ix->all_idx + ix->all_begin[b];
+    for (size_t i = 0; i < ix->all_len[b]; ++i) {
+      uint32_t pf = entry_pf_w(&e[i]);
+      if ((pf >> ix->shift) - b <= 1 && meets(e[i].key, query) && tg__records_conflict(in, ei[i], r))
+        s[k++] = e[i];
+    }
     if (k != before) ix->runs[nruns++] = before;
   }
   ix->runs[nruns] = k;
-  const tg__gap_entry *m = merge_runs(ix, nruns);
+  const gap_entry_w *m = merge_runs_w(ix, nruns);
   for (size_t i = 0; i < k && !g->done; ++i) gap_visit(g, m[i].off, m[i].end);
 }
 
@@ -641,41 +541,29 @@ tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *
   if (fast) g.best_len = TG__NO_GAP;
   if (ix->relation) {
     fast = 0;
+    const gap_entry_w *all = ix->all;
     for (size_t i = 0; i < ix->all_len[0] && !g.done; ++i)
-      if (tg__records_conflict(in, ix->rel_idx[i], r)) gap_visit(&g, ix->all[i].off, ix->all[i].end);
+      if (tg__records_conflict(in, ix->rel_idx[i], r)) gap_visit(&g, all[i].off, all[i].end);
   } else if (ix->windowed) {
     fast = 0;
     walk_windowed(ix, &g, r);
-  } else if (fast && ix->end_mask == g.mask) {
-    walk(ix, &g, 2); /* ends are stored aligned: no aligning in the walk */
-  } else if (fast) {
-    walk(ix, &g, 1);
   } else {
-    walk(ix, &g, 0);
+    /* 2: ends are stored aligned, no aligning in the walk. */
+    int kind = !fast ? 0 : ix->end_mask == g.mask ? 2 : 1;
+    if (ix->narrow) {
+      if (kind == 2) walk_n(ix, &g, 2);
+      else if (kind == 1) walk_n(ix, &g, 1);
+      else walk_n(ix, &g, 0);
+    } else {
+      if (kind == 2) walk_w(ix, &g, 2);
+      else if (kind == 1) walk_w(ix, &g, 1);
+      else walk_w(ix, &g, 0);
+    }
   }
   if (fast) g.found = g.best_len != TG__NO_GAP;
-  if (g.found) {
-    *offset = g.best_off;
-    return TG_OK;
-  }
-  return tg__align_up(g.prev, g.align, offset) ? TG_OK : TG_ERROR_OVERFLOW;
-}
-
-/* Insert e into the sorted list base[0..*len) after every entry that does not come after
- * it, and return its position. */
-static size_t list_insert(tg__gap_entry *base, size_t *len, const tg__gap_entry *e) {
-  /* Branch-free binary search: the comparisons are unpredictable. */
-  size_t lo = 0, n = *len;
-  while (n > 0) {
-    size_t half = n / 2;
-    int after = !entry_before(e, &base[lo + half]);
-    lo = after ? lo + half + 1 : lo;
-    n = after ? n - half - 1 : half;
-  }
-  memmove(base + lo + 1, base + lo, (*len - lo) * sizeof *base);
-  base[lo] = *e;
-  ++*len;
-  return lo;
+  uint64_t at = g.best_off;
+  if (!g.found && !tg__align_up(g.prev, g.align, &at)) return TG_ERROR_OVERFLOW;
+  return tg__mul_u64(at, ix->unit, offset) ? TG_OK : TG_ERROR_OVERFLOW;
 }
 
 /* Insert r at position pos of the index array base[0..len). */
@@ -686,56 +574,41 @@ static void idx_insert(size_t *base, size_t len, size_t pos, size_t r) {
 
 void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
   const gap_record *rec = &ix->rec[r];
-  tg__gap_entry e = {offset, (offset + rec->size + ix->end_mask) & ~ix->end_mask,
-                     cover_key(rec->pf, rec->pl)};
+  offset /= ix->unit; /* a multiple of it: see tg__gap_index_create_ordered */
+  uint64_t end = (offset + rec->size + ix->end_mask) & ~ix->end_mask, key = cover_key(rec->pf, rec->pl);
+  size_t bf = rec->pf >> ix->shift, bl = rec->pl >> ix->shift;
+  if (ix->narrow) {
+    gap_entry_n e = {(uint32_t)offset, (uint32_t)end, key};
+    serial_insert_n(ix, bf, bl, &e);
+    return;
+  }
+  gap_entry_w e = {offset, end, key}, *all = ix->all;
   if (ix->relation) {
     size_t len = ix->all_len[0];
-    size_t pos = list_insert(ix->all, &ix->all_len[0], &e);
-    memmove(ix->rel_idx + pos + 1, ix->rel_idx + pos, (len - pos) * sizeof *ix->rel_idx);
-    ix->rel_idx[pos] = r;
-    return;
-  }
-  size_t bf = rec->pf >> ix->shift, bl = rec->pl >> ix->shift;
-  if (ix->windowed) {
+    size_t pos = list_insert_w(all, &ix->all_len[0], &e);
+    idx_insert(ix->rel_idx, len, pos, r);
+  } else if (ix->windowed) {
     for (size_t b = first_window(bf); b <= bl; ++b) {
       size_t len = ix->all_len[b];
-      size_t pos = list_insert(ix->all + ix->all_begin[b], &ix->all_len[b], &e);
+      size_t pos = list_insert_w(all + ix->all_begin[b], &ix->all_len[b], &e);
       idx_insert(ix->all_idx + ix->all_begin[b], len, pos, r);
     }
-    if (ix->use_born) {
-      size_t len = ix->born_len[bf];
-      size_t pos = list_insert(ix->born + ix->born_begin[bf], &ix->born_len[bf], &e);
-      idx_insert(ix->born_idx + ix->born_begin[bf], len, pos, r);
-    }
-    return;
+  } else {
+    serial_insert_w(ix, bf, bl, &e);
   }
-  for (size_t b = first_window(bf); b <= bl; ++b) list_insert(ix->all + ix->all_begin[b], &ix->all_len[b], &e);
-  if (ix->use_born) list_insert(ix->born + ix->born_begin[bf], &ix->born_len[bf], &e);
-}
-
-/* Remove one entry equal to e from the sorted list base[0..*len) (it must be there). Entries
- * carry no record index in the serial index, so any equal one will do. */
-static void list_remove(tg__gap_entry *base, size_t *len, const tg__gap_entry *e) {
-  size_t lo = 0, n = *len;
-  while (n > 0) { /* the first entry not before e */
-    size_t half = n / 2;
-    int before = entry_before(&base[lo + half], e);
-    lo = before ? lo + half + 1 : lo;
-    n = before ? n - half - 1 : half;
-  }
-  while (lo < *len && base[lo].off == e->off && base[lo].end == e->end && base[lo].key != e->key)
-    ++lo;
-  if (lo == *len || base[lo].off != e->off || base[lo].end != e->end) return;
-  memmove(base + lo, base + lo + 1, (*len - lo - 1) * sizeof *base);
-  --*len;
 }
 
 void tg__gap_index_remove(tg__gap_index *ix, size_t r, uint64_t offset) {
   if (ix->relation || ix->windowed) return;
   const gap_record *rec = &ix->rec[r];
-  tg__gap_entry e = {offset, (offset + rec->size + ix->end_mask) & ~ix->end_mask,
-                     cover_key(rec->pf, rec->pl)};
+  offset /= ix->unit;
+  uint64_t end = (offset + rec->size + ix->end_mask) & ~ix->end_mask, key = cover_key(rec->pf, rec->pl);
   size_t bf = rec->pf >> ix->shift, bl = rec->pl >> ix->shift;
-  for (size_t b = first_window(bf); b <= bl; ++b) list_remove(ix->all + ix->all_begin[b], &ix->all_len[b], &e);
-  if (ix->use_born) list_remove(ix->born + ix->born_begin[bf], &ix->born_len[bf], &e);
+  if (ix->narrow) {
+    gap_entry_n e = {(uint32_t)offset, (uint32_t)end, key};
+    serial_remove_n(ix, bf, bl, &e);
+  } else {
+    gap_entry_w e = {offset, end, key};
+    serial_remove_w(ix, bf, bl, &e);
+  }
 }

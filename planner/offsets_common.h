@@ -43,7 +43,8 @@ void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp);
  * conflict with a new one. Without a relation, task points are cut into blocks about as long
  * as a typical record, and each block keeps, ordered by offset, the placed records that meet
  * it or the next block: a search walks the list of the block where the new record starts
- * (merged, for a record longer than that window, with the records born further on), so it
+ * (merged, for a record longer than that window, with the records born further on, taken
+ * from every other later window), so it
  * visits only records near the new record's interval. With a relation that has windows
  * (tg_share_relation.window), the same index is built over the windows, each widened to
  * contain its record's interval: records whose windows are disjoint may share, so a search
@@ -58,7 +59,9 @@ tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out);
 /* The same with slots in a given order (serial relation only; TG_ERROR_INTERNAL otherwise):
  * slot i is record order[i], and every `r` taken by the functions below is a slot. A strategy
  * that places records in a fixed order then reads the index's per-record data sequentially,
- * which on large inputs saves a cache miss per placement. */
+ * which on large inputs saves a cache miss per placement. Such an index may also store
+ * offsets in units of the sizes' and alignments' common divisor, in 32 bits when they fit:
+ * tg__gap_index_insert and _remove must then take only offsets tg__gap_index_find returned. */
 tg_status tg__gap_index_create_ordered(const tg__plan_input *in, const size_t *order,
                                        tg__gap_index **out);
 void tg__gap_index_destroy(tg__gap_index *ix);

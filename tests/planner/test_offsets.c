@@ -402,6 +402,50 @@ static void greedy_by_size_record_alignments(void **state) {
   }
 }
 
+/* Greedy-by-size keeps offsets in units of the greatest common divisor of the sizes and the
+ * alignments above 1, in 32 bits when they provably fit there: sets with large units, sets
+ * whose unit one odd size breaks, and sets too large for 32 bits, against the reference. */
+static void greedy_by_size_units_and_widths(void **state) {
+  (void)state;
+  tg_test_rng rng = {515};
+  const uint64_t units[] = {1, 3, 48, 256, 4096};
+  const uint64_t aligns[] = {1, 16, 24, 128, 4096};
+  int wide = 0;
+  for (int iter = 0; iter < 300; ++iter) {
+    size_t n = (size_t)tg_test_rng_range(&rng, 1, iter < 200 ? 40 : 300);
+    tg_usage_record *r = calloc(n, sizeof *r);
+    uint64_t *want = calloc(n, sizeof *want);
+    assert_non_null(r);
+    assert_non_null(want);
+    random_1d(&rng, r, n);
+    uint64_t unit = units[tg_test_rng_range(&rng, 0, 4)];
+    /* A third scaled up with one odd size (64-bit lists), some scaled with the unit kept
+     * (a large unit), the rest plain, every fifth with one odd size. */
+    uint64_t scale = iter % 3 == 0 || iter % 6 == 1 ? UINT64_C(1) << 16 : 1;
+    int odd = iter % 3 == 0 || iter % 5 == 0;
+    uint64_t align = aligns[tg_test_rng_range(&rng, 0, 4)];
+    uint64_t sum = 0, g = align > 1 ? align : 0;
+    for (size_t i = 0; i < n; ++i) {
+      r[i].size.w = r[i].size.w * unit * scale + (odd && i == n / 2);
+      sum += r[i].size.w;
+      for (uint64_t a = g, b = r[i].size.w; b != 0;) { /* g = gcd(g, size) */
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+        g = a;
+      }
+    }
+    if (g != 0 && sum / g >= (UINT64_C(1) << 32)) wide++; /* too large for 32-bit units */
+    uint64_t total = ref_greedy_by_size(r, n, align, want);
+    tg_plan *p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, NULL);
+    assert_offsets(p, want, n, total);
+    tg_plan_destroy(p);
+    free(r);
+    free(want);
+  }
+  assert_true(wide > 30); /* the 64-bit lists were exercised */
+}
+
 /* Long-lived records among short ones: searches span many time blocks. */
 static void greedy_by_size_mixed_lifetimes(void **state) {
   (void)state;
@@ -863,6 +907,7 @@ int main(void) {
       cmocka_unit_test(greedy_by_size_matches_tflite),
       cmocka_unit_test(greedy_by_size_mixed_lifetimes),
       cmocka_unit_test(greedy_by_size_record_alignments),
+      cmocka_unit_test(greedy_by_size_units_and_widths),
       cmocka_unit_test(shuffled_inputs),
       cmocka_unit_test(in_order_fits),
       cmocka_unit_test(in_order_coalesces_and_grows_the_top),
