@@ -376,6 +376,17 @@ static void greedy_by_size_matches_tflite(void **state) {
   }
 }
 
+/* Greedy-by-size on r[0..n) with alignment `align` gives the reference's offsets and total. */
+static void expect_reference_plan(const tg_usage_record *r, size_t n, uint64_t align) {
+  uint64_t *want = calloc(n ? n : 1, sizeof *want);
+  assert_non_null(want);
+  uint64_t total = ref_greedy_by_size(r, n, align, want);
+  tg_plan *p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, NULL);
+  assert_offsets(p, want, n, total);
+  tg_plan_destroy(p);
+  free(want);
+}
+
 /* Records with their own alignments, mixed (powers of two and not, some at the global one)
  * or all equal (the walk then keeps ends aligned in the index). */
 static void greedy_by_size_record_alignments(void **state) {
@@ -385,20 +396,13 @@ static void greedy_by_size_record_alignments(void **state) {
   for (int iter = 0; iter < 400; ++iter) {
     size_t n = (size_t)tg_test_rng_range(&rng, 1, iter < 300 ? 40 : 600);
     tg_usage_record *r = calloc(n, sizeof *r);
-    uint64_t *want = calloc(n, sizeof *want);
     assert_non_null(r);
-    assert_non_null(want);
     random_1d(&rng, r, n);
     int uniform = iter % 2 == 0;
     uint64_t one = own[tg_test_rng_range(&rng, 0, 5)];
     for (size_t i = 0; i < n; ++i) r[i].alignment = uniform ? one : own[tg_test_rng_range(&rng, 0, 5)];
-    uint64_t align = tg_test_rng_range(&rng, 0, 1) ? 1 : 16;
-    uint64_t total = ref_greedy_by_size(r, n, align, want);
-    tg_plan *p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, NULL);
-    assert_offsets(p, want, n, total);
-    tg_plan_destroy(p);
+    expect_reference_plan(r, n, tg_test_rng_range(&rng, 0, 1) ? 1 : 16);
     free(r);
-    free(want);
   }
 }
 
@@ -414,9 +418,7 @@ static void greedy_by_size_units_and_widths(void **state) {
   for (int iter = 0; iter < 300; ++iter) {
     size_t n = (size_t)tg_test_rng_range(&rng, 1, iter < 200 ? 40 : 300);
     tg_usage_record *r = calloc(n, sizeof *r);
-    uint64_t *want = calloc(n, sizeof *want);
     assert_non_null(r);
-    assert_non_null(want);
     random_1d(&rng, r, n);
     uint64_t unit = units[tg_test_rng_range(&rng, 0, 4)];
     /* A third scaled up with one odd size (64-bit lists), some scaled with the unit kept
@@ -436,12 +438,8 @@ static void greedy_by_size_units_and_widths(void **state) {
       }
     }
     if (g != 0 && sum / g >= (UINT64_C(1) << 32)) wide++; /* too large for 32-bit units */
-    uint64_t total = ref_greedy_by_size(r, n, align, want);
-    tg_plan *p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, NULL);
-    assert_offsets(p, want, n, total);
-    tg_plan_destroy(p);
+    expect_reference_plan(r, n, align);
     free(r);
-    free(want);
   }
   assert_true(wide > 30); /* the 64-bit lists were exercised */
 }
@@ -453,9 +451,7 @@ static void greedy_by_size_mixed_lifetimes(void **state) {
   for (int iter = 0; iter < 20; ++iter) {
     size_t n = 3000;
     tg_usage_record *r = calloc(n, sizeof *r);
-    uint64_t *want = calloc(n, sizeof *want);
     assert_non_null(r);
-    assert_non_null(want);
     for (size_t i = 0; i < n; ++i) {
       uint32_t first = (uint32_t)tg_test_rng_range(&rng, 0, 2000);
       uint64_t kind = tg_test_rng_range(&rng, 0, 20);
@@ -464,12 +460,8 @@ static void greedy_by_size_mixed_lifetimes(void **state) {
                                : (uint32_t)tg_test_rng_range(&rng, 0, 3);
       r[i] = (tg_usage_record){{tg_test_rng_range(&rng, 0, 1u << 20), 1, 1}, first, first + len, 0};
     }
-    uint64_t total = ref_greedy_by_size(r, n, 16, want);
-    tg_plan *p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 16, NULL);
-    assert_offsets(p, want, n, total);
-    tg_plan_destroy(p);
+    expect_reference_plan(r, n, 16);
     free(r);
-    free(want);
   }
 }
 
