@@ -550,15 +550,10 @@ tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *
   } else {
     /* 2: ends are stored aligned, no aligning in the walk. */
     int kind = !fast ? 0 : ix->end_mask == g.mask ? 2 : 1;
-    if (ix->narrow) {
-      if (kind == 2) walk_n(ix, &g, 2);
-      else if (kind == 1) walk_n(ix, &g, 1);
-      else walk_n(ix, &g, 0);
-    } else {
-      if (kind == 2) walk_w(ix, &g, 2);
-      else if (kind == 1) walk_w(ix, &g, 1);
-      else walk_w(ix, &g, 0);
-    }
+    if (ix->narrow)
+      walk_kind_n(ix, &g, kind);
+    else
+      walk_kind_w(ix, &g, kind);
   }
   if (fast) g.found = g.best_len != TG__NO_GAP;
   uint64_t at = g.best_off;
@@ -572,17 +567,28 @@ static void idx_insert(size_t *base, size_t len, size_t pos, size_t r) {
   base[pos] = r;
 }
 
-void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
+/* Slot r placed at `offset` (bytes), as the index stores it: in units, its end aligned when
+ * end_mask says so (a narrow index takes the same values in 32 bits). */
+static gap_entry_w entry_of(const tg__gap_index *ix, size_t r, uint64_t offset) {
   const gap_record *rec = &ix->rec[r];
   offset /= ix->unit; /* a multiple of it: see tg__gap_index_create_ordered */
-  uint64_t end = (offset + rec->size + ix->end_mask) & ~ix->end_mask, key = cover_key(rec->pf, rec->pl);
+  return (gap_entry_w){offset, (offset + rec->size + ix->end_mask) & ~ix->end_mask,
+                       cover_key(rec->pf, rec->pl)};
+}
+
+static gap_entry_n narrow_entry(const gap_entry_w *e) {
+  return (gap_entry_n){(uint32_t)e->off, (uint32_t)e->end, e->key};
+}
+
+void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
+  const gap_record *rec = &ix->rec[r];
+  gap_entry_w e = entry_of(ix, r, offset), *all = ix->all;
   size_t bf = rec->pf >> ix->shift, bl = rec->pl >> ix->shift;
   if (ix->narrow) {
-    gap_entry_n e = {(uint32_t)offset, (uint32_t)end, key};
-    serial_insert_n(ix, bf, bl, &e);
+    gap_entry_n n = narrow_entry(&e);
+    serial_insert_n(ix, bf, bl, &n);
     return;
   }
-  gap_entry_w e = {offset, end, key}, *all = ix->all;
   if (ix->relation) {
     size_t len = ix->all_len[0];
     size_t pos = list_insert_w(all, &ix->all_len[0], &e);
@@ -601,14 +607,12 @@ void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
 void tg__gap_index_remove(tg__gap_index *ix, size_t r, uint64_t offset) {
   if (ix->relation || ix->windowed) return;
   const gap_record *rec = &ix->rec[r];
-  offset /= ix->unit;
-  uint64_t end = (offset + rec->size + ix->end_mask) & ~ix->end_mask, key = cover_key(rec->pf, rec->pl);
+  gap_entry_w e = entry_of(ix, r, offset);
   size_t bf = rec->pf >> ix->shift, bl = rec->pl >> ix->shift;
   if (ix->narrow) {
-    gap_entry_n e = {(uint32_t)offset, (uint32_t)end, key};
-    serial_remove_n(ix, bf, bl, &e);
+    gap_entry_n n = narrow_entry(&e);
+    serial_remove_n(ix, bf, bl, &n);
   } else {
-    gap_entry_w e = {offset, end, key};
     serial_remove_w(ix, bf, bl, &e);
   }
 }

@@ -44,8 +44,7 @@ void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp);
  * as a typical record, and each block keeps, ordered by offset, the placed records that meet
  * it or the next block: a search walks the list of the block where the new record starts
  * (merged, for a record longer than that window, with the records born further on, taken
- * from every other later window), so it
- * visits only records near the new record's interval. With a relation that has windows
+ * from every other later window), so it visits only records near the new record's interval. With a relation that has windows
  * (tg_share_relation.window), the same index is built over the windows, each widened to
  * contain its record's interval: records whose windows are disjoint may share, so a search
  * visits the placed records whose window meets the new record's and tests each with
