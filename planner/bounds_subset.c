@@ -35,8 +35,6 @@ typedef struct subset_work {
   uint64_t work;      /* steps spent */
 } subset_work;
 
-static uint64_t sat_add(uint64_t a, uint64_t b) { return a + b < a ? UINT64_MAX : a + b; }
-
 /* OPT of the k records s[0..k) (k <= TG__SUBSET_MAX). */
 static uint64_t subset_optimum(subset_work *wk, const size_t *s, size_t k) {
   const tg_usage_record *rec = wk->records;
@@ -67,7 +65,7 @@ static uint64_t subset_optimum(subset_work *wk, const size_t *s, size_t k) {
     for (uint32_t t = rest;; t = (t - 1) & rest) {
       uint32_t g = t | low;
       if (wk->ind[g]) {
-        uint64_t c = sat_add(wk->cost[g], wk->f[m ^ g]);
+        uint64_t c = tg__add_sat_u64(wk->cost[g], wk->f[m ^ g]);
         if (c < best) best = c;
       }
       if (t == 0) break;

@@ -69,8 +69,6 @@ typedef struct bb {
   tg_exact_stats *stats;
 } bb;
 
-static void sat_add(uint64_t *a, uint64_t v) { *a = *a + v < *a ? UINT64_MAX : *a + v; }
-
 static int conflicts(const bb *b, size_t u, size_t v) {
   size_t bit = u * b->n + v;
   return (b->conf[bit >> 3] >> (bit & 7)) & 1;
@@ -131,7 +129,7 @@ static void dfs(bb *b, size_t d, uint64_t last_off, size_t last_idx, uint64_t to
     if (l < last_off && l + b->vol[u] <= last_off) return; /* dead */
     s = l > last_off ? l : last_off;
     if (!tg__add_u64(s, b->vol[u], &end) || end >= b->inc) return;
-    for (uint32_t t = b->pf[u]; t <= b->pl[u]; ++t) sat_add(&b->acc[t], b->vol[u]);
+    for (uint32_t t = b->pf[u]; t <= b->pl[u]; ++t) b->acc[t] = tg__add_sat_u64(b->acc[t], b->vol[u]);
     int after = l > last_off ||
                 (l == last_off && (last_idx == SIZE_MAX || b->rank[u] > b->rank[last_idx]));
     if (after && (b->twin[u] == SIZE_MAX || b->placed[b->twin[u]]))
@@ -141,7 +139,7 @@ static void dfs(bb *b, size_t d, uint64_t last_off, size_t last_idx, uint64_t to
     size_t p = b->stack[i];
     uint64_t pe = b->off[p] + b->vol[p];
     if (pe > last_off)
-      for (uint32_t t = b->pf[p]; t <= b->pl[p]; ++t) sat_add(&b->acc[t], pe - last_off);
+      for (uint32_t t = b->pf[p]; t <= b->pl[p]; ++t) b->acc[t] = tg__add_sat_u64(b->acc[t], pe - last_off);
   }
   for (size_t t = 0; t < b->points; ++t) {
     uint64_t need;

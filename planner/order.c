@@ -341,7 +341,7 @@ static order_score score_sched(const order_problem *p, const uint32_t *ord, uint
     if (mem) mem[k] = step;
     if (step > sc.peak) sc.peak = step, sc.at_peak = 1;
     else if (step == sc.peak) sc.at_peak++;
-    sc.area = sc.area > UINT64_MAX - step ? UINT64_MAX : sc.area + step;
+    sc.area = tg__add_sat_u64(sc.area, step);
     run_op(p, v, rem, &live);
   }
   return sc;
@@ -494,7 +494,7 @@ static void dfs_order(const order_problem *p, int heavy_first, order_scratch *s,
     uint64_t w = p->out_add[v];
     for (size_t e = p->pred_start[v]; e < p->pred_start[v + 1]; ++e) {
       uint64_t x = s->key[p->preds[e]];
-      w = w > UINT64_MAX - x ? UINT64_MAX : w + x;
+      w = tg__add_sat_u64(w, x);
     }
     s->key[v] = w;
   }
