@@ -7,9 +7,10 @@
  * each step takes a record reaching the top (t), the records meeting a random time range
  * around it (4 to 256 starts on each side), keeps those ending above a random level (2% to
  * 100% of the total below it) and at most 64 / 128 / 256 of them (the highest ends, or the
- * largest, first; t always), and lifts this window out of the index. It places the window again - largest first, sizes
- * randomly weighted, or by current offset with first fit; t first half the time - with every
- * other record where it is, stopping as soon as a record would end above the window's old top.
+ * largest, first; t always), and lifts this window out of the index. It places the window
+ * again - largest first, sizes randomly weighted, or by current offset with first fit; t first
+ * half the time - with every other record where it is, stopping as soon as a record would end
+ * above the window's old top.
  * A step is kept when the window's highest end goes down, or stays and no more of its records
  * reach it (sideways steps let the search cross plateaus); otherwise the window goes back. The
  * total falls when the last record at the top moves down.

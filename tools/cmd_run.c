@@ -119,6 +119,19 @@ static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg
   return tg_plan_compute(planned->records, planned->count, planned->dims, &opt, alloc, plan);
 }
 
+/* The naive total and the lower bound of a record set's plans in `mode`: peak live for
+ * offsets, the shape-aware bound (>= the positional maximum) for objects. */
+static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_allocator *alloc,
+                            uint64_t *naive, uint64_t *lb) {
+  tg_bounds b;
+  tg_status st = tg_bounds_compute(set->records, set->count, set->dims, alloc, &b);
+  if (st != TG_OK) return st;
+  *naive = b.naive;
+  *lb = b.peak_live;
+  return mode == TG_MODE_OBJECTS ? tg_bounds_objects_shape(set->records, set->count, set->dims, alloc, lb)
+                                 : TG_OK;
+}
+
 static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
                                     tg_precision precision, tg_mode mode, tg_strategy strategy,
                                     tg_policy policy, int plan_io, const tg_allocator *alloc,
@@ -170,25 +183,15 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   }
   sp->plan_us = tg__now_us() - t0;
   sp->bytes = plan_bytes(sp->plan, precision) + plan_bytes(sp->fallback_plan, precision);
-  tg_bounds b;
-  if ((st = tg_bounds_compute(sp->planned->records, sp->planned->count, sp->planned->dims, alloc, &b)) != TG_OK) goto fail;
+  uint64_t naive, lb;
+  if ((st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb)) != TG_OK) goto fail;
   uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(precision);
-  sp->naive_bytes = b.naive * unit;
-  /* Objects plans against the shape-aware bound (>= the positional maximum). */
-  uint64_t lb = b.peak_live;
-  if (sp->mode == TG_MODE_OBJECTS &&
-      (st = tg_bounds_objects_shape(sp->planned->records, sp->planned->count, sp->planned->dims,
-                                    alloc, &lb)) != TG_OK)
-    goto fail;
+  sp->naive_bytes = naive * unit;
   sp->lower_bound_bytes = lb * unit;
   if (sp->fallback_plan) {
-    const tg_record_set *fs = sp->fallback_arena ? sp->fallback_arena : fb;
-    if ((st = tg_bounds_compute(fs->records, fs->count, 1, alloc, &b)) != TG_OK) goto fail;
-    sp->naive_bytes += b.naive;
-    lb = b.peak_live;
-    if (sp->mode == TG_MODE_OBJECTS &&
-        (st = tg_bounds_objects_shape(fs->records, fs->count, 1, alloc, &lb)) != TG_OK)
+    if ((st = set_bounds(sp->fallback_arena ? sp->fallback_arena : fb, sp->mode, alloc, &naive, &lb)) != TG_OK)
       goto fail;
+    sp->naive_bytes += naive;
     sp->lower_bound_bytes += lb;
   }
   return TG_OK;

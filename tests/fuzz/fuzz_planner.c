@@ -33,10 +33,11 @@
  * tg_plan_validate (with the same alignment and relation); bounds are ordered (peak_live <=
  * positional_max <= shape-aware bound <= naive) and at most every total they bound;
  * objects-mode naive equals the naive bound; a 1D objects plan, and an offsets plan without
- * alignment, never overflows when the naive sum fits; the same input gives the same plan twice; tg_plan_objects_to_offsets of a
- * 1D objects plan is valid; `best` succeeds exactly when a strategy it runs does, with the
- * smallest of their totals; with an allocation failing, planning either fails with
- * TG_ERROR_OUT_OF_HOST_MEMORY or returns the same plan, and nothing leaks. */
+ * alignment, never overflows when the naive sum fits; the same input gives the same plan
+ * twice; tg_plan_objects_to_offsets of a 1D objects plan is valid; `best` succeeds exactly
+ * when a strategy it runs does, with the smallest of their totals; with an allocation failing,
+ * planning either fails with TG_ERROR_OUT_OF_HOST_MEMORY or returns the same plan, and nothing
+ * leaks. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
