@@ -7,16 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench/bench_rng.h"
 #include "tangram/graph.h"
-
-static uint64_t rng_next(uint64_t *state) {
-  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-static size_t rng_below(uint64_t *state, size_t n) { return n ? (size_t)(rng_next(state) % n) : 0; }
 
 /* Tensor 0 is the input, tensor i + 1 the output of op i; unread tensors are outputs. */
 static tg_graph *random_graph(size_t ops, uint64_t seed) {
