@@ -335,6 +335,9 @@ typedef struct sky {
   size_t *cv_beg, *cv_idx;  /* records covering each point: the first cnt[t] are unplaced */
   size_t *cv_base, *cv_where; /* where record u sits in the list of point pf[u] + i:
                                  cv_where[cv_base[u] + i] */
+  uint64_t *cv_sp;
+  size_t cover;             /* entries in the lists */          /* per list entry: sp of its record (kept for unplaced records),
+                               so that a point's lists are read without chasing records */
   size_t *fill;             /* scratch of sky_init */
   size_t *twin;             /* previous identical record, or SIZE_MAX */
   uint64_t *floor, *rem;
@@ -355,6 +358,18 @@ typedef struct sky {
   size_t frame_cap;
   size_t *pool;
   size_t pool_cap;
+  uint64_t *seg;            /* min tree over the points: floor where cnt > 0, else UINT64_MAX */
+  size_t seg_leaves;        /* leaves (a power of two >= points); leaf of t: seg_leaves + t */
+  size_t scan_cap;          /* lowest points compared for the fewest candidates (sky_open) */
+  uint64_t unit;            /* nodes per Luby unit of sky_restarts */
+  uint64_t relax_step;      /* > 0: a relaxing dive (tg__skyline_dive): the limit rises by this
+                               when the dive stalls (sky_run; proves nothing then) */
+  size_t max_depth;         /* deepest node reached */
+  uint64_t progress_at;     /* stats->nodes when it was reached (or the limit last rose) */
+  uint64_t relaxed;         /* times the limit rose */
+  uint64_t relax_ceiling;   /* ...up to this (the incumbent's total - 1) */
+  size_t commit;            /* relaxing dive: frames below this depth are final (their undo
+                               log is dropped) */
   tg__rng rng;
   int shuffle;              /* perturb the children order (restarts after the first dive) */
   uint64_t limit;           /* looking for plans with total <= limit */
@@ -367,9 +382,11 @@ typedef struct sky {
 
 static void sky_free(sky *k, const tg_allocator *a) {
   tg__free(a, k->mem);
+  tg__free(a, k->seg);
   tg__free(a, k->cv_idx);
   tg__free(a, k->cv_base);
   tg__free(a, k->cv_where);
+  tg__free(a, k->cv_sp);
   tg__free(a, k->trail_u);
   tg__free(a, k->trail_sp);
   tg__free(a, k->frames);
@@ -461,15 +478,17 @@ static tg_status sky_init(sky *k, const tg__plan_input *in) {
     k->st_beg[k->pf[items[i].idx] + 1]++;
   }
   for (size_t t = 0; t < points; ++t) k->st_beg[t + 1] += k->st_beg[t];
-  /* Coverage lists, live sums and counts. */
+  /* Coverage lists, live sums and counts; inputs whose lists would exceed
+   * TG__SKYLINE_MAX_COVER entries are not searched (long-lived records on many points). */
   size_t cover = 0;
   for (size_t u = 0; u < n; ++u) {
-    size_t span = (size_t)k->pl[u] - k->pf[u] + 1;
-    if (span > SIZE_MAX - cover) {
+    cover += (size_t)k->pl[u] - k->pf[u] + 1;
+    if (cover > TG__SKYLINE_MAX_COVER(n)) {
       st = TG_ERROR_OVERFLOW;
       goto done;
     }
-    cover += span;
+  }
+  for (size_t u = 0; u < n; ++u) {
     for (uint32_t t = k->pf[u]; t <= k->pl[u]; ++t) {
       k->cv_beg[t + 1]++;
       k->cnt[t]++;
@@ -481,8 +500,16 @@ static tg_status sky_init(sky *k, const tg__plan_input *in) {
   }
   k->cv_idx = tg__alloc_array(a, cover ? cover : 1, sizeof *k->cv_idx);
   k->cv_where = tg__alloc_array(a, cover ? cover : 1, sizeof *k->cv_where);
+  k->cv_sp = tg__alloc_array(a, cover ? cover : 1, sizeof *k->cv_sp);
   k->cv_base = tg__alloc_array(a, nn, sizeof *k->cv_base);
-  if (k->cv_idx == NULL || k->cv_where == NULL || k->cv_base == NULL) {
+  k->seg_leaves = 1;
+  while (k->seg_leaves < points) k->seg_leaves *= 2;
+  k->seg = tg__alloc_array(a, 2 * k->seg_leaves, sizeof *k->seg);
+  k->scan_cap = SIZE_MAX;
+  k->unit = 4 * (uint64_t)n + 64;
+  k->cover = cover;
+  if (k->cv_idx == NULL || k->cv_where == NULL || k->cv_base == NULL || k->seg == NULL ||
+      k->cv_sp == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
@@ -520,19 +547,59 @@ done:
   return st;
 }
 
+/* The min tree: leaves [a, b] changed (floor or count); recompute them and their ancestors. */
+static void seg_update(sky *k, size_t a, size_t b) {
+  uint64_t *g = k->seg;
+  for (size_t t = a; t <= b; ++t) g[k->seg_leaves + t] = k->cnt[t] ? k->floor[t] : UINT64_MAX;
+  for (size_t i = (k->seg_leaves + a) >> 1, j = (k->seg_leaves + b) >> 1; i > 0; i >>= 1, j >>= 1)
+    for (size_t x = i; x <= j; ++x) g[x] = g[2 * x] < g[2 * x + 1] ? g[2 * x] : g[2 * x + 1];
+}
+
+static void seg_build(sky *k) {
+  uint64_t *g = k->seg;
+  for (size_t t = 0; t < k->seg_leaves; ++t)
+    g[k->seg_leaves + t] = t < k->points && k->cnt[t] ? k->floor[t] : UINT64_MAX;
+  for (size_t x = k->seg_leaves; x-- > 1;) g[x] = g[2 * x] < g[2 * x + 1] ? g[2 * x] : g[2 * x + 1];
+}
+
+/* The first point at or after p whose key is <= f (f the tree's minimum: the lowest points in
+ * order), or SIZE_MAX. */
+static size_t seg_next(const sky *k, size_t p, uint64_t f) {
+  const uint64_t *g = k->seg;
+  if (p >= k->points) return SIZE_MAX;
+  size_t x = k->seg_leaves + p;
+  if (g[x] > f) {
+    for (;;) {
+      while (x & 1) x >>= 1; /* up while a right child (the root, 1, ends at 0) */
+      if (x == 0) return SIZE_MAX;
+      ++x;                   /* the right sibling */
+      if (g[x] <= f) break;
+    }
+    while (x < k->seg_leaves) x = g[2 * x] <= f ? 2 * x : 2 * x + 1;
+  }
+  return x - k->seg_leaves;
+}
+
 static void sky_dirty(sky *k, size_t t) {
   if (k->stamp[t] == k->gen) return;
   k->stamp[t] = k->gen;
   k->dirty[k->ndirty++] = t;
 }
 
+/* sp[u] = v, in the record and in its list entries. */
+static void sky_set_sp(sky *k, size_t u, uint64_t v) {
+  k->sp[u] = v;
+  const size_t *w = k->cv_where + k->cv_base[u];
+  for (size_t i = 0, span = (size_t)k->pl[u] - k->pf[u] + 1; i < span; ++i) k->cv_sp[w[i]] = v;
+}
+
 /* The floor at t rose to `to`: raise sp of the unplaced records over t, logging old values,
  * and mark the points their spans cover. TG_ERROR_OUT_OF_HOST_MEMORY if the log cannot grow. */
 static tg_status sky_lift(sky *k, size_t t, uint64_t to) {
   for (size_t i = k->cv_beg[t]; i < k->cv_beg[t] + k->cnt[t]; ++i) {
+    if (k->cv_sp[i] >= to) continue;
     size_t u = k->cv_idx[i];
     uint64_t a;
-    if (k->sp[u] >= to) continue;
     if (!tg__align_up(to, k->al[u], &a)) a = UINT64_MAX;
     if (k->trail_len == k->trail_cap) {
       size_t cap = k->trail_cap ? k->trail_cap * 2 : 1024, b1, b2;
@@ -550,7 +617,7 @@ static tg_status sky_lift(sky *k, size_t t, uint64_t to) {
     }
     k->trail_u[k->trail_len] = u;
     k->trail_sp[k->trail_len++] = k->sp[u];
-    k->sp[u] = a;
+    sky_set_sp(k, u, a);
     for (uint32_t q = k->pf[u]; q <= k->pl[u]; ++q) sky_dirty(k, q);
   }
   return TG_OK;
@@ -559,7 +626,7 @@ static tg_status sky_lift(sky *k, size_t t, uint64_t to) {
 static void sky_untrail(sky *k, size_t mark) {
   while (k->trail_len > mark) {
     --k->trail_len;
-    k->sp[k->trail_u[k->trail_len]] = k->trail_sp[k->trail_len];
+    sky_set_sp(k, k->trail_u[k->trail_len], k->trail_sp[k->trail_len]);
   }
 }
 
@@ -576,12 +643,15 @@ static tg_status sky_place(sky *k, size_t c, uint64_t f) {
     size_t *slot = &k->cv_where[k->cv_base[c] + (t - k->pf[c])];
     size_t last = k->cv_beg[t] + --k->cnt[t];
     size_t v = k->cv_idx[last];
+    k->cv_sp[*slot] = k->cv_sp[last];
+    k->cv_sp[last] = k->sp[c];
     k->cv_idx[*slot] = v;
     k->cv_where[k->cv_base[v] + (t - k->pf[v])] = *slot;
     k->cv_idx[last] = c;
     *slot = last;
     sky_dirty(k, t);
   }
+  seg_update(k, k->pf[c], k->pl[c]);
   for (uint32_t t = k->pf[c]; t <= k->pl[c] && st == TG_OK; ++t)
     st = sky_lift(k, t, f + k->vol[c]);
   return st;
@@ -595,6 +665,7 @@ static void sky_unplace(sky *k, size_t c, uint64_t f) {
     k->rem[t] += k->vol[c];
     k->cnt[t]++;
   }
+  seg_update(k, k->pf[c], k->pl[c]);
 }
 
 /* Case (B): the least offset the lowest unplaced record c over s can have when nothing sits at
@@ -684,9 +755,8 @@ static tg_status sky_open(sky *k, size_t depth, size_t pool_top, int *leaf) {
      * go above h, so h plus their sizes must fit (h = the least sp: all of them). */
     uint64_t lo = UINT64_MAX, hi = 0, need;
     for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
-      size_t u = k->cv_idx[j];
-      if (k->sp[u] < lo) lo = k->sp[u];
-      if (k->sp[u] > hi) hi = k->sp[u];
+      if (k->cv_sp[j] < lo) lo = k->cv_sp[j];
+      if (k->cv_sp[j] > hi) hi = k->cv_sp[j];
     }
     if (!tg__add_u64(lo, k->rem[t], &need) || need > k->limit) {
       fr->raise_tried = 1;
@@ -716,18 +786,16 @@ static tg_status sky_open(sky *k, size_t depth, size_t pool_top, int *leaf) {
       }
     }
   }
-  uint64_t f = UINT64_MAX;
-  for (size_t t = 0; t < k->points; ++t)
-    if (k->cnt[t] > 0 && k->floor[t] < f) f = k->floor[t];
-  /* Fail first: among the lowest points, the one with the fewest candidates. */
-  size_t s = SIZE_MAX, s_fit = SIZE_MAX;
-  for (size_t t = 0; t < k->points && s_fit > 1; ++t) {
-    if (k->cnt[t] == 0 || k->floor[t] != f) continue;
+  uint64_t f = k->seg[1];
+  /* Fail first: among the lowest points (the first scan_cap of them), the one with the fewest
+   * candidates. */
+  size_t s = SIZE_MAX, s_fit = SIZE_MAX, seen = 0;
+  for (size_t t = seg_next(k, 0, f); t != SIZE_MAX && s_fit > 1 && seen < k->scan_cap;
+       t = seg_next(k, t + 1, f), ++seen) {
     size_t fit = 0;
     for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
-      size_t u = k->cv_idx[j];
-      fit += k->sp[u] == f &&
-             (k->twin[u] == SIZE_MAX || k->placed[k->twin[u]]);
+      fit += k->cv_sp[j] == f && (k->twin[k->cv_idx[j]] == SIZE_MAX ||
+                                  k->placed[k->twin[k->cv_idx[j]]]);
     }
     if (fit < s_fit) {
       s = t;
@@ -739,9 +807,9 @@ static tg_status sky_open(sky *k, size_t depth, size_t pool_top, int *leaf) {
   tg_status st = sky_pool_reserve(k, pool_top + s_fit);
   if (st != TG_OK) return st;
   for (size_t i = k->cv_beg[s]; i < k->cv_beg[s] + k->cnt[s]; ++i) {
+    if (k->cv_sp[i] != f) continue;
     size_t u = k->cv_idx[i];
     uint64_t end;
-    if (k->sp[u] != f) continue;
     if (k->twin[u] != SIZE_MAX && !k->placed[k->twin[u]]) continue;
     if (!tg__add_u64(f, k->vol[u], &end) || end > k->limit) continue;
     /* Insert by the children order: leftmost start, longest span, largest, index. */
@@ -775,6 +843,18 @@ static void sky_report(sky *k, uint64_t now) {
   k->stats->progress(k->stats->progress_user, k->stats);
 }
 
+/* A relaxing dive at `depth` makes the frames more than TG__SKY_COMMIT_DEPTH levels up final
+ * and drops their part of the undo log (it would otherwise keep every change of a dive over
+ * many records). */
+static void sky_commit(sky *k, size_t depth) {
+  k->commit = depth - TG__SKY_COMMIT_DEPTH;
+  size_t mark = k->frames[k->commit].trail_mark;
+  memmove(k->trail_u, k->trail_u + mark, (k->trail_len - mark) * sizeof *k->trail_u);
+  memmove(k->trail_sp, k->trail_sp + mark, (k->trail_len - mark) * sizeof *k->trail_sp);
+  k->trail_len -= mark;
+  for (size_t d = k->commit; d < depth; ++d) k->frames[d].trail_mark -= mark;
+}
+
 /* Depth-first search for plans with total <= limit; on each one found the limit drops below
  * it (so with limit = inc - 1 this is branch-and-bound). Stops at the deadline, the node cap,
  * or when `stop_at` (a total) is reached. Returns with k->stopped set if the tree was not
@@ -784,6 +864,11 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
   k->stopped = 0;
   memset(k->floor, 0, k->points * sizeof *k->floor);
   memset(k->sp, 0, k->n * sizeof *k->sp);
+  memset(k->cv_sp, 0, k->cover * sizeof *k->cv_sp);
+  seg_build(k);
+  k->max_depth = 0;
+  k->commit = 0;
+  k->progress_at = k->stats->nodes;
   k->trail_len = 0;
   if ((st = sky_push(k, 0)) != TG_OK) return st;
   int leaf;
@@ -803,7 +888,10 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
   for (;;) {
     sky_frame *fr = &k->frames[depth];
     if (fr->applied == 1) sky_unplace(k, fr->c, fr->f);
-    else if (fr->applied == 2) k->floor[fr->s] = fr->old;
+    else if (fr->applied == 2) {
+      k->floor[fr->s] = fr->old;
+      seg_update(k, fr->s, fr->s);
+    }
     if (fr->applied) sky_untrail(k, fr->trail_mark);
     fr->applied = 0;
     if (k->stopped) {
@@ -825,6 +913,22 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
     }
     k->gen++;
     k->ndirty = 0;
+    if (k->relax_step > 0 && k->stats->nodes - k->progress_at > TG__SKY_RELAX_NODES) {
+      /* A dive stuck below the deepest node it reached: the dead end was made long before it
+       * showed, and backing up through the unrelated decisions since then will not repair
+       * it. Allow more room and try this node again. */
+      if (k->limit >= k->relax_ceiling) { /* nothing better than the incumbent left */
+        k->stopped = 1;
+        continue;
+      }
+      k->limit = tg__add_sat_u64(k->limit, k->relax_step);
+      if (k->limit > k->relax_ceiling) k->limit = k->relax_ceiling;
+      k->progress_at = k->stats->nodes;
+      k->relaxed++;
+      if ((st = sky_open(k, depth, fr->cbeg, &leaf)) != TG_OK) return st;
+      k->gen++;
+      k->ndirty = 0;
+    }
     fr->trail_mark = k->trail_len;
     if (fr->next < fr->cend) {
       size_t c = k->pool[fr->next++];
@@ -840,9 +944,13 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
         continue;
       fr->old = k->floor[fr->s];
       k->floor[fr->s] = to;
+      seg_update(k, fr->s, fr->s);
       fr->applied = 2;
       sky_dirty(k, fr->s);
       if ((st = sky_lift(k, fr->s, to)) != TG_OK) return st;
+    } else if (k->relax_step > 0 && depth <= k->commit) {
+      k->progress_at = 0; /* cannot back up into final frames: relax (next node) */
+      continue;
     } else {
       if (depth == 0) break;
       --depth;
@@ -867,7 +975,11 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
       }
       continue;
     }
-    ++depth;
+    if (++depth > k->max_depth) {
+      k->max_depth = depth;
+      k->progress_at = k->stats->nodes;
+    }
+    if (k->relax_step > 0 && depth - k->commit > 2 * TG__SKY_COMMIT_DEPTH) sky_commit(k, depth);
   }
   return TG_OK;
 }
@@ -891,7 +1003,7 @@ static uint64_t luby(uint64_t i) {
 static tg_status sky_restarts(sky *k, uint64_t limit, uint64_t stop_at, uint64_t deadline,
                               uint64_t node_end, int *exhausted) {
   *exhausted = 0;
-  uint64_t unit = 4 * (uint64_t)k->n + 64;
+  uint64_t unit = k->unit;
   k->limit = limit;
   k->deadline = deadline;
   for (uint64_t run = 1;; ++run) {
@@ -1008,6 +1120,37 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
   return st;
 }
 
+tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t step,
+                           uint64_t deadline, uint64_t max_nodes, uint64_t *nodes,
+                           tg_plan **best) {
+  if (nodes != NULL) *nodes = 0;
+  if (in->options->relation != NULL || (*best)->total <= bound || step == 0) return TG_OK;
+  tg_exact_stats stats;
+  memset(&stats, 0, sizeof stats);
+  sky k;
+  memset(&k, 0, sizeof k);
+  k.stats = &stats;
+  k.t0 = tg__now_us();
+  k.next_report = UINT64_MAX;
+  tg_status st = sky_init(&k, in);
+  if (st == TG_OK) {
+    /* The first 16 lowest points at most: on thousands of points comparing all of them
+     * costs more than it saves. */
+    k.scan_cap = 16;
+    k.inc = UINT64_MAX; /* take the first plan; sky_adopt keeps it only when smaller */
+    k.limit = bound;
+    k.relax_step = step;
+    k.relax_ceiling = (*best)->total - 1; /* > bound (checked above) */
+    k.deadline = deadline;
+    k.max_nodes = max_nodes ? max_nodes : UINT64_MAX;
+    st = sky_run(&k, UINT64_MAX); /* stop at the first plan */
+  }
+  if (st == TG_OK) st = sky_adopt(&k, best);
+  if (nodes != NULL) *nodes = stats.nodes;
+  sky_free(&k, in->alloc);
+  return st;
+}
+
 tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
                             tg_plan **best, tg_exact_stats *stats) {
   uint64_t t0 = tg__now_us();
@@ -1106,8 +1249,19 @@ tg_status tg__search_after_greedy(const tg__plan_input *in, tg_plan **best) {
     tg_exact_stats sky_stats;
     memset(&sky_stats, 0, sizeof sky_stats);
     uint64_t sky_ms = search_ms - search_ms / 10;
-    st = tg__skyline_improve(in, bound, sky_ms * 1000, sky_ms * TG__SKYLINE_NODES_PER_MS, best,
-                             exact ? stats : &sky_stats);
+    /* A relaxing dive first, in at most a quarter of that: a near-bound incumbent where the
+     * greedy strategies leave several percent (wide DAGs). */
+    uint64_t dive_nodes;
+    st = tg__search_dive(in, bound, t0 + sky_ms * 250, sky_ms * TG__SKYLINE_NODES_PER_MS / 4,
+                         &dive_nodes, best);
+    if (st != TG_OK) return st;
+    if (exact && dive_nodes > 0) { /* part of the skyline search in the stats */
+      stats->nodes += dive_nodes;
+      stats->searched = 1;
+    }
+    uint64_t dive_us = tg__now_us() - t0;
+    st = tg__skyline_improve(in, bound, sky_ms * 1000 > dive_us ? sky_ms * 1000 - dive_us : 0,
+                             sky_ms * TG__SKYLINE_NODES_PER_MS, best, exact ? stats : &sky_stats);
     if (st != TG_OK && st != TG_ERROR_OVERFLOW) return st;
     st = TG_OK;
     uint64_t used = tg__now_us() - t0, left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;

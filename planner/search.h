@@ -38,6 +38,12 @@ tg_status tg__search_bound(const tg__plan_input *in, uint64_t *bound);
 tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
                              uint64_t max_iters, tg_plan **best);
 
+/* Relaxing dive nodes per millisecond of time limit at most on large inputs (about what a
+ * loaded 2-core machine visits on 10k-100k records), and the nodes per record a dive is
+ * assumed to need: it runs only when its node cap covers that many. */
+#define TG__DIVE_NODES_PER_MS 250u
+#define TG__DIVE_NODES_PER_RECORD 5u
+
 /* Offsets inputs with at least this many records and no relation: the search is the
  * large-neighbourhood search of search_lns.c, at most TG__LNS_STEPS_PER_MS steps per ms. */
 #define TG__LNS_MIN_RECORDS 5000u
@@ -48,6 +54,16 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
  * with the records' spans). */
 #define TG__LNS_STALL_STEPS 2000u
 #define TG__SKYLINE_MAX_RECORDS 16384u
+
+/* The skyline search keeps, per task point, the records covering it: inputs whose lists would
+ * hold more entries than this (long-lived records over many points) are not searched. */
+#define TG__SKYLINE_MAX_COVER(n) (((size_t)1 << 23) + 32 * (size_t)(n))
+
+/* A relaxing dive (tg__skyline_dive) that has visited this many nodes without going deeper
+ * than before raises its limit... */
+#define TG__SKY_RELAX_NODES 128u
+/* ...and never backs up more than this many levels. */
+#define TG__SKY_COMMIT_DEPTH 4096u
 
 /* Large-neighbourhood search (search_lns.c): improve `*best` (a valid offsets plan, serial
  * relation) by re-placing the records near the top of the arena, for at most `max_iters` steps,
@@ -72,6 +88,26 @@ tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t b
  * live sums do not fit 64 bits (callers treat that as "not searched"). */
 tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
                               uint64_t max_nodes, tg_plan **best, tg_exact_stats *stats);
+
+/* Offsets mode, serial relation only: one skyline dive (exact.c) aiming at `bound`, on any
+ * number of records. Dead ends found at once are backed out of as in the search; when the
+ * dive visits TG__SKY_RELAX_NODES nodes without going deeper, the limit rises by `step`
+ * (> 0) instead and the dive goes on, up to the incumbent's total - 1: it ends with a plan
+ * below the incumbent, or at that ceiling, or when the deadline or `max_nodes` (0: none)
+ * stop it. Replaces `*best` when that plan is smaller; `*nodes`
+ * (when not NULL) receives the nodes visited. Does nothing with a relation;
+ * TG_ERROR_OVERFLOW when not searched (live sums beyond 64 bits, coverage lists over
+ * TG__SKYLINE_MAX_COVER). */
+tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t step,
+                           uint64_t deadline, uint64_t max_nodes, uint64_t *nodes,
+                           tg_plan **best);
+
+/* tg__skyline_dive with the limit rising by a thousandth of `bound` (at least the largest
+ * alignment) at each stall, for at most
+ * `cap` nodes, when that covers TG__DIVE_NODES_PER_RECORD nodes per record (else nothing);
+ * `*nodes` receives the nodes visited. TG_ERROR_OVERFLOW (not searched) becomes TG_OK. */
+tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
+                          uint64_t cap, uint64_t *nodes, tg_plan **best);
 
 /* What `best` runs after the greedy strategies when time_limit_ms > 0 or exact is set:
  * the search, then (offsets mode, exact) the branch-and-bound, filling options->exact_stats. */
