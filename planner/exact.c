@@ -422,7 +422,9 @@ static void sky_layout(tg__arena *ar, sky *k, size_t nn, tg__sort_item **items, 
   *tmp = tg__arena_take(ar, nn, sizeof **tmp);
 }
 
-static tg_status sky_init(sky *k, const tg__plan_input *in) {
+/* TG_ERROR_OVERFLOW ("not searched") when the coverage lists would hold more than `max_cover`
+ * entries or live sums exceed 64 bits. */
+static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover) {
   const tg_allocator *a = in->alloc;
   size_t n = 0;
   for (size_t r = 0; r < in->count; ++r) n += in->volumes[r] > 0;
@@ -481,12 +483,11 @@ static tg_status sky_init(sky *k, const tg__plan_input *in) {
     k->st_beg[k->pf[items[i].idx] + 1]++;
   }
   for (size_t t = 0; t < points; ++t) k->st_beg[t + 1] += k->st_beg[t];
-  /* Coverage lists, live sums and counts; inputs whose lists would exceed
-   * TG__SKYLINE_MAX_COVER entries are not searched (long-lived records on many points). */
+  /* Coverage lists, live sums and counts. */
   size_t cover = 0;
   for (size_t u = 0; u < n; ++u) {
     cover += (size_t)k->pl[u] - k->pf[u] + 1;
-    if (cover > TG__SKYLINE_MAX_COVER(n)) {
+    if (cover > max_cover) {
       st = TG_ERROR_OVERFLOW;
       goto done;
     }
@@ -1047,7 +1048,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
   k.stats = stats;
   k.t0 = t0;
   k.next_report = t0 + 100000;
-  tg_status st = sky_init(&k, in);
+  tg_status st = sky_init(&k, in, TG__SKYLINE_MAX_COVER(k.n));
   if (st != TG_OK) {
     sky_free(&k, in->alloc);
     return st;
@@ -1122,7 +1123,11 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
   k.stats = &stats;
   k.t0 = tg__now_us();
   k.next_report = UINT64_MAX;
-  tg_status st = sky_init(&k, in);
+  /* Long-lived records over many points make each node cost thousands of steps: a dive there
+   * would not finish in any budget worth giving it. */
+  size_t max_cover = TG__DIVE_MAX_COVER_PER_RECORD * in->count;
+  tg_status st = sky_init(&k, in, max_cover < TG__SKYLINE_MAX_COVER(in->count)
+                                      ? max_cover : TG__SKYLINE_MAX_COVER(in->count));
   if (st == TG_OK) {
     /* The first 16 lowest points at most: on thousands of points comparing all of them
      * costs more than it saves. */

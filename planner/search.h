@@ -43,6 +43,9 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
  * assumed to need: it runs only when its node cap covers that many. */
 #define TG__DIVE_NODES_PER_MS 250u
 #define TG__DIVE_NODES_PER_RECORD 5u
+/* ...and it runs only when the records cover at most this many task points each on average
+ * (wide DAGs: about 10; cut-rectangle perfect packings: thousands). */
+#define TG__DIVE_MAX_COVER_PER_RECORD 64u
 
 /* Offsets inputs with at least this many records and no relation: the search is the
  * large-neighbourhood search of search_lns.c, at most TG__LNS_STEPS_PER_MS steps per ms. */
@@ -94,10 +97,10 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
  * dive visits TG__SKY_RELAX_NODES nodes without going deeper, the limit rises by `step`
  * (> 0) instead and the dive goes on, up to the incumbent's total - 1: it ends with a plan
  * below the incumbent, or at that ceiling, or when the deadline or `max_nodes` (0: none)
- * stop it. Replaces `*best` when that plan is smaller; `*nodes`
- * (when not NULL) receives the nodes visited. Does nothing with a relation;
- * TG_ERROR_OVERFLOW when not searched (live sums beyond 64 bits, coverage lists over
- * TG__SKYLINE_MAX_COVER). */
+ * stop it. Replaces `*best` when that plan is smaller; `*nodes` (when not NULL) receives the
+ * nodes visited. Does nothing with a relation. TG_ERROR_OVERFLOW when not searched: live sums
+ * beyond 64 bits, or coverage lists over TG__DIVE_MAX_COVER_PER_RECORD entries per record
+ * (or TG__SKYLINE_MAX_COVER). */
 tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t step,
                            uint64_t deadline, uint64_t max_nodes, uint64_t *nodes,
                            tg_plan **best);

@@ -745,38 +745,48 @@ static void test_skyline_dive_wide_dag(void **state) {
   }
 }
 
-/* Records over many task points each: beyond TG__SKYLINE_MAX_COVER list entries the dive
- * declines (TG_ERROR_OVERFLOW, "not searched") and leaves the plan alone; the search of `best`
- * still answers. */
+/* Records over many task points each. The dive declines (TG_ERROR_OVERFLOW, "not searched",
+ * plan untouched) beyond TG__DIVE_MAX_COVER_PER_RECORD list entries per record, where the
+ * skyline search still runs (600 records over 1..600 points: 180k entries); the skyline
+ * search declines beyond TG__SKYLINE_MAX_COVER (5000 records: 12.5M > 2^23 + 32 n). */
 static void test_skyline_dive_cover_cap(void **state) {
   (void)state;
-  const size_t n = 5000; /* spans of 1..5000 points: 12.5M entries > 2^23 + 32 n */
-  tg_usage_record *r = calloc(n, sizeof *r);
-  uint64_t *vol = calloc(n, sizeof *vol);
-  assert_true(r && vol);
-  for (size_t i = 0; i < n; ++i) {
-    r[i].size = (tg_extent){1 + i % 7, 1, 1};
-    r[i].first_task = (uint32_t)i;
-    r[i].last_task = (uint32_t)n;
-    vol[i] = r[i].size.w;
+  static const size_t sizes[2] = {600, 5000};
+  for (int c = 0; c < 2; ++c) {
+    const size_t n = sizes[c];
+    tg_usage_record *r = calloc(n, sizeof *r);
+    uint64_t *vol = calloc(n, sizeof *vol);
+    assert_true(r && vol);
+    for (size_t i = 0; i < n; ++i) {
+      r[i].size = (tg_extent){1 + i % 7, 1, 1};
+      r[i].first_task = (uint32_t)i;
+      r[i].last_task = (uint32_t)n;
+      vol[i] = r[i].size.w;
+    }
+    tg_plan_options o;
+    memset(&o, 0, sizeof o);
+    o.mode = TG_MODE_OFFSETS;
+    o.strategy = TG_STRATEGY_GREEDY_IN_ORDER;
+    o.fit = TG_FIT_FIRST;
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol};
+    tg_plan *p = NULL;
+    assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
+    const uint64_t before = p->total;
+    uint64_t nodes = 1;
+    assert_int_equal(tg__skyline_dive(&in, before / 2, 1, UINT64_MAX, 0, &nodes, &p),
+                     TG_ERROR_OVERFLOW);
+    assert_int_equal(nodes, 0);
+    assert_int_equal(p->total, before);
+    tg_exact_stats st;
+    memset(&st, 0, sizeof st);
+    tg_status sst = tg__skyline_improve(&in, before / 2, 1000, 1000, &p, &st);
+    assert_int_equal(sst, c == 0 ? TG_OK : TG_ERROR_OVERFLOW);
+    assert_int_equal(st.searched, c == 0);
+    tg_test_assert_valid(r, n, 1, p, 0, NULL);
+    tg_plan_destroy(p);
+    free(vol);
+    free(r);
   }
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = TG_STRATEGY_GREEDY_IN_ORDER;
-  o.fit = TG_FIT_FIRST;
-  tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol};
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
-  const uint64_t before = p->total;
-  uint64_t nodes = 1;
-  assert_int_equal(tg__skyline_dive(&in, before / 2, 1, UINT64_MAX, 0, &nodes, &p),
-                   TG_ERROR_OVERFLOW);
-  assert_int_equal(nodes, 0);
-  assert_int_equal(p->total, before);
-  tg_plan_destroy(p);
-  free(vol);
-  free(r);
 }
 
 /* The dive with each of its allocations failing in turn: a clean TG_ERROR_OUT_OF_HOST_MEMORY
