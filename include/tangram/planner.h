@@ -79,13 +79,17 @@ typedef struct tg_plan_options {
   /* Improvement search after the greedy answer, strategy best only (0 = none). Milliseconds
    * of wall time for the search phase. Offsets mode without a relation and with at most
    * TG_EXACT_MAX_RECORDS records first runs the skyline search of planner/exact.c (nine
-   * tenths of the time, at most 500 * time_limit_ms nodes), then iterated greedy
+   * tenths of the time, at most 500 * time_limit_ms nodes; it starts with a relaxing dive
+   * aimed at the bound, a quarter of that), then iterated greedy
    * (planner/search.c) for the rest. Objects mode, 1D, at most 2048 records: the objects
    * branch-and-bound (planner/exact_objects.c) for half the time, at most 8000 *
    * time_limit_ms / 2 nodes, then iterated greedy. Offsets mode without a relation and with
    * at least 5000 records: greedy-by-size alone is the first answer (the other greedy passes
-   * cost several times as much there; all run if its layout does not fit 64 bits), then a
-   * large-neighbourhood search (planner/search_lns.c: windows around the records at the top
+   * cost several times as much there; all run if its layout does not fit 64 bits), then,
+   * when three quarters of the limit cover 5 nodes per record at 250 nodes per millisecond
+   * and the records cover at most 64 task points each on average, the relaxing skyline dive
+   * (planner/exact.c: one skyline dive aimed at the bound whose limit rises when it stalls),
+   * then a large-neighbourhood search (planner/search_lns.c: windows around the records at the top
    * of the arena lifted out and placed again; at most 200 * time_limit_ms steps per stage)
    * until it goes 2000 steps without progress, the same from greedy-by-breadth's plan (when
    * the time left exceeds three times the first search's setup), then on the better one, up
