@@ -525,28 +525,40 @@ static void test_lns_stall_hands_over(void **state) {
   free(r);
 }
 
-/* The large-neighbourhood search with each of its allocations failing in turn: a clean
- * TG_ERROR_OUT_OF_HOST_MEMORY with the incumbent untouched, or the plan of the run without
- * failures; nothing leaks. */
-static void test_lns_allocation_failures(void **state) {
-  (void)state;
-  tg_test_rng g = {3};
-  tg_test_random_spec spec = {1, 120, 60, 10, 4096, 0, 0};
-  tg_usage_record r[120];
-  uint64_t vol[120];
-  tg_test_random_records(&g, &spec, r);
-  for (size_t i = 0; i < 120; ++i) vol[i] = r[i].size.w;
+typedef tg_status (*improve_fn)(const tg__plan_input *in, uint64_t bound, tg_plan **best);
+
+/* An offsets input with its peak-live bound and greedy-by-size's plan (c->plan). */
+typedef struct greedy_case {
   tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-  tg__plan_input in = {r, 120, 1, &o, tg_allocator_default(), vol};
+  tg__plan_input in;
   uint64_t bound;
-  assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
-  tg_plan *want = NULL;
-  assert_int_equal(tg_plan_compute(r, 120, 1, &o, NULL, &want), TG_OK);
+  tg_plan *plan;
+} greedy_case;
+
+static void greedy_case_init(greedy_case *c, const tg_usage_record *r, const uint64_t *vol,
+                             size_t n) {
+  memset(&c->o, 0, sizeof c->o);
+  c->o.mode = TG_MODE_OFFSETS;
+  c->o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+  c->in = (tg__plan_input){r, n, 1, &c->o, tg_allocator_default(), vol};
+  assert_int_equal(tg__search_bound(&c->in, &c->bound), TG_OK);
+  c->plan = NULL;
+  assert_int_equal(tg_plan_compute(r, n, 1, &c->o, NULL, &c->plan), TG_OK);
+}
+
+/* `improve` (a search that takes a greedy-by-size plan) with each of its allocations failing
+ * in turn: a clean TG_ERROR_OUT_OF_HOST_MEMORY with the incumbent untouched, or the plan of
+ * the run without failures; nothing leaks; at least `min_failures` failures. */
+static void improve_fault_walk(const tg_usage_record *r, const uint64_t *vol, size_t n,
+                               improve_fn improve, int min_failures) {
+  greedy_case c;
+  greedy_case_init(&c, r, vol, n);
+  tg__plan_input in = c.in;
+  const tg_plan_options o = c.o;
+  const uint64_t bound = c.bound;
+  tg_plan *want = c.plan;
   const uint64_t greedy = want->total;
-  assert_int_equal(tg__search_offsets_lns(&in, bound, UINT64_MAX, 300, 0, NULL, &want), TG_OK);
+  assert_int_equal(improve(&in, bound, &want), TG_OK);
   assert_true(want->total < greedy); /* it does something here, so failures can matter */
   int failures = 0;
   for (uint64_t at = 1; at < 40; ++at) {
@@ -554,11 +566,11 @@ static void test_lns_allocation_failures(void **state) {
     tg_failing_allocator_init(&fa, NULL, at);
     in.alloc = &fa.base;
     tg_plan *p = NULL;
-    assert_int_equal(tg_plan_compute(r, 120, 1, &o, NULL, &p), TG_OK);
-    tg_status st = tg__search_offsets_lns(&in, bound, UINT64_MAX, 300, 0, NULL, &p);
+    assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
+    tg_status st = improve(&in, bound, &p);
     if (st == TG_OK) {
       assert_int_equal(p->total, want->total);
-      assert_memory_equal(p->offset_of, want->offset_of, 120 * sizeof *p->offset_of);
+      assert_memory_equal(p->offset_of, want->offset_of, n * sizeof *p->offset_of);
     } else {
       assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
       assert_int_equal(p->total, greedy);
@@ -567,8 +579,24 @@ static void test_lns_allocation_failures(void **state) {
     tg_plan_destroy(p);
     assert_int_equal(fa.live_blocks, 0);
   }
-  assert_true(failures >= 3);
+  assert_true(failures >= min_failures);
   tg_plan_destroy(want);
+}
+
+static tg_status lns_300_steps(const tg__plan_input *in, uint64_t bound, tg_plan **best) {
+  return tg__search_offsets_lns(in, bound, UINT64_MAX, 300, 0, NULL, best);
+}
+
+/* The large-neighbourhood search with each of its allocations failing in turn. */
+static void test_lns_allocation_failures(void **state) {
+  (void)state;
+  tg_test_rng g = {3};
+  tg_test_random_spec spec = {1, 120, 60, 10, 4096, 0, 0};
+  tg_usage_record r[120];
+  uint64_t vol[120];
+  tg_test_random_records(&g, &spec, r);
+  for (size_t i = 0; i < 120; ++i) vol[i] = r[i].size.w;
+  improve_fault_walk(r, vol, 120, lns_300_steps, 3);
 }
 
 /* Removing records from the gap index: after random inserts and removals, every search
@@ -720,18 +748,14 @@ static void test_skyline_dive_wide_dag(void **state) {
     uint64_t *vol = calloc(n, sizeof *vol);
     assert_true(r && vol);
     wide_dag(&g, r, vol, n);
-    tg_plan_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = TG_MODE_OFFSETS;
-    o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol};
-    uint64_t bound;
-    assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
-    tg_plan *p = NULL;
-    assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
+    greedy_case c;
+    greedy_case_init(&c, r, vol, n);
+    const uint64_t bound = c.bound;
+    tg_plan *p = c.plan;
     const uint64_t greedy = p->total;
     uint64_t nodes = 0;
-    assert_int_equal(tg__skyline_dive(&in, bound, bound / 1000, UINT64_MAX, 0, &nodes, &p), TG_OK);
+    assert_int_equal(tg__skyline_dive(&c.in, bound, bound / 1000, UINT64_MAX, 0, &nodes, &p),
+                     TG_OK);
     tg_test_assert_valid(r, n, 1, p, 0, NULL);
     print_message("wide DAG of %zu: greedy %.4f, dive %.4f of the bound, %llu nodes\n", n,
                   (double)greedy / (double)bound, (double)p->total / (double)bound,
@@ -789,48 +813,18 @@ static void test_skyline_dive_cover_cap(void **state) {
   }
 }
 
-/* The dive with each of its allocations failing in turn: a clean TG_ERROR_OUT_OF_HOST_MEMORY
- * with the incumbent untouched, or the plan of the run without failures; nothing leaks. */
+static tg_status dive_thousandths(const tg__plan_input *in, uint64_t bound, tg_plan **best) {
+  return tg__skyline_dive(in, bound, bound / 1000 + 1, UINT64_MAX, 0, NULL, best);
+}
+
+/* The dive with each of its allocations failing in turn. */
 static void test_skyline_dive_allocation_failures(void **state) {
   (void)state;
   tg_test_rng g = {77};
   tg_usage_record r[150];
   uint64_t vol[150];
   wide_dag(&g, r, vol, 150);
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-  tg__plan_input in = {r, 150, 1, &o, tg_allocator_default(), vol};
-  uint64_t bound;
-  assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
-  tg_plan *want = NULL;
-  assert_int_equal(tg_plan_compute(r, 150, 1, &o, NULL, &want), TG_OK);
-  const uint64_t greedy = want->total;
-  assert_int_equal(tg__skyline_dive(&in, bound, bound / 1000 + 1, UINT64_MAX, 0, NULL, &want),
-                   TG_OK);
-  assert_true(want->total < greedy); /* it does something here, so failures can matter */
-  int failures = 0;
-  for (uint64_t at = 1; at < 40; ++at) {
-    tg_failing_allocator fa;
-    tg_failing_allocator_init(&fa, NULL, at);
-    in.alloc = &fa.base;
-    tg_plan *p = NULL;
-    assert_int_equal(tg_plan_compute(r, 150, 1, &o, NULL, &p), TG_OK);
-    tg_status st = tg__skyline_dive(&in, bound, bound / 1000 + 1, UINT64_MAX, 0, NULL, &p);
-    if (st == TG_OK) {
-      assert_int_equal(p->total, want->total);
-      assert_memory_equal(p->offset_of, want->offset_of, 150 * sizeof *p->offset_of);
-    } else {
-      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
-      assert_int_equal(p->total, greedy);
-      ++failures;
-    }
-    tg_plan_destroy(p);
-    assert_int_equal(fa.live_blocks, 0);
-  }
-  assert_true(failures >= 5);
-  tg_plan_destroy(want);
+  improve_fault_walk(r, vol, 150, dive_thousandths, 5);
 }
 
 int main(void) {
