@@ -320,8 +320,8 @@ static void bb_free(bb *b, const tg_allocator *a) {
  * deeper node was made long before, among decisions elsewhere on the time axis that
  * backtracking would undo for nothing: the limit rises by a step instead and the dive goes
  * on from where it is. Frames far above the current one become final and their undo log is
- * dropped. A min tree over the floors finds the lowest points in O(log points). On wide DAGs of 10k-100k records (greedy 6-7% above the
- * bound) the dive ends at 1.0000-1.0014. */
+ * dropped. A min tree over the floors finds the lowest points in O(log points). On wide DAGs
+ * of 10k-100k records (greedy 6-7% above the bound) the dive ends at 1.0000-1.0019. */
 
 typedef struct sky_frame {
   size_t s;                 /* section (task point) branched on */
@@ -368,10 +368,10 @@ typedef struct sky {
   size_t seg_leaves;        /* leaves (a power of two >= points); leaf of t: seg_leaves + t */
   size_t scan_cap;          /* lowest points compared for the fewest candidates (sky_open) */
   uint64_t relax_step;      /* > 0: a relaxing dive (tg__skyline_dive): the limit rises by this
-                               when the dive stalls (sky_run; proves nothing then) */
+                               when the dive stalls (sky_run; proves nothing then)... */
+  uint64_t relax_ceiling;   /* ...up to this (the incumbent's total - 1) */
   size_t max_depth;         /* deepest node reached */
   uint64_t progress_at;     /* stats->nodes when it was reached (or the limit last rose) */
-  uint64_t relax_ceiling;   /* ...up to this (the incumbent's total - 1) */
   size_t commit;            /* relaxing dive: frames below this depth are final (their undo
                                log is dropped) */
   tg__rng rng;
@@ -547,19 +547,24 @@ done:
   return st;
 }
 
+/* Min tree node x from its children. */
+static void seg_pull(uint64_t *g, size_t x) {
+  g[x] = g[2 * x] < g[2 * x + 1] ? g[2 * x] : g[2 * x + 1];
+}
+
 /* The min tree: leaves [a, b] changed (floor or count); recompute them and their ancestors. */
 static void seg_update(sky *k, size_t a, size_t b) {
   uint64_t *g = k->seg;
   for (size_t t = a; t <= b; ++t) g[k->seg_leaves + t] = k->cnt[t] ? k->floor[t] : UINT64_MAX;
   for (size_t i = (k->seg_leaves + a) >> 1, j = (k->seg_leaves + b) >> 1; i > 0; i >>= 1, j >>= 1)
-    for (size_t x = i; x <= j; ++x) g[x] = g[2 * x] < g[2 * x + 1] ? g[2 * x] : g[2 * x + 1];
+    for (size_t x = i; x <= j; ++x) seg_pull(g, x);
 }
 
 static void seg_build(sky *k) {
   uint64_t *g = k->seg;
   for (size_t t = 0; t < k->seg_leaves; ++t)
     g[k->seg_leaves + t] = t < k->points && k->cnt[t] ? k->floor[t] : UINT64_MAX;
-  for (size_t x = k->seg_leaves; x-- > 1;) g[x] = g[2 * x] < g[2 * x + 1] ? g[2 * x] : g[2 * x + 1];
+  for (size_t x = k->seg_leaves; x-- > 1;) seg_pull(g, x);
 }
 
 /* The first point at or after p whose key is <= f (f the tree's minimum: the lowest points in
@@ -836,9 +841,9 @@ static void sky_report(sky *k, uint64_t now) {
   k->stats->progress(k->stats->progress_user, k->stats);
 }
 
-/* A relaxing dive at `depth` makes the frames more than TG__SKY_COMMIT_DEPTH levels up final
- * and drops their part of the undo log (it would otherwise keep every change of a dive over
- * many records). */
+/* A relaxing dive at `depth` (called when it is 2 x TG__SKY_COMMIT_DEPTH levels below the last
+ * commit) makes the frames more than TG__SKY_COMMIT_DEPTH levels up final and drops their part
+ * of the undo log (it would otherwise keep every change of a dive over many records). */
 static void sky_commit(sky *k, size_t depth) {
   k->commit = depth - TG__SKY_COMMIT_DEPTH;
   size_t mark = k->frames[k->commit].trail_mark;
@@ -1125,9 +1130,10 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
   k.next_report = UINT64_MAX;
   /* Long-lived records over many points make each node cost thousands of steps: a dive there
    * would not finish in any budget worth giving it. */
-  size_t max_cover = TG__DIVE_MAX_COVER_PER_RECORD * in->count;
-  tg_status st = sky_init(&k, in, max_cover < TG__SKYLINE_MAX_COVER(in->count)
-                                      ? max_cover : TG__SKYLINE_MAX_COVER(in->count));
+  size_t max_cover = TG__SKYLINE_MAX_COVER(in->count);
+  if (max_cover > TG__DIVE_MAX_COVER_PER_RECORD * in->count)
+    max_cover = TG__DIVE_MAX_COVER_PER_RECORD * in->count;
+  tg_status st = sky_init(&k, in, max_cover);
   if (st == TG_OK) {
     /* The first 16 lowest points at most: on thousands of points comparing all of them
      * costs more than it saves. */
@@ -1246,7 +1252,7 @@ tg_status tg__search_after_greedy(const tg__plan_input *in, tg_plan **best) {
     uint64_t sky_ms = search_ms - search_ms / 10;
     /* A relaxing dive first, in at most a quarter of that: a near-bound incumbent where the
      * greedy strategies leave several percent (wide DAGs). */
-    uint64_t dive_nodes;
+    uint64_t dive_nodes = 0;
     st = tg__search_dive(in, bound, t0 + sky_ms * 250, sky_ms * TG__SKYLINE_NODES_PER_MS / 4,
                          &dive_nodes, best);
     if (st != TG_OK) return st;

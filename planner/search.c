@@ -436,7 +436,7 @@ done:
 tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
                           uint64_t cap, uint64_t *nodes, tg_plan **best) {
   uint64_t need;
-  *nodes = 0;
+  if (nodes != NULL) *nodes = 0;
   if (!tg__mul_u64(in->count, TG__DIVE_NODES_PER_RECORD, &need) || need > cap) return TG_OK;
   /* A thousandth of the bound, and at least the largest alignment (a smaller rise may leave
    * every aligned place where it was). */
@@ -467,10 +467,10 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t
   uint64_t setup_us = 0;
   /* The dive gets three quarters of the budget: if the clock stops it first (a slower machine
    * than TG__DIVE_NODES_PER_MS assumes), the stages below still have time. */
-  uint64_t dive_cap, dive_nodes, dive_us = budget_us / 4 * 3;
+  uint64_t dive_cap, dive_us = budget_us / 4 * 3;
   if (!tg__mul_u64(dive_us / 1000, TG__DIVE_NODES_PER_MS, &dive_cap)) dive_cap = UINT64_MAX;
   uint64_t dive_end = deadline - (budget_us - dive_us); /* deadline >= now + budget_us */
-  tg_status st = tg__search_dive(in, bound, dive_end, dive_cap, &dive_nodes, best);
+  tg_status st = tg__search_dive(in, bound, dive_end, dive_cap, NULL, best);
   if (st != TG_OK || (*best)->total <= bound) return st;
   st = tg__search_offsets_lns(in, bound, deadline, steps, stall, &setup_us, best);
   if (st != TG_OK || (*best)->total <= bound) return st;

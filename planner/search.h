@@ -65,7 +65,9 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
 /* A relaxing dive (tg__skyline_dive) that has visited this many nodes without going deeper
  * than before raises its limit... */
 #define TG__SKY_RELAX_NODES 128u
-/* ...and never backs up more than this many levels. */
+/* ...and makes frames final, never to be backed into, once they are this many levels up
+ * (checked every time the dive gets this many levels deeper: it backs up at most twice as
+ * far). */
 #define TG__SKY_COMMIT_DEPTH 4096u
 
 /* Large-neighbourhood search (search_lns.c): improve `*best` (a valid offsets plan, serial
@@ -106,9 +108,9 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
                            tg_plan **best);
 
 /* tg__skyline_dive with the limit rising by a thousandth of `bound` (at least the largest
- * alignment) at each stall, for at most
- * `cap` nodes, when that covers TG__DIVE_NODES_PER_RECORD nodes per record (else nothing);
- * `*nodes` receives the nodes visited. TG_ERROR_OVERFLOW (not searched) becomes TG_OK. */
+ * alignment) at each stall, for at most `cap` nodes, when that covers
+ * TG__DIVE_NODES_PER_RECORD nodes per record (else nothing); `*nodes` (when not NULL)
+ * receives the nodes visited. TG_ERROR_OVERFLOW (not searched) becomes TG_OK. */
 tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
                           uint64_t cap, uint64_t *nodes, tg_plan **best);
 

@@ -89,10 +89,10 @@ typedef struct tg_plan_options {
    * when three quarters of the limit cover 5 nodes per record at 250 nodes per millisecond
    * and the records cover at most 64 task points each on average, the relaxing skyline dive
    * (planner/exact.c: one skyline dive aimed at the bound whose limit rises when it stalls),
-   * then a large-neighbourhood search (planner/search_lns.c: windows around the records at the top
-   * of the arena lifted out and placed again; at most 200 * time_limit_ms steps per stage)
-   * until it goes 2000 steps without progress, the same from greedy-by-breadth's plan (when
-   * the time left exceeds three times the first search's setup), then on the better one, up
+   * then a large-neighbourhood search (planner/search_lns.c: windows around the records at
+   * the top of the arena lifted out and placed again; at most 200 * time_limit_ms steps per
+   * stage) until it goes 2000 steps without progress, the same from greedy-by-breadth's plan
+   * (when the time left exceeds three times the first search's setup), then on the better one, up
    * to 16384 records, the skyline search (its setup may overrun the limit by a few tens of
    * milliseconds at that size), else the neighbourhood search again. Other inputs run
    * iterated greedy only (at most 20 * time_limit_ms candidates). All try candidates in an
