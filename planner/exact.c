@@ -319,9 +319,17 @@ static void bb_free(bb *b, const tg_allocator *a) {
  * is backed out of as usual, but one that shows only after TG__SKY_RELAX_NODES nodes without a
  * deeper node was made long before, among decisions elsewhere on the time axis that
  * backtracking would undo for nothing: the limit rises by a step instead and the dive goes
- * on from where it is. Frames far above the current one become final and their undo log is
- * dropped. A min tree over the floors finds the lowest points in O(log points). On wide DAGs
- * of 10k-100k records (greedy 6-7% above the bound) the dive ends at 1.0000-1.0019. */
+ * on from where it is. Frames far above the current one become final and are dropped with
+ * their undo log. A min tree over the floors finds the lowest points in O(log points). On wide
+ * DAGs of 10k-100k records (greedy 6-7% above the bound) the dive ends at 1.0000-1.0019. A
+ * dive stopped by the clock or its node cap keeps what it placed and places the rest greedily
+ * (sky_complete), so any dive gives a plan.
+ *
+ * What a node costs on 100k records is memory traffic: records are numbered by first task (the
+ * records over a point read nearby entries), the coverage lists hold 32-bit indices, a placed
+ * record lifts each record it meets once (not once per shared point), and per point sp_max
+ * bounds the skyline offsets from above, so a point is looked at again only when its check
+ * could fail (on wide DAGs 99.5% of them cannot). */
 
 typedef struct sky_frame {
   size_t s;                 /* section (task point) branched on */
@@ -341,12 +349,16 @@ typedef struct sky {
   uint64_t *vol, *al;
   uint32_t *pf, *pl;
   size_t *st_beg, *st_idx;  /* records starting at each point, in the order children go */
-  size_t *cv_beg, *cv_idx;  /* records covering each point: the first cnt[t] are unplaced */
-  size_t *cv_base, *cv_where; /* where record u sits in the list of point pf[u] + i:
-                                 cv_where[cv_base[u] + i] */
+  size_t *cv_beg;           /* records covering each point, cv_idx[cv_beg[t]...]: */
+  uint32_t *cv_idx;         /* the first cnt[t] are unplaced (32 bits: half the memory
+                               traffic of the scans) */
+  size_t *cv_base;          /* where record u sits in the list of point pf[u] + i: */
+  uint32_t *cv_where;       /* cv_where[cv_base[u] + i] */
   size_t *fill;             /* scratch of sky_init */
   size_t *twin;             /* previous identical record, or SIZE_MAX */
   uint64_t *floor, *rem;
+  uint64_t *sp_max;         /* per point: at least the largest sp over the unplaced records
+                               covering it (exact after its lookahead scan; sky_open) */
   uint64_t *sp;             /* per unplaced record: skyline offset (aligned highest floor) */
   size_t *trail_u;          /* undo log of sp changes */
   uint64_t *trail_sp;
@@ -360,8 +372,8 @@ typedef struct sky {
   unsigned char *placed;
   uint64_t *off, *inc_off;
   size_t placed_count;
-  sky_frame *frames;
-  size_t frame_cap;
+  sky_frame *frames;        /* frame of depth d: frames[d - frame_base] (sky_at) */
+  size_t frame_cap, frame_base;
   size_t *pool;
   size_t pool_cap;
   uint64_t *seg;            /* min tree over the points: floor where cnt > 0, else UINT64_MAX */
@@ -410,6 +422,7 @@ static void sky_layout(tg__arena *ar, sky *k, size_t nn, tg__sort_item **items, 
   k->twin = tg__arena_take(ar, nn, sizeof *k->twin);
   k->floor = tg__arena_take(ar, nn, sizeof *k->floor);
   k->rem = tg__arena_take(ar, nn, sizeof *k->rem);
+  k->sp_max = tg__arena_take(ar, nn, sizeof *k->sp_max);
   k->sp = tg__arena_take(ar, nn, sizeof *k->sp);
   k->dirty = tg__arena_take(ar, nn, sizeof *k->dirty);
   k->stamp = tg__arena_take(ar, nn, sizeof *k->stamp);
@@ -423,8 +436,9 @@ static void sky_layout(tg__arena *ar, sky *k, size_t nn, tg__sort_item **items, 
 }
 
 /* TG_ERROR_OVERFLOW ("not searched") when the coverage lists would hold more than `max_cover`
- * entries or live sums exceed 64 bits. */
-static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover) {
+ * entries, or their mean length seen from a record (sum over points of the count squared,
+ * over the entries) exceeds `max_list`, or live sums exceed 64 bits. */
+static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover, size_t max_list) {
   const tg_allocator *a = in->alloc;
   size_t n = 0;
   for (size_t r = 0; r < in->count; ++r) n += in->volumes[r] > 0;
@@ -441,13 +455,19 @@ static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover) {
   }
   ar = (tg__arena){k->mem, 0, 0};
   sky_layout(&ar, k, nn, &items, &tmp);
+  /* Search indices in order of first task (then record index): the records over a point have
+   * nearby indices, so the per-record arrays read at a point share cache lines (on 100k
+   * records, most of a node's time is those reads). Ties keep the record order, so every
+   * choice among records (by index) is the same as in record order. */
   size_t j = 0;
-  for (size_t r = 0; r < in->count; ++r) {
-    if (in->volumes[r] == 0) continue;
-    k->rec[j] = r;
-    k->vol[j] = in->volumes[r];
-    k->al[j] = tg__record_alignment(in, r);
-    ++j;
+  for (size_t r = 0; r < in->count; ++r)
+    if (in->volumes[r] > 0) items[j++] = (tg__sort_item){in->records[r].first_task, r};
+  tg__sort_items_stable(items, n, tmp);
+  for (size_t u = 0; u < n; ++u) {
+    size_t r = items[u].idx;
+    k->rec[u] = r;
+    k->vol[u] = in->volumes[r];
+    k->al[u] = tg__record_alignment(in, r);
   }
   /* Task points: the distinct first tasks (see offsets_common.h). */
   for (size_t u = 0; u < n; ++u) items[u] = (tg__sort_item){in->records[k->rec[u]].first_task, u};
@@ -487,7 +507,7 @@ static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover) {
   size_t cover = 0;
   for (size_t u = 0; u < n; ++u) {
     cover += (size_t)k->pl[u] - k->pf[u] + 1;
-    if (cover > max_cover) {
+    if (cover > max_cover || cover > UINT32_MAX || u > UINT32_MAX) {
       st = TG_ERROR_OVERFLOW;
       goto done;
     }
@@ -500,6 +520,15 @@ static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover) {
         st = TG_ERROR_OVERFLOW; /* live sums beyond 64 bits: not searched */
         goto done;
       }
+    }
+  }
+  if (max_list != SIZE_MAX) {
+    uint64_t sq = 0, lim;
+    if (!tg__mul_u64(max_list, cover, &lim)) lim = UINT64_MAX;
+    for (size_t t = 0; t < points; ++t) sq = tg__add_sat_u64(sq, (uint64_t)k->cnt[t] * k->cnt[t]);
+    if (sq > lim) {
+      st = TG_ERROR_OVERFLOW;
+      goto done;
     }
   }
   k->cv_idx = tg__alloc_array(a, cover ? cover : 1, sizeof *k->cv_idx);
@@ -521,8 +550,8 @@ static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover) {
     for (size_t u = 0; u < n; ++u) {
       k->cv_base[u] = base;
       for (uint32_t t = k->pf[u]; t <= k->pl[u]; ++t) {
-        k->cv_where[base++] = fill[t];
-        k->cv_idx[fill[t]++] = u;
+        k->cv_where[base++] = (uint32_t)fill[t];
+        k->cv_idx[fill[t]++] = (uint32_t)u;
       }
     }
   }
@@ -591,34 +620,48 @@ static void sky_dirty(sky *k, size_t t) {
   k->dirty[k->ndirty++] = t;
 }
 
-/* The floor at t rose to `to`: raise sp of the unplaced records over t, logging old values,
- * and mark the points their spans cover. TG_ERROR_OUT_OF_HOST_MEMORY if the log cannot grow. */
-static tg_status sky_lift(sky *k, size_t t, uint64_t to) {
-  for (size_t i = k->cv_beg[t]; i < k->cv_beg[t] + k->cnt[t]; ++i) {
-    size_t u = k->cv_idx[i];
-    uint64_t a;
-    if (k->sp[u] >= to) continue;
-    if (!tg__align_up(to, k->al[u], &a)) a = UINT64_MAX;
-    if (k->trail_len == k->trail_cap) {
-      size_t cap = k->trail_cap ? k->trail_cap * 2 : 1024, b1, b2;
-      if (!tg__mul_size(cap, sizeof *k->trail_u, &b1) ||
-          !tg__mul_size(cap, sizeof *k->trail_sp, &b2))
-        return TG_ERROR_OVERFLOW;
-      size_t *nu = tg__realloc(k->in->alloc, k->trail_u, k->trail_cap * sizeof *k->trail_u, b1);
-      if (nu == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-      k->trail_u = nu;
-      uint64_t *ns =
-          tg__realloc(k->in->alloc, k->trail_sp, k->trail_cap * sizeof *k->trail_sp, b2);
-      if (ns == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-      k->trail_sp = ns;
-      k->trail_cap = cap;
-    }
-    k->trail_u[k->trail_len] = u;
-    k->trail_sp[k->trail_len++] = k->sp[u];
-    k->sp[u] = a;
-    for (uint32_t q = k->pf[u]; q <= k->pl[u]; ++q) sky_dirty(k, q);
+/* Room for one more entry in the undo log. */
+static tg_status sky_trail_grow(sky *k) {
+  size_t cap = k->trail_cap ? k->trail_cap * 2 : 1024, b1, b2;
+  if (!tg__mul_size(cap, sizeof *k->trail_u, &b1) || !tg__mul_size(cap, sizeof *k->trail_sp, &b2))
+    return TG_ERROR_OVERFLOW;
+  size_t *nu = tg__realloc(k->in->alloc, k->trail_u, k->trail_cap * sizeof *k->trail_u, b1);
+  if (nu == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  k->trail_u = nu;
+  uint64_t *ns = tg__realloc(k->in->alloc, k->trail_sp, k->trail_cap * sizeof *k->trail_sp, b2);
+  if (ns == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  k->trail_sp = ns;
+  k->trail_cap = cap;
+  return TG_OK;
+}
+
+/* A floor under the unplaced record u rose to `to`: raise sp[u] to it (aligned), logging the
+ * old value, and mark the points u covers. TG_ERROR_OUT_OF_HOST_MEMORY if the log cannot
+ * grow. */
+static inline tg_status sky_lift_record(sky *k, size_t u, uint64_t to) {
+  uint64_t a;
+  if (k->sp[u] >= to) return TG_OK;
+  if (!tg__align_up(to, k->al[u], &a)) a = UINT64_MAX;
+  tg_status st;
+  if (k->trail_len == k->trail_cap && (st = sky_trail_grow(k)) != TG_OK) return st;
+  k->trail_u[k->trail_len] = u;
+  k->trail_sp[k->trail_len++] = k->sp[u];
+  k->sp[u] = a;
+  /* The points u covers need their lookahead again, unless nothing there can fail (see
+   * sky_open; rem and the limit do not change before it runs). */
+  for (uint32_t q = k->pf[u]; q <= k->pl[u]; ++q) {
+    if (k->sp_max[q] < a) k->sp_max[q] = a;
+    if (tg__add_sat_u64(k->sp_max[q], k->rem[q]) > k->limit) sky_dirty(k, q);
   }
   return TG_OK;
+}
+
+/* The floor at t rose to `to`: lift the unplaced records over t. */
+static tg_status sky_lift(sky *k, size_t t, uint64_t to) {
+  tg_status st = TG_OK;
+  for (size_t i = k->cv_beg[t]; i < k->cv_beg[t] + k->cnt[t] && st == TG_OK; ++i)
+    st = sky_lift_record(k, k->cv_idx[i], to);
+  return st;
 }
 
 static void sky_untrail(sky *k, size_t mark) {
@@ -638,18 +681,22 @@ static tg_status sky_place(sky *k, size_t c, uint64_t f) {
     k->rem[t] -= k->vol[c];
     /* Swap c past the unplaced records over t; unplacing (last in, first out) finds it
      * right there, so restoring the count restores the set. */
-    size_t *slot = &k->cv_where[k->cv_base[c] + (t - k->pf[c])];
+    uint32_t *slot = &k->cv_where[k->cv_base[c] + (t - k->pf[c])];
     size_t last = k->cv_beg[t] + --k->cnt[t];
-    size_t v = k->cv_idx[last];
+    uint32_t v = k->cv_idx[last];
     k->cv_idx[*slot] = v;
     k->cv_where[k->cv_base[v] + (t - k->pf[v])] = *slot;
-    k->cv_idx[last] = c;
-    *slot = last;
+    k->cv_idx[last] = (uint32_t)c;
+    *slot = (uint32_t)last;
     sky_dirty(k, t);
   }
   seg_update(k, k->pf[c], k->pl[c]);
-  for (uint32_t t = k->pf[c]; t <= k->pl[c] && st == TG_OK; ++t)
-    st = sky_lift(k, t, f + k->vol[c]);
+  /* The unplaced records meeting c's span: those over its first point, and those starting
+   * at a later one (each visited once, not once per point it shares with c). */
+  uint64_t to = f + k->vol[c];
+  st = sky_lift(k, k->pf[c], to);
+  for (size_t i = k->st_beg[k->pf[c] + 1]; i < k->st_beg[k->pl[c] + 1] && st == TG_OK; ++i)
+    if (!k->placed[k->st_idx[i]]) st = sky_lift_record(k, k->st_idx[i], to);
   return st;
 }
 
@@ -660,6 +707,7 @@ static void sky_unplace(sky *k, size_t c, uint64_t f) {
     k->floor[t] = f;
     k->rem[t] += k->vol[c];
     k->cnt[t]++;
+    if (k->sp_max[t] < k->sp[c]) k->sp_max[t] = k->sp[c];
   }
   seg_update(k, k->pf[c], k->pl[c]);
 }
@@ -695,7 +743,7 @@ static uint64_t sky_raise_to(const sky *k, size_t s, uint64_t f) {
 }
 
 static tg_status sky_push(sky *k, size_t depth) {
-  if (depth < k->frame_cap) return TG_OK;
+  if (depth - k->frame_base < k->frame_cap) return TG_OK;
   size_t cap = k->frame_cap ? k->frame_cap * 2 : 256, bytes;
   if (!tg__mul_size(cap, sizeof *k->frames, &bytes)) return TG_ERROR_OVERFLOW;
   sky_frame *f = tg__realloc(k->in->alloc, k->frames, k->frame_cap * sizeof *k->frames, bytes);
@@ -704,6 +752,8 @@ static tg_status sky_push(sky *k, size_t depth) {
   k->frame_cap = cap;
   return TG_OK;
 }
+
+static sky_frame *sky_at(sky *k, size_t depth) { return &k->frames[depth - k->frame_base]; }
 
 static tg_status sky_pool_reserve(sky *k, size_t need) {
   if (need <= k->pool_cap) return TG_OK;
@@ -739,7 +789,7 @@ static tg_status sky_open(sky *k, size_t depth, size_t pool_top, int *leaf) {
     *leaf = 1;
     return TG_OK;
   }
-  sky_frame *fr = &k->frames[depth];
+  sky_frame *fr = sky_at(k, depth);
   fr->cbeg = fr->cend = fr->next = pool_top;
   fr->raise_tried = 0;
   fr->applied = 0;
@@ -748,13 +798,17 @@ static tg_status sky_open(sky *k, size_t depth, size_t pool_top, int *leaf) {
     size_t t = k->dirty[i];
     if (k->cnt[t] == 0) continue;
     /* The unplaced records over t by sp descending: those at or above each sp value h all
-     * go above h, so h plus their sizes must fit (h = the least sp: all of them). */
+     * go above h, so h plus their sizes must fit (h = the least sp: all of them). Nothing
+     * can fail when the largest sp does not (on wide DAGs, 99% of the points looked at):
+     * the bound sp_max tells without reading the records. */
     uint64_t lo = UINT64_MAX, hi = 0, need;
+    if (tg__add_u64(k->sp_max[t], k->rem[t], &need) && need <= k->limit) continue;
     for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
       size_t u = k->cv_idx[j];
       if (k->sp[u] < lo) lo = k->sp[u];
       if (k->sp[u] > hi) hi = k->sp[u];
     }
+    k->sp_max[t] = hi;
     if (!tg__add_u64(lo, k->rem[t], &need) || need > k->limit) {
       fr->raise_tried = 1;
       *leaf = 2;
@@ -789,8 +843,8 @@ static tg_status sky_open(sky *k, size_t depth, size_t pool_top, int *leaf) {
   size_t s = SIZE_MAX, s_fit = SIZE_MAX, seen = 0;
   for (size_t t = seg_next(k, 0, f); t != SIZE_MAX && s_fit > 1 && seen < k->scan_cap;
        t = seg_next(k, t + 1, f), ++seen) {
-    size_t fit = 0;
-    for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
+    size_t fit = 0; /* counted up to s_fit only: a point with as many is not chosen */
+    for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t] && fit < s_fit; ++j) {
       size_t u = k->cv_idx[j];
       fit += k->sp[u] == f &&
              (k->twin[u] == SIZE_MAX || k->placed[k->twin[u]]);
@@ -842,15 +896,26 @@ static void sky_report(sky *k, uint64_t now) {
 }
 
 /* A relaxing dive at `depth` (called when it is 2 x TG__SKY_COMMIT_DEPTH levels below the last
- * commit) makes the frames more than TG__SKY_COMMIT_DEPTH levels up final and drops their part
- * of the undo log (it would otherwise keep every change of a dive over many records). */
+ * commit; frame `depth` is open, its trail mark not yet set) makes the frames more than
+ * TG__SKY_COMMIT_DEPTH levels up final and drops them with their part of the undo log and of
+ * the candidate pool (else a dive over many records would keep all of them). */
 static void sky_commit(sky *k, size_t depth) {
   k->commit = depth - TG__SKY_COMMIT_DEPTH;
-  size_t mark = k->frames[k->commit].trail_mark;
+  size_t mark = sky_at(k, k->commit)->trail_mark, pmark = sky_at(k, k->commit)->cbeg;
   memmove(k->trail_u, k->trail_u + mark, (k->trail_len - mark) * sizeof *k->trail_u);
   memmove(k->trail_sp, k->trail_sp + mark, (k->trail_len - mark) * sizeof *k->trail_sp);
   k->trail_len -= mark;
-  for (size_t d = k->commit; d < depth; ++d) k->frames[d].trail_mark -= mark;
+  size_t pend = sky_at(k, depth)->cend;
+  memmove(k->pool, k->pool + pmark, (pend - pmark) * sizeof *k->pool);
+  for (size_t d = k->commit; d <= depth; ++d) {
+    sky_frame *fr = sky_at(k, d);
+    if (d < depth) fr->trail_mark -= mark;
+    fr->cbeg -= pmark;
+    fr->cend -= pmark;
+    fr->next -= pmark;
+  }
+  memmove(k->frames, sky_at(k, k->commit), (depth - k->commit + 1) * sizeof *k->frames);
+  k->frame_base = k->commit;
 }
 
 /* Depth-first search for plans with total <= limit; on each one found the limit drops below
@@ -862,9 +927,11 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
   k->stopped = 0;
   memset(k->floor, 0, k->points * sizeof *k->floor);
   memset(k->sp, 0, k->n * sizeof *k->sp);
+  memset(k->sp_max, 0, k->points * sizeof *k->sp_max);
   seg_build(k);
   k->max_depth = 0;
   k->commit = 0;
+  k->frame_base = 0;
   k->progress_at = k->stats->nodes;
   k->trail_len = 0;
   if ((st = sky_push(k, 0)) != TG_OK) return st;
@@ -883,7 +950,7 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
   if (leaf == 2) return TG_OK;
   size_t depth = 0;
   for (;;) {
-    sky_frame *fr = &k->frames[depth];
+    sky_frame *fr = sky_at(k, depth);
     if (fr->applied == 1) sky_unplace(k, fr->c, fr->f);
     else if (fr->applied == 2) {
       k->floor[fr->s] = fr->old;
@@ -892,7 +959,9 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
     if (fr->applied) sky_untrail(k, fr->trail_mark);
     fr->applied = 0;
     if (k->stopped) {
-      if (depth == 0) break;
+      /* Unwound to the root, which restores the records' state for the next run; a relaxing
+       * dive (one run) keeps the path it stopped on (tg__skyline_dive completes it). */
+      if (k->relax_step > 0 || depth == 0) break;
       --depth;
       continue;
     }
@@ -954,7 +1023,7 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
     }
     size_t top = fr->cend;
     if ((st = sky_push(k, depth + 1)) != TG_OK) return st;
-    fr = &k->frames[depth];
+    fr = sky_at(k, depth);
     if ((st = sky_open(k, depth + 1, top, &leaf)) != TG_OK) return st;
     if (leaf == 2) continue;
     if (leaf == 1) {
@@ -1053,7 +1122,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
   k.stats = stats;
   k.t0 = t0;
   k.next_report = t0 + 100000;
-  tg_status st = sky_init(&k, in, TG__SKYLINE_MAX_COVER(k.n));
+  tg_status st = sky_init(&k, in, TG__SKYLINE_MAX_COVER(k.n), SIZE_MAX);
   if (st != TG_OK) {
     sky_free(&k, in->alloc);
     return st;
@@ -1116,6 +1185,62 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
   return st;
 }
 
+/* A relaxing dive that stopped before placing everything: the records it placed stay where
+ * they are, the others go by size, largest first, each in the smallest gap that holds it
+ * (greedy-by-size's rule), which makes the partial dive a plan. */
+static tg_status sky_complete(sky *k) {
+  const tg__plan_input *in = k->in;
+  size_t nn = k->n ? k->n : 1;
+  tg__sort_item *items = tg__alloc_array(in->alloc, nn, sizeof *items);
+  tg__sort_item *tmp = tg__alloc_array(in->alloc, nn, sizeof *tmp);
+  size_t *order = tg__alloc_array(in->alloc, in->count ? in->count : 1, sizeof *order);
+  tg__gap_index *ix = NULL;
+  tg_status st = TG_OK;
+  if (items == NULL || tmp == NULL || order == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  /* The index's slots in the order of the walk below (see tg__gap_index_create_ordered): the
+   * placed records by offset (each goes at the end of the index's lists, which keep offset
+   * order), then the others by size, then the empty records (never placed). */
+  size_t m = 0, placed = 0;
+  for (size_t u = 0; u < k->n; ++u)
+    if (k->placed[u]) items[m++] = (tg__sort_item){k->off[u], u};
+  tg__sort_items_stable(items, m, tmp);
+  placed = m;
+  for (size_t u = 0; u < k->n; ++u)
+    if (!k->placed[u]) items[m++] = (tg__sort_item){UINT64_MAX - k->vol[u], u};
+  tg__sort_items_stable(items + placed, m - placed, tmp);
+  for (size_t i = 0; i < m; ++i) order[i] = k->rec[items[i].idx];
+  for (size_t r = 0; r < in->count; ++r)
+    if (in->volumes[r] == 0) order[m++] = r;
+  if ((st = tg__gap_index_create_ordered(in, order, &ix)) != TG_OK) goto done;
+  uint64_t total = 0;
+  for (size_t i = 0; i < k->n; ++i) {
+    size_t u = items[i].idx;
+    uint64_t o = k->off[u], end;
+    if (i >= placed && (st = tg__gap_index_find(ix, i, TG_FIT_BEST, &o)) != TG_OK) goto done;
+    if (!tg__add_u64(o, k->vol[u], &end)) {
+      st = TG_ERROR_OVERFLOW;
+      goto done;
+    }
+    k->off[u] = o;
+    tg__gap_index_insert(ix, i, o);
+    if (end > total) total = end;
+  }
+  if (total < k->inc) {
+    k->inc = total;
+    memcpy(k->inc_off, k->off, k->n * sizeof *k->off);
+    k->found = 1;
+  }
+done:
+  tg__gap_index_destroy(ix);
+  tg__free(in->alloc, items);
+  tg__free(in->alloc, tmp);
+  tg__free(in->alloc, order);
+  return st == TG_ERROR_OVERFLOW ? TG_OK : st; /* no plan from there */
+}
+
 tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t step,
                            uint64_t deadline, uint64_t max_nodes, uint64_t *nodes,
                            tg_plan **best) {
@@ -1133,7 +1258,7 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
   size_t max_cover = TG__SKYLINE_MAX_COVER(in->count);
   if (max_cover > TG__DIVE_MAX_COVER_PER_RECORD * in->count)
     max_cover = TG__DIVE_MAX_COVER_PER_RECORD * in->count;
-  tg_status st = sky_init(&k, in, max_cover);
+  tg_status st = sky_init(&k, in, max_cover, TG__DIVE_MAX_LIST);
   if (st == TG_OK) {
     /* The first 16 lowest points at most: on thousands of points comparing all of them
      * costs more than it saves. */
@@ -1145,6 +1270,7 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
     k.deadline = deadline;
     k.max_nodes = max_nodes ? max_nodes : UINT64_MAX;
     st = sky_run(&k, UINT64_MAX); /* stop at the first plan */
+    if (st == TG_OK && !k.found && k.placed_count > 0) st = sky_complete(&k);
   }
   if (st == TG_OK) st = sky_adopt(&k, best);
   if (nodes != NULL) *nodes = stats.nodes;

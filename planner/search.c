@@ -450,7 +450,7 @@ tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t dea
 }
 
 /* Serial offsets inputs of at least TG__LNS_MIN_RECORDS records, in stages until the bound or
- * the deadline: (0) when three quarters of the budget cover it, the relaxing skyline dive (on
+ * the deadline: (0) when nine tenths of the budget cover it, the relaxing skyline dive (on
  * wide DAGs it ends within a fraction of a percent of the bound, where the stages below stall
  * a few percent above); (1) the large-neighbourhood search from the incumbent until it stalls
  * (TG__LNS_STALL_STEPS steps without lowering the total); (2) the same from greedy-by-breadth's
@@ -465,9 +465,10 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t
   uint64_t steps, stall = TG__LNS_STALL_STEPS;
   if (!tg__mul_u64(budget_us / 1000 + 1, TG__LNS_STEPS_PER_MS, &steps)) steps = UINT64_MAX;
   uint64_t setup_us = 0;
-  /* The dive gets three quarters of the budget: if the clock stops it first (a slower machine
-   * than TG__DIVE_NODES_PER_MS assumes), the stages below still have time. */
-  uint64_t dive_cap, dive_us = budget_us / 4 * 3;
+  /* The dive gets nine tenths of the budget: if the clock stops it first (a slower machine
+   * than TG__DIVE_NODES_PER_MS assumes), its partial plan is completed greedily and the stages
+   * below still have a little time. */
+  uint64_t dive_cap, dive_us = budget_us / 10 * 9;
   if (!tg__mul_u64(dive_us / 1000, TG__DIVE_NODES_PER_MS, &dive_cap)) dive_cap = UINT64_MAX;
   uint64_t dive_end = deadline - (budget_us - dive_us); /* deadline >= now + budget_us */
   tg_status st = tg__search_dive(in, bound, dive_end, dive_cap, NULL, best);

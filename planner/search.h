@@ -39,13 +39,18 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
                              uint64_t max_iters, tg_plan **best);
 
 /* Relaxing dive nodes per millisecond of time limit at most on large inputs (about what a
- * loaded 2-core machine visits on 10k-100k records), and the nodes per record a dive is
- * assumed to need: it runs only when its node cap covers that many. */
-#define TG__DIVE_NODES_PER_MS 250u
-#define TG__DIVE_NODES_PER_RECORD 5u
+ * loaded 2-core machine visits on wide DAGs of 10k-100k records), and the nodes per record a
+ * dive is assumed to need (wide DAGs: 4.1-4.2): it runs only when its node cap covers that
+ * many. */
+#define TG__DIVE_NODES_PER_MS 500u
+#define TG__DIVE_NODES_PER_RECORD 4u
 /* ...and it runs only when the records cover at most this many task points each on average
- * (wide DAGs: about 10; cut-rectangle perfect packings: thousands). */
+ * (wide DAGs: about 11; cut-rectangle perfect packings: 4-50)... */
 #define TG__DIVE_MAX_COVER_PER_RECORD 64u
+/* ...and the mean length of the coverage lists a record is on (sum over task points of the
+ * count squared, over the entries) is at most this: a node's work grows with it (wide DAGs:
+ * 105-116; perfect packing of 100k records: 420, 70 times slower per node). */
+#define TG__DIVE_MAX_LIST 256u
 
 /* Offsets inputs with at least this many records and no relation: the search is the
  * large-neighbourhood search of search_lns.c, at most TG__LNS_STEPS_PER_MS steps per ms. */
@@ -99,10 +104,12 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
  * dive visits TG__SKY_RELAX_NODES nodes without going deeper, the limit rises by `step`
  * (> 0) instead and the dive goes on, up to the incumbent's total - 1: it ends with a plan
  * below the incumbent, or at that ceiling, or when the deadline or `max_nodes` (0: none)
- * stop it. Replaces `*best` when that plan is smaller; `*nodes` (when not NULL) receives the
- * nodes visited. Does nothing with a relation. TG_ERROR_OVERFLOW when not searched: live sums
- * beyond 64 bits, or coverage lists over TG__DIVE_MAX_COVER_PER_RECORD entries per record
- * (or TG__SKYLINE_MAX_COVER). */
+ * stop it. A dive stopped before placing every record keeps what it placed and places the
+ * rest as greedy-by-size would (best fit, largest first; not bounded by the deadline: about a
+ * greedy pass). Replaces `*best` when the plan is smaller; `*nodes` (when not NULL) receives
+ * the nodes visited. Does nothing with a relation. TG_ERROR_OVERFLOW when not searched: live
+ * sums beyond 64 bits, or coverage lists over TG__DIVE_MAX_COVER_PER_RECORD entries per record
+ * (or TG__SKYLINE_MAX_COVER), or longer than TG__DIVE_MAX_LIST on average. */
 tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t step,
                            uint64_t deadline, uint64_t max_nodes, uint64_t *nodes,
                            tg_plan **best);

@@ -86,9 +86,10 @@ typedef struct tg_plan_options {
    * time_limit_ms / 2 nodes, then iterated greedy. Offsets mode without a relation and with
    * at least 5000 records: greedy-by-size alone is the first answer (the other greedy passes
    * cost several times as much there; all run if its layout does not fit 64 bits), then,
-   * when three quarters of the limit cover 5 nodes per record at 250 nodes per millisecond
-   * and the records cover at most 64 task points each on average, the relaxing skyline dive
-   * (planner/exact.c: one skyline dive aimed at the bound whose limit rises when it stalls),
+   * when nine tenths of the limit cover 4 nodes per record at 500 nodes per millisecond
+   * and the records cover at most 64 task points each and lists of at most 256 records on
+   * average, the relaxing skyline dive (planner/exact.c: one skyline dive aimed at the bound
+   * whose limit rises when it stalls; stopped early, it completes its plan greedily),
    * then a large-neighbourhood search (planner/search_lns.c: windows around the records at
    * the top of the arena lifted out and placed again; at most 200 * time_limit_ms steps per
    * stage) until it goes 2000 steps without progress, the same from greedy-by-breadth's plan
@@ -99,7 +100,7 @@ typedef struct tg_plan_options {
    * order fixed by `seed` and stop at the first of: the lower bound reached (or optimality
    * proved), their cap, or the time limit. So the plan is a function of (records, options)
    * whenever a cap or a proof ends the search; when the clock ends it, a slower machine may
-   * return a plan found earlier in the same sequence. */
+   * return a plan found earlier in the same sequence (or a dive completed earlier). */
   uint32_t time_limit_ms;
   uint64_t seed;                       /* search seed: same seed, same plan */
   /* Strategy best, 1D. Offsets mode: after greedy + search, run the exact branch-and-bound

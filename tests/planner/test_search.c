@@ -763,6 +763,24 @@ static void test_skyline_dive_wide_dag(void **state) {
     assert_true(greedy > bound + bound / 50);
     assert_true(p->total <= bound + bound / 100);
     if (seed == 3) assert_true(nodes > 2 * TG__SKY_COMMIT_DEPTH);
+    /* Stopped by a node cap at a quarter, half and nine tenths of that: what it placed stays,
+     * the rest goes greedily - a valid plan, better than greedy's from half the dive on (and
+     * past the first commit on 6000 records, whose frames it stops without unwinding). */
+    for (int part = 0; part < 3; ++part) {
+      static const uint64_t tenths[3] = {25, 50, 90};
+      tg_plan *q = NULL;
+      assert_int_equal(tg_plan_compute(r, n, 1, &c.o, NULL, &q), TG_OK);
+      uint64_t cap = nodes * tenths[part] / 100, used = 0;
+      assert_int_equal(tg__skyline_dive(&c.in, bound, bound / 1000, UINT64_MAX, cap, &used, &q),
+                       TG_OK);
+      tg_test_assert_valid(r, n, 1, q, 0, NULL);
+      print_message("  stopped after %llu nodes: %.4f\n", (unsigned long long)used,
+                    (double)q->total / (double)bound);
+      assert_true(used <= cap);
+      assert_true(q->total <= greedy);
+      if (part > 0) assert_true(q->total < greedy);
+      tg_plan_destroy(q);
+    }
     tg_plan_destroy(p);
     free(vol);
     free(r);
@@ -813,8 +831,41 @@ static void test_skyline_dive_cover_cap(void **state) {
   }
 }
 
+/* Few task points, each under hundreds of records (a few points per record, but long lists):
+ * the dive declines beyond TG__DIVE_MAX_LIST entries per list on average, plan untouched. */
+static void test_skyline_dive_list_cap(void **state) {
+  (void)state;
+  tg_test_rng g = {515};
+  const size_t n = 1000;
+  tg_usage_record r[1000];
+  uint64_t vol[1000];
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t f = (uint32_t)tg_test_rng_range(&g, 0, 9);
+    memset(&r[i], 0, sizeof r[i]);
+    r[i].size = (tg_extent){tg_test_rng_range(&g, 1, 64), 1, 1};
+    r[i].first_task = f;
+    r[i].last_task = f + (uint32_t)tg_test_rng_range(&g, 0, 4);
+    vol[i] = r[i].size.w;
+  }
+  greedy_case c;
+  greedy_case_init(&c, r, vol, n);
+  const uint64_t before = c.plan->total;
+  assert_true(before > c.bound); /* something to improve */
+  uint64_t nodes = 1;
+  assert_int_equal(tg__skyline_dive(&c.in, c.bound, 1, UINT64_MAX, 0, &nodes, &c.plan),
+                   TG_ERROR_OVERFLOW);
+  assert_int_equal(nodes, 0);
+  assert_int_equal(c.plan->total, before);
+  tg_plan_destroy(c.plan);
+}
+
 static tg_status dive_thousandths(const tg__plan_input *in, uint64_t bound, tg_plan **best) {
   return tg__skyline_dive(in, bound, bound / 1000 + 1, UINT64_MAX, 0, NULL, best);
+}
+
+/* ...stopped early, so that its partial plan is completed. */
+static tg_status dive_stopped(const tg__plan_input *in, uint64_t bound, tg_plan **best) {
+  return tg__skyline_dive(in, bound, bound / 1000 + 1, UINT64_MAX, in->count * 3, NULL, best);
 }
 
 /* The dive with each of its allocations failing in turn. */
@@ -825,6 +876,7 @@ static void test_skyline_dive_allocation_failures(void **state) {
   uint64_t vol[150];
   wide_dag(&g, r, vol, 150);
   improve_fault_walk(r, vol, 150, dive_thousandths, 5);
+  improve_fault_walk(r, vol, 150, dive_stopped, 8);
 }
 
 int main(void) {
@@ -847,6 +899,7 @@ int main(void) {
       cmocka_unit_test(test_skyline_dive_valid),
       cmocka_unit_test(test_skyline_dive_wide_dag),
       cmocka_unit_test(test_skyline_dive_cover_cap),
+      cmocka_unit_test(test_skyline_dive_list_cap),
       cmocka_unit_test(test_skyline_dive_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
