@@ -38,11 +38,11 @@ tg_status tg__search_bound(const tg__plan_input *in, uint64_t *bound);
 tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
                              uint64_t max_iters, tg_plan **best);
 
-/* Relaxing dive nodes per millisecond of time limit at most on large inputs (about what a
- * loaded 2-core machine visits on wide DAGs of 10k-100k records), and the nodes per record a
- * dive is assumed to need (wide DAGs: 4.1-4.2): it runs only when its node cap covers that
- * many. */
-#define TG__DIVE_NODES_PER_MS 500u
+/* Relaxing dive nodes per millisecond of time limit at most on large inputs (the bench
+ * machine visits 520-650 on wide DAGs of 10k-100k records; where the clock stops the dive
+ * first, it completes its plan greedily), and the nodes per record a dive is assumed to need
+ * (wide DAGs: 4.1-4.2): it runs only when its node cap covers that many. */
+#define TG__DIVE_NODES_PER_MS 600u
 #define TG__DIVE_NODES_PER_RECORD 4u
 /* ...and it runs only when the records cover at most this many task points each on average
  * (wide DAGs: about 11; cut-rectangle perfect packings: 4-50)... */

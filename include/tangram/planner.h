@@ -86,7 +86,7 @@ typedef struct tg_plan_options {
    * time_limit_ms / 2 nodes, then iterated greedy. Offsets mode without a relation and with
    * at least 5000 records: greedy-by-size alone is the first answer (the other greedy passes
    * cost several times as much there; all run if its layout does not fit 64 bits), then,
-   * when nine tenths of the limit cover 4 nodes per record at 500 nodes per millisecond
+   * when nine tenths of the limit cover 4 nodes per record at 600 nodes per millisecond
    * and the records cover at most 64 task points each and lists of at most 256 records on
    * average, the relaxing skyline dive (planner/exact.c: one skyline dive aimed at the bound
    * whose limit rises when it stalls; stopped early, it completes its plan greedily),
