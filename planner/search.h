@@ -40,8 +40,9 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
 
 /* Relaxing dive nodes per millisecond of time limit at most on large inputs (the bench
  * machine visits 520-650 on wide DAGs of 10k-100k records; where the clock stops the dive
- * first, it completes its plan greedily), and the nodes per record a dive is assumed to need
- * (wide DAGs: 4.1-4.2): it runs only when its node cap covers that many. */
+ * first, it completes its plan greedily), and the nodes per record its cap must cover for it
+ * to run at all (wide DAGs need 4.1-4.2: a cap of 4 stops it a few percent short, and that
+ * partial dive is completed too). */
 #define TG__DIVE_NODES_PER_MS 600u
 #define TG__DIVE_NODES_PER_RECORD 4u
 /* ...and it runs only when the records cover at most this many task points each on average
