@@ -366,7 +366,8 @@ typedef struct sky {
   size_t *dirty;            /* points whose floor, sums or sp of covering records changed */
   size_t ndirty;
   uint64_t *stamp, gen;
-  size_t *sort_u;           /* scratch: records over a point by sp */
+  tg__sort_item *sort_items;/* scratch (n each): records over a point by sp (sky_open); the */
+  tg__sort_item *sort_tmp;  /* sort buffers of sky_init before that */
   void *mem;                /* the block the per-record arrays are carved from (sky_layout) */
   uint32_t *cnt;
   unsigned char *placed;
@@ -426,13 +427,12 @@ static void sky_layout(tg__arena *ar, sky *k, size_t nn, tg__sort_item **items, 
   k->sp = tg__arena_take(ar, nn, sizeof *k->sp);
   k->dirty = tg__arena_take(ar, nn, sizeof *k->dirty);
   k->stamp = tg__arena_take(ar, nn, sizeof *k->stamp);
-  k->sort_u = tg__arena_take(ar, nn, sizeof *k->sort_u);
   k->cnt = tg__arena_take(ar, nn, sizeof *k->cnt);
   k->placed = tg__arena_take(ar, nn, 1);
   k->off = tg__arena_take(ar, nn, sizeof *k->off);
   k->inc_off = tg__arena_take(ar, nn, sizeof *k->inc_off);
-  *items = tg__arena_take(ar, nn, sizeof **items);
-  *tmp = tg__arena_take(ar, nn, sizeof **tmp);
+  *items = k->sort_items = tg__arena_take(ar, nn, sizeof **items);
+  *tmp = k->sort_tmp = tg__arena_take(ar, nn, sizeof **tmp);
 }
 
 /* TG_ERROR_OVERFLOW ("not searched") when the coverage lists would hold more than `max_cover`
@@ -777,6 +777,44 @@ static int sky_child_before(const sky *k, size_t u, size_t v) {
   return u < v;
 }
 
+/* See search.h. Partitions around an sp value and checks the parts apart only where neither
+ * test on the whole decides; the smaller part recursively (depth <= log2 m). */
+int tg__skyline_fits_above(tg__sort_item *it, size_t m, uint64_t above, const uint64_t *vol,
+                           uint64_t limit) {
+  for (;;) {
+    uint64_t mn = UINT64_MAX, mx = 0, tot = above, need;
+    for (size_t i = 0; i < m; ++i) {
+      if (it[i].key < mn) mn = it[i].key;
+      if (it[i].key > mx) mx = it[i].key;
+      tot += vol[it[i].idx]; /* <= rem at the point, which fits */
+    }
+    if (m == 0 || (tg__add_u64(mx, tot, &need) && need <= limit)) return 1;
+    if (!tg__add_u64(mn, tot, &need) || need > limit) return 0;
+    /* mn < mx here. The higher part: sp >= p, with p the middle item's sp (or mx). */
+    uint64_t p = it[m / 2].key > mn ? it[m / 2].key : mx;
+    size_t hi = 0;
+    for (size_t i = 0; i < m; ++i)
+      if (it[i].key >= p) {
+        tg__sort_item x = it[i];
+        it[i] = it[hi];
+        it[hi++] = x;
+      }
+    uint64_t hi_sum = 0;
+    for (size_t i = 0; i < hi; ++i) hi_sum += vol[it[i].idx];
+    /* Two independent checks: the higher part under `above`, the lower one under that plus
+     * the higher part. */
+    if (hi <= m - hi) {
+      if (!tg__skyline_fits_above(it, hi, above, vol, limit)) return 0;
+      it += hi;
+      m -= hi;
+      above += hi_sum;
+    } else {
+      if (!tg__skyline_fits_above(it + hi, m - hi, above + hi_sum, vol, limit)) return 0;
+      m = hi;
+    }
+  }
+}
+
 /* Open a node: the lowest skyline points and their candidates. Every unplaced record will go
  * at or above its skyline offset sp (the aligned highest floor over its span), so at each point
  * the lowest record still to come sits at least at the least sp over the records covering it:
@@ -798,43 +836,39 @@ static tg_status sky_open(sky *k, size_t depth, size_t pool_top, int *leaf) {
     size_t t = k->dirty[i];
     if (k->cnt[t] == 0) continue;
     /* The unplaced records over t by sp descending: those at or above each sp value h all
-     * go above h, so h plus their sizes must fit (h = the least sp: all of them). Nothing
-     * can fail when the largest sp does not (on wide DAGs, 99% of the points looked at):
-     * the bound sp_max tells without reading the records. */
-    uint64_t lo = UINT64_MAX, hi = 0, need;
+     * go above h, so h plus their sizes S(h) must fit. Nothing can fail when the largest sp
+     * does not (on wide DAGs, 99% of the points looked at): the bound sp_max tells without
+     * reading the records. Nor can any h <= thr = limit - rem[t] (S(h) <= rem[t]): only the
+     * records with sp above thr are kept and checked (tg__skyline_fits_above). */
+    uint64_t need;
     if (tg__add_u64(k->sp_max[t], k->rem[t], &need) && need <= k->limit) continue;
-    for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
-      size_t u = k->cv_idx[j];
-      if (k->sp[u] < lo) lo = k->sp[u];
-      if (k->sp[u] > hi) hi = k->sp[u];
-    }
-    k->sp_max[t] = hi;
-    if (!tg__add_u64(lo, k->rem[t], &need) || need > k->limit) {
+    if (k->rem[t] > k->limit) {
       fr->raise_tried = 1;
       *leaf = 2;
       return TG_OK;
     }
-    if (tg__add_u64(hi, k->rem[t], &need) && need <= k->limit) continue; /* no h can fail */
+    uint64_t thr = k->limit - k->rem[t], hi = 0, lo_over = UINT64_MAX, over = 0;
     size_t m = 0;
     for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
       size_t u = k->cv_idx[j];
-      size_t q = m++;
-      while (q > 0 && k->sp[k->sort_u[q - 1]] < k->sp[u]) {
-        k->sort_u[q] = k->sort_u[q - 1];
-        --q;
-      }
-      k->sort_u[q] = u;
+      uint64_t x = k->sp[u];
+      if (x > hi) hi = x;
+      if (x <= thr) continue;
+      if (x < lo_over) lo_over = x;
+      over += k->vol[u]; /* <= rem[t] */
+      k->sort_items[m++] = (tg__sort_item){x, u};
     }
-    uint64_t above = 0;
-    for (size_t q = 0; q < m; ++q) {
-      size_t u = k->sort_u[q];
-      above += k->vol[u]; /* <= rem[t], which fits */
-      if (q + 1 < m && k->sp[k->sort_u[q + 1]] == k->sp[u]) continue;
-      if (!tg__add_u64(k->sp[u], above, &need) || need > k->limit) {
-        fr->raise_tried = 1;
-        *leaf = 2;
-        return TG_OK;
-      }
+    k->sp_max[t] = hi;
+    if (m == 0 || (tg__add_u64(hi, over, &need) && need <= k->limit)) continue;
+    if (!tg__add_u64(lo_over, over, &need) || need > k->limit) {
+      fr->raise_tried = 1;
+      *leaf = 2;
+      return TG_OK;
+    }
+    if (!tg__skyline_fits_above(k->sort_items, m, 0, k->vol, k->limit)) {
+      fr->raise_tried = 1;
+      *leaf = 2;
+      return TG_OK;
     }
   }
   uint64_t f = k->seg[1];
@@ -1288,11 +1322,11 @@ tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t b
     stats->lower_bound = (*best)->total;
     return TG_OK;
   }
-  if (in->count > TG_EXACT_MAX_RECORDS) return TG_OK;
   if (in->options->relation == NULL) {
     tg_status sst = tg__skyline_improve(in, bound, budget_us, 0, best, stats);
     return sst == TG_ERROR_OVERFLOW ? TG_OK : sst;
   }
+  if (in->count > TG_EXACT_MAX_RECORDS) return TG_OK;
   bb b;
   memset(&b, 0, sizeof b);
   b.in = in;

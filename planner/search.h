@@ -2,6 +2,7 @@
 #ifndef TANGRAM_PLANNER_SEARCH_H
 #define TANGRAM_PLANNER_SEARCH_H
 
+#include "planner/offsets_common.h"
 #include "planner/strategies.h"
 
 /* Deterministic pseudo-random numbers (splitmix64): the search's only source of choice. */
@@ -54,15 +55,28 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
 #define TG__DIVE_MAX_LIST 256u
 
 /* Offsets inputs with at least this many records and no relation: the search is the
- * large-neighbourhood search of search_lns.c, at most TG__LNS_STEPS_PER_MS steps per ms. */
-#define TG__LNS_MIN_RECORDS 5000u
+ * large-neighbourhood search of search_lns.c, at most TG__LNS_STEPS_PER_MS steps per ms.
+ * It starts where the small inputs' skyline search (tg__search_after_greedy) stops: from 1025
+ * to 4999 records iterated greedy alone (the previous threshold, 5000) stayed 1-10% above the
+ * bound on chains and wide DAGs where this reaches it (docs/bench.md, "Mid-size inputs"). */
+#define TG__LNS_MIN_RECORDS (TG_EXACT_MAX_RECORDS + 1)
 #define TG__LNS_STEPS_PER_MS 200u
 /* The search of large inputs (search.c, search_large) moves on from a start when the
  * large-neighbourhood search has gone TG__LNS_STALL_STEPS steps without lowering the total; up
  * to TG__SKYLINE_MAX_RECORDS records its last stage is the skyline search (whose index grows
  * with the records' spans). */
 #define TG__LNS_STALL_STEPS 2000u
-#define TG__SKYLINE_MAX_RECORDS 16384u
+#define TG__SKYLINE_MAX_RECORDS TG_EXACT_MAX_SERIAL_RECORDS
+
+/* The skyline search's lookahead at one task point: 1 when h + S(h) <= limit for every sp
+ * value h among items[0..m) (key = sp, idx = record), where S(h) is `above` plus the sizes
+ * (`vol`) of the items with sp >= h, and `above` sums records all higher than these. Decides
+ * most lists by the highest sp plus everything (passes) or the lowest sp plus everything (S
+ * there: fails) without ordering anything; a full sort of each list was most of a node's
+ * time on perfect packings (hundreds of records per point). Reorders the items. `above` plus
+ * all the sizes must fit 64 bits (at a point they sum to at most its remaining size). */
+int tg__skyline_fits_above(tg__sort_item *items, size_t m, uint64_t above, const uint64_t *vol,
+                           uint64_t limit);
 
 /* The skyline search keeps, per task point, the records covering it: inputs whose lists would
  * hold more entries than this (long-lived records over many points) are not searched. */

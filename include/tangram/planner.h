@@ -84,7 +84,7 @@ typedef struct tg_plan_options {
    * (planner/search.c) for the rest. Objects mode, 1D, at most 2048 records: the objects
    * branch-and-bound (planner/exact_objects.c) for half the time, at most 8000 *
    * time_limit_ms / 2 nodes, then iterated greedy. Offsets mode without a relation and with
-   * at least 5000 records: greedy-by-size alone is the first answer (the other greedy passes
+   * more than TG_EXACT_MAX_RECORDS records: greedy-by-size alone is the first answer (the other greedy passes
    * cost several times as much there; all run if its layout does not fit 64 bits), then,
    * when nine tenths of the limit cover 4 nodes per record at 600 nodes per millisecond
    * and the records cover at most 64 task points each and lists of at most 256 records on
@@ -231,9 +231,12 @@ typedef struct tg_exact_stats {
   void *progress_user;
 } tg_exact_stats;
 
-/* Largest record count the exact branch-and-bound takes on; above it the exact mode returns
- * greedy + search and proves optimality only when that reaches the peak-live bound. */
+/* Largest record count the exact branch-and-bound takes on with a relation
+ * (TG_EXACT_MAX_RECORDS) and without one (TG_EXACT_MAX_SERIAL_RECORDS: the skyline search,
+ * whose nodes stay cheap on more records); above it the exact mode returns greedy + search and
+ * proves optimality only when that reaches the peak-live bound. */
 #define TG_EXACT_MAX_RECORDS ((size_t)1024)
+#define TG_EXACT_MAX_SERIAL_RECORDS ((size_t)16384)
 
 /* Offsets mode, exact: greedy (every strategy), then the improvement search for a tenth of
  * `options->time_limit_ms`, then a branch-and-bound over canonical placements for the rest of
