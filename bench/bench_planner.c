@@ -4,7 +4,7 @@
  *   bench_planner [--json] [--records DIR] [--quick] [--search-ms N] [--exact-ms N]
  *                 [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...]
  *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
- *                 [--alloc arena|malloc]
+ *                 [--alloc arena|malloc] [--exact-sets]
  *
  * --family NAME runs only that synthetic family (chain, wide-dag, transformer,
  * perfect-packing) and no public models; the 200-500 perfect packings run only for no
@@ -17,7 +17,8 @@
  * (default 5 / 3 / 1 runs at 1k / 10k / larger). --alloc arena (the default) hands the
  * planner a bump allocator reset between runs, whose pages stay mapped after the first run,
  * and times at least two runs; --alloc malloc uses the default allocator, whose large blocks
- * glibc unmaps on free, so every run pays first-touch page faults.
+ * glibc unmaps on free, so every run pays first-touch page faults. --exact-sets also runs the
+ * exact mode (--exact-ms) on each synthetic set of up to TG_EXACT_MAX_SERIAL_RECORDS records.
  *
  * Quality is total / lower bound (offsets: peak-live; objects: positional-max), so 1.000 is
  * optimal. Each size also times a qsort of the same records by first task, and every row shows
@@ -416,7 +417,7 @@ int main(int argc, char **argv) {
   out o = {0, 0};
   bench_cfg cfg = {100, 2000, -1, NULL, 0, NULL};
   int use_arena = 1;
-  int quick = 0, perfect_only = 0, models_only = 0;
+  int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0;
   const char *family_name = NULL;
   size_t sizes[8] = {1000, 10000, 100000};
   size_t size_count = 3;
@@ -434,6 +435,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--family") == 0 && i + 1 < argc) family_name = argv[++i];
     else if (strcmp(argv[i], "--perfect-only") == 0) perfect_only = 1;
     else if (strcmp(argv[i], "--models-only") == 0) models_only = 1;
+    else if (strcmp(argv[i], "--exact-sets") == 0) exact_sets = 1;
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) cfg.strategy = argv[++i];
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) cfg.reps = atoi(argv[++i]);
     else if (strcmp(argv[i], "--alloc") == 0 && i + 1 < argc) {
@@ -464,7 +466,8 @@ int main(int argc, char **argv) {
     } else {
       fprintf(stderr, "usage: bench_planner [--json] [--quick] [--records DIR] [--search-ms N] "
                       "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "
-                      "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc]\n");
+                      "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc] "
+                      "[--exact-sets]\n");
       return 2;
     }
   }
@@ -516,6 +519,9 @@ int main(int argc, char **argv) {
       rng g = {0x5EED0000u + f * 131 + key};
       k_families[f].gen(&g, r, n);
       run_set(&o, &cfg, k_families[f].name, r, n, 1, 1, 1, NULL, NULL);
+      int unused = 0;
+      if (exact_sets && n <= TG_EXACT_MAX_SERIAL_RECORDS && cfg.mode != (int)TG_MODE_OBJECTS)
+        run_exact(&o, &cfg, k_families[f].name, r, n, &unused);
       free(r);
     }
   }
