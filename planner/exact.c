@@ -366,8 +366,8 @@ typedef struct sky {
   size_t *dirty;            /* points whose floor, sums or sp of covering records changed */
   size_t ndirty;
   uint64_t *stamp, gen;
-  tg__sort_item *sort_items;/* scratch (n each): records over a point by sp (sky_open); the */
-  tg__sort_item *sort_tmp;  /* sort buffers of sky_init before that */
+  tg__sort_item *sort_items;/* n items each: sky_init's sort buffers, then sort_items is */
+  tg__sort_item *sort_tmp;  /* the lookahead's scratch (sky_open) */
   void *mem;                /* the block the per-record arrays are carved from (sky_layout) */
   uint32_t *cnt;
   unsigned char *placed;
@@ -847,24 +847,15 @@ static tg_status sky_open(sky *k, size_t depth, size_t pool_top, int *leaf) {
       *leaf = 2;
       return TG_OK;
     }
-    uint64_t thr = k->limit - k->rem[t], hi = 0, lo_over = UINT64_MAX, over = 0;
+    uint64_t thr = k->limit - k->rem[t], hi = 0;
     size_t m = 0;
     for (size_t j = k->cv_beg[t]; j < k->cv_beg[t] + k->cnt[t]; ++j) {
       size_t u = k->cv_idx[j];
       uint64_t x = k->sp[u];
       if (x > hi) hi = x;
-      if (x <= thr) continue;
-      if (x < lo_over) lo_over = x;
-      over += k->vol[u]; /* <= rem[t] */
-      k->sort_items[m++] = (tg__sort_item){x, u};
+      if (x > thr) k->sort_items[m++] = (tg__sort_item){x, u};
     }
     k->sp_max[t] = hi;
-    if (m == 0 || (tg__add_u64(hi, over, &need) && need <= k->limit)) continue;
-    if (!tg__add_u64(lo_over, over, &need) || need > k->limit) {
-      fr->raise_tried = 1;
-      *leaf = 2;
-      return TG_OK;
-    }
     if (!tg__skyline_fits_above(k->sort_items, m, 0, k->vol, k->limit)) {
       fr->raise_tried = 1;
       *leaf = 2;

@@ -84,17 +84,18 @@ typedef struct tg_plan_options {
    * (planner/search.c) for the rest. Objects mode, 1D, at most 2048 records: the objects
    * branch-and-bound (planner/exact_objects.c) for half the time, at most 8000 *
    * time_limit_ms / 2 nodes, then iterated greedy. Offsets mode without a relation and with
-   * more than TG_EXACT_MAX_RECORDS records: greedy-by-size alone is the first answer (the other greedy passes
-   * cost several times as much there; all run if its layout does not fit 64 bits), then,
-   * when nine tenths of the limit cover 4 nodes per record at 600 nodes per millisecond
-   * and the records cover at most 64 task points each and lists of at most 256 records on
-   * average, the relaxing skyline dive (planner/exact.c: one skyline dive aimed at the bound
-   * whose limit rises when it stalls; stopped early, it completes its plan greedily),
-   * then a large-neighbourhood search (planner/search_lns.c: windows around the records at
-   * the top of the arena lifted out and placed again; at most 200 * time_limit_ms steps per
-   * stage) until it goes 2000 steps without progress, the same from greedy-by-breadth's plan
-   * (when the time left exceeds three times the first search's setup), then on the better one, up
-   * to 16384 records, the skyline search (its setup may overrun the limit by a few tens of
+   * more than TG_EXACT_MAX_RECORDS records: greedy-by-size alone is the first answer (the
+   * other greedy passes cost several times as much there; all run if its layout does not fit
+   * 64 bits), then, when nine tenths of the limit cover 4 nodes per record at 600 nodes per
+   * millisecond and the records cover at most 64 task points each and lists of at most 256
+   * records on average, the relaxing skyline dive (planner/exact.c: one skyline dive aimed at
+   * the bound whose limit rises when it stalls; stopped early, it completes its plan
+   * greedily), then a large-neighbourhood search (planner/search_lns.c: windows around the
+   * records at the top of the arena lifted out and placed again; at most 200 * time_limit_ms
+   * steps per stage) until it goes 2000 steps without progress, the same from
+   * greedy-by-breadth's plan (when the time left exceeds three times the first search's
+   * setup), then on the better one, up to TG_EXACT_MAX_SERIAL_RECORDS records, the skyline
+   * search (its setup may overrun the limit by a few tens of
    * milliseconds at that size), else the neighbourhood search again. Other inputs run
    * iterated greedy only (at most 20 * time_limit_ms candidates). All try candidates in an
    * order fixed by `seed` and stop at the first of: the lower bound reached (or optimality
