@@ -65,6 +65,20 @@ static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_
   return p;
 }
 
+/* The exact mode with a time limit and relation, its plan validated; `st` is the caller's
+ * (zeroed, or with a progress callback set). */
+static tg_plan *exact_with(const tg_usage_record *r, size_t n, uint32_t limit_ms,
+                           const tg_share_relation *rel, tg_exact_stats *st) {
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.time_limit_ms = limit_ms;
+  o.relation = rel;
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, st), TG_OK);
+  tg_test_assert_valid(r, n, 1, p, 0, rel);
+  return p;
+}
+
 static void test_search_never_worse_and_valid(void **state) {
   (void)state;
   tg_test_rng g = {11};
@@ -288,14 +302,9 @@ static void test_exact_perfect_packing(void **state) {
     tg_usage_record *r = calloc(n, sizeof *r);
     assert_non_null(r);
     uint64_t w = perfect_packing(&g, r, n);
-    tg_plan_options o;
-    memset(&o, 0, sizeof o);
-    o.time_limit_ms = 3000;
     tg_exact_stats st;
     memset(&st, 0, sizeof st);
-    tg_plan *p = NULL;
-    assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, &st), TG_OK);
-    tg_test_assert_valid(r, n, 1, p, 0, NULL);
+    tg_plan *p = exact_with(r, n, 3000, NULL, &st);
     print_message("perfect packing %zu records: total/W = %.4f, proved %d, nodes %llu, %.0f ms\n",
                   n, (double)p->total / (double)w, st.proved_optimal,
                   (unsigned long long)st.nodes, (double)st.elapsed_us / 1000.0);
@@ -385,17 +394,12 @@ static void test_exact_time_limit(void **state) {
   tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
   tg_bounds bounds;
   assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &bounds), TG_OK);
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.time_limit_ms = 300;
   tg_exact_stats st;
   memset(&st, 0, sizeof st);
   progress_log log = {0, 0, 1};
   st.progress = on_progress;
   st.progress_user = &log;
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, &st), TG_OK);
-  tg_test_assert_valid(r, n, 1, p, 0, NULL);
+  tg_plan *p = exact_with(r, n, 300, NULL, &st);
   print_message("exact(300 ms) on 400 records: %.0f ms, %llu nodes, total/bound %.4f, "
                 "proved %d\n", (double)st.elapsed_us / 1000.0, (unsigned long long)st.nodes,
                 (double)p->total / (double)bounds.peak_live, st.proved_optimal);
@@ -510,14 +514,9 @@ static void test_exact_serial_beyond_cap(void **state) {
   tg_test_rng g = {5150};
   uint64_t w = perfect_packing(&g, r, n);
   tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.time_limit_ms = 1500;
   tg_exact_stats st;
   memset(&st, 0, sizeof st);
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, &st), TG_OK);
-  tg_test_assert_valid(r, n, 1, p, 0, NULL);
+  tg_plan *p = exact_with(r, n, 1500, NULL, &st);
   print_message("exact(1500 ms) on a %zu-piece perfect packing: greedy %.4f, exact %.4f, "
                 "nodes %llu, proved %d, %.0f ms\n", n, (double)greedy->total / (double)w,
                 (double)p->total / (double)w, (unsigned long long)st.nodes, st.proved_optimal,
@@ -532,11 +531,8 @@ static void test_exact_serial_beyond_cap(void **state) {
   tg_plan_destroy(p);
   /* With a relation (records of different parity never share): valid, not searched. */
   tg_share_relation rel = {same_parity, NULL, NULL, 0};
-  o.relation = &rel;
-  o.time_limit_ms = 50;
   memset(&st, 0, sizeof st);
-  assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, &st), TG_OK);
-  tg_test_assert_valid(r, n, 1, p, 0, &rel);
+  p = exact_with(r, n, 50, &rel, &st);
   assert_int_equal(st.searched, 0);
   assert_int_equal(st.nodes, 0);
   assert_int_equal(st.total, p->total);
