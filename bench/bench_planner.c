@@ -552,7 +552,7 @@ int main(int argc, char **argv) {
       if (perfect_only) run_perfect_instance(&o, &cfg, r, n, &m);
       else run_set(&o, &cfg, "perfect-packing", r, n, 1, 1, 0, &m, NULL);
       search_sum += m;
-      within2 += m <= 1.02;
+      within2 += m > 0 && m <= 1.02; /* m = 0: no search row (--strategy) */
       if (m > search_worst) search_worst = m;
       run_exact(&o, &cfg, "perfect-packing", r, n, &proved);
       ++instances;
