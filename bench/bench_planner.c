@@ -200,7 +200,8 @@ static double time_qsort(const tg_usage_record *r, size_t n, int reps) {
  * touched by the first run, stay mapped for the next ones - how an engine that plans again and
  * again would embed the planner. With malloc, glibc returns large blocks to the kernel on free,
  * so every run pays first-touch page faults again (on this machine, wide-DAG greedy-by-size
- * offsets at 10k records: 3.7-4.0 ms with the arena, 4.8-7.9 ms with malloc). Blocks that do not fit fall back to malloc. */
+ * offsets at 10k records: 3.7-4.0 ms with the arena, 4.8-7.9 ms with malloc). Blocks that do
+ * not fit fall back to malloc. */
 typedef struct arena {
   unsigned char *base;
   size_t cap, used;

@@ -44,13 +44,13 @@ void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp);
  * as a typical record, and each block keeps, ordered by offset, the placed records that meet
  * it or the next block: a search walks the list of the block where the new record starts
  * (merged, for a record longer than that window, with the records born further on, taken
- * from every other later window), so it visits only records near the new record's interval. With a relation that has windows
- * (tg_share_relation.window), the same index is built over the windows, each widened to
- * contain its record's interval: records whose windows are disjoint may share, so a search
- * visits the placed records whose window meets the new record's and tests each with
- * tg__records_conflict, which finds exactly the gaps of a walk over every placed record. With
- * a relation without windows every placed record can conflict, so one list holds them all and
- * each is tested. */
+ * from every other later window), so it visits only records near the new record's
+ * interval. With a relation that has windows (tg_share_relation.window), the same index is
+ * built over the windows, each widened to contain its record's interval: records whose
+ * windows are disjoint may share, so a search visits the placed records whose window meets
+ * the new record's and tests each with tg__records_conflict, which finds exactly the gaps of
+ * a walk over every placed record. With a relation without windows every placed record can
+ * conflict, so one list holds them all and each is tested. */
 typedef struct tg__gap_index tg__gap_index;
 
 tg_status tg__gap_index_create(const tg__plan_input *in, tg__gap_index **out);

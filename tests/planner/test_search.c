@@ -418,7 +418,7 @@ static void test_exact_time_limit(void **state) {
   free(r);
 }
 
-/* The large-neighbourhood search on its own (it runs by itself only from 5,000 records):
+/* The large-neighbourhood search on its own (in `best` it runs only from 1,025 records):
  * from greedy-by-size plans of random sets, with alignments and zero sizes, every result is
  * valid, never worse, and the same for the same seed. */
 static void test_lns_valid_never_worse(void **state) {
@@ -900,27 +900,21 @@ static void test_skyline_dive_cover_cap(void **state) {
       r[i].last_task = (uint32_t)n;
       vol[i] = r[i].size.w;
     }
-    tg_plan_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = TG_MODE_OFFSETS;
-    o.strategy = TG_STRATEGY_GREEDY_IN_ORDER;
-    o.fit = TG_FIT_FIRST;
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol};
-    tg_plan *p = NULL;
-    assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
-    const uint64_t before = p->total;
+    greedy_case k;
+    greedy_case_init(&k, r, vol, n);
+    const uint64_t before = k.plan->total;
     uint64_t nodes = 1;
-    assert_int_equal(tg__skyline_dive(&in, before / 2, 1, UINT64_MAX, 0, &nodes, &p),
+    assert_int_equal(tg__skyline_dive(&k.in, before / 2, 1, UINT64_MAX, 0, &nodes, &k.plan),
                      TG_ERROR_OVERFLOW);
     assert_int_equal(nodes, 0);
-    assert_int_equal(p->total, before);
+    assert_int_equal(k.plan->total, before);
     tg_exact_stats st;
     memset(&st, 0, sizeof st);
-    tg_status sst = tg__skyline_improve(&in, before / 2, 1000, 1000, &p, &st);
+    tg_status sst = tg__skyline_improve(&k.in, before / 2, 1000, 1000, &k.plan, &st);
     assert_int_equal(sst, c == 0 ? TG_OK : TG_ERROR_OVERFLOW);
     assert_int_equal(st.searched, c == 0);
-    tg_test_assert_valid(r, n, 1, p, 0, NULL);
-    tg_plan_destroy(p);
+    tg_test_assert_valid(r, n, 1, k.plan, 0, NULL);
+    tg_plan_destroy(k.plan);
     free(vol);
     free(r);
   }
