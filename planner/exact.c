@@ -1374,6 +1374,17 @@ tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t b
 }
 
 tg_status tg__search_after_greedy(const tg__plan_input *in, tg_plan **best) {
+  uint64_t bound;
+  tg_status st = tg__search_bound(in, &bound);
+  if (st != TG_OK) return st;
+  int split = 0;
+  st = tg__search_split(in, bound, best, &split);
+  if (st != TG_OK || split) return st;
+  return tg__search_after_greedy_bound(in, bound, best);
+}
+
+tg_status tg__search_after_greedy_bound(const tg__plan_input *in, uint64_t bound,
+                                        tg_plan **best) {
   const tg_plan_options *o = in->options;
   uint64_t t0 = tg__now_us();
   tg_exact_stats local;
@@ -1390,9 +1401,7 @@ tg_status tg__search_after_greedy(const tg__plan_input *in, tg_plan **best) {
   uint64_t limit_ms = o->time_limit_ms;
   if (exact && limit_ms == 0) limit_ms = 1000;
   uint64_t search_ms = exact ? (limit_ms + 9) / 10 : limit_ms;
-  uint64_t bound;
-  tg_status st = tg__search_bound(in, &bound);
-  if (st != TG_OK) return st;
+  tg_status st = TG_OK;
   if (search_ms > 0 && o->mode == TG_MODE_OFFSETS && o->relation == NULL &&
       in->count <= TG_EXACT_MAX_RECORDS) {
     /* Small serial inputs: the skyline search (at the bound first, then below the greedy

@@ -137,7 +137,20 @@ tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t dea
                           uint64_t cap, uint64_t *nodes, tg_plan **best);
 
 /* What `best` runs after the greedy strategies when time_limit_ms > 0 or exact is set:
- * the search, then (offsets mode, exact) the branch-and-bound, filling options->exact_stats. */
+ * the search, then (offsets mode, exact) the branch-and-bound, filling options->exact_stats.
+ * Serial offsets inputs whose time axis splits are searched part by part (tg__search_split). */
 tg_status tg__search_after_greedy(const tg__plan_input *in, tg_plan **best);
+
+/* The same without the split, aiming at `bound` (the input's own bound, or a higher one: the
+ * whole input's, for a part of it). */
+tg_status tg__search_after_greedy_bound(const tg__plan_input *in, uint64_t bound,
+                                        tg_plan **best);
+
+/* Serial offsets inputs whose records fall into two or more parts with no task in common
+ * (search_split.c): `*split` = 1 and each part above `bound` (the input's bound) searched on
+ * its own by tg__search_after_greedy_bound, in the time and exact mode of in->options (stats
+ * in options->exact_stats, for the whole input). Replaces `*best` only by a smaller plan.
+ * `*split` = 0 and nothing done otherwise, or when `*best` is at `bound` already. */
+tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg_plan **best, int *split);
 
 #endif

@@ -97,7 +97,12 @@ typedef struct tg_plan_options {
    * setup), then on the better one, up to TG_EXACT_MAX_SERIAL_RECORDS records, the skyline
    * search (its setup may overrun the limit by a few tens of
    * milliseconds at that size), else the neighbourhood search again. Other inputs run
-   * iterated greedy only (at most 20 * time_limit_ms candidates). All try candidates in an
+   * iterated greedy only (at most 20 * time_limit_ms candidates). Offsets mode without a
+   * relation, records falling into parts with no task in common (none spans from one part
+   * into the next): each part above the bound is searched on its own by the above, smallest
+   * first, with a share of the time in proportion to its records (time a part leaves unused
+   * goes to the later ones, so the later parts' caps then depend on the clock); the exact mode
+   * likewise (planner/search_split.c). All try candidates in an
    * order fixed by `seed` and stop at the first of: the lower bound reached (or optimality
    * proved), their cap, or the time limit. So the plan is a function of (records, options)
    * whenever a cap or a proof ends the search; when the clock ends it, a slower machine may

@@ -968,6 +968,161 @@ static void test_skyline_dive_allocation_failures(void **state) {
   improve_fault_walk(r, vol, 150, dive_stopped, 8);
 }
 
+/* `parts` perfect packings of `each` pieces (widths 100 x each x (1, 1/2, 1/3, ...)) one after
+ * another in time, their records interleaved: the input splits into `parts` parts and its
+ * optimum is the widest one's width, 100 x each (returned). */
+static uint64_t split_packings(uint64_t seed, size_t parts, size_t each, tg_usage_record *r) {
+  tg_usage_record *one = calloc(each, sizeof *one);
+  assert_non_null(one);
+  uint32_t shift = 0;
+  uint64_t w = 0;
+  for (size_t k = 0; k < parts; ++k) {
+    tg_test_rng g = {seed + k};
+    uint64_t pw = perfect_packing(&g, one, each);
+    uint32_t span = 0;
+    for (size_t i = 0; i < each; ++i) {
+      one[i].size.w /= k + 1; /* still a packing of the same pieces' times, narrower */
+      if (one[i].size.w == 0) one[i].size.w = 1;
+      if (one[i].last_task + 1 > span) span = one[i].last_task + 1;
+      one[i].first_task += shift;
+      one[i].last_task += shift;
+      r[i * parts + k] = one[i];
+    }
+    shift += span + 1 + (uint32_t)k; /* a gap of k tasks after each (none after the first) */
+    if (k == 0) w = pw;
+  }
+  free(one);
+  return w;
+}
+
+/* An input of four time-separated perfect packings of 300 pieces (1,200 records: the whole
+ * would get the search of large inputs) is searched part by part and reaches the bound,
+ * set by the widest part: the narrower parts need no search (their greedy plans fit under
+ * it). Exact mode proves it optimal, its stats those of the whole input. */
+static void test_split_parts_reach_bound(void **state) {
+  (void)state;
+  enum { PARTS = 4, EACH = 300, N = PARTS * EACH };
+  tg_usage_record *r = calloc(N, sizeof *r);
+  assert_non_null(r);
+  uint64_t w = split_packings(5100, PARTS, EACH, r);
+  tg_bounds b;
+  assert_int_equal(tg_bounds_compute(r, N, 1, NULL, &b), TG_OK);
+  assert_int_equal(b.peak_live, w);
+  tg_plan *greedy = plan_with(r, N, 1, TG_MODE_OFFSETS, 0, 0, NULL);
+  assert_true(greedy->total > w);
+  tg_plan *p = plan_with(r, N, 1, TG_MODE_OFFSETS, 3000, 1, NULL);
+  print_message("split, 4 x 300 records: greedy %.4f, search %.4f of the bound\n",
+                (double)greedy->total / (double)w, (double)p->total / (double)w);
+  assert_int_equal(p->total, w);
+  assert_int_equal(p->strategy, TG_STRATEGY_BEST);
+  tg_exact_stats st;
+  memset(&st, 0, sizeof st);
+  tg_plan *e = exact_with(r, N, 10000, NULL, &st);
+  assert_int_equal(e->total, w);
+  assert_int_equal(st.proved_optimal, 1);
+  assert_int_equal(st.lower_bound, w);
+  assert_int_equal(st.total, w);
+  assert_true(st.searched && st.nodes > 0);
+  tg_plan_destroy(e);
+  tg_plan_destroy(p);
+  tg_plan_destroy(greedy);
+  free(r);
+}
+
+/* Random inputs with time gaps (so they split, often into many parts, some of one record):
+ * valid, never worse than greedy; exact-mode stats consistent with the plan. */
+static void test_split_valid_never_worse(void **state) {
+  (void)state;
+  tg_test_rng g = {8080};
+  int split_inputs = 0;
+  for (int round = 0; round < 300; ++round) {
+    size_t n = 2 + (size_t)tg_test_rng_range(&g, 0, 120);
+    tg_usage_record *r = calloc(n, sizeof *r);
+    assert_non_null(r);
+    uint32_t max_len = (uint32_t)tg_test_rng_range(&g, 0, 6);
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t f = (uint32_t)tg_test_rng_range(&g, 0, 3 * n);
+      r[i] = rec1(tg_test_rng_range(&g, 0, 5) ? tg_test_rng_range(&g, 1, 900) : 0, f,
+                  f + (uint32_t)tg_test_rng_range(&g, 0, max_len));
+      r[i].alignment = round % 3 == 0 ? 8 : 0;
+    }
+    /* Does it split? Some task between two records that no record spans. */
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (r[i].first_task < lo) lo = r[i].first_task;
+      if (r[i].last_task > hi) hi = r[i].last_task;
+    }
+    for (uint32_t t = lo; t < hi; ++t) {
+      int spanned = 0;
+      for (size_t i = 0; i < n && !spanned; ++i)
+        spanned = r[i].first_task <= t && t < r[i].last_task;
+      if (!spanned) {
+        ++split_inputs;
+        break;
+      }
+    }
+    tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
+    tg_plan *p = plan_with(r, n, 1, TG_MODE_OFFSETS, 3, (uint64_t)round, NULL);
+    assert_true(p->total <= greedy->total);
+    if (round % 10 == 0) {
+      tg_exact_stats st;
+      memset(&st, 0, sizeof st);
+      tg_plan *e = exact_with(r, n, 50, NULL, &st);
+      assert_true(e->total <= greedy->total);
+      assert_int_equal(st.total, e->total);
+      assert_true(st.lower_bound <= e->total);
+      tg_bounds b;
+      assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &b), TG_OK);
+      assert_true(st.lower_bound >= b.peak_live);
+      if (st.proved_optimal) assert_int_equal(st.lower_bound, e->total);
+      tg_plan_destroy(e);
+    }
+    tg_plan_destroy(greedy);
+    tg_plan_destroy(p);
+    free(r);
+  }
+  assert_true(split_inputs > 200);
+}
+
+/* The split search with each allocation failing in turn (every allocation of the run, the
+ * greedy strategies' included): TG_OK with a valid plan at the bound, as without failures,
+ * or a clean TG_ERROR_OUT_OF_HOST_MEMORY; nothing leaks. */
+static void test_split_allocation_failures(void **state) {
+  (void)state;
+  enum { PARTS = 3, EACH = 40, N = PARTS * EACH };
+  tg_usage_record r[N];
+  const uint64_t w = split_packings(6200, PARTS, EACH, r);
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = TG_MODE_OFFSETS;
+  o.strategy = TG_STRATEGY_BEST;
+  o.time_limit_ms = 500; /* the node caps, not the clock, end each part's search */
+  tg_plan *want = NULL;
+  assert_int_equal(tg_plan_compute(r, N, 1, &o, NULL, &want), TG_OK);
+  assert_int_equal(want->total, w); /* at the bound: the same total however fast the run */
+  int failures = 0, successes = 0;
+  for (uint64_t at = 1; at < 400 && successes < 3; ++at) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, at);
+    tg_plan *p = NULL;
+    tg_status st = tg_plan_compute(r, N, 1, &o, &fa.base, &p);
+    if (st == TG_OK) {
+      ++successes;
+      tg_test_assert_valid(r, N, 1, p, 0, NULL);
+      assert_int_equal(p->total, want->total);
+      tg_plan_destroy(p);
+    } else {
+      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+      assert_null(p);
+      ++failures;
+    }
+    assert_int_equal(fa.live_blocks, 0);
+  }
+  assert_true(successes > 0);
+  assert_true(failures > 20);
+  tg_plan_destroy(want);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_search_never_worse_and_valid),
@@ -992,6 +1147,9 @@ int main(void) {
       cmocka_unit_test(test_skyline_dive_cover_cap),
       cmocka_unit_test(test_skyline_dive_list_cap),
       cmocka_unit_test(test_skyline_dive_allocation_failures),
+      cmocka_unit_test(test_split_parts_reach_bound),
+      cmocka_unit_test(test_split_valid_never_worse),
+      cmocka_unit_test(test_split_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
