@@ -141,7 +141,8 @@ tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg_plan **b
     if (p->total <= bound) continue;
     uint64_t used_ms = (tg__now_us() - t0) / 1000, m = p->end - p->beg;
     if (used_ms >= limit_ms) break; /* the rest keep the incumbent's offsets */
-    uint64_t share = (limit_ms - used_ms) * m / pending; /* < limit_ms, no overflow */
+    uint64_t share, left = limit_ms - used_ms;
+    share = tg__mul_u64(left, m, &share) ? share / pending : left; /* <= left */
     pending -= m;
     sub_opt.time_limit_ms = (uint32_t)(share ? share : 1);
     if ((st = part_input(in, items, p, *best, recs, vols, &sub, &sub_plan)) != TG_OK) break;
