@@ -366,8 +366,8 @@ typedef struct sky {
   size_t *dirty;            /* points whose floor, sums or sp of covering records changed */
   size_t ndirty;
   uint64_t *stamp, gen;
-  tg__sort_item *sort_items;/* n items each: sky_init's sort buffers, then sort_items is */
-  tg__sort_item *sort_tmp;  /* the lookahead's scratch (sky_open) */
+  tg__sort_item *sort_items;/* n items each: sky_init's sort buffers, then the lookahead's */
+  tg__sort_item *sort_tmp;  /* scratch (sky_open) and sky_complete's order */
   void *mem;                /* the block the per-record arrays are carved from (sky_layout) */
   uint32_t *cnt;
   unsigned char *placed;
@@ -1215,13 +1215,11 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
  * (greedy-by-size's rule), which makes the partial dive a plan. */
 static tg_status sky_complete(sky *k) {
   const tg__plan_input *in = k->in;
-  size_t nn = k->n ? k->n : 1;
-  tg__sort_item *items = tg__alloc_array(in->alloc, nn, sizeof *items);
-  tg__sort_item *tmp = tg__alloc_array(in->alloc, nn, sizeof *tmp);
+  tg__sort_item *items = k->sort_items, *tmp = k->sort_tmp; /* the dive is over */
   size_t *order = tg__alloc_array(in->alloc, in->count ? in->count : 1, sizeof *order);
   tg__gap_index *ix = NULL;
   tg_status st = TG_OK;
-  if (items == NULL || tmp == NULL || order == NULL) {
+  if (order == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
@@ -1260,8 +1258,6 @@ static tg_status sky_complete(sky *k) {
   }
 done:
   tg__gap_index_destroy(ix);
-  tg__free(in->alloc, items);
-  tg__free(in->alloc, tmp);
   tg__free(in->alloc, order);
   return st == TG_ERROR_OVERFLOW ? TG_OK : st; /* no plan from there */
 }
@@ -1391,13 +1387,7 @@ tg_status tg__search_after_greedy_bound(const tg__plan_input *in, uint64_t bound
   memset(&local, 0, sizeof local);
   tg_exact_stats *stats = o->exact_stats ? o->exact_stats : &local;
   int exact = o->exact && o->mode == TG_MODE_OFFSETS;
-  if (exact) {
-    void (*progress)(void *, const tg_exact_stats *) = stats->progress;
-    void *user = stats->progress_user;
-    memset(stats, 0, sizeof *stats);
-    stats->progress = progress;
-    stats->progress_user = user;
-  }
+  if (exact) tg__exact_stats_reset(stats);
   uint64_t limit_ms = o->time_limit_ms;
   if (exact && limit_ms == 0) limit_ms = 1000;
   uint64_t search_ms = exact ? (limit_ms + 9) / 10 : limit_ms;

@@ -2,6 +2,8 @@
 #ifndef TANGRAM_PLANNER_SEARCH_H
 #define TANGRAM_PLANNER_SEARCH_H
 
+#include <string.h>
+
 #include "planner/offsets_common.h"
 #include "planner/strategies.h"
 
@@ -135,6 +137,15 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
  * receives the nodes visited. TG_ERROR_OVERFLOW (not searched) becomes TG_OK. */
 tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
                           uint64_t cap, uint64_t *nodes, tg_plan **best);
+
+/* Exact mode's stats at the start of a call: zeroed, the caller's progress callback kept. */
+static inline void tg__exact_stats_reset(tg_exact_stats *stats) {
+  void (*progress)(void *, const tg_exact_stats *) = stats->progress;
+  void *user = stats->progress_user;
+  memset(stats, 0, sizeof *stats);
+  stats->progress = progress;
+  stats->progress_user = user;
+}
 
 /* What `best` runs after the greedy strategies when time_limit_ms > 0 or exact is set:
  * the search, then (offsets mode, exact) the branch-and-bound, filling options->exact_stats.

@@ -121,12 +121,8 @@ tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg_plan **b
   tg_exact_stats local;
   memset(&local, 0, sizeof local);
   tg_exact_stats *stats = exact && o->exact_stats ? o->exact_stats : &local;
-  if (exact) { /* as tg__search_after_greedy: fresh stats, the caller's callback kept */
-    void (*progress)(void *, const tg_exact_stats *) = stats->progress;
-    void *user = stats->progress_user;
-    memset(stats, 0, sizeof *stats);
-    stats->progress = progress;
-    stats->progress_user = user;
+  if (exact) {
+    tg__exact_stats_reset(stats);
     stats->lower_bound = bound;
   }
   uint64_t limit_ms = o->time_limit_ms;

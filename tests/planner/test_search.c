@@ -79,6 +79,18 @@ static tg_plan *exact_with(const tg_usage_record *r, size_t n, uint32_t limit_ms
   return p;
 }
 
+/* The exact mode's stats agree with its plan `p` of records r[0..n): the total, a lower bound
+ * between peak-live and the total, equal to it when proved optimal. */
+static void assert_exact_stats(const tg_usage_record *r, size_t n, const tg_exact_stats *st,
+                               const tg_plan *p) {
+  tg_bounds b;
+  assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &b), TG_OK);
+  assert_int_equal(st->total, p->total);
+  assert_true(st->lower_bound >= b.peak_live);
+  assert_true(st->lower_bound <= p->total);
+  if (st->proved_optimal) assert_int_equal(st->lower_bound, p->total);
+}
+
 static void test_search_never_worse_and_valid(void **state) {
   (void)state;
   tg_test_rng g = {11};
@@ -406,11 +418,8 @@ static void test_exact_time_limit(void **state) {
   /* The limit covers greedy too; allow for a slow (sanitized, loaded) machine. */
   assert_true(st.elapsed_us < 300000 + 700000);
   assert_true(p->total <= greedy->total);
-  assert_int_equal(st.total, p->total);
-  assert_true(st.lower_bound >= bounds.peak_live);
-  assert_true(st.lower_bound <= p->total);
-  if (st.proved_optimal) assert_int_equal(st.lower_bound, p->total);
-  else assert_true(st.lower_bound < p->total);
+  assert_exact_stats(r, n, &st, p);
+  if (!st.proved_optimal) assert_true(st.lower_bound < p->total);
   assert_true(log.calls >= 1);
   assert_true(log.monotone);
   tg_plan_destroy(greedy);
@@ -1069,12 +1078,7 @@ static void test_split_valid_never_worse(void **state) {
       memset(&st, 0, sizeof st);
       tg_plan *e = exact_with(r, n, 50, NULL, &st);
       assert_true(e->total <= greedy->total);
-      assert_int_equal(st.total, e->total);
-      assert_true(st.lower_bound <= e->total);
-      tg_bounds b;
-      assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &b), TG_OK);
-      assert_true(st.lower_bound >= b.peak_live);
-      if (st.proved_optimal) assert_int_equal(st.lower_bound, e->total);
+      assert_exact_stats(r, n, &st, e);
       tg_plan_destroy(e);
     }
     tg_plan_destroy(greedy);
