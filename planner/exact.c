@@ -1373,10 +1373,25 @@ tg_status tg__search_after_greedy(const tg__plan_input *in, tg_plan **best) {
   uint64_t bound;
   tg_status st = tg__search_bound(in, &bound);
   if (st != TG_OK) return st;
+  /* The merged blocks first (search_reduce.c), for half the time (a tenth in exact mode);
+   * what follows gets what they leave. */
+  tg_plan_options opt = *in->options;
+  tg__plan_input sub = *in;
+  sub.options = &opt;
+  if ((*best)->total > bound) {
+    uint64_t limit = opt.time_limit_ms, t0 = tg__now_us();
+    if (opt.exact && limit == 0) limit = 1000;
+    int reduced = 0;
+    st = tg__search_reduced(in, bound, (uint32_t)(opt.exact ? limit / 10 : limit / 2), best,
+                            &reduced);
+    if (st != TG_OK) return st;
+    uint64_t used = (tg__now_us() - t0) / 1000;
+    if (reduced) opt.time_limit_ms = (uint32_t)(limit > used + 1 ? limit - used : 1);
+  }
   int split = 0;
-  st = tg__search_split(in, bound, best, &split);
+  st = tg__search_split(&sub, bound, best, &split);
   if (st != TG_OK || split) return st;
-  return tg__search_after_greedy_bound(in, bound, best);
+  return tg__search_after_greedy_bound(&sub, bound, best);
 }
 
 tg_status tg__search_after_greedy_bound(const tg__plan_input *in, uint64_t bound,

@@ -147,6 +147,22 @@ static inline void tg__exact_stats_reset(tg_exact_stats *stats) {
   stats->progress_user = user;
 }
 
+/* Serial offsets inputs: records born and dying together merged into blocks (search_reduce.c),
+ * subset chains for groups of at most TG__REDUCE_SUBSET_MAX live members and at most
+ * TG__REDUCE_PAIRS_MAX pairs of groups per task boundary, at most TG__REDUCE_MAX_PASSES passes
+ * over the blocks. */
+#define TG__REDUCE_SUBSET_MAX 10u
+#define TG__REDUCE_PAIRS_MAX 16u
+#define TG__REDUCE_MAX_PASSES 64
+
+/* Serial offsets inputs above `bound`: merges blocks (equal sums only, then also stacking the
+ * groups left without a partner) and, for each of the two that at least halves the records,
+ * plans the blocks (`best`, search within what is left of `time_limit_ms`: half for the first,
+ * all for the second; not exact) and keeps the unfolded plan when it is smaller than `*best`.
+ * `*reduced` is 1 when a block plan was made. */
+tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, uint32_t time_limit_ms,
+                             tg_plan **best, int *reduced);
+
 /* What `best` runs after the greedy strategies when time_limit_ms > 0 or exact is set:
  * the search, then (offsets mode, exact) the branch-and-bound, filling options->exact_stats.
  * Serial offsets inputs whose time axis splits are searched part by part (tg__search_split). */
