@@ -102,7 +102,11 @@ typedef struct tg_plan_options {
    * into the next): each part above the bound is searched on its own by the above, smallest
    * first, with a share of the time in proportion to its records (time a part leaves unused
    * goes to the later ones, so the later parts' caps then depend on the clock); the exact mode
-   * likewise (planner/search_split.c). All try candidates in an
+   * likewise (planner/search_split.c). Before all this, serial offsets inputs above the
+   * bound are merged into blocks (records of one interval stacked, equal blocks chained across
+   * a task boundary; planner/search_reduce.c); when that at least halves the records the
+   * blocks are planned (`best` with part of the time: half, a tenth in exact mode) and the
+   * unfolded plan kept if smaller, the rest getting the time left. All try candidates in an
    * order fixed by `seed` and stop at the first of: the lower bound reached (or optimality
    * proved), their cap, or the time limit. So the plan is a function of (records, options)
    * whenever a cap or a proof ends the search; when the clock ends it, a slower machine may
