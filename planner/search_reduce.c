@@ -7,7 +7,9 @@
  *          same size make one block over both intervals: the later takes the earlier's place.
  * A chain merges two stacks, each of all or (for at most TG__REDUCE_SUBSET_MAX members) some of
  * the records sharing an interval, whenever their sizes are equal; a stack of records all
- * spanning the whole input's time range is merged without a partner. Every block covers, at
+ * spanning the whole input's time range is merged without a partner. A second candidate goes
+ * on from the first's blocks, stacking every group when no chain is left, until neither rule
+ * merges anything. Every block covers, at
  * every task, exactly the volume of its records, so the reduced input has the same peak-live
  * bound and any plan of it unfolds into a plan of the records with the same total (blocks at
  * their offsets, stacked records above one another, chained ones at the block's offset).

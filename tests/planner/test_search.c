@@ -1096,32 +1096,29 @@ static void test_split_valid_never_worse(void **state) {
   assert_true(split_inputs > 200);
 }
 
-/* The split search with each allocation failing in turn (every allocation of the run, the
- * greedy strategies' included): TG_OK with a valid plan at the bound, as without failures,
- * or a clean TG_ERROR_OUT_OF_HOST_MEMORY; nothing leaks. */
-static void test_split_allocation_failures(void **state) {
-  (void)state;
-  enum { PARTS = 3, EACH = 40, N = PARTS * EACH };
-  tg_usage_record r[N];
-  const uint64_t w = split_packings(6200, PARTS, EACH, r);
+/* `best` with `limit_ms` on records r[0..n) whose run without failures reaches the bound `w`,
+ * with each allocation of the run failing in turn: TG_OK with a valid plan at the bound, or a
+ * clean TG_ERROR_OUT_OF_HOST_MEMORY; nothing leaks. Limits where the node caps or the bound,
+ * not the clock, end the search keep the total the same however fast the run. */
+static void best_fault_walk(const tg_usage_record *r, size_t n, uint32_t limit_ms, uint64_t w) {
   tg_plan_options o;
   memset(&o, 0, sizeof o);
   o.mode = TG_MODE_OFFSETS;
   o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = 500; /* the node caps, not the clock, end each part's search */
+  o.time_limit_ms = limit_ms;
   tg_plan *want = NULL;
-  assert_int_equal(tg_plan_compute(r, N, 1, &o, NULL, &want), TG_OK);
-  assert_int_equal(want->total, w); /* at the bound: the same total however fast the run */
+  assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &want), TG_OK);
+  assert_int_equal(want->total, w);
   int failures = 0, successes = 0;
-  for (uint64_t at = 1; at < 400 && successes < 3; ++at) {
+  for (uint64_t at = 1; at < 600 && successes < 3; ++at) {
     tg_failing_allocator fa;
     tg_failing_allocator_init(&fa, NULL, at);
     tg_plan *p = NULL;
-    tg_status st = tg_plan_compute(r, N, 1, &o, &fa.base, &p);
+    tg_status st = tg_plan_compute(r, n, 1, &o, &fa.base, &p);
     if (st == TG_OK) {
       ++successes;
-      tg_test_assert_valid(r, N, 1, p, 0, NULL);
-      assert_int_equal(p->total, want->total);
+      tg_test_assert_valid(r, n, 1, p, 0, NULL);
+      assert_int_equal(p->total, w);
       tg_plan_destroy(p);
     } else {
       assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
@@ -1133,6 +1130,15 @@ static void test_split_allocation_failures(void **state) {
   assert_true(successes > 0);
   assert_true(failures > 20);
   tg_plan_destroy(want);
+}
+
+/* The split search with each allocation failing in turn (the greedy strategies' included). */
+static void test_split_allocation_failures(void **state) {
+  (void)state;
+  enum { PARTS = 3, EACH = 40, N = PARTS * EACH };
+  tg_usage_record r[N];
+  const uint64_t w = split_packings(6200, PARTS, EACH, r);
+  best_fault_walk(r, N, 500, w);
 }
 
 /* ---- merged blocks (search_reduce.c) ---- */
@@ -1291,35 +1297,7 @@ static void test_reduce_allocation_failures(void **state) {
   tg_usage_record r[N];
   tg_test_rng g = {7707};
   const uint64_t w = perfect_packing(&g, r, N);
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = 200;
-  tg_plan *want = NULL;
-  assert_int_equal(tg_plan_compute(r, N, 1, &o, NULL, &want), TG_OK);
-  assert_int_equal(want->total, w);
-  int failures = 0, successes = 0;
-  for (uint64_t at = 1; at < 600 && successes < 3; ++at) {
-    tg_failing_allocator fa;
-    tg_failing_allocator_init(&fa, NULL, at);
-    tg_plan *p = NULL;
-    tg_status st = tg_plan_compute(r, N, 1, &o, &fa.base, &p);
-    if (st == TG_OK) {
-      ++successes;
-      tg_test_assert_valid(r, N, 1, p, 0, NULL);
-      assert_int_equal(p->total, w);
-      tg_plan_destroy(p);
-    } else {
-      assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
-      assert_null(p);
-      ++failures;
-    }
-    assert_int_equal(fa.live_blocks, 0);
-  }
-  assert_true(successes > 0);
-  assert_true(failures > 20);
-  tg_plan_destroy(want);
+  best_fault_walk(r, N, 200, w);
 }
 
 int main(void) {
