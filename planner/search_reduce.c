@@ -24,6 +24,7 @@
  * which is why the merged plan is only a candidate. */
 #include <string.h>
 
+#include "planner/objects_common.h" /* tg__arena */
 #include "planner/search.h"
 
 enum { NODE_LEAF, NODE_STACK, NODE_CHAIN };
@@ -51,8 +52,8 @@ typedef struct reducer {
   rnode *nodes;
   size_t count;       /* nodes in use; leaves are 0..in->count) */
   size_t *alive, alive_count;
-  size_t *next_alive;
-  unsigned char *gone; /* per node: merged into a block this pass */
+  size_t *next_alive, next_count;   /* the next pass's list, filled during a pass */
+  unsigned char *gone; /* per node: merged into a block */
   tg__sort_item *items, *tmp;
   group *groups;
   tg__sort_item *by_end, *by_start; /* key = boundary task, idx = group; sorted by (task, sum) */
@@ -60,60 +61,51 @@ typedef struct reducer {
   size_t *scratch;                  /* a block's members */
   size_t *excluded, excluded_count; /* records that take no part */
   uint32_t span_first, span_last;   /* the input's time range */
+  void *mem;                        /* the block all arrays above are carved from */
 } reducer;
 
-static void reducer_free(reducer *rd) {
-  const tg_allocator *a = rd->in->alloc;
-  tg__free(a, rd->nodes);
-  tg__free(a, rd->alive);
-  tg__free(a, rd->next_alive);
-  tg__free(a, rd->gone);
-  tg__free(a, rd->items);
-  tg__free(a, rd->tmp);
-  tg__free(a, rd->groups);
-  tg__free(a, rd->by_end);
-  tg__free(a, rd->by_start);
-  tg__free(a, rd->sums[0]);
-  tg__free(a, rd->sums[1]);
-  tg__free(a, rd->scratch);
-  tg__free(a, rd->excluded);
+/* Lays the working arrays out in one block (tg__arena: a measuring pass with base NULL, then
+ * the carving one). */
+static void reducer_layout(tg__arena *ar, reducer *rd, size_t n) {
+  size_t cap = 2 * n; /* each merge adds at most as many blocks as it removes */
+  size_t subsets = (size_t)1 << TG__REDUCE_SUBSET_MAX;
+  rd->nodes = tg__arena_take(ar, cap, sizeof *rd->nodes);
+  rd->gone = tg__arena_take(ar, cap, 1);
+  rd->alive = tg__arena_take(ar, n, sizeof *rd->alive);
+  rd->next_alive = tg__arena_take(ar, n, sizeof *rd->next_alive);
+  rd->items = tg__arena_take(ar, n, sizeof *rd->items);
+  rd->tmp = tg__arena_take(ar, n > subsets ? n : subsets, sizeof *rd->tmp);
+  rd->groups = tg__arena_take(ar, n, sizeof *rd->groups);
+  rd->by_end = tg__arena_take(ar, n, sizeof *rd->by_end);
+  rd->by_start = tg__arena_take(ar, n, sizeof *rd->by_start);
+  rd->sums[0] = tg__arena_take(ar, subsets, sizeof *rd->sums[0]);
+  rd->sums[1] = tg__arena_take(ar, subsets, sizeof *rd->sums[1]);
+  rd->scratch = tg__arena_take(ar, n, sizeof *rd->scratch);
+  rd->excluded = tg__arena_take(ar, n, sizeof *rd->excluded);
 }
+
+static void reducer_free(reducer *rd) { tg__free(rd->in->alloc, rd->mem); }
 
 /* Every record's alignment divides `align` and records whose volume is a positive multiple of
  * it take part; the others stay as they are. */
 static tg_status reducer_init(reducer *rd, const tg__plan_input *in) {
   memset(rd, 0, sizeof *rd);
   rd->in = in;
-  const tg_allocator *a = in->alloc;
-  size_t n = in->count, cap = 2 * n; /* each merge adds at most as many blocks as it removes */
-  size_t subsets = (size_t)1 << TG__REDUCE_SUBSET_MAX;
-  rd->nodes = tg__alloc_array(a, cap, sizeof *rd->nodes);
-  rd->alive = tg__alloc_array(a, n, sizeof *rd->alive);
-  rd->next_alive = tg__alloc_array(a, n, sizeof *rd->next_alive);
-  rd->gone = tg__alloc_array(a, cap, 1);
-  rd->items = tg__alloc_array(a, n, sizeof *rd->items);
-  rd->tmp = tg__alloc_array(a, n > subsets ? n : subsets, sizeof *rd->tmp);
-  rd->groups = tg__alloc_array(a, n, sizeof *rd->groups);
-  rd->by_end = tg__alloc_array(a, n, sizeof *rd->by_end);
-  rd->by_start = tg__alloc_array(a, n, sizeof *rd->by_start);
-  rd->sums[0] = tg__alloc_array(a, subsets, sizeof *rd->sums[0]);
-  rd->sums[1] = tg__alloc_array(a, subsets, sizeof *rd->sums[1]);
-  rd->scratch = tg__alloc_array(a, n, sizeof *rd->scratch);
-  rd->excluded = tg__alloc_array(a, n, sizeof *rd->excluded);
-  if (rd->nodes == NULL || rd->alive == NULL || rd->next_alive == NULL || rd->gone == NULL ||
-      rd->items == NULL || rd->tmp == NULL || rd->groups == NULL || rd->by_end == NULL ||
-      rd->by_start == NULL || rd->sums[0] == NULL || rd->sums[1] == NULL ||
-      rd->scratch == NULL || rd->excluded == NULL) {
-    reducer_free(rd);
-    return TG_ERROR_OUT_OF_HOST_MEMORY;
-  }
+  size_t n = in->count;
+  if (n > SIZE_MAX / 2) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  tg__arena ar = {NULL, 0, 0};
+  reducer_layout(&ar, rd, n);
+  if (ar.overflow) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  if ((rd->mem = tg__malloc(in->alloc, ar.off)) == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  ar = (tg__arena){rd->mem, 0, 0};
+  reducer_layout(&ar, rd, n);
   uint64_t align = 1;
   for (size_t r = 0; r < n; ++r) {
-    uint64_t ar = tg__record_alignment(in, r);
-    if (ar > align) align = ar;
+    uint64_t ar_r = tg__record_alignment(in, r);
+    if (ar_r > align) align = ar_r;
   }
   rd->align = align;
-  memset(rd->gone, 0, cap);
+  memset(rd->gone, 0, 2 * n);
   rd->span_first = UINT32_MAX;
   for (size_t r = 0; r < n; ++r) {
     const tg_usage_record *rec = &in->records[r];
@@ -164,7 +156,7 @@ static void chain(reducer *rd, const group *e, uint64_t emask, const group *s, u
   pair[0] = stack_of(rd, e, emask, sum);
   pair[1] = stack_of(rd, s, smask, sum);
   size_t id = new_block(rd, NODE_CHAIN, pair, 2, e->first, s->last, sum);
-  rd->next_alive[rd->alive_count++] = id; /* alive_count counts the next pass's list here */
+  rd->next_alive[rd->next_count++] = id;
 }
 
 /* Group g's live members' subset sums: out[0..(1 << k) - 1) (key = sum, idx = mask), sorted;
@@ -227,20 +219,17 @@ static size_t reduce_pass(reducer *rd, int stack_all) {
     rd->groups[ng++] = (group){nd->first, nd->last, sum, i, j, 0};
     i = j;
   }
-  /* Groups by (boundary, sum): sorted by sum, then stably by the boundary task. */
-  for (size_t g = 0; g < ng; ++g) {
-    rd->by_end[g] = (tg__sort_item){rd->groups[g].sum, g};
-    rd->by_start[g] = rd->by_end[g];
-  }
+  /* Groups by (boundary, sum): sorted by sum (once for both), then stably by the boundary. */
+  for (size_t g = 0; g < ng; ++g) rd->by_end[g] = (tg__sort_item){rd->groups[g].sum, g};
   tg__sort_items_stable(rd->by_end, ng, rd->tmp);
-  tg__sort_items_stable(rd->by_start, ng, rd->tmp);
+  memcpy(rd->by_start, rd->by_end, ng * sizeof *rd->by_start);
   for (size_t g = 0; g < ng; ++g) {
     rd->by_end[g].key = (uint64_t)rd->groups[rd->by_end[g].idx].last + 1;
     rd->by_start[g].key = rd->groups[rd->by_start[g].idx].first;
   }
   tg__sort_items_stable(rd->by_end, ng, rd->tmp);
   tg__sort_items_stable(rd->by_start, ng, rd->tmp);
-  rd->alive_count = 0; /* counts next_alive from here */
+  rd->next_count = 0;
   size_t merges = 0;
   /* Whole groups with equal sums across a boundary. */
   for (size_t i = 0, j = 0; i < ng && j < ng;) {
@@ -295,16 +284,17 @@ static size_t reduce_pass(reducer *rd, int stack_all) {
       uint64_t sum = 0;
       for (size_t k = gr->beg; k < gr->end; ++k)
         if (!rd->gone[rd->items[k].idx]) sum += rd->nodes[rd->items[k].idx].size;
-      rd->next_alive[rd->alive_count++] = stack_of(rd, gr, ~(uint64_t)0, sum);
+      rd->next_alive[rd->next_count++] = stack_of(rd, gr, ~(uint64_t)0, sum);
       ++merges;
       continue;
     }
     for (size_t k = gr->beg; k < gr->end; ++k)
-      if (!rd->gone[rd->items[k].idx]) rd->next_alive[rd->alive_count++] = rd->items[k].idx;
+      if (!rd->gone[rd->items[k].idx]) rd->next_alive[rd->next_count++] = rd->items[k].idx;
   }
   size_t *t = rd->alive;
   rd->alive = rd->next_alive;
   rd->next_alive = t;
+  rd->alive_count = rd->next_count;
   return merges;
 }
 
