@@ -179,6 +179,48 @@ static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
   return TG_OK;
 }
 
+/* Objects mode, 1D, after greedy. The search: the branch-and-bound for half of the time limit
+ * under a node cap proportional to it (so the plan does not depend on the machine's speed
+ * unless the clock stops it first), then, unless it proved the plan optimal, iterated greedy,
+ * which finds different improvements on larger sets. The exact mode: that search with a fifth
+ * of the time (so it never ends above it), then the branch-and-bound without a cap for the rest
+ * from the better incumbent; the shape-aware bound (bounds_shape.c), often above the
+ * positional maximums it prunes with, tightens the gap it reports and proves a plan that meets
+ * it optimal. */
+static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
+  const tg_plan_options *o = in->options;
+  tg_exact_stats local;
+  memset(&local, 0, sizeof local);
+  tg_exact_stats *stats = o->exact && o->exact_stats ? o->exact_stats : &local;
+  uint64_t ms = o->time_limit_ms ? o->time_limit_ms : 1000, t0 = tg__now_us();
+  uint64_t search_ms = o->exact ? (ms / 5 ? ms / 5 : 1) : ms, bb_ms = (search_ms + 1) / 2;
+  tg_status st = tg__exact_objects_improve(in, bb_ms * 1000, bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS,
+                                           best, stats);
+  if (st == TG_OK && !stats->proved_optimal) {
+    uint64_t bound, used = tg__now_us() - t0;
+    uint64_t left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;
+    st = tg__search_bound(in, &bound);
+    if (st == TG_OK && left > 0)
+      st = tg__search_improve(in, bound, left, (search_ms - bb_ms) * TG__SEARCH_ITERS_PER_MS, best);
+  }
+  if (st != TG_OK || !o->exact) return st;
+  if (!stats->proved_optimal) {
+    uint64_t nodes = stats->nodes, used = tg__now_us() - t0;
+    st = tg__exact_objects_improve(in, ms * 1000 > used ? ms * 1000 - used : 0, 0, best, stats);
+    stats->nodes += nodes;
+  }
+  uint64_t shape = 0;
+  if (st == TG_OK && !stats->proved_optimal &&
+      (st = tg_bounds_objects_shape(in->records, in->count, 1, in->alloc, &shape)) == TG_OK &&
+      shape > stats->lower_bound) {
+    stats->lower_bound = shape < (*best)->total ? shape : (*best)->total;
+    stats->proved_optimal = shape >= (*best)->total;
+  }
+  stats->elapsed_us = tg__now_us() - t0;
+  if (st == TG_OK && stats->progress != NULL) stats->progress(stats->progress_user, stats);
+  return st;
+}
+
 static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
   if (in->options->mode == TG_MODE_OFFSETS && in->options->time_limit_ms > 0 &&
       !in->options->exact && in->options->relation == NULL && in->count >= TG__LNS_MIN_RECORDS) {
@@ -221,33 +263,15 @@ static tg_status run_best(const tg__plan_input *in, tg_plan **out) {
   }
   if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;
   /* Objects mode, 1D: the branch-and-bound over assignments (exact_objects.c) is both the
-   * exact mode (the whole time limit, no node cap) and the improvement search (a node cap
-   * proportional to the time limit, so the plan does not depend on the machine's speed unless
-   * the clock stops it first). The iterated-greedy search only runs where it cannot (textures,
-   * too many records). */
+   * exact mode and, under a node cap, the improvement search (objects_1d_improve). The
+   * iterated-greedy search alone only runs where it cannot (textures, too many records). */
   if ((in->options->exact || in->options->time_limit_ms > 0) && in->options->mode == TG_MODE_OBJECTS &&
       in->dims == 1 && in->count <= TG__EXACT_OBJECTS_MAX_RECORDS) {
-    tg_exact_stats local;
-    memset(&local, 0, sizeof local);
-    tg_exact_stats *stats = in->options->exact && in->options->exact_stats ? in->options->exact_stats : &local;
-    uint64_t ms = in->options->time_limit_ms ? in->options->time_limit_ms : 1000;
-    /* As the search: half the time for the branch-and-bound, then (unless it proved the plan
-     * optimal) iterated greedy, which finds different improvements on larger sets. */
-    uint64_t bb_ms = in->options->exact ? ms : (ms + 1) / 2;
-    uint64_t cap = in->options->exact ? 0 : bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS;
-    uint64_t t0 = tg__now_us();
-    tg_status st = tg__exact_objects_improve(in, bb_ms * 1000, cap, &best, stats);
-    if (st == TG_OK && !in->options->exact && !stats->proved_optimal) {
-      uint64_t bound, used = tg__now_us() - t0, left = ms * 1000 > used ? ms * 1000 - used : 0;
-      st = tg__search_bound(in, &bound);
-      if (st == TG_OK && left > 0)
-        st = tg__search_improve(in, bound, left, (ms - bb_ms) * TG__SEARCH_ITERS_PER_MS, &best);
-    }
+    tg_status st = objects_1d_improve(in, &best);
     if (st != TG_OK) {
       tg_plan_destroy(best);
       return st;
     }
-    if (in->options->exact && stats->progress != NULL) stats->progress(stats->progress_user, stats);
     *out = best;
     return TG_OK;
   }

@@ -115,11 +115,13 @@ typedef struct tg_plan_options {
   uint64_t seed;                       /* search seed: same seed, same plan */
   /* Strategy best, 1D. Offsets mode: after greedy + search, run the exact branch-and-bound
    * (planner/exact.c) for what is left of time_limit_ms (0 = 1000). See tg_plan_compute_exact.
-   * Objects mode: after greedy, a branch-and-bound over object assignments (records by size,
-   * each joining an object or opening one, pruned by the positional maximums) for
-   * time_limit_ms (0 = 1000), up to 2048 records; exact_stats says whether it finished (then
-   * the plan is optimal). Without `exact`, objects mode with a time limit runs the same
-   * branch-and-bound for half of it under a node cap, then the search. */
+   * Objects mode: after greedy, the search below with a fifth of time_limit_ms (0 = 1000), so
+   * the plan is never worse than that search's, then a branch-and-bound over object
+   * assignments (records by size, each joining an object or opening one, pruned by the
+   * positional maximums) for the rest, up to 2048 records; exact_stats says whether it
+   * finished or the plan meets the shape-aware bound (then the plan is optimal), and otherwise
+   * the larger of the two bounds. Without `exact`, objects mode with a time limit runs the
+   * same branch-and-bound for half of it under a node cap, then the search. */
   int exact;
   /* Where the exact mode reports what it proved (may be NULL). See tg_exact_stats. */
   struct tg_exact_stats *exact_stats;
