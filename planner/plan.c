@@ -192,7 +192,7 @@ static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
   tg_exact_stats local;
   memset(&local, 0, sizeof local);
   tg_exact_stats *stats = o->exact && o->exact_stats ? o->exact_stats : &local;
-  stats->lower_bound = 0; /* set by the branch-and-bound when it runs (not on 0 records) */
+  if (o->exact) tg__exact_stats_reset(stats); /* the branch-and-bound skips 0 records */
   uint64_t ms = o->time_limit_ms ? o->time_limit_ms : 1000, t0 = tg__now_us();
   uint64_t search_ms = o->exact ? (ms / 5 ? ms / 5 : 1) : ms, bb_ms = (search_ms + 1) / 2;
   tg_status st = tg__exact_objects_improve(in, bb_ms * 1000, bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS,

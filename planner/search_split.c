@@ -86,7 +86,7 @@ tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg_plan **b
   const tg_allocator *a = in->alloc;
   tg__sort_item *items = tg__alloc_array(a, in->count, sizeof *items);
   part *parts = tg__alloc_array(a, in->count, sizeof *parts);
-  size_t *by_size = tg__alloc_array(a, in->count, sizeof *by_size);
+  tg__sort_item *by_size = tg__alloc_array(a, 2 * in->count, sizeof *by_size); /* + scratch */
   tg_usage_record *recs = tg__alloc_array(a, in->count, sizeof *recs);
   uint64_t *vols = tg__alloc_array(a, in->count, sizeof *vols);
   tg_plan *acc = NULL, *sub_plan = NULL;
@@ -108,13 +108,9 @@ tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg_plan **b
     }
     if (parts[i].total > bound) pending += parts[i].end - parts[i].beg;
   }
-  /* Smallest part first (ties in time order): insertion sort of the indices by size. */
-  for (size_t i = 0; i < count; ++i) {
-    size_t j = i, m = parts[i].end - parts[i].beg;
-    for (; j > 0 && parts[by_size[j - 1]].end - parts[by_size[j - 1]].beg > m; --j)
-      by_size[j] = by_size[j - 1];
-    by_size[j] = i;
-  }
+  /* Smallest part first (ties in time order). */
+  for (size_t i = 0; i < count; ++i) by_size[i] = (tg__sort_item){parts[i].end - parts[i].beg, i};
+  tg__sort_items_stable(by_size, count, by_size + count);
   if ((st = tg_plan_create(TG_MODE_OFFSETS, 1, in->count, 0, a, &acc)) != TG_OK) goto done;
   memcpy(acc->offset_of, (*best)->offset_of, in->count * sizeof *acc->offset_of);
   int exact = o->exact != 0;
@@ -133,7 +129,7 @@ tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg_plan **b
   tg__plan_input sub = *in;
   sub.options = &sub_opt;
   for (size_t k = 0; k < count && st == TG_OK; ++k) {
-    part *p = &parts[by_size[k]];
+    part *p = &parts[by_size[k].idx];
     if (p->total <= bound) continue;
     uint64_t used_ms = (tg__now_us() - t0) / 1000, m = p->end - p->beg;
     if (used_ms >= limit_ms) break; /* the rest keep the incumbent's offsets */

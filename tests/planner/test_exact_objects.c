@@ -119,12 +119,7 @@ static void public_models(void **state) {
   } k_models[] = {{"records/hand_landmark_lite.buffer.csv", 4816896},
                   {"records/face_detection_short_range.buffer.csv", 1406976}};
   for (size_t m = 0; m < sizeof k_models / sizeof k_models[0]; ++m) {
-    char path[512];
-    tg_record_set *set = NULL;
-    tg_error_info err;
-    assert_int_equal(tg_records_read_csv(tg_test_data_path(path, sizeof path, k_models[m].file), NULL,
-                                         &set, &err),
-                     TG_OK);
+    tg_record_set *set = tg_test_load_records(k_models[m].file);
     tg_plan_options opt;
     memset(&opt, 0, sizeof opt);
     opt.mode = TG_MODE_OBJECTS;
@@ -156,12 +151,7 @@ static void never_worse_than_search(void **state) {
   static const char *k_files[] = {"records/pose_landmark_lite.buffer.csv",
                                   "records/selfie_segmentation.buffer.csv"};
   for (size_t m = 0; m < sizeof k_files / sizeof k_files[0]; ++m) {
-    char path[512];
-    tg_record_set *set = NULL;
-    tg_error_info err;
-    assert_int_equal(tg_records_read_csv(tg_test_data_path(path, sizeof path, k_files[m]), NULL,
-                                         &set, &err),
-                     TG_OK);
+    tg_record_set *set = tg_test_load_records(k_files[m]);
     tg_plan_options opt;
     memset(&opt, 0, sizeof opt);
     opt.mode = TG_MODE_OBJECTS;

@@ -17,13 +17,9 @@ static const struct {
 };
 
 static tg_record_set *load(const char *model) {
-  char rel[256], path[1024];
+  char rel[256];
   snprintf(rel, sizeof rel, "records/%s.buffer.csv", model);
-  tg_error_info err;
-  memset(&err, 0, sizeof err);
-  tg_record_set *set = NULL;
-  tg_status st = tg_records_read_csv(tg_test_data_path(path, sizeof path, rel), NULL, &set, &err);
-  if (st != TG_OK) fail_msg("%s: %s (%s)", path, tg_status_name(st), err.message);
+  tg_record_set *set = tg_test_load_records(rel);
   assert_int_equal(set->dims, 1);
   return set;
 }

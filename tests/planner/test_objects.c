@@ -491,14 +491,9 @@ static const uint64_t k_tflite_1d[] = {4030560, 1409024, 4816896, 7635456};
 static const uint64_t k_tflite_2d[] = {450566, 164224, 476672, 1285348};
 static const uint64_t k_tflite_3d[] = {583742, 333184, 713048, 1528692};
 static tg_record_set *load(const char *model, const char *kind) {
-  char rel[256], path[1024];
+  char rel[256];
   snprintf(rel, sizeof rel, "records/%s.%s.csv", model, kind);
-  tg_error_info err;
-  memset(&err, 0, sizeof err);
-  tg_record_set *set = NULL;
-  tg_status st = tg_records_read_csv(tg_test_data_path(path, sizeof path, rel), NULL, &set, &err);
-  if (st != TG_OK) fail_msg("%s: %s (%s)", path, tg_status_name(st), err.message);
-  return set;
+  return tg_test_load_records(rel);
 }
 
 /* Plans every strategy on each model's records of one kind; returns the mean of best/TFLite.

@@ -50,8 +50,8 @@ static uint64_t perfect_packing(tg_test_rng *g, tg_usage_record *r, size_t n) {
   return w;
 }
 
-static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
-                          uint32_t limit_ms, uint64_t seed, const tg_share_relation *rel) {
+static tg_plan_options best_options(tg_mode mode, uint32_t limit_ms, uint64_t seed,
+                                    const tg_share_relation *rel) {
   tg_plan_options o;
   memset(&o, 0, sizeof o);
   o.mode = mode;
@@ -59,6 +59,12 @@ static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_
   o.time_limit_ms = limit_ms;
   o.seed = seed;
   o.relation = rel;
+  return o;
+}
+
+static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
+                          uint32_t limit_ms, uint64_t seed, const tg_share_relation *rel) {
+  tg_plan_options o = best_options(mode, limit_ms, seed, rel);
   tg_plan *p = NULL;
   assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
   tg_test_assert_valid(r, n, dims, p, 0, rel);
@@ -1101,13 +1107,8 @@ static void test_split_valid_never_worse(void **state) {
  * clean TG_ERROR_OUT_OF_HOST_MEMORY; nothing leaks. Limits where the node caps or the bound,
  * not the clock, end the search keep the total the same however fast the run. */
 static void best_fault_walk(const tg_usage_record *r, size_t n, uint32_t limit_ms, uint64_t w) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = limit_ms;
-  tg_plan *want = NULL;
-  assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &want), TG_OK);
+  tg_plan_options o = best_options(TG_MODE_OFFSETS, limit_ms, 0, NULL);
+  tg_plan *want = plan_with(r, n, 1, TG_MODE_OFFSETS, limit_ms, 0, NULL);
   assert_int_equal(want->total, w);
   int failures = 0, successes = 0;
   for (uint64_t at = 1; at < 600 && successes < 3; ++at) {

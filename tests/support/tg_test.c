@@ -66,6 +66,16 @@ const char *tg_test_data_path(char *buf, size_t size, const char *relative) {
   return buf;
 }
 
+tg_record_set *tg_test_load_records(const char *relative) {
+  char path[1024];
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  tg_record_set *set = NULL;
+  tg_status st = tg_records_read_csv(tg_test_data_path(path, sizeof path, relative), NULL, &set, &err);
+  if (st != TG_OK) fail_msg("%s: %s (%s)", path, tg_status_name(st), err.message);
+  return set;
+}
+
 int tg_test_in_ci(void) {
   const char *ci = getenv("CI");
   return ci != NULL && (strcmp(ci, "true") == 0 || strcmp(ci, "1") == 0);

@@ -43,6 +43,10 @@ void tg_test_random_records(tg_test_rng *rng, const tg_test_random_spec *spec,
 /* Path to a file under tests/data (static buffer per call site is NOT used: writes into buf). */
 const char *tg_test_data_path(char *buf, size_t size, const char *relative);
 
+/* The record set in tests/data/`relative` (a usage-record CSV); fails the test, naming the file
+ * and the reader's message, when it cannot be read. Destroy with tg_record_set_destroy. */
+tg_record_set *tg_test_load_records(const char *relative);
+
 /* Path to a cached MediaPipe model (e.g. "pose_landmark_lite.tflite") in buf, or NULL when the
  * model cache does not hold it. Under CI (CI=true) a missing model fails the test instead. */
 const char *tg_test_model_path(char *buf, size_t size, const char *file);
