@@ -31,6 +31,52 @@ static void tree_add(count_tree *t, size_t l, size_t r) {
   }
 }
 
+/* Peak live over the task points `tp` of `in`: the live set only grows at task points, so
+ * sweeping them is enough. TG_ERROR_OVERFLOW when a live sum passes 64 bits. */
+static tg_status peak_at_points(const tg__plan_input *in, const tg__task_points *tp,
+                                uint64_t *peak) {
+  size_t np = tp->count;
+  tg_status st = TG_OK;
+  uint64_t *add = tg__calloc(in->alloc, np ? np : 1, sizeof *add);
+  uint64_t *sub = tg__calloc(in->alloc, np ? np : 1, sizeof *sub);
+  *peak = 0;
+  if (add == NULL || sub == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  for (size_t r = 0; r < in->count; ++r) {
+    if (!tg__add_u64(add[tp->pf[r]], in->volumes[r], &add[tp->pf[r]])) {
+      st = TG_ERROR_OVERFLOW;
+      goto done;
+    }
+    sub[tp->pl[r]] += in->volumes[r]; /* <= the live sum at that point, checked below */
+  }
+  uint64_t live = 0;
+  for (size_t p = 0; p < np; ++p) {
+    if (p > 0) live -= sub[p - 1];
+    if (!tg__add_u64(live, add[p], &live)) {
+      st = TG_ERROR_OVERFLOW;
+      goto done;
+    }
+    if (live > *peak) *peak = live;
+  }
+done:
+  tg__free(in->alloc, add);
+  tg__free(in->alloc, sub);
+  return st;
+}
+
+tg_status tg__peak_live(const tg__plan_input *in, uint64_t *peak) {
+  *peak = 0;
+  if (in->count == 0) return TG_OK;
+  tg__task_points tp = {0, NULL, NULL};
+  tg_status st = tg__task_points_init(in, &tp);
+  if (st == TG_OK) st = peak_at_points(in, &tp, peak);
+  tg__task_points_free(in, &tp);
+  if (st != TG_OK) *peak = 0;
+  return st;
+}
+
 tg_status tg_bounds_compute(const tg_usage_record *records, size_t count, uint32_t dims,
                             const tg_allocator *alloc, tg_bounds *out) {
   if (out == NULL || (records == NULL && count > 0) || dims < 1 || dims > 3)
@@ -61,38 +107,19 @@ tg_status tg_bounds_compute(const tg_usage_record *records, size_t count, uint32
   static const tg_plan_options k_options = {0};
   tg__plan_input in = {records, n, dims, &k_options, alloc, volumes};
   tg__task_points tp = {0, NULL, NULL};
-  uint64_t *add = NULL, *sub = NULL;
   size_t *order = NULL;
   count_tree tree = {NULL, NULL, 1};
+  uint64_t peak = 0;
   if ((st = tg__task_points_init(&in, &tp)) != TG_OK) goto done;
+  if ((st = peak_at_points(&in, &tp, &peak)) != TG_OK) goto done;
   size_t np = tp.count;
   while (tree.size < np) tree.size *= 2;
-  add = tg__calloc(alloc, np, sizeof *add);
-  sub = tg__calloc(alloc, np, sizeof *sub);
   order = tg__calloc(alloc, n, sizeof *order);
   tree.max = tg__calloc(alloc, 2 * tree.size, sizeof *tree.max);
   tree.add = tg__calloc(alloc, 2 * tree.size, sizeof *tree.add);
-  if (add == NULL || sub == NULL || order == NULL || tree.max == NULL || tree.add == NULL) {
+  if (order == NULL || tree.max == NULL || tree.add == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
-  }
-
-  /* Peak live: the live set only grows at task points, so sweeping them is enough. */
-  for (size_t r = 0; r < n; ++r) {
-    if (!tg__add_u64(add[tp.pf[r]], volumes[r], &add[tp.pf[r]])) {
-      st = TG_ERROR_OVERFLOW;
-      goto done;
-    }
-    sub[tp.pl[r]] += volumes[r]; /* <= the live sum at that point, checked below */
-  }
-  uint64_t live = 0, peak = 0;
-  for (size_t p = 0; p < np; ++p) {
-    if (p > 0) live -= sub[p - 1];
-    if (!tg__add_u64(live, add[p], &live)) {
-      st = TG_ERROR_OVERFLOW;
-      goto done;
-    }
-    if (live > peak) peak = live;
   }
 
   /* Positional maximums. */
@@ -114,8 +141,6 @@ tg_status tg_bounds_compute(const tg_usage_record *records, size_t count, uint32
   out->naive = naive;
 done:
   tg__task_points_free(&in, &tp);
-  tg__free(alloc, add);
-  tg__free(alloc, sub);
   tg__free(alloc, order);
   tg__free(alloc, tree.max);
   tg__free(alloc, tree.add);

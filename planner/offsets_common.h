@@ -39,6 +39,12 @@ typedef struct tg__task_points {
 tg_status tg__task_points_init(const tg__plan_input *in, tg__task_points *tp);
 void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp);
 
+/* The peak live volume of `in` (its records checked, volumes set): tg_bounds_compute's
+ * peak_live without the positional maximums, which cost most of its time on large inputs.
+ * TG_ERROR_OVERFLOW when a live sum passes 64 bits, TG_ERROR_OUT_OF_HOST_MEMORY (`*peak` = 0
+ * on either). */
+tg_status tg__peak_live(const tg__plan_input *in, uint64_t *peak);
+
 /* The gap index: placed records, searchable for the gaps left by the placed records that
  * conflict with a new one. Without a relation, task points are cut into blocks about as long
  * as a typical record, and each block keeps, ordered by offset, the placed records that meet

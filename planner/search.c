@@ -24,10 +24,11 @@
 #include "planner/search.h"
 
 tg_status tg__search_bound(const tg__plan_input *in, uint64_t *bound) {
+  if (in->options->mode == TG_MODE_OFFSETS) return tg__peak_live(in, bound);
   tg_bounds b;
   tg_status st = tg_bounds_compute(in->records, in->count, in->dims, in->alloc, &b);
   if (st != TG_OK) return st;
-  *bound = in->options->mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max;
+  *bound = b.positional_max;
   return TG_OK;
 }
 

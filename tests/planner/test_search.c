@@ -1301,9 +1301,52 @@ static void test_reduce_allocation_failures(void **state) {
   best_fault_walk(r, N, 200, w);
 }
 
+/* The bound the search aims at, computed on its own (peak-live without the positional
+ * maximums in offsets mode), equals tg_bounds_compute's over random inputs of 1-3 dims, with
+ * zero sizes, ties and huge task indices; and a live sum past 64 bits is an overflow. */
+static void test_search_bound_matches_bounds(void **state) {
+  (void)state;
+  tg_test_rng g = {2026};
+  for (int round = 0; round < 3000; ++round) {
+    uint32_t dims = 1 + (uint32_t)(round % 3);
+    tg_test_random_spec spec = {dims, 1 + tg_test_rng_range(&g, 0, 199),
+                                round % 5 == 0 ? 4000000000u : 1 + (uint32_t)tg_test_rng_range(&g, 0, 300),
+                                (uint32_t)tg_test_rng_range(&g, 0, 40), dims == 1 ? 4096 : 64,
+                                dims == 1 && round % 4 == 0, round % 7 == 0};
+    tg_usage_record r[200];
+    uint64_t vol[200];
+    tg_test_random_records(&g, &spec, r);
+    for (size_t i = 0; i < spec.count; ++i)
+      assert_int_equal(tg_extent_volume(r[i].size, &vol[i]), TG_OK);
+    tg_bounds b;
+    assert_int_equal(tg_bounds_compute(r, spec.count, dims, NULL, &b), TG_OK);
+    for (int mode = 0; mode < 2; ++mode) {
+      tg_plan_options o;
+      memset(&o, 0, sizeof o);
+      o.mode = mode ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
+      tg__plan_input in = {r, spec.count, dims, &o, tg_allocator_default(), vol};
+      uint64_t bound = 1;
+      assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
+      assert_int_equal(bound, mode ? b.positional_max : b.peak_live);
+    }
+  }
+  const tg_usage_record big[] = {{{UINT64_MAX / 2 + 1, 1, 1}, 0, 3, 0},
+                                 {{UINT64_MAX / 2 + 1, 1, 1}, 3, 5, 0}};
+  uint64_t vol[2] = {UINT64_MAX / 2 + 1, UINT64_MAX / 2 + 1}, bound = 7;
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = TG_MODE_OFFSETS;
+  tg__plan_input in = {big, 2, 1, &o, tg_allocator_default(), vol};
+  assert_int_equal(tg__search_bound(&in, &bound), TG_ERROR_OVERFLOW);
+  assert_int_equal(bound, 0);
+  tg_bounds b;
+  assert_int_equal(tg_bounds_compute(big, 2, 1, NULL, &b), TG_ERROR_OVERFLOW);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_search_never_worse_and_valid),
+      cmocka_unit_test(test_search_bound_matches_bounds),
       cmocka_unit_test(test_search_honours_relation),
       cmocka_unit_test(test_search_deterministic),
       cmocka_unit_test(test_search_reaches_bound_small_perfect),
