@@ -1,5 +1,7 @@
 /* Lower bounds on any plan's total: peak live size, TFLite's sum of positional maximums, and
  * the naive sum. All three are O(n log n) whatever the task indices. */
+#include <string.h>
+
 #include "planner/offsets_common.h"
 
 /* Positional maximums without building task profiles: the number of positions whose maximum
@@ -31,38 +33,44 @@ static void tree_add(count_tree *t, size_t l, size_t r) {
   }
 }
 
-/* Peak live over the task points `tp` of `in`: the live set only grows at task points, so
- * sweeping them is enough. TG_ERROR_OVERFLOW when a live sum passes 64 bits. */
-static tg_status peak_at_points(const tg__plan_input *in, const tg__task_points *tp,
-                                uint64_t *peak) {
+tg_status tg__live_at_points(const tg__plan_input *in, const tg__task_points *tp,
+                             uint64_t *live) {
   size_t np = tp->count;
-  tg_status st = TG_OK;
-  uint64_t *add = tg__calloc(in->alloc, np ? np : 1, sizeof *add);
   uint64_t *sub = tg__calloc(in->alloc, np ? np : 1, sizeof *sub);
-  *peak = 0;
-  if (add == NULL || sub == NULL) {
-    st = TG_ERROR_OUT_OF_HOST_MEMORY;
-    goto done;
-  }
-  for (size_t r = 0; r < in->count; ++r) {
-    if (!tg__add_u64(add[tp->pf[r]], in->volumes[r], &add[tp->pf[r]])) {
+  if (sub == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  tg_status st = TG_OK;
+  memset(live, 0, np * sizeof *live);
+  for (size_t r = 0; r < in->count; ++r)
+    if (!tg__add_u64(live[tp->pf[r]], in->volumes[r], &live[tp->pf[r]]) ||
+        !tg__add_u64(sub[tp->pl[r]], in->volumes[r], &sub[tp->pl[r]])) {
       st = TG_ERROR_OVERFLOW;
       goto done;
     }
-    sub[tp->pl[r]] += in->volumes[r]; /* <= the live sum at that point, checked below */
-  }
-  uint64_t live = 0;
+  /* live[p] holds what starts at p: add the running sum, less what ended at p - 1. */
+  uint64_t cur = 0;
   for (size_t p = 0; p < np; ++p) {
-    if (p > 0) live -= sub[p - 1];
-    if (!tg__add_u64(live, add[p], &live)) {
+    if (p > 0) cur -= sub[p - 1];
+    if (!tg__add_u64(cur, live[p], &cur)) {
       st = TG_ERROR_OVERFLOW;
       goto done;
     }
-    if (live > *peak) *peak = live;
+    live[p] = cur;
   }
 done:
-  tg__free(in->alloc, add);
   tg__free(in->alloc, sub);
+  return st;
+}
+
+/* The largest live sum over the task points `tp` of `in` (tg__live_at_points). */
+static tg_status peak_at_points(const tg__plan_input *in, const tg__task_points *tp,
+                                uint64_t *peak) {
+  *peak = 0;
+  uint64_t *live = tg__calloc(in->alloc, tp->count ? tp->count : 1, sizeof *live);
+  if (live == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  tg_status st = tg__live_at_points(in, tp, live);
+  for (size_t p = 0; st == TG_OK && p < tp->count; ++p)
+    if (live[p] > *peak) *peak = live[p];
+  tg__free(in->alloc, live);
   return st;
 }
 

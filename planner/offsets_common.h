@@ -39,6 +39,13 @@ typedef struct tg__task_points {
 tg_status tg__task_points_init(const tg__plan_input *in, tg__task_points *tp);
 void tg__task_points_free(const tg__plan_input *in, tg__task_points *tp);
 
+/* The live sum at each of the task points `tp` of `in` (its volumes set): `live[p]` for
+ * p < tp->count, the caller's array. Only points matter: the live set of any other task is a
+ * subset of the one at the point before it. TG_ERROR_OVERFLOW when a sum passes 64 bits (no
+ * plan can exist), TG_ERROR_OUT_OF_HOST_MEMORY. */
+tg_status tg__live_at_points(const tg__plan_input *in, const tg__task_points *tp,
+                             uint64_t *live);
+
 /* The peak live volume of `in` (its records checked, volumes set): tg_bounds_compute's
  * peak_live without the positional maximums, which cost most of its time on large inputs.
  * TG_ERROR_OVERFLOW when a live sum passes 64 bits, TG_ERROR_OUT_OF_HOST_MEMORY (`*peak` = 0

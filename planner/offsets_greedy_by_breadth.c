@@ -18,40 +18,25 @@ tg_status tg__offsets_greedy_by_breadth(const tg__plan_input *in, tg_plan **out)
   if (st != TG_OK) return st;
   tg__task_points tp = {0, NULL, NULL};
   tg__gap_index *ix = NULL;
-  uint64_t *add = NULL, *sub = NULL;
+  uint64_t *live = NULL;
   uint32_t *tree = NULL;
   size_t *order = NULL;
   tg__sort_item *items = NULL;
   if (n == 0) goto finish;
   if ((st = tg__task_points_init(in, &tp)) != TG_OK) goto done;
   size_t np = tp.count;
-  add = tg__calloc(in->alloc, np, sizeof *add);
-  sub = tg__calloc(in->alloc, np, sizeof *sub);
+  live = tg__calloc(in->alloc, np, sizeof *live);
   tree = tg__calloc(in->alloc, 2 * np, sizeof *tree);
   order = tg__calloc(in->alloc, n, sizeof *order);
   items = tg__calloc(in->alloc, 2 * (n > np ? n : np), sizeof *items);
-  if (add == NULL || sub == NULL || tree == NULL || order == NULL || items == NULL) {
+  if (live == NULL || tree == NULL || order == NULL || items == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
 
   /* Breadth per point. A live sum beyond 64 bits means no plan can exist. */
-  for (size_t r = 0; r < n; ++r) {
-    if (!tg__add_u64(add[tp.pf[r]], in->volumes[r], &add[tp.pf[r]]) ||
-        !tg__add_u64(sub[tp.pl[r]], in->volumes[r], &sub[tp.pl[r]])) {
-      st = TG_ERROR_OVERFLOW;
-      goto done;
-    }
-  }
-  uint64_t live = 0;
-  for (size_t p = 0; p < np; ++p) {
-    if (p > 0) live -= sub[p - 1];
-    if (!tg__add_u64(live, add[p], &live)) {
-      st = TG_ERROR_OVERFLOW;
-      goto done;
-    }
-    items[p] = (tg__sort_item){UINT64_MAX - live, p};
-  }
+  if ((st = tg__live_at_points(in, &tp, live)) != TG_OK) goto done;
+  for (size_t p = 0; p < np; ++p) items[p] = (tg__sort_item){UINT64_MAX - live[p], p};
   tg__sort_items_stable(items, np, items + np);
   /* tree[np + p] = processing rank of point p; inner nodes hold minima. */
   for (size_t i = 0; i < np; ++i) tree[np + items[i].idx] = (uint32_t)i;
@@ -95,8 +80,7 @@ finish:
 done:
   tg__gap_index_destroy(ix);
   tg__task_points_free(in, &tp);
-  tg__free(in->alloc, add);
-  tg__free(in->alloc, sub);
+  tg__free(in->alloc, live);
   tg__free(in->alloc, tree);
   tg__free(in->alloc, order);
   tg__free(in->alloc, items);
