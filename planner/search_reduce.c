@@ -9,8 +9,9 @@
  * the records sharing an interval, whenever their sizes are equal; a stack of records all
  * spanning the whole input's time range is merged without a partner. A second candidate goes
  * on from the first's blocks, stacking every group when no chain is left, until neither rule
- * merges anything. Every block covers, at
- * every task, exactly the volume of its records, so the reduced input has the same peak-live
+ * merges anything; it is skipped when stacking would leave more blocks than half the records
+ * (a candidate with more is not planned). Every block covers, at every task, exactly the
+ * volume of its records, so the reduced input has the same peak-live
  * bound and any plan of it unfolds into a plan of the records with the same total (blocks at
  * their offsets, stacked records above one another, chained ones at the block's offset).
  * Merging loses no memory but can lose freedom: records stacked or chained here may need other
@@ -396,8 +397,8 @@ tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, uint32_t 
      * estimate those left. When that is above the target, the chains that stalled in the
      * first candidate would have to make up the rest: its passes are skipped (chains, wide
      * DAGs, transformer blocks: one to three passes that reached no plan). */
-    size_t left_est = rd.last_groups - (rd.last_merges < rd.last_groups ? rd.last_merges : rd.last_groups);
-    if (stage == 1 && left_est > target) break;
+    size_t merged = rd.last_merges < rd.last_groups ? rd.last_merges : rd.last_groups;
+    if (stage == 1 && rd.last_groups - merged > target) break;
     reduce_all(&rd, stage, target);
     if (rd.alive_count == last) break; /* nothing to pair: nothing to stack either */
     last = rd.alive_count;
