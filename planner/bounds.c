@@ -61,7 +61,7 @@ done:
   return st;
 }
 
-/* The largest live sum over the task points `tp` of `in` (tg__live_at_points). */
+/* The largest live sum over the task points `tp` of `in` (tg__live_at_points); 0 on failure. */
 static tg_status peak_at_points(const tg__plan_input *in, const tg__task_points *tp,
                                 uint64_t *peak) {
   *peak = 0;
@@ -76,12 +76,10 @@ static tg_status peak_at_points(const tg__plan_input *in, const tg__task_points 
 
 tg_status tg__peak_live(const tg__plan_input *in, uint64_t *peak) {
   *peak = 0;
-  if (in->count == 0) return TG_OK;
   tg__task_points tp = {0, NULL, NULL};
   tg_status st = tg__task_points_init(in, &tp);
-  if (st == TG_OK) st = peak_at_points(in, &tp, peak);
+  if (st == TG_OK) st = peak_at_points(in, &tp, peak); /* 0 unless it succeeds */
   tg__task_points_free(in, &tp);
-  if (st != TG_OK) *peak = 0;
   return st;
 }
 

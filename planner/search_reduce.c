@@ -62,7 +62,8 @@ typedef struct reducer {
   size_t *scratch;                  /* a block's members */
   size_t *excluded, excluded_count; /* records that take no part */
   uint32_t span_first, span_last;   /* the input's time range */
-  size_t last_groups, last_merges;  /* the latest pass's intervals (groups) and merges */
+  size_t stacked;                   /* the latest pass's intervals less its merges: about the
+                                       blocks left if every group were stacked */
   void *mem;                        /* the block all arrays above are carved from */
 } reducer;
 
@@ -232,7 +233,6 @@ static size_t reduce_pass(reducer *rd, int stack_all) {
   tg__sort_items_stable(rd->by_end, ng, rd->tmp);
   tg__sort_items_stable(rd->by_start, ng, rd->tmp);
   rd->next_count = 0;
-  rd->last_groups = ng;
   size_t merges = 0;
   /* Whole groups with equal sums across a boundary. */
   for (size_t i = 0, j = 0; i < ng && j < ng;) {
@@ -294,7 +294,7 @@ static size_t reduce_pass(reducer *rd, int stack_all) {
     for (size_t k = gr->beg; k < gr->end; ++k)
       if (!rd->gone[rd->items[k].idx]) rd->next_alive[rd->next_count++] = rd->items[k].idx;
   }
-  rd->last_merges = merges;
+  rd->stacked = merges < ng ? ng - merges : 0;
   size_t *t = rd->alive;
   rd->alive = rd->next_alive;
   rd->next_alive = t;
@@ -393,12 +393,11 @@ tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, uint32_t 
   size_t last = rd.alive_count, target = in->count / 2;
   target = target > rd.excluded_count ? target - rd.excluded_count : 0;
   for (int stage = 0; stage < 2 && st == TG_OK && (*best)->total > bound; ++stage) {
-    /* Stacking leaves one block per task interval; the last pass's intervals less its merges
-     * estimate those left. When that is above the target, the chains that stalled in the
-     * first candidate would have to make up the rest: its passes are skipped (chains, wide
-     * DAGs, transformer blocks: one to three passes that reached no plan). */
-    size_t merged = rd.last_merges < rd.last_groups ? rd.last_merges : rd.last_groups;
-    if (stage == 1 && rd.last_groups - merged > target) break;
+    /* Stacking leaves one block per task interval (rd.stacked estimates them). When that is
+     * above the target, the chains that stalled in the first candidate would have to make up
+     * the rest: its passes are skipped (chains, wide DAGs, transformer blocks: one to three
+     * passes that reached no plan). */
+    if (stage == 1 && rd.stacked > target) break;
     reduce_all(&rd, stage, target);
     if (rd.alive_count == last) break; /* nothing to pair: nothing to stack either */
     last = rd.alive_count;

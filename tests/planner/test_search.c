@@ -1339,6 +1339,10 @@ static void test_search_bound_matches_bounds(void **state) {
   tg__plan_input in = {big, 2, 1, &o, tg_allocator_default(), vol};
   assert_int_equal(tg__search_bound(&in, &bound), TG_ERROR_OVERFLOW);
   assert_int_equal(bound, 0);
+  in.count = 0;
+  bound = 7;
+  assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
+  assert_int_equal(bound, 0);
   tg_bounds b;
   assert_int_equal(tg_bounds_compute(big, 2, 1, NULL, &b), TG_ERROR_OVERFLOW);
 }
