@@ -405,43 +405,6 @@ tg_status tg_realization_get_tensor(const tg_realization *z, size_t record, tg_t
 
 /* ---- shadow run ---- */
 
-uint32_t tg_signature_word(uint32_t id, uint32_t index) {
-  uint32_t x = id * 0x9E3779B1u + index * 0x85EBCA77u + 0x27D4EB2Fu;
-  x ^= x >> 15;
-  x *= 0x2C1B3C6Du;
-  x ^= x >> 12;
-  x *= 0x297A2D39u;
-  x ^= x >> 15;
-  return x;
-}
-
-float tg_signature_texel(uint32_t id, uint32_t index) {
-  return (float)(tg_signature_word(id, index) & 0x3FFu);
-}
-
-uint16_t tg__float_to_half_exact(float v) {
-  /* v is a non-negative integer below 1024: exact in binary16. */
-  uint32_t n = (uint32_t)v;
-  if (n == 0) return 0;
-  int e = 31 - __builtin_clz(n);
-  uint32_t mant = (n << (10 - e)) & 0x3FFu;
-  return (uint16_t)(((uint32_t)(e + 15) << 10) | mant);
-}
-
-float tg__half_to_float(uint16_t h) {
-  uint32_t e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-  float v;
-  if (e == 0) v = (float)m / 16777216.0f; /* subnormal: m * 2^-24 */
-  else if (e == 31) v = m ? 0.0f / 0.0f : 1.0f / 0.0f;
-  else {
-    v = (float)(m | 0x400u);
-    int sh = (int)e - 25;
-    while (sh > 0) { v *= 2.0f; --sh; }
-    while (sh < 0) { v *= 0.5f; ++sh; }
-  }
-  return (h & 0x8000u) ? -v : v;
-}
-
 /* Per-op reads and writes of records. */
 typedef struct op_accesses {
   size_t op_count;

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 static void *default_alloc(void *user, size_t size) {
   (void)user;

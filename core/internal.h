@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "tangram/allocator.h"
-#include "tangram/graph.h"
 #include "tangram/status.h"
 
 /* The allocator to use: `a`, or the default when NULL. */
@@ -100,15 +99,5 @@ uint64_t tg__now_us(void);
  * extra NUL byte (not counted in *length). */
 tg_status tg__read_file(const char *path, const tg_allocator *a, char **data, size_t *length,
                         tg_error_info *err);
-
-/* A graph parser (tg_graph_parse_text's shape). */
-typedef tg_status (*tg__graph_parse_fn)(const char *data, size_t length, const char *source,
-                                        const tg_allocator *alloc, tg_graph **out,
-                                        tg_error_info *err);
-
-/* Read `path` whole and parse it with `parse` (the file name is the source in errors): the
- * body of the tg_graph_read_* functions. */
-tg_status tg__graph_read_file(const char *path, tg__graph_parse_fn parse, const tg_allocator *alloc,
-                              tg_graph **out, tg_error_info *err);
 
 #endif

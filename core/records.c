@@ -1,7 +1,7 @@
 /* Record sets and extents. The CSV reader is in records_csv.c. */
 #include "tangram/records.h"
 
-#include "internal.h"
+#include "core/internal.h"
 
 tg_status tg_extent_volume(tg_extent e, uint64_t *out) {
   uint64_t v;

@@ -1,6 +1,6 @@
 #include <stdio.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 void tg__strbuf_init(tg__strbuf *b, const tg_allocator *a) {
   memset(b, 0, sizeof *b);

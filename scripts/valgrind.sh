@@ -45,7 +45,7 @@ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 # missing has none), or the ones named on the command line.
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  mapfile -t targets < <(ctest --test-dir "$build" -N -L '^(backends|opencl|vulkan)$' 2>/dev/null |
+  mapfile -t targets < <(ctest --test-dir "$build" -N -L '^(host|opencl|vulkan)$' 2>/dev/null |
                          sed -n 's/^ *Test *#[0-9]*: *//p')
 fi
 if [ ${#targets[@]} -eq 0 ]; then

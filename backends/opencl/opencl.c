@@ -1508,10 +1508,8 @@ static const tg__backend_vtable k_opencl = {
 
 const tg__backend_vtable *tg__opencl_backend(void) { return &k_opencl; }
 
-tg_status tg__opencl_debug_counts(const tg_device *device, uint64_t *live, uint64_t *created) {
-  if (device == NULL || tg_device_get_info(device)->backend != TG_BACKEND_OPENCL)
-    return TG_ERROR_INVALID_ARGUMENT;
-  const ocl_device *d = tg__device_impl(device);
+tg_status tg__opencl_debug_counts_impl(const void *impl, uint64_t *live, uint64_t *created) {
+  const ocl_device *d = impl;
   if (d == NULL) return TG_ERROR_INVALID_ARGUMENT;
   if (live) *live = d->live_mem_objects;
   if (created) *created = d->mem_objects_created;

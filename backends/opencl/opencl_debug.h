@@ -4,12 +4,21 @@
 
 #include <stdint.h>
 
+#include "backends/backend_internal.h"
 #include "tangram/backend.h"
 
-/* The cl_mem objects of realisations on an OpenCL device: `live` = created and not yet
+/* (The library defines the _impl half, on the backend's own state, so that it never calls
+ * back into the generic layer.)
+ * The cl_mem objects of realisations on an OpenCL device: `live` = created and not yet
  * released (0 once every realisation is destroyed, whatever failed on the way), `created` =
  * created since the device was opened. Either pointer may be NULL. TG_ERROR_INVALID_ARGUMENT
  * for a device of another backend. */
-tg_status tg__opencl_debug_counts(const tg_device *device, uint64_t *live, uint64_t *created);
+tg_status tg__opencl_debug_counts_impl(const void *impl, uint64_t *live, uint64_t *created);
+static inline tg_status tg__opencl_debug_counts(const tg_device *device, uint64_t *live,
+                                                uint64_t *created) {
+  if (device == NULL || tg_device_get_info(device)->backend != TG_BACKEND_OPENCL)
+    return TG_ERROR_INVALID_ARGUMENT;
+  return tg__opencl_debug_counts_impl(tg__device_impl(device), live, created);
+}
 
 #endif

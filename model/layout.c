@@ -1,0 +1,419 @@
+/* Storage layouts: shape -> BHWC -> buffer bytes or texture extent, device limits, and the
+ * usage records of a graph for one storage type. */
+#include <stdio.h>
+#include <string.h>
+
+#include "model/model_internal.h"
+#include "tangram/layout.h"
+
+static const char *const k_storage_names[TG_STORAGE_COUNT] = {
+    "buffer", "image_buffer", "texture_2d", "texture_array", "texture_3d", "single_texture_2d"};
+
+const char *tg_storage_name(tg_storage storage) {
+  if ((unsigned)storage >= TG_STORAGE_COUNT) return NULL;
+  return k_storage_names[storage];
+}
+
+tg_status tg_storage_from_name(const char *name, tg_storage *out) {
+  if (name == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  for (unsigned i = 0; i < TG_STORAGE_COUNT; ++i)
+    if (strcmp(name, k_storage_names[i]) == 0) {
+      *out = (tg_storage)i;
+      return TG_OK;
+    }
+  return TG_ERROR_INVALID_ARGUMENT;
+}
+
+uint32_t tg_storage_dims(tg_storage storage) {
+  switch (storage) {
+    case TG_STORAGE_BUFFER:
+    case TG_STORAGE_IMAGE_BUFFER: return 1;
+    case TG_STORAGE_TEXTURE_2D:
+    case TG_STORAGE_SINGLE_TEXTURE_2D: return 2;
+    case TG_STORAGE_TEXTURE_ARRAY:
+    case TG_STORAGE_TEXTURE_3D: return 3;
+    default: return 0;
+  }
+}
+
+const char *tg_precision_name(tg_precision precision) {
+  switch (precision) {
+    case TG_PRECISION_FP32: return "fp32";
+    case TG_PRECISION_FP16: return "fp16";
+    default: return NULL;
+  }
+}
+
+tg_status tg_precision_from_name(const char *name, tg_precision *out) {
+  if (name == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  if (strcmp(name, "fp32") == 0) *out = TG_PRECISION_FP32;
+  else if (strcmp(name, "fp16") == 0) *out = TG_PRECISION_FP16;
+  else return TG_ERROR_INVALID_ARGUMENT;
+  return TG_OK;
+}
+
+uint32_t tg_precision_element_bytes(tg_precision precision) {
+  switch (precision) {
+    case TG_PRECISION_FP32: return 4;
+    case TG_PRECISION_FP16: return 2;
+    default: return 0;
+  }
+}
+
+uint32_t tg_precision_texel_bytes(tg_precision precision) {
+  return 4 * tg_precision_element_bytes(precision);
+}
+
+tg_status tg_shape_to_bhwc(const int64_t *shape, uint32_t rank, tg_bhwc *out) {
+  if (out == NULL || rank > TG_MAX_RANK || (rank > 0 && shape == NULL))
+    return TG_ERROR_INVALID_ARGUMENT;
+  for (uint32_t i = 0; i < rank; ++i)
+    if (shape[i] < 0) return TG_ERROR_INVALID_ARGUMENT;
+  tg_bhwc r = {1, 1, 1, 1};
+  switch (rank) {
+    case 0: break;
+    case 1: r.c = (uint64_t)shape[0]; break;
+    case 2: r.b = (uint64_t)shape[0]; r.c = (uint64_t)shape[1]; break;
+    case 3:
+      r.b = (uint64_t)shape[0];
+      r.w = (uint64_t)shape[1];
+      r.c = (uint64_t)shape[2];
+      break;
+    default: {
+      uint64_t b = 1;
+      for (uint32_t i = 0; i + 3 < rank; ++i)
+        if (!tg__mul_u64(b, (uint64_t)shape[i], &b)) return TG_ERROR_OVERFLOW;
+      r.b = b;
+      r.h = (uint64_t)shape[rank - 3];
+      r.w = (uint64_t)shape[rank - 2];
+      r.c = (uint64_t)shape[rank - 1];
+      break;
+    }
+  }
+  *out = r;
+  return TG_OK;
+}
+
+tg_status tg_storage_extent(tg_bhwc s, tg_storage storage, tg_precision precision,
+                            tg_extent *out) {
+  uint32_t elem = tg_precision_element_bytes(precision);
+  if (out == NULL || elem == 0 || tg_storage_dims(storage) == 0)
+    return TG_ERROR_INVALID_ARGUMENT;
+  uint64_t slices = s.c / 4 + (s.c % 4 != 0);
+  uint64_t wb, v;
+  tg_extent e = {1, 1, 1};
+  if (!tg__mul_u64(s.w, s.b, &wb)) return TG_ERROR_OVERFLOW;
+  switch (storage) {
+    case TG_STORAGE_BUFFER:
+    case TG_STORAGE_IMAGE_BUFFER:
+      if (!tg__mul_u64(wb, s.h, &v) || !tg__mul_u64(v, slices, &v) ||
+          !tg__mul_u64(v, 4u * elem, &v))
+        return TG_ERROR_OVERFLOW;
+      e.w = v;
+      break;
+    case TG_STORAGE_TEXTURE_2D:
+      if (!tg__mul_u64(s.h, slices, &v)) return TG_ERROR_OVERFLOW;
+      e.w = wb;
+      e.h = v;
+      break;
+    case TG_STORAGE_TEXTURE_ARRAY:
+    case TG_STORAGE_TEXTURE_3D:
+      e.w = wb;
+      e.h = s.h;
+      e.d = slices;
+      break;
+    case TG_STORAGE_SINGLE_TEXTURE_2D:
+      if (s.c > 4) return TG_ERROR_UNSUPPORTED;
+      e.w = wb;
+      e.h = s.h;
+      break;
+    default: return TG_ERROR_INVALID_ARGUMENT;
+  }
+  /* Volumes feed the planner's sums: keep every record's volume representable. */
+  if (tg_extent_volume(e, &v) != TG_OK) return TG_ERROR_OVERFLOW;
+  *out = e;
+  return TG_OK;
+}
+
+tg_device_limits tg_device_limits_default(void) {
+  tg_device_limits l;
+  l.max_buffer_bytes = (uint64_t)1 << 27;
+  l.max_image_buffer_texels = 65536;
+  l.max_texture_2d_width = 8192;
+  l.max_texture_2d_height = 8192;
+  l.max_texture_3d_width = 2048;
+  l.max_texture_3d_height = 2048;
+  l.max_texture_3d_depth = 2048;
+  l.max_texture_array_layers = 2048;
+  return l;
+}
+
+/* `v` exceeds limit `max` (0 = unlimited)? */
+static int over(uint64_t v, uint64_t max) { return max != 0 && v > max; }
+
+static void set_reason(char *reason, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void set_reason(char *reason, size_t size, const char *fmt, ...) {
+  if (reason == NULL || size == 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, size, fmt, ap);
+  va_end(ap);
+}
+
+tg_status tg_storage_check_fit(tg_bhwc shape, tg_storage storage, tg_precision precision,
+                               const tg_device_limits *limits, tg_extent *extent, char *reason,
+                               size_t reason_size) {
+  if (reason && reason_size) reason[0] = '\0';
+  tg_extent e;
+  tg_status st = tg_storage_extent(shape, storage, precision, &e);
+  if (st == TG_ERROR_UNSUPPORTED) {
+    set_reason(reason, reason_size, "C=%llu > 4 for single_texture_2d",
+               (unsigned long long)shape.c);
+    return st;
+  }
+  if (st == TG_ERROR_OVERFLOW) {
+    set_reason(reason, reason_size, "size of %llux%llux%llux%llu overflows 64 bits",
+               (unsigned long long)shape.b, (unsigned long long)shape.h,
+               (unsigned long long)shape.w, (unsigned long long)shape.c);
+    return st;
+  }
+  if (st != TG_OK) return st;
+  if (extent) *extent = e;
+  if (limits == NULL) return TG_OK;
+  const unsigned long long w = e.w, h = e.h, d = e.d;
+  switch (storage) {
+    case TG_STORAGE_BUFFER:
+      if (over(e.w, limits->max_buffer_bytes)) {
+        set_reason(reason, reason_size, "%llu bytes exceed max buffer %llu bytes", w,
+                   (unsigned long long)limits->max_buffer_bytes);
+        return TG_ERROR_LIMIT;
+      }
+      break;
+    case TG_STORAGE_IMAGE_BUFFER: {
+      uint64_t texels = e.w / tg_precision_texel_bytes(precision);
+      if (over(texels, limits->max_image_buffer_texels)) {
+        set_reason(reason, reason_size, "%llu texels exceed max image buffer %llu texels",
+                   (unsigned long long)texels,
+                   (unsigned long long)limits->max_image_buffer_texels);
+        return TG_ERROR_LIMIT;
+      }
+      if (over(e.w, limits->max_buffer_bytes)) {
+        set_reason(reason, reason_size, "%llu bytes exceed max buffer %llu bytes", w,
+                   (unsigned long long)limits->max_buffer_bytes);
+        return TG_ERROR_LIMIT;
+      }
+      break;
+    }
+    case TG_STORAGE_TEXTURE_2D:
+    case TG_STORAGE_SINGLE_TEXTURE_2D:
+      if (over(e.w, limits->max_texture_2d_width) || over(e.h, limits->max_texture_2d_height)) {
+        set_reason(reason, reason_size, "extent %llux%llu exceeds max 2D %llux%llu", w, h,
+                   (unsigned long long)limits->max_texture_2d_width,
+                   (unsigned long long)limits->max_texture_2d_height);
+        return TG_ERROR_LIMIT;
+      }
+      break;
+    case TG_STORAGE_TEXTURE_ARRAY:
+      if (over(e.w, limits->max_texture_2d_width) || over(e.h, limits->max_texture_2d_height) ||
+          over(e.d, limits->max_texture_array_layers)) {
+        set_reason(reason, reason_size,
+                   "extent %llux%llu with %llu layers exceeds max 2D %llux%llu with %llu layers",
+                   w, h, d, (unsigned long long)limits->max_texture_2d_width,
+                   (unsigned long long)limits->max_texture_2d_height,
+                   (unsigned long long)limits->max_texture_array_layers);
+        return TG_ERROR_LIMIT;
+      }
+      break;
+    case TG_STORAGE_TEXTURE_3D:
+      if (over(e.w, limits->max_texture_3d_width) || over(e.h, limits->max_texture_3d_height) ||
+          over(e.d, limits->max_texture_3d_depth)) {
+        set_reason(reason, reason_size, "extent %llux%llux%llu exceeds max 3D %llux%llux%llu", w,
+                   h, d, (unsigned long long)limits->max_texture_3d_width,
+                   (unsigned long long)limits->max_texture_3d_height,
+                   (unsigned long long)limits->max_texture_3d_depth);
+        return TG_ERROR_LIMIT;
+      }
+      break;
+    default: return TG_ERROR_INVALID_ARGUMENT;
+  }
+  return TG_OK;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Records of a graph. */
+
+void tg_model_records_destroy(tg_model_records *m) {
+  if (m == NULL) return;
+  tg_allocator a = m->alloc;
+  if (m->fallback_reasons && m->fallback)
+    for (size_t i = 0; i < m->fallback->count; ++i) tg__free(&a, m->fallback_reasons[i]);
+  tg__free(&a, m->fallback_reasons);
+  tg__free(&a, m->fallback_tensor_of);
+  tg__free(&a, m->tensor_of);
+  tg_record_set_destroy(m->fallback);
+  tg_record_set_destroy(m->records);
+  tg__free(&a, m);
+}
+
+/* Visit planned tensors in record order: graph inputs first (only planned with plan_io),
+ * then each op's outputs in op order. Tensors are visited once. Returns the count. */
+static size_t order_planned(const tg_graph *g, const tg_lifetimes *l, uint32_t *order,
+                            unsigned char *seen) {
+  size_t n = 0;
+  for (size_t k = 0; k < g->input_count; ++k) {
+    uint32_t t = g->inputs[k];
+    if (t < l->tensor_count && l->tensors[t].planned && !seen[t]) {
+      seen[t] = 1;
+      order[n++] = t;
+    }
+  }
+  for (size_t i = 0; i < g->op_count; ++i)
+    for (uint32_t k = 0; k < g->ops[i].output_count; ++k) {
+      int32_t t = g->ops[i].outputs[k];
+      if (t >= 0 && (size_t)t < l->tensor_count && l->tensors[t].planned && !seen[t]) {
+        seen[t] = 1;
+        order[n++] = (uint32_t)t;
+      }
+    }
+  /* Planned tensors that no op writes and that are not graph inputs can only come from
+   * lifetimes built by hand; keep them rather than drop them silently. */
+  for (size_t t = 0; t < l->tensor_count; ++t)
+    if (l->tensors[t].planned && !seen[t]) {
+      seen[t] = 1;
+      order[n++] = (uint32_t)t;
+    }
+  return n;
+}
+
+tg_status tg_model_records_create(const tg_graph *g, const tg_lifetimes *l, tg_storage storage,
+                                  tg_precision precision, const tg_device_limits *limits,
+                                  const tg_allocator *alloc, tg_model_records **out,
+                                  tg_error_info *err) {
+  if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  if (g == NULL || l == NULL)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "graph or lifetimes is NULL");
+  if (l->tensor_count != g->tensor_count)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                     "lifetimes are for %zu tensors but the graph has %zu", l->tensor_count,
+                     g->tensor_count);
+  if (tg_storage_dims(storage) == 0 || tg_precision_element_bytes(precision) == 0)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "unknown storage or precision");
+  alloc = tg__alloc_or_default(alloc);
+  const char *src = g->source ? g->source : "graph";
+  const size_t nt = g->tensor_count ? g->tensor_count : 1;
+
+  tg_status st = TG_OK;
+  tg_model_records *m = tg__calloc(alloc, 1, sizeof *m);
+  if (m != NULL) m->alloc = *alloc;  /* before anything can fail: destroy needs it */
+  uint32_t *order = tg__calloc(alloc, nt, sizeof *order);
+  unsigned char *seen = tg__calloc(alloc, nt, 1);
+  unsigned char *falls = tg__calloc(alloc, nt, 1);  /* 1: tensor falls back to a buffer */
+  tg_extent *size = tg__calloc(alloc, nt, sizeof *size);  /* indexed by position in order */
+  if (m == NULL || order == NULL || seen == NULL || falls == NULL || size == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  m->storage = storage;
+  m->precision = precision;
+  size_t n = order_planned(g, l, order, seen);
+
+  /* Sizes first, so the two sets can be allocated at their final counts. */
+  size_t primary = 0, fallback = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const tg_tensor *t = &g->tensors[order[k]];
+    const tg_tensor_lifetime *tl = &l->tensors[order[k]];
+    char reason[160];
+    tg_bhwc s;
+    if (tl->first_task < 0 || tl->last_task < tl->first_task) {
+      st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "%s: tensor '%s' is planned with interval [%d, %d]",
+                     src, t->name ? t->name : "?", (int)tl->first_task, (int)tl->last_task);
+      goto done;
+    }
+    st = tg_shape_to_bhwc(t->shape, t->rank, &s);
+    if (st != TG_OK) {
+      st = tg__error(err, st == TG_ERROR_OVERFLOW ? TG_ERROR_OVERFLOW : TG_ERROR_INVALID_ARGUMENT,
+                     "%s: tensor '%s': invalid or too large shape", src, t->name ? t->name : "?");
+      goto done;
+    }
+    st = tg_storage_check_fit(s, storage, precision, limits, &size[k], reason, sizeof reason);
+    if (st == TG_OK) {
+      ++primary;
+      continue;
+    }
+    if (st == TG_ERROR_OVERFLOW || storage == TG_STORAGE_BUFFER) {
+      st = tg__error(err, st, "%s: tensor '%s': %s", src, t->name ? t->name : "?", reason);
+      goto done;
+    }
+    /* Does not fit its texture/image buffer: try a plain buffer. */
+    char reason2[160];
+    st = tg_storage_check_fit(s, TG_STORAGE_BUFFER, precision, limits, &size[k], reason2,
+                              sizeof reason2);
+    if (st != TG_OK) {
+      st = tg__error(err, st, "%s: tensor '%s': %s, and as a buffer %s", src,
+                     t->name ? t->name : "?", reason, reason2);
+      goto done;
+    }
+    falls[order[k]] = 1;
+    ++fallback;
+  }
+
+  if ((st = tg_record_set_create(tg_storage_dims(storage), primary, alloc, &m->records)) != TG_OK ||
+      (st = tg_record_set_create(1, fallback, alloc, &m->fallback)) != TG_OK)
+    goto done;
+  m->tensor_of = tg__calloc(alloc, primary ? primary : 1, sizeof *m->tensor_of);
+  m->fallback_tensor_of = tg__calloc(alloc, fallback ? fallback : 1, sizeof *m->fallback_tensor_of);
+  m->fallback_reasons = tg__calloc(alloc, fallback ? fallback : 1, sizeof *m->fallback_reasons);
+  if (m->tensor_of == NULL || m->fallback_tensor_of == NULL || m->fallback_reasons == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  size_t ip = 0, ifb = 0;
+  for (size_t k = 0; k < n; ++k) {
+    uint32_t t = order[k];
+    const tg_tensor_lifetime *tl = &l->tensors[t];
+    tg_record_set *set;
+    size_t r;
+    if (falls[t]) {
+      char reason[160];
+      tg_bhwc s;
+      /* Recompute the reason rather than keep n strings around during sizing. */
+      (void)tg_shape_to_bhwc(g->tensors[t].shape, g->tensors[t].rank, &s);
+      (void)tg_storage_check_fit(s, storage, precision, limits, NULL, reason, sizeof reason);
+      m->fallback_reasons[ifb] = tg__strdup(alloc, reason);
+      if (m->fallback_reasons[ifb] == NULL) {
+        st = TG_ERROR_OUT_OF_HOST_MEMORY;
+        goto done;
+      }
+      m->fallback_tensor_of[ifb] = t;
+      set = m->fallback;
+      r = ifb++;
+    } else {
+      m->tensor_of[ip] = t;
+      set = m->records;
+      r = ip++;
+    }
+    set->records[r].size = size[k];
+    set->records[r].first_task = (uint32_t)tl->first_task;
+    set->records[r].last_task = (uint32_t)tl->last_task;
+    set->records[r].alignment = 0;
+    if ((st = tg_record_set_set_name(set, r, g->tensors[t].name)) != TG_OK) goto done;
+  }
+
+done:
+  tg__free(alloc, order);
+  tg__free(alloc, seen);
+  tg__free(alloc, falls);
+  tg__free(alloc, size);
+  if (st != TG_OK) {
+    if (st == TG_ERROR_OUT_OF_HOST_MEMORY) tg__error(err, st, "%s: out of memory", src);
+    tg_model_records_destroy(m);
+    return st;
+  }
+  *out = m;
+  return TG_OK;
+}

@@ -1,0 +1,602 @@
+/* A .tflite reader that walks the FlatBuffers binary directly.
+ *
+ * FlatBuffers in brief: the file starts with a uoffset (uint32, relative to its own position)
+ * to the root table. A table starts with an soffset (int32) to its vtable: vtable = table -
+ * soffset. A vtable is uint16 vtable_size, uint16 table_size, then one uint16 per field: the
+ * field's offset inside the table, 0 when absent. Vectors and strings are reached through a
+ * uoffset and start with a uint32 element count; strings end with a NUL. Everything is little
+ * endian. Nothing in the file is trusted: every read below is preceded by a bounds check done
+ * in size_t arithmetic that cannot wrap, and the reader follows a fixed schema path (model ->
+ * subgraph -> tensor/operator -> vector), so hostile offsets cannot make it loop or recurse.
+ *
+ * Schema fields used (tensorflow/lite/schema/schema.fbs, field index in parentheses):
+ *   Model: version (0), operator_codes (1), subgraphs (2), buffers (4)
+ *   OperatorCode: deprecated_builtin_code:byte (0), custom_code (1), builtin_code:int (3)
+ *   SubGraph: tensors (0), inputs (1), outputs (2), operators (3)
+ *   Tensor: shape (0), type (1), buffer (2), name (3), is_variable (5), shape_signature (7)
+ *   Operator: opcode_index (0), inputs (1), outputs (2)
+ *   Buffer: data (0), offset:ulong (1), size:ulong (2) */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "model/model_internal.h"
+#include "tangram/model.h"
+
+/* ------------------------------------------------------------------------------------------ */
+/* Builtin operator names, indexed by BuiltinOperator value. */
+
+static const char *const k_builtin_names[] = {
+    "ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D",
+    "DEPTH_TO_SPACE", "DEQUANTIZE", "EMBEDDING_LOOKUP", "FLOOR", "FULLY_CONNECTED",
+    /* 10 */
+    "HASHTABLE_LOOKUP", "L2_NORMALIZATION", "L2_POOL_2D", "LOCAL_RESPONSE_NORMALIZATION",
+    "LOGISTIC", "LSH_PROJECTION", "LSTM", "MAX_POOL_2D", "MUL", "RELU",
+    /* 20 */
+    "RELU_N1_TO_1", "RELU6", "RESHAPE", "RESIZE_BILINEAR", "RNN", "SOFTMAX", "SPACE_TO_DEPTH",
+    "SVDF", "TANH", "CONCAT_EMBEDDINGS",
+    /* 30 */
+    "SKIP_GRAM", "CALL", "CUSTOM", "EMBEDDING_LOOKUP_SPARSE", "PAD",
+    "UNIDIRECTIONAL_SEQUENCE_RNN", "GATHER", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND",
+    "TRANSPOSE",
+    /* 40 */
+    "MEAN", "SUB", "DIV", "SQUEEZE", "UNIDIRECTIONAL_SEQUENCE_LSTM", "STRIDED_SLICE",
+    "BIDIRECTIONAL_SEQUENCE_RNN", "EXP", "TOPK_V2", "SPLIT",
+    /* 50 */
+    "LOG_SOFTMAX", "DELEGATE", "BIDIRECTIONAL_SEQUENCE_LSTM", "CAST", "PRELU", "MAXIMUM",
+    "ARG_MAX", "MINIMUM", "LESS", "NEG",
+    /* 60 */
+    "PADV2", "GREATER", "GREATER_EQUAL", "LESS_EQUAL", "SELECT", "SLICE", "SIN",
+    "TRANSPOSE_CONV", "SPARSE_TO_DENSE", "TILE",
+    /* 70 */
+    "EXPAND_DIMS", "EQUAL", "NOT_EQUAL", "LOG", "SUM", "SQRT", "RSQRT", "SHAPE", "POW",
+    "ARG_MIN",
+    /* 80 */
+    "FAKE_QUANT", "REDUCE_PROD", "REDUCE_MAX", "PACK", "LOGICAL_OR", "ONE_HOT", "LOGICAL_AND",
+    "LOGICAL_NOT", "UNPACK", "REDUCE_MIN",
+    /* 90 */
+    "FLOOR_DIV", "REDUCE_ANY", "SQUARE", "ZEROS_LIKE", "FILL", "FLOOR_MOD", "RANGE",
+    "RESIZE_NEAREST_NEIGHBOR", "LEAKY_RELU", "SQUARED_DIFFERENCE",
+    /* 100 */
+    "MIRROR_PAD", "ABS", "SPLIT_V", "UNIQUE", "CEIL", "REVERSE_V2", "ADD_N", "GATHER_ND", "COS",
+    "WHERE",
+    /* 110 */
+    "RANK", "ELU", "REVERSE_SEQUENCE", "MATRIX_DIAG", "QUANTIZE", "MATRIX_SET_DIAG", "ROUND",
+    "HARD_SWISH", "IF", "WHILE",
+    /* 120 */
+    "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "SCATTER_ND", "SELECT_V2", "DENSIFY",
+    "SEGMENT_SUM", "BATCH_MATMUL", "PLACEHOLDER_FOR_GREATER_OP_CODES", "CUMSUM", "CALL_ONCE",
+    /* 130 */
+    "BROADCAST_TO", "RFFT2D", "CONV_3D", "IMAG", "REAL", "COMPLEX_ABS", "HASHTABLE",
+    "HASHTABLE_FIND", "HASHTABLE_IMPORT", "HASHTABLE_SIZE",
+    /* 140 */
+    "REDUCE_ALL", "CONV_3D_TRANSPOSE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE",
+    "BROADCAST_ARGS", "RANDOM_STANDARD_NORMAL", "BUCKETIZE", "RANDOM_UNIFORM", "MULTINOMIAL",
+    /* 150 */
+    "GELU", "DYNAMIC_UPDATE_SLICE", "RELU_0_TO_1", "UNSORTED_SEGMENT_PROD",
+    "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_SUM", "ATAN2", "UNSORTED_SEGMENT_MIN", "SIGN",
+    "BITCAST",
+    /* 160 */
+    "BITWISE_XOR", "RIGHT_SHIFT",
+};
+
+#define TG_TFLITE_BUILTIN_CUSTOM 32
+
+const char *tg_tflite_builtin_name(int32_t code) {
+  if (code < 0 || (size_t)code >= sizeof k_builtin_names / sizeof k_builtin_names[0]) return NULL;
+  return k_builtin_names[code];
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Bounds-checked FlatBuffers access. */
+
+/* Copies out of the file may total this many times the file size, plus 1 MiB. */
+#define TG_TFLITE_EXPANSION 16
+
+typedef struct fb_reader {
+  const uint8_t *data;
+  size_t length;
+  const char *source;
+  char where[160];  /* what is being read, e.g. "tensor 12"; prefixes every message */
+  tg_error_info *err;
+  /* Bytes the reader may still copy out of the file (names, index lists). FlatBuffers lets
+   * many tables share one vector or string, so a small file could otherwise make the reader
+   * copy the same large vector for every op: a few MB expanding to tens of GB. Real models
+   * share little; the budget is a generous multiple of the file size. */
+  uint64_t budget;
+} fb_reader;
+
+typedef struct fb_table {
+  size_t pos;            /* table start (where its soffset is) */
+  size_t vtable;         /* vtable start */
+  uint16_t vtable_size;  /* bytes, including the two header fields */
+  uint16_t size;         /* table inline size in bytes */
+} fb_table;
+
+typedef struct fb_vector {
+  size_t pos;       /* first element */
+  uint32_t count;
+  int present;
+} fb_vector;
+
+static tg_status fb_fail(fb_reader *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static tg_status fb_fail(fb_reader *r, const char *fmt, ...) {
+  char msg[320];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  if (r->where[0] != '\0')
+    return tg__error(r->err, TG_ERROR_PARSE, "%s: %s: %s", r->source, r->where, msg);
+  return tg__error(r->err, TG_ERROR_PARSE, "%s: %s", r->source, msg);
+}
+
+/* Charge `bytes` of copying to the budget. */
+static tg_status fb_spend(fb_reader *r, uint64_t bytes) {
+  if (bytes > r->budget)
+    return fb_fail(r, "the file expands to more than %d times its size (vectors or strings shared by too many tables)",
+                   TG_TFLITE_EXPANSION);
+  r->budget -= bytes;
+  return TG_OK;
+}
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static uint32_t rd32(const uint8_t *p) {
+  return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+         ((uint32_t)p[3] << 24);
+}
+static uint64_t rd64(const uint8_t *p) { return (uint64_t)rd32(p) | ((uint64_t)rd32(p + 4) << 32); }
+/* Two's complement without relying on implementation-defined unsigned->signed conversion. */
+static int32_t rdi32(const uint8_t *p) {
+  uint32_t u = rd32(p);
+  return u <= INT32_MAX ? (int32_t)u : (int32_t)(u - 0x80000000u) - INT32_MAX - 1;
+}
+
+/* The table at `pos`: its soffset, vtable and inline size must all lie inside the file. */
+static tg_status fb_table_at(fb_reader *r, size_t pos, const char *what, fb_table *t) {
+  if (pos > r->length || r->length - pos < 4)
+    return fb_fail(r, "%s table runs past the end of the file (offset %zu, length %zu)", what,
+                   pos, r->length);
+  int64_t so = rdi32(r->data + pos);
+  /* |so| < 2^31 and pos < 2^63, so the subtraction cannot overflow int64. */
+  int64_t vt = (int64_t)pos - so;
+  if (vt < 0 || (uint64_t)vt > r->length || r->length - (size_t)vt < 4)
+    return fb_fail(r, "%s table at offset %zu has its vtable outside the file (at %lld, length %zu)",
+                   what, pos, (long long)vt, r->length);
+  t->pos = pos;
+  t->vtable = (size_t)vt;
+  t->vtable_size = rd16(r->data + t->vtable);
+  t->size = rd16(r->data + t->vtable + 2);
+  if (t->vtable_size < 4 || (t->vtable_size & 1u) != 0)
+    return fb_fail(r, "%s table at offset %zu has an invalid vtable size %u", what, pos,
+                   (unsigned)t->vtable_size);
+  if (r->length - t->vtable < t->vtable_size)
+    return fb_fail(r, "%s vtable runs past the end of the file (offset %zu, size %u, length %zu)",
+                   what, t->vtable, (unsigned)t->vtable_size, r->length);
+  if (t->size < 4)
+    return fb_fail(r, "%s table at offset %zu has an invalid size %u", what, pos,
+                   (unsigned)t->size);
+  if (r->length - pos < t->size)
+    return fb_fail(r, "%s table runs past the end of the file (offset %zu, size %u, length %zu)",
+                   what, pos, (unsigned)t->size, r->length);
+  return TG_OK;
+}
+
+/* Position of field `field` (`width` bytes) of table `t`, or 0 when absent. The field must lie
+ * inside the table's inline data (and so inside the file). */
+static tg_status fb_field(fb_reader *r, const fb_table *t, unsigned field, size_t width,
+                          const char *name, size_t *pos) {
+  size_t entry = 4 + 2 * (size_t)field;
+  *pos = 0;
+  if (entry + 2 > t->vtable_size) return TG_OK; /* older writer: field not in the vtable */
+  uint16_t off = rd16(r->data + t->vtable + entry);
+  if (off == 0) return TG_OK;
+  if (off < 4 || (size_t)off + width > t->size)
+    return fb_fail(r, "field %s at table offset %u (%zu bytes) lies outside its table (size %u)",
+                   name, (unsigned)off, width, (unsigned)t->size);
+  *pos = t->pos + off;
+  return TG_OK;
+}
+
+static tg_status fb_u32(fb_reader *r, const fb_table *t, unsigned field, const char *name,
+                        uint32_t def, uint32_t *out) {
+  size_t pos;
+  tg_status st = fb_field(r, t, field, 4, name, &pos);
+  if (st != TG_OK) return st;
+  *out = pos ? rd32(r->data + pos) : def;
+  return TG_OK;
+}
+
+static tg_status fb_i32(fb_reader *r, const fb_table *t, unsigned field, const char *name,
+                        int32_t def, int32_t *out) {
+  size_t pos;
+  tg_status st = fb_field(r, t, field, 4, name, &pos);
+  if (st != TG_OK) return st;
+  *out = pos ? rdi32(r->data + pos) : def;
+  return TG_OK;
+}
+
+static tg_status fb_u8(fb_reader *r, const fb_table *t, unsigned field, const char *name,
+                       uint8_t def, uint8_t *out) {
+  size_t pos;
+  tg_status st = fb_field(r, t, field, 1, name, &pos);
+  if (st != TG_OK) return st;
+  *out = pos ? r->data[pos] : def;
+  return TG_OK;
+}
+
+static tg_status fb_u64(fb_reader *r, const fb_table *t, unsigned field, const char *name,
+                        uint64_t def, uint64_t *out) {
+  size_t pos;
+  tg_status st = fb_field(r, t, field, 8, name, &pos);
+  if (st != TG_OK) return st;
+  *out = pos ? rd64(r->data + pos) : def;
+  return TG_OK;
+}
+
+/* Follow the uoffset stored at `at` (4 bytes at `at` are known to be inside the file). */
+static tg_status fb_deref(fb_reader *r, size_t at, const char *name, size_t *target) {
+  uint32_t u = rd32(r->data + at);
+  *target = 0;
+  /* A uoffset always points forward past itself; 0 would make the object overlap its own
+   * reference (the classic self-referencing input). */
+  if (u == 0) return fb_fail(r, "%s offset at %zu points to itself", name, at);
+  if (u > r->length - at)
+    return fb_fail(r, "%s offset at %zu points past the end of the file (offset %zu + %u, length %zu)",
+                   name, at, at, u, r->length);
+  *target = at + u;
+  return TG_OK;
+}
+
+/* The vector whose length word is at `at`, of `elem`-byte elements. */
+static tg_status fb_vector_at(fb_reader *r, size_t at, size_t elem, const char *name,
+                              fb_vector *v) {
+  if (at > r->length || r->length - at < 4)
+    return fb_fail(r, "%s vector runs past the end of the file (offset %zu, length %zu)", name,
+                   at, r->length);
+  uint32_t n = rd32(r->data + at);
+  if ((r->length - at - 4) / elem < n)
+    return fb_fail(r, "%s vector of %u elements runs past the end of the file (offset %zu, length %zu)",
+                   name, n, at, r->length);
+  v->pos = at + 4;
+  v->count = n;
+  v->present = 1;
+  return TG_OK;
+}
+
+static tg_status fb_vector_field(fb_reader *r, const fb_table *t, unsigned field, size_t elem,
+                                 const char *name, fb_vector *v) {
+  size_t pos, target;
+  v->pos = 0;
+  v->count = 0;
+  v->present = 0;
+  tg_status st = fb_field(r, t, field, 4, name, &pos);
+  if (st != TG_OK || pos == 0) return st;
+  if ((st = fb_deref(r, pos, name, &target)) != TG_OK) return st;
+  return fb_vector_at(r, target, elem, name, v);
+}
+
+/* A string field: `*s` points into the file (NUL-terminated inside it), NULL when absent. */
+static tg_status fb_string_field(fb_reader *r, const fb_table *t, unsigned field,
+                                 const char *name, const char **s, size_t *len) {
+  fb_vector v;
+  *s = NULL;
+  *len = 0;
+  tg_status st = fb_vector_field(r, t, field, 1, name, &v);
+  if (st != TG_OK || !v.present) return st;
+  if (r->length - v.pos - v.count < 1)
+    return fb_fail(r, "%s string runs past the end of the file (offset %zu, length %zu)", name,
+                   v.pos - 4, r->length);
+  if (r->data[v.pos + v.count] != 0)
+    return fb_fail(r, "%s string at offset %zu is not NUL-terminated", name, v.pos - 4);
+  *s = (const char *)(r->data + v.pos);
+  *len = v.count;
+  return TG_OK;
+}
+
+/* Table element `i` of a vector of tables (i < v->count). */
+static tg_status fb_vector_table(fb_reader *r, const fb_vector *v, uint32_t i, const char *what,
+                                 fb_table *t) {
+  size_t at = v->pos + 4 * (size_t)i, target = 0;
+  tg_status st = fb_deref(r, at, what, &target);
+  if (st != TG_OK) return st;
+  return fb_table_at(r, target, what, t);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The model. */
+
+typedef struct tflite_model {
+  fb_table root;
+  fb_vector opcodes;
+  fb_vector subgraphs;
+  fb_vector buffers;
+  fb_table subgraph;
+  fb_vector tensors;
+  fb_vector inputs;
+  fb_vector outputs;
+  fb_vector operators;
+} tflite_model;
+
+static tg_status read_header(fb_reader *r, tflite_model *m) {
+  tg_status st;
+  size_t root = 0;
+  if (r->length < 8)
+    return fb_fail(r, "too short for a .tflite file (%zu bytes)", r->length);
+  if (memcmp(r->data + 4, "TFL3", 4) != 0)
+    return fb_fail(r, "not a .tflite file (no \"TFL3\" identifier at bytes 4..7)");
+  if ((st = fb_deref(r, 0, "root table", &root)) != TG_OK) return st;
+  if ((st = fb_table_at(r, root, "model", &m->root)) != TG_OK) return st;
+  uint32_t version;
+  if ((st = fb_u32(r, &m->root, 0, "version", 0, &version)) != TG_OK) return st;
+  if (version != 3)
+    return fb_fail(r, "schema version %u is not supported (only version 3 is)", version);
+  if ((st = fb_vector_field(r, &m->root, 1, 4, "operator_codes", &m->opcodes)) != TG_OK ||
+      (st = fb_vector_field(r, &m->root, 2, 4, "subgraphs", &m->subgraphs)) != TG_OK ||
+      (st = fb_vector_field(r, &m->root, 4, 4, "buffers", &m->buffers)) != TG_OK)
+    return st;
+  if (m->subgraphs.count == 0) return fb_fail(r, "the model has no subgraphs");
+  snprintf(r->where, sizeof r->where, "subgraph 0");
+  if ((st = fb_vector_table(r, &m->subgraphs, 0, "subgraph", &m->subgraph)) != TG_OK ||
+      (st = fb_vector_field(r, &m->subgraph, 0, 4, "tensors", &m->tensors)) != TG_OK ||
+      (st = fb_vector_field(r, &m->subgraph, 1, 4, "inputs", &m->inputs)) != TG_OK ||
+      (st = fb_vector_field(r, &m->subgraph, 2, 4, "outputs", &m->outputs)) != TG_OK ||
+      (st = fb_vector_field(r, &m->subgraph, 3, 4, "operators", &m->operators)) != TG_OK)
+    return st;
+  /* Tensor indices are int32 in the schema: more tensors than that cannot be referenced. */
+  if (m->tensors.count > (uint32_t)INT32_MAX)
+    return fb_fail(r, "%u tensors is more than can be indexed", m->tensors.count);
+  r->where[0] = '\0';
+  return TG_OK;
+}
+
+/* Is buffer `index` non-empty? Data is inline (`data`) or, in files over 2 GB, stored after
+ * the flatbuffer at `offset` with `size` (offset 0 and 1 mean "none": 1 is the placeholder
+ * writers use while building). */
+static tg_status buffer_has_data(fb_reader *r, const tflite_model *m, uint32_t index, int *has) {
+  fb_table b;
+  fb_vector data;
+  uint64_t offset, size;
+  tg_status st;
+  char what[32];
+  *has = 0;
+  snprintf(what, sizeof what, "buffer %u", index);
+  if ((st = fb_vector_table(r, &m->buffers, index, what, &b)) != TG_OK ||
+      (st = fb_vector_field(r, &b, 0, 1, "buffer data", &data)) != TG_OK ||
+      (st = fb_u64(r, &b, 1, "buffer offset", 0, &offset)) != TG_OK ||
+      (st = fb_u64(r, &b, 2, "buffer size", 0, &size)) != TG_OK)
+    return st;
+  if (data.count > 0) {
+    *has = 1;
+    return TG_OK;
+  }
+  if (offset > 1 && size > 0) {
+    if (offset > r->length || size > r->length - offset)
+      return fb_fail(r, "buffer %u: data (offset %llu, size %llu) runs past the end of the file (length %zu)",
+                     index, (unsigned long long)offset, (unsigned long long)size, r->length);
+    *has = 1;
+  }
+  return TG_OK;
+}
+
+static tg_status read_tensor(fb_reader *r, const tflite_model *m, uint32_t i, tg_graph *g) {
+  tg_tensor *tensor = &g->tensors[i];
+  fb_table t;
+  fb_vector shape;
+  tg_status st;
+  snprintf(r->where, sizeof r->where, "tensor %u", i);
+  if ((st = fb_vector_table(r, &m->tensors, i, "tensor", &t)) != TG_OK) return st;
+
+  if ((st = fb_vector_field(r, &t, 0, 4, "shape", &shape)) != TG_OK) return st;
+  if (!shape.present && (st = fb_vector_field(r, &t, 7, 4, "shape_signature", &shape)) != TG_OK)
+    return st;
+  if (shape.count > TG_MAX_RANK)
+    return fb_fail(r, "rank %u exceeds the maximum of %d", shape.count, TG_MAX_RANK);
+  tensor->rank = shape.count;
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < shape.count; ++d) {
+    int32_t v = rdi32(r->data + shape.pos + 4 * (size_t)d);
+    if (v < -1) return fb_fail(r, "shape dimension %u is %d", d, (int)v);
+    /* -1 = dynamic size; plan for the smallest real size, as TFLite's shape does. */
+    tensor->shape[d] = v == -1 ? 1 : v;
+    if (!tg__mul_u64(elements, (uint64_t)tensor->shape[d], &elements) ||
+        elements > (uint64_t)INT64_MAX)
+      return fb_fail(r, "shape has more elements than fit in 63 bits");
+  }
+
+  uint8_t type, is_variable;
+  uint32_t buffer;
+  if ((st = fb_u8(r, &t, 1, "type", 0, &type)) != TG_OK ||
+      (st = fb_u32(r, &t, 2, "buffer", 0, &buffer)) != TG_OK ||
+      (st = fb_u8(r, &t, 5, "is_variable", 0, &is_variable)) != TG_OK)
+    return st;
+  tensor->dtype = type <= TG_DTYPE_INT4 ? (tg_dtype)type : TG_DTYPE_UNKNOWN;
+  if (buffer > 0) {
+    /* Buffer 0 is, by convention, the empty buffer. */
+    if (buffer >= m->buffers.count)
+      return fb_fail(r, "buffer index %u is out of range (the model has %u buffers)", buffer,
+                     m->buffers.count);
+    int has;
+    if ((st = buffer_has_data(r, m, buffer, &has)) != TG_OK) return st;
+    if (has) tensor->flags |= TG_TENSOR_CONSTANT;
+  }
+  /* Variables hold state across invocations; they are never planned, and ops read them
+   * before (or without) writing them. */
+  if (is_variable) tensor->flags |= TG_TENSOR_CONSTANT;
+
+  const char *name;
+  size_t name_len;
+  if ((st = fb_string_field(r, &t, 3, "name", &name, &name_len)) != TG_OK) return st;
+  if ((st = fb_spend(r, (uint64_t)name_len + 16)) != TG_OK) return st;
+  if (name != NULL && name_len > 0) {
+    tensor->name = tg__strndup(&g->alloc, name, name_len);
+  } else {
+    char buf[32];
+    snprintf(buf, sizeof buf, "tensor_%u", i);
+    tensor->name = tg__strdup(&g->alloc, buf);
+  }
+  return tensor->name ? TG_OK : TG_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+/* The op name for operator code `index`: builtin name, custom code, or "BUILTIN_<n>". */
+static tg_status opcode_name(fb_reader *r, const tflite_model *m, uint32_t index,
+                             const tg_allocator *a, char **out) {
+  fb_table c;
+  tg_status st;
+  uint8_t deprecated_u8;
+  int32_t builtin;
+  const char *custom;
+  size_t custom_len;
+  char what[40];
+  *out = NULL;
+  if (index >= m->opcodes.count)
+    return fb_fail(r, "opcode index %u is out of range (the model has %u operator codes)", index,
+                   m->opcodes.count);
+  snprintf(what, sizeof what, "operator code %u", index);
+  if ((st = fb_vector_table(r, &m->opcodes, index, what, &c)) != TG_OK ||
+      (st = fb_u8(r, &c, 0, "deprecated_builtin_code", 0, &deprecated_u8)) != TG_OK ||
+      (st = fb_string_field(r, &c, 1, "custom_code", &custom, &custom_len)) != TG_OK ||
+      (st = fb_i32(r, &c, 3, "builtin_code", 0, &builtin)) != TG_OK)
+    return st;
+  /* deprecated_builtin_code is an int8 kept for old readers; codes above 127 live only in
+   * builtin_code, which old writers leave at 0. TFLite takes the larger of the two. */
+  int32_t deprecated = deprecated_u8 < 128 ? deprecated_u8 : (int32_t)deprecated_u8 - 256;
+  int32_t code = deprecated > builtin ? deprecated : builtin;
+  if (code < 0) return fb_fail(r, "%s: builtin code %d is negative", what, (int)code);
+  if ((st = fb_spend(r, (uint64_t)custom_len + 32)) != TG_OK) return st;
+  if (code == TG_TFLITE_BUILTIN_CUSTOM && custom != NULL && custom_len > 0) {
+    *out = tg__strndup(a, custom, custom_len);
+  } else {
+    const char *name = tg_tflite_builtin_name(code);
+    char buf[32];
+    if (name == NULL) {
+      snprintf(buf, sizeof buf, "BUILTIN_%d", (int)code);
+      name = buf;
+    }
+    *out = tg__strdup(a, name);
+  }
+  return *out ? TG_OK : TG_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+/* Copy an int32 tensor-index vector, checking every entry. `allow_absent`: -1 is kept. */
+static tg_status read_index_list(fb_reader *r, const fb_vector *v, size_t tensor_count,
+                                 int allow_absent, const char *what, const tg_allocator *a,
+                                 int32_t **out) {
+  *out = NULL;
+  tg_status st = fb_spend(r, 4 * (uint64_t)v->count);
+  if (st != TG_OK) return st;
+  *out = tg__calloc(a, v->count ? v->count : 1, sizeof **out);
+  if (*out == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (uint32_t k = 0; k < v->count; ++k) {
+    int32_t idx = rdi32(r->data + v->pos + 4 * (size_t)k);
+    if (idx == -1 && allow_absent) {
+      (*out)[k] = -1;
+      continue;
+    }
+    if (idx < 0 || (size_t)idx >= tensor_count) {
+      /* The caller frees *out with the graph. */
+      if (idx == -1)
+        return fb_fail(r, "%s %u is -1 (absent), which is not allowed here", what, k);
+      return fb_fail(r, "%s %u is tensor %d, outside 0..%zu", what, k, (int)idx,
+                     tensor_count ? tensor_count - 1 : 0);
+    }
+    (*out)[k] = idx;
+  }
+  return TG_OK;
+}
+
+static tg_status read_op(fb_reader *r, const tflite_model *m, uint32_t i, tg_graph *g) {
+  tg_op *op = &g->ops[i];
+  fb_table t;
+  fb_vector ins, outs;
+  uint32_t opcode;
+  tg_status st;
+  snprintf(r->where, sizeof r->where, "op %u", i);
+  if ((st = fb_vector_table(r, &m->operators, i, "operator", &t)) != TG_OK ||
+      (st = fb_u32(r, &t, 0, "opcode_index", 0, &opcode)) != TG_OK ||
+      (st = opcode_name(r, m, opcode, &g->alloc, &op->name)) != TG_OK)
+    return st;
+  snprintf(r->where, sizeof r->where, "op %u (%.120s)", i, op->name);
+  if ((st = fb_vector_field(r, &t, 1, 4, "inputs", &ins)) != TG_OK ||
+      (st = fb_vector_field(r, &t, 2, 4, "outputs", &outs)) != TG_OK)
+    return st;
+  op->input_count = ins.count;
+  op->output_count = outs.count;
+  if ((st = read_index_list(r, &ins, g->tensor_count, 1, "input", &g->alloc, &op->inputs)) !=
+      TG_OK)
+    return st;
+  return read_index_list(r, &outs, g->tensor_count, 0, "output", &g->alloc, &op->outputs);
+}
+
+static tg_status read_io(fb_reader *r, const fb_vector *v, tg_graph *g, uint32_t flag,
+                         const char *what, uint32_t **out, size_t *count) {
+  int32_t *list = NULL;
+  tg_status st = read_index_list(r, v, g->tensor_count, 0, what, &g->alloc, &list);
+  /* int32 and uint32 have the same size and every entry is now a valid index >= 0. */
+  *out = (uint32_t *)(void *)list;
+  if (st != TG_OK) return st;
+  *count = v->count;
+  for (uint32_t k = 0; k < v->count; ++k) {
+    (*out)[k] = (uint32_t)list[k];
+    g->tensors[(*out)[k]].flags |= flag;
+  }
+  return TG_OK;
+}
+
+tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *source,
+                                const tg_allocator *alloc, tg_graph **out, tg_error_info *err) {
+  if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  *out = NULL;
+  if (data == NULL && length > 0)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "data is NULL");
+  alloc = tg__alloc_or_default(alloc);
+  fb_reader r;
+  memset(&r, 0, sizeof r);
+  r.data = data;
+  r.length = length;
+  r.source = source ? source : "<memory>";
+  r.err = err;
+  if (!tg__mul_u64((uint64_t)length, TG_TFLITE_EXPANSION, &r.budget) ||
+      !tg__add_u64(r.budget, (uint64_t)1 << 20, &r.budget))
+    r.budget = UINT64_MAX;
+
+  tflite_model m;
+  tg_status st = read_header(&r, &m);
+  if (st != TG_OK) return st;
+
+  tg_graph *g = NULL;
+  st = tg_graph_create(m.tensors.count, m.operators.count, alloc, &g);
+  if (st != TG_OK) return tg__error(err, st, "%s: out of memory", r.source);
+  g->subgraph_count = m.subgraphs.count;
+  g->source = tg__strdup(alloc, r.source);
+  if (g->source == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (uint32_t i = 0; st == TG_OK && i < m.tensors.count; ++i) st = read_tensor(&r, &m, i, g);
+  if (st == TG_OK) {
+    snprintf(r.where, sizeof r.where, "subgraph 0");
+    st = read_io(&r, &m.inputs, g, TG_TENSOR_INPUT, "input", &g->inputs, &g->input_count);
+  }
+  if (st == TG_OK)
+    st = read_io(&r, &m.outputs, g, TG_TENSOR_OUTPUT, "output", &g->outputs, &g->output_count);
+  for (uint32_t i = 0; st == TG_OK && i < m.operators.count; ++i) st = read_op(&r, &m, i, g);
+  if (st != TG_OK) {
+    if (st == TG_ERROR_OUT_OF_HOST_MEMORY) tg__error(err, st, "%s: out of memory", r.source);
+    tg_graph_destroy(g);
+    return st;
+  }
+  *out = g;
+  return TG_OK;
+}
+
+static tg_status parse_tflite_text(const char *data, size_t length, const char *source,
+                                   const tg_allocator *alloc, tg_graph **out, tg_error_info *err) {
+  return tg_graph_parse_tflite(data, length, source, alloc, out, err);
+}
+
+tg_status tg_graph_read_tflite(const char *path, const tg_allocator *alloc, tg_graph **out,
+                               tg_error_info *err) {
+  return tg__graph_read_file(path, parse_tflite_text, alloc, out, err);
+}

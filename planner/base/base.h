@@ -1,0 +1,69 @@
+/* The planner's internal base: the checked input every strategy and search receives, the
+ * strategy table, and plan finishing (plan.c beside this file). */
+#ifndef TANGRAM_PLANNER_BASE_H
+#define TANGRAM_PLANNER_BASE_H
+
+#include "core/internal.h"
+#include "tangram/planner.h"
+
+/* What every strategy receives. All pointers are valid; `count` may be 0. */
+typedef struct tg__plan_input {
+  const tg_usage_record *records;
+  size_t count;
+  uint32_t dims;                   /* 1..3 */
+  const tg_plan_options *options;  /* never NULL */
+  const tg_allocator *alloc;       /* never NULL */
+  const uint64_t *volumes;         /* volumes[r] = w*h*d of record r, overflow already rejected */
+} tg__plan_input;
+
+/* A strategy creates `*out` (with tg_plan_create) and fills it; on failure `*out` is NULL. */
+typedef tg_status (*tg__strategy_fn)(const tg__plan_input *in, tg_plan **out);
+
+/* Objects mode (1D, 2D and 3D). */
+tg_status tg__objects_naive(const tg__plan_input *in, tg_plan **out);
+tg_status tg__objects_equality(const tg__plan_input *in, tg_plan **out);
+tg_status tg__objects_greedy_in_order(const tg__plan_input *in, tg_plan **out);
+tg_status tg__objects_greedy_by_breadth(const tg__plan_input *in, tg_plan **out);
+tg_status tg__objects_greedy_by_size(const tg__plan_input *in, tg_plan **out);
+tg_status tg__objects_min_cost_flow(const tg__plan_input *in, tg_plan **out);
+
+/* Offsets mode (1D). */
+tg_status tg__offsets_naive(const tg__plan_input *in, tg_plan **out);
+tg_status tg__offsets_greedy_in_order(const tg__plan_input *in, tg_plan **out); /* options->fit */
+tg_status tg__offsets_greedy_by_breadth(const tg__plan_input *in, tg_plan **out);
+tg_status tg__offsets_greedy_by_size(const tg__plan_input *in, tg_plan **out);
+
+/* Given plan->object_of filled for every record, set object_sizes (per-dimension max) and
+ * total (sum of volumes). object_count must already be right. TG_ERROR_OVERFLOW if the total
+ * does not fit 64 bits. */
+/* The function that plans strategy `s` in `mode` (planner/strategies/strategies.c); NULL where
+ * the strategy does not apply to the mode, and for TG_STRATEGY_BEST. */
+tg__strategy_fn tg__strategy_fn_get(tg_mode mode, tg_strategy s);
+
+tg_status tg__plan_finish_objects(const tg__plan_input *in, tg_plan *plan);
+/* Keep in `*best` the smaller of `*best` (may be NULL) and `cand` (ties keep `*best`); the
+ * other plan is destroyed. */
+void tg__keep_smaller(tg_plan **best, tg_plan *cand);
+
+/* Given plan->offset_of filled, set total = max(offset + size). */
+tg_status tg__plan_finish_offsets(const tg__plan_input *in, tg_plan *plan);
+
+/* The alignment record r must honour in offsets mode: max(options->alignment, record's), at
+ * least 1. */
+static inline uint64_t tg__record_alignment(const tg__plan_input *in, size_t r) {
+  uint64_t a = in->options->alignment;
+  uint64_t ra = in->records[r].alignment;
+  if (ra > a) a = ra;
+  return a ? a : 1;
+}
+
+/* Conflict test shared by strategies: 1 when records a and b may NOT use the same memory
+ * (intervals intersect, or the relation forbids it). */
+static inline int tg__records_conflict(const tg__plan_input *in, size_t a, size_t b) {
+  const tg_usage_record *ra = &in->records[a], *rb = &in->records[b];
+  if (ra->first_task <= rb->last_task && rb->first_task <= ra->last_task) return 1;
+  const tg_share_relation *rel = in->options->relation;
+  return rel != NULL && a != b && !rel->may_share(rel->user, a, b);
+}
+
+#endif

@@ -1,0 +1,249 @@
+/* Strategy `best`: every greedy strategy, then the search and exact modes on the smallest
+ * plan. This file is the one way into planner/search/: it drives the layers below it
+ * (reduce.c and split.c transform the input; iterated.c, lns.c, exact_offsets.c and
+ * exact_objects.c improve a plan), and hands reduce.c and split.c the function that plans
+ * their smaller inputs, so that no file below calls back up into this one. */
+#include <string.h>
+
+#include "planner/search/best.h"
+#include "planner/search/exact_objects.h"
+#include "planner/search/search.h"
+
+/* What `best` runs after the greedy strategies on a part of a split input (split.c) or on
+ * the whole input: the search aimed at `bound` (the input's own bound, or a higher one: the
+ * whole input's, for a part of it), then (offsets mode, exact) the branch-and-bound, filling
+ * options->exact_stats. */
+static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bound,
+                                          tg_plan **best) {
+  const tg_plan_options *o = in->options;
+  uint64_t t0 = tg__now_us();
+  tg_exact_stats local;
+  memset(&local, 0, sizeof local);
+  tg_exact_stats *stats = o->exact_stats ? o->exact_stats : &local;
+  int exact = o->exact && o->mode == TG_MODE_OFFSETS;
+  if (exact) tg__exact_stats_reset(stats);
+  uint64_t limit_ms = o->time_limit_ms;
+  if (exact && limit_ms == 0) limit_ms = 1000;
+  uint64_t search_ms = exact ? (limit_ms + 9) / 10 : limit_ms;
+  tg_status st = TG_OK;
+  if (search_ms > 0 && o->mode == TG_MODE_OFFSETS && o->relation == NULL &&
+      in->count <= TG_EXACT_MAX_RECORDS) {
+    /* Small serial inputs: the skyline search (at the bound first, then below the greedy
+     * answer) for nine tenths of the time and of a node cap, then iterated greedy. In exact
+     * mode its nodes and what it proves count in the exact stats. */
+    tg_exact_stats sky_stats;
+    memset(&sky_stats, 0, sizeof sky_stats);
+    uint64_t sky_ms = search_ms - search_ms / 10;
+    /* A relaxing dive first, in at most a quarter of that: a near-bound incumbent where the
+     * greedy strategies leave several percent (wide DAGs). */
+    uint64_t dive_nodes = 0;
+    st = tg__search_dive(in, bound, t0 + sky_ms * 250, sky_ms * TG__SKYLINE_NODES_PER_MS / 4,
+                         &dive_nodes, best);
+    if (st != TG_OK) return st;
+    if (exact && dive_nodes > 0) { /* part of the skyline search in the stats */
+      stats->nodes += dive_nodes;
+      stats->searched = 1;
+    }
+    uint64_t dive_us = tg__now_us() - t0;
+    st = tg__skyline_improve(in, bound, sky_ms * 1000 > dive_us ? sky_ms * 1000 - dive_us : 0,
+                             sky_ms * TG__SKYLINE_NODES_PER_MS, best, exact ? stats : &sky_stats);
+    if (st != TG_OK && st != TG_ERROR_OVERFLOW) return st;
+    st = TG_OK;
+    uint64_t used = tg__now_us() - t0, left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;
+    if (left > 0)
+      st = tg__search_improve(in, bound, left, (search_ms - sky_ms) * TG__SEARCH_ITERS_PER_MS,
+                              best);
+    if (st != TG_OK) return st;
+  } else if (search_ms > 0) {
+    st = tg__search_improve(in, bound, search_ms * 1000, search_ms * TG__SEARCH_ITERS_PER_MS,
+                            best);
+    if (st != TG_OK) return st;
+  }
+  if (exact) {
+    uint64_t used = tg__now_us() - t0, budget = limit_ms * 1000;
+    if (stats->proved_optimal && stats->total == (*best)->total) {
+      stats->lower_bound = stats->total; /* the search already proved it */
+    } else {
+      stats->proved_optimal = 0;
+      st = tg__exact_improve(in, bound, budget > used ? budget - used : 0, best, stats);
+    }
+    stats->elapsed_us = tg__now_us() - t0;
+    if (stats->progress != NULL) stats->progress(stats->progress_user, stats);
+  }
+  return st;
+}
+
+/* The merged blocks' planner (reduce.c): 1D records planned with `best` as tg_plan_compute
+ * would (the blocks are well-formed by construction, so only their volumes are needed). */
+static tg_status plan_blocks(const tg_usage_record *records, size_t count,
+                             const tg_plan_options *options, const tg_allocator *alloc,
+                             tg_plan **out) {
+  *out = NULL;
+  uint64_t *volumes = tg__calloc(alloc, count ? count : 1, sizeof *volumes);
+  if (volumes == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (size_t r = 0; r < count; ++r) volumes[r] = records[r].size.w;
+  tg__plan_input in = {records, count, 1, options, alloc, volumes};
+  tg_status st = tg__best_plan(&in, out);
+  tg__free(alloc, volumes);
+  if (st != TG_OK) {
+    tg_plan_destroy(*out);
+    *out = NULL;
+  }
+  return st;
+}
+
+/* The search after the greedy strategies: the merged blocks first, then part by part where
+ * the time axis splits, else the whole input. */
+static tg_status search_after_greedy(const tg__plan_input *in, tg_plan **best) {
+  uint64_t bound;
+  tg_status st = tg__search_bound(in, &bound);
+  if (st != TG_OK) return st;
+  /* The merged blocks first (reduce.c), for half the time (a tenth in exact mode);
+   * what follows gets what they leave. */
+  tg_plan_options opt = *in->options;
+  tg__plan_input sub = *in;
+  sub.options = &opt;
+  if ((*best)->total > bound) {
+    uint64_t limit = opt.time_limit_ms, t0 = tg__now_us();
+    if (opt.exact && limit == 0) limit = 1000;
+    int reduced = 0;
+    st = tg__search_reduced(in, bound, (uint32_t)(opt.exact ? limit / 10 : limit / 2),
+                            plan_blocks, best, &reduced);
+    if (st != TG_OK) return st;
+    uint64_t used = (tg__now_us() - t0) / 1000;
+    if (reduced) opt.time_limit_ms = (uint32_t)(limit > used + 1 ? limit - used : 1);
+  }
+  int split = 0;
+  st = tg__search_split(&sub, bound, search_after_greedy_bound, best, &split);
+  if (st != TG_OK || split) return st;
+  return search_after_greedy_bound(&sub, bound, best);
+}
+
+/* `best` with a time limit on large serial offsets inputs (see TG__LNS_MIN_RECORDS): the other
+ * greedy passes cost several times greedy-by-size at 100k records, and the search closes
+ * their gap, so greedy-by-size alone is the first answer and the search (which may start again
+ * from greedy-by-breadth, see tg__search_improve) gets the time. Returns TG_ERROR_OVERFLOW, for
+ * tg__best_plan to try every strategy, when that layout does not fit 64 bits. */
+static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
+  tg_plan *best = NULL;
+  tg_status st = tg__offsets_greedy_by_size(in, &best);
+  if (st == TG_OK) {
+    best->strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+    st = search_after_greedy(in, &best);
+  }
+  if (st != TG_OK) {
+    tg_plan_destroy(best);
+    return st;
+  }
+  *out = best;
+  return TG_OK;
+}
+
+/* Objects mode, 1D, after greedy. The search: the branch-and-bound for half of the time limit
+ * under a node cap proportional to it (so the plan does not depend on the machine's speed
+ * unless the clock stops it first), then, unless it proved the plan optimal, iterated greedy,
+ * which finds different improvements on larger sets. The exact mode: that search with a fifth
+ * of the time (so it never ends above it), then the branch-and-bound without a cap for the rest
+ * from the better incumbent; the shape-aware bound (bounds_shape.c), often above the
+ * positional maximums it prunes with, tightens the gap it reports and proves a plan that meets
+ * it optimal. */
+static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
+  const tg_plan_options *o = in->options;
+  tg_exact_stats local;
+  memset(&local, 0, sizeof local);
+  tg_exact_stats *stats = o->exact && o->exact_stats ? o->exact_stats : &local;
+  if (o->exact) tg__exact_stats_reset(stats); /* the branch-and-bound skips 0 records */
+  uint64_t ms = o->time_limit_ms ? o->time_limit_ms : 1000, t0 = tg__now_us();
+  uint64_t search_ms = o->exact ? (ms / 5 ? ms / 5 : 1) : ms, bb_ms = (search_ms + 1) / 2;
+  tg_status st = tg__exact_objects_improve(in, bb_ms * 1000, bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS,
+                                           best, stats);
+  if (st == TG_OK && !stats->proved_optimal) {
+    uint64_t bound, used = tg__now_us() - t0;
+    uint64_t left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;
+    st = tg__search_bound(in, &bound);
+    if (st == TG_OK && left > 0)
+      st = tg__search_improve(in, bound, left, (search_ms - bb_ms) * TG__SEARCH_ITERS_PER_MS, best);
+  }
+  if (st != TG_OK || !o->exact) return st;
+  if (!stats->proved_optimal) {
+    uint64_t nodes = stats->nodes, used = tg__now_us() - t0;
+    st = tg__exact_objects_improve(in, ms * 1000 > used ? ms * 1000 - used : 0, 0, best, stats);
+    stats->nodes += nodes;
+  }
+  uint64_t shape = 0;
+  if (st == TG_OK && !stats->proved_optimal &&
+      (st = tg_bounds_objects_shape(in->records, in->count, 1, in->alloc, &shape)) == TG_OK &&
+      shape >= stats->lower_bound) {
+    stats->lower_bound = shape < (*best)->total ? shape : (*best)->total;
+    stats->proved_optimal = shape >= (*best)->total;
+  }
+  stats->elapsed_us = tg__now_us() - t0;
+  if (st == TG_OK && stats->progress != NULL) stats->progress(stats->progress_user, stats);
+  return st;
+}
+
+tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
+  if (in->options->mode == TG_MODE_OFFSETS && in->options->time_limit_ms > 0 &&
+      !in->options->exact && in->options->relation == NULL && in->count >= TG__LNS_MIN_RECORDS) {
+    tg_status st = run_best_large(in, out);
+    if (st != TG_ERROR_OVERFLOW) return st;
+  }
+  tg_plan *best = NULL;
+  int overflowed = 0;
+  size_t mcf_max = in->options->mcf_max_records ? in->options->mcf_max_records
+                                                : TG_DEFAULT_MCF_MAX_RECORDS;
+  tg_plan_options opt = *in->options;
+  tg__plan_input sub = *in;
+  sub.options = &opt;
+  for (int s = 0; s < TG_STRATEGY_BEST; ++s) {
+    tg__strategy_fn fn = tg__strategy_fn_get(in->options->mode, (tg_strategy)s);
+    if (fn == NULL) continue;
+    if (s == TG_STRATEGY_MIN_COST_FLOW && in->count > mcf_max) continue;
+    int fits = (in->options->mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER) ? 3 : 1;
+    for (int f = 0; f < fits; ++f) {
+      if (fits > 1) opt.fit = (tg_fit)f;
+      tg_plan *cand = NULL;
+      tg_status st = fn(&sub, &cand);
+      if (st != TG_OK) {
+        /* A strategy may leave a half-filled plan behind when it fails (an overflowing
+         * total is found after the plan was created): free it like tg_plan_compute does. */
+        tg_plan_destroy(cand);
+        /* A layout that does not fit 64 bits is no candidate, but another strategy's may
+         * (sizes near 2^64 that only fit when shared): keep looking. */
+        if (st == TG_ERROR_OVERFLOW) {
+          overflowed = 1;
+          continue;
+        }
+        tg_plan_destroy(best);
+        return st;
+      }
+      cand->strategy = (tg_strategy)s;
+      cand->fit = opt.fit;
+      tg__keep_smaller(&best, cand);
+    }
+  }
+  if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;
+  /* Objects mode, 1D: the branch-and-bound over assignments (exact_objects.c) is both the
+   * exact mode and, under a node cap, the improvement search (objects_1d_improve). The
+   * iterated-greedy search alone only runs where it cannot (textures, too many records). */
+  if ((in->options->exact || in->options->time_limit_ms > 0) && in->options->mode == TG_MODE_OBJECTS &&
+      in->dims == 1 && in->count <= TG__EXACT_OBJECTS_MAX_RECORDS) {
+    tg_status st = objects_1d_improve(in, &best);
+    if (st != TG_OK) {
+      tg_plan_destroy(best);
+      return st;
+    }
+    *out = best;
+    return TG_OK;
+  }
+  /* Improvement search (and the exact mode) on top of the best greedy plan. */
+  if (in->options->time_limit_ms > 0 || in->options->exact) {
+    tg_status st = search_after_greedy(in, &best);
+    if (st != TG_OK) {
+      tg_plan_destroy(best);
+      return st;
+    }
+  }
+  *out = best;
+  return TG_OK;
+}
