@@ -4,14 +4,16 @@
 #   scripts/build-matrix.sh                 the CI matrix
 #   scripts/build-matrix.sh --all           every build type with clang too
 #   scripts/build-matrix.sh --no-werror     report warnings instead of failing on them
+#   scripts/build-matrix.sh --full          tests, demos and benchmarks too
 set -euo pipefail
 cd "$(dirname "$0")/.."
-all=0 werror=ON
+all=0 werror=ON parts=OFF
 for arg in "$@"; do
   case "$arg" in
     --all) all=1 ;;
     --no-werror) werror=OFF ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --full) parts=ON ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
     *) echo "build-matrix.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -29,13 +31,13 @@ fi
 failed=0
 for b in "${builds[@]}"; do
   cc=${b%%:*} type=${b#*:}
-  dir="build-matrix/$cc-$type"
+  dir="build-matrix/$cc-$type-$parts"
   log="$dir.log"
   mkdir -p build-matrix
   start=$(date +%s)
   if CC=$cc cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="$type" \
-       -DTANGRAM_WERROR="$werror" -DTANGRAM_BUILD_TESTS=OFF -DTANGRAM_BUILD_DEMOS=OFF \
-       -DTANGRAM_BUILD_BENCH=OFF >"$log" 2>&1 &&
+       -DTANGRAM_WERROR="$werror" -DTANGRAM_BUILD_TESTS=$parts -DTANGRAM_BUILD_DEMOS=$parts \
+       -DTANGRAM_BUILD_BENCH=$parts >"$log" 2>&1 &&
      cmake --build "$dir" -j"$jobs" >>"$log" 2>&1; then
     warnings=$(grep -c 'warning:' "$log" || true)
     status=ok

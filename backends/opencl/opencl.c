@@ -706,7 +706,10 @@ static tg_status opencl_open(const tg_device_options *options, const tg_allocato
   a->GetPlatformInfo(d->platform, CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
   a->GetPlatformInfo(d->platform, CL_PLATFORM_VERSION, sizeof pversion - 1, pversion, NULL);
   device_info(d, CL_DRIVER_VERSION, dversion, sizeof dversion - 1);
-  snprintf(info->driver, sizeof info->driver, "%s, %s, driver %s", pname, pversion, dversion);
+  /* A driver string longer than the field is cut, visibly: it ends in "...". */
+  if (snprintf(info->driver, sizeof info->driver, "%s, %s, driver %s", pname, pversion,
+               dversion) >= (int)sizeof info->driver)
+    memcpy(info->driver + sizeof info->driver - 4, "...", 4);
 
   char *extensions = NULL;
   size_t ext_len = 0;
