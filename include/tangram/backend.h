@@ -17,6 +17,7 @@
 extern "C" {
 #endif
 
+/* Which driver API a device is opened through. */
 typedef enum tg_backend_kind {
   TG_BACKEND_AUTO = 0,   /* $TANGRAM_BACKEND if set, else the first that opens: vulkan, opencl, host */
   TG_BACKEND_HOST = 1,   /* aligned host memory; the reference implementation */
@@ -25,8 +26,9 @@ typedef enum tg_backend_kind {
   TG_BACKEND_COUNT
 } tg_backend_kind;
 
-/* "auto", "host", "opencl", "vulkan"; NULL when out of range. */
+/* "auto", "host", "opencl", "vulkan"; NULL when out of range. Static string. */
 const char *tg_backend_name(tg_backend_kind kind);
+/* Parse a backend name as above. TG_ERROR_INVALID_ARGUMENT if unknown (`*out` untouched). */
 tg_status tg_backend_from_name(const char *name, tg_backend_kind *out);
 
 /* What a device is and what it can do. Filled by tg_device_open. */
@@ -65,11 +67,13 @@ typedef struct tg_backend_skip {
   char reason[256];
 } tg_backend_skip;
 
+/* An open device (opaque). Use from one thread at a time. */
 typedef struct tg_device tg_device;
 
 /* Open a device. With TG_BACKEND_AUTO, tries Vulkan, OpenCL, then host, and records each one
  * passed over in `skipped` (capacity TG_BACKEND_COUNT; may be NULL) and `*skipped_count`.
- * An explicit backend that cannot open is an error (no fallback). `*out` is NULL on failure. */
+ * An explicit backend that cannot open is an error (no fallback). The caller owns the device
+ * (tg_device_close); `*out` is NULL on failure. */
 tg_status tg_device_open(const tg_device_options *options, const tg_allocator *alloc,
                          tg_device **out, tg_backend_skip *skipped, size_t *skipped_count,
                          tg_error_info *err);
@@ -99,19 +103,26 @@ typedef struct tg_resource_requirements {
   int linear;
 } tg_resource_requirements;
 
+/* Fill `*out` with what `resource` needs on `device` at `precision`. TG_ERROR_INVALID_ARGUMENT
+ * for NULL arguments; TG_ERROR_OVERFLOW when the size does not fit 64 bits; a driver
+ * failure's status otherwise. May call the driver (Vulkan creates and destroys a resource to
+ * ask). */
 tg_status tg_device_compute_requirements(tg_device *device, const tg_tensor_resource *resource,
                                          tg_precision precision, tg_resource_requirements *out);
 
 /* Byte records for an arena (offsets mode) holding these resources: each record gets the
  * device's real size and alignment (and granularity between linear and optimal resources),
  * with the task intervals of `records`. The result is a 1D record set to plan in offsets
- * mode and realise with the same resources. */
+ * mode and realise with the same resources. The caller owns the set; `*out` is NULL on
+ * failure (statuses of tg_device_compute_requirements, TG_ERROR_OVERFLOW when rounding to
+ * the granularity overflows, TG_ERROR_OUT_OF_HOST_MEMORY). */
 tg_status tg_device_compute_arena_records(tg_device *device, const tg_tensor_resource *resources,
                                           const tg_usage_record *records, size_t count,
                                           tg_precision precision, const tg_allocator *alloc,
                                           tg_record_set **out);
 
-/* What to realise. */
+/* What to realise. Read only during tg_realization_create (the realization copies what it
+ * keeps). */
 typedef struct tg_realize_desc {
   const tg_plan *plan;                    /* objects or offsets */
   const tg_usage_record *records;         /* the records the plan was made for */
@@ -138,6 +149,7 @@ typedef struct tg_tensor_handle {
   tg_extent region;           /* images: the texels the tensor uses; buffers: (bytes,1,1) */
 } tg_tensor_handle;
 
+/* A plan made real on one device (opaque). Use from one thread at a time, like its device. */
 typedef struct tg_realization tg_realization;
 
 /* Create every allocation the plan needs (objects: one per shared object; offsets: one arena)
@@ -148,7 +160,10 @@ tg_status tg_realization_create(tg_device *device, const tg_realize_desc *desc,
                                 tg_error_info *err);
 /* Release all device memory of a realization. NULL is a no-op. */
 void tg_realization_destroy(tg_realization *realization);
+/* Fill `*out` with the realization's statistics (zeros for a NULL realization). Cheap. */
 void tg_realization_get_stats(const tg_realization *realization, tg_realization_stats *out);
+/* Where record `record` lives. The handles stay owned by the realization and are valid until
+ * it is destroyed. TG_ERROR_INVALID_ARGUMENT for a record out of range. Cheap. */
 tg_status tg_realization_get_tensor(const tg_realization *realization, size_t record,
                                     tg_tensor_handle *out);
 
@@ -158,6 +173,8 @@ tg_status tg_realization_get_tensor(const tg_realization *realization, size_t re
  * r is written at first_task and verified at last_task (when last_task > first_task). With `out_of_order`, ops run
  * concurrently except where `waits` orders them (graph edges, plus reuse edges for serial
  * plans): a plan that needs more ordering than given shows up as corruption. */
+/* What the check runs (NULL or a zeroed struct: records in task order, in order). Read only
+ * during tg_realization_check. */
 typedef struct tg_check_desc {
   const tg_graph *graph;                  /* may be NULL */
   const uint32_t *tensor_of_record;       /* with a graph: record -> tensor index */
@@ -167,6 +184,8 @@ typedef struct tg_check_desc {
   const uint32_t *const *waits;           /* per op: the ops it waits for */
 } tg_check_desc;
 
+/* What the check found. `mismatches` is set by the caller before the call; the rest is
+ * output. */
 typedef struct tg_check_result {
   uint64_t corrupted_records;   /* records with at least one mismatching word/texel */
   uint64_t *mismatches;         /* caller array of record_count entries, or NULL */
@@ -174,7 +193,8 @@ typedef struct tg_check_result {
 } tg_check_result;
 
 /* Run the check. TG_OK when it ran (look at out->corrupted_records); an error when the device
- * failed. */
+ * failed or host memory ran out (`err` says which). Writes and reads every record's whole
+ * extent once per producer and consumer: cost grows with the realised bytes. */
 tg_status tg_realization_check(tg_realization *realization, const tg_check_desc *desc,
                                tg_check_result *out, tg_error_info *err);
 

@@ -24,15 +24,17 @@ typedef enum tg_dtype {
   TG_DTYPE_UNKNOWN = 255
 } tg_dtype;
 
-/* Tensor marks. */
+/* Tensor marks (bits of tg_tensor.flags). */
 enum {
   TG_TENSOR_INPUT = 1u << 0,    /* a graph input */
   TG_TENSOR_OUTPUT = 1u << 1,   /* a graph output */
   TG_TENSOR_CONSTANT = 1u << 2  /* holds data in the file (weights) or marked constant */
 };
 
+/* Largest tensor rank Tangram represents (readers reject higher ranks). */
 #define TG_MAX_RANK 8
 
+/* One tensor of a graph. Strings and arrays are owned by the graph. */
 typedef struct tg_tensor {
   char *name;                  /* never NULL (readers synthesise "tensor_<i>" if absent) */
   uint32_t rank;               /* 0..TG_MAX_RANK */
@@ -41,6 +43,7 @@ typedef struct tg_tensor {
   uint32_t flags;              /* TG_TENSOR_* */
 } tg_tensor;
 
+/* One op of a graph: the tensors it reads and writes. Owned by the graph. */
 typedef struct tg_op {
   char *name;                  /* builtin op name ("CONV_2D"), custom code, or the text graph's op name */
   uint32_t input_count;
@@ -49,7 +52,8 @@ typedef struct tg_op {
   int32_t *outputs;            /* tensor indices (never -1) */
 } tg_op;
 
-/* A graph. Op order is execution order. Owns all its memory. */
+/* A graph. Op order is execution order. Owns all its memory (from `alloc`); free with
+ * tg_graph_destroy. */
 typedef struct tg_graph {
   size_t tensor_count;
   tg_tensor *tensors;
@@ -64,22 +68,25 @@ typedef struct tg_graph {
   tg_allocator alloc;
 } tg_graph;
 
-/* Create an empty graph with room for the given counts (all zeroed). Used by readers and by
- * programs that build a graph in code. */
+/* Create an empty graph with room for the given counts (all zeroed: tensor names are NULL
+ * until set). Used by readers and by programs that build a graph in code. The caller owns the
+ * graph; `*out` is NULL on failure (TG_ERROR_OUT_OF_HOST_MEMORY). */
 tg_status tg_graph_create(size_t tensor_count, size_t op_count, const tg_allocator *alloc,
                           tg_graph **out);
 /* Free a graph and everything it owns. NULL is a no-op. */
 void tg_graph_destroy(tg_graph *graph);
 
 /* Builders for graphs made in code: each copies its arguments into graph-owned memory
- * (replacing what the slot held). TG_ERROR_INVALID_ARGUMENT for an index out of range, a rank
- * above TG_MAX_RANK or a negative dimension; TG_ERROR_OUT_OF_HOST_MEMORY leaves the slot as
- * it was. */
+ * (replacing what the slot held). TG_ERROR_INVALID_ARGUMENT for a slot index out of range, a
+ * NULL name, a rank above TG_MAX_RANK or a negative dimension; an op's tensor indices are
+ * checked later (tg_graph_compute_lifetimes). On failure the slot is left as it was. */
 tg_status tg_graph_set_tensor(tg_graph *graph, size_t index, const char *name, uint32_t rank,
                               const int64_t *shape, tg_dtype dtype, uint32_t flags);
 tg_status tg_graph_set_op(tg_graph *graph, size_t index, const char *name, uint32_t input_count,
                           const int32_t *inputs, uint32_t output_count, const int32_t *outputs);
-/* Set the graph inputs and outputs (and the TG_TENSOR_INPUT / TG_TENSOR_OUTPUT marks). */
+/* Set the graph inputs and outputs (copied), replacing the previous ones and their
+ * TG_TENSOR_INPUT / TG_TENSOR_OUTPUT marks. TG_ERROR_INVALID_ARGUMENT for an index out of
+ * range; on any failure the graph is unchanged. */
 tg_status tg_graph_set_io(tg_graph *graph, size_t input_count, const uint32_t *inputs,
                           size_t output_count, const uint32_t *outputs);
 
@@ -95,22 +102,27 @@ typedef struct tg_tensor_lifetime {
   int planned;                 /* gets a usage record */
 } tg_tensor_lifetime;
 
+/* Lifetimes of every tensor of one graph (tensor_count entries, indexed like graph->tensors).
+ * Owns its arrays; free with tg_lifetimes_destroy. */
 typedef struct tg_lifetimes {
   size_t tensor_count;
   tg_tensor_lifetime *tensors;
   tg_allocator alloc;
 } tg_lifetimes;
 
+/* Lifetime options. A zeroed struct (or NULL) means the defaults. */
 typedef struct tg_lifetime_options {
   int plan_io;                 /* nonzero: graph inputs and outputs get records too */
 } tg_lifetime_options;
 
 /* Compute lifetimes with the rules of docs/models.md. Fails with TG_ERROR_GRAPH (and `err`
  * naming the op) when the op order is not topological (a tensor read before it is written, or
- * written twice). `options` may be NULL. */
+ * written twice). `options` may be NULL. The caller owns the result; `*out` is NULL on
+ * failure. O(tensors + op inputs and outputs). */
 tg_status tg_graph_compute_lifetimes(const tg_graph *graph, const tg_lifetime_options *options,
                                      const tg_allocator *alloc, tg_lifetimes **out,
                                      tg_error_info *err);
+/* Free lifetimes. NULL is a no-op. */
 void tg_lifetimes_destroy(tg_lifetimes *lifetimes);
 
 #ifdef __cplusplus

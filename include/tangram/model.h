@@ -95,7 +95,7 @@ typedef struct tg_model {
 
 /* Parse a model held in memory, detecting its format with tg_model_detect_format. `source`
  * (NULL: "<memory>") names it in errors. On failure `*out` is NULL and `err` comes from the
- * reader for the detected format. */
+ * reader for the detected format. The caller owns the model (tg_model_destroy). */
 tg_status tg_model_parse(const void *data, size_t length, const char *source,
                          const tg_allocator *alloc, tg_model **out, tg_error_info *err);
 

@@ -31,9 +31,11 @@ const char *tg_order_method_name(tg_order_method method);
 
 /* Search options. A zeroed struct (or NULL) means the defaults. */
 typedef struct tg_order_options {
-  /* Wall-time budget of the whole search in milliseconds (0 = 1000). The heuristic phase also
-   * stops after a fixed amount of work and the exact phase after `exact_max_states` states, so
-   * the result depends only on the input whenever those caps, not the clock, end the search. */
+  /* Wall-time budget of the whole search in milliseconds (0 = 1000). Set-up and the first
+   * candidate orders are not interrupted and may overrun it by a few passes over the graph.
+   * The heuristic also stops after a fixed amount of work and the exact search after
+   * `exact_max_states` states, so the result depends only on the input whenever those caps,
+   * not the clock, end the search. */
   uint32_t time_limit_ms;
   /* The exact search runs only when at most this many ops are scheduled (0 =
    * TG_ORDER_DEFAULT_EXACT_MAX_OPS). */
@@ -48,7 +50,7 @@ typedef struct tg_order_options {
 #define TG_ORDER_DEFAULT_EXACT_MAX_OPS ((size_t)512)
 #define TG_ORDER_DEFAULT_EXACT_MAX_STATES ((uint64_t)1 << 19)
 
-/* An op order and what it gains. Owns its arrays. */
+/* An op order and what it gains. Owns its arrays; free with tg_op_order_destroy. */
 typedef struct tg_op_order {
   size_t op_count;
   uint32_t *order;          /* order[k] = the graph's op index that runs k-th (op_count entries) */
@@ -75,7 +77,9 @@ typedef struct tg_op_order {
  * The order returned is never worse than the graph's own (which is returned unchanged, method
  * TG_ORDER_ORIGINAL, when nothing is strictly better). TG_ERROR_OVERFLOW when the sizes add up
  * beyond 64 bits; TG_ERROR_INVALID_ARGUMENT for NULL arguments or lifetimes of another graph.
- * `*out` is NULL on failure; nothing leaks. */
+ * The caller owns the result; `*out` is NULL on failure; nothing leaks. Takes up to about
+ * options->time_limit_ms; the exact search may allocate up to `exact_max_states` states
+ * (running out of memory there only ends it, the heuristic order is kept). */
 tg_status tg_op_order_compute(const tg_graph *graph, const tg_lifetimes *lifetimes,
                               const uint64_t *tensor_sizes, const tg_order_options *options,
                               const tg_allocator *alloc, tg_op_order **out, tg_error_info *err);

@@ -1,5 +1,6 @@
 /* The device-neutral planner: strategies that map usage records to shared objects or to
- * offsets in one arena, lower bounds, and an independent validator. */
+ * offsets in one arena, lower bounds, and an independent validator. Every function here is
+ * safe to call from several threads at once on shared read-only input. */
 #ifndef TANGRAM_PLANNER_H
 #define TANGRAM_PLANNER_H
 
@@ -14,11 +15,14 @@
 extern "C" {
 #endif
 
+/* What a plan assigns to each record. */
 typedef enum tg_mode {
   TG_MODE_OBJECTS = 0, /* each record gets a shared object; object size = per-dimension max */
   TG_MODE_OFFSETS = 1  /* each record gets an offset in one arena (1D only) */
 } tg_mode;
 
+/* How a plan is computed. Every strategy, and `best` without a search, gives a plan that is a
+ * function of the records and options alone. */
 typedef enum tg_strategy {
   TG_STRATEGY_NAIVE = 0,         /* one object / slot per record */
   TG_STRATEGY_EQUALITY,          /* reuse only objects of exactly the same size (objects mode) */
@@ -26,39 +30,45 @@ typedef enum tg_strategy {
   TG_STRATEGY_GREEDY_BY_BREADTH, /* tasks by decreasing breadth */
   TG_STRATEGY_GREEDY_BY_SIZE,    /* objects: TFLite's distance priority; offsets: TFLite's */
   TG_STRATEGY_MIN_COST_FLOW,     /* objects mode */
-  TG_STRATEGY_BEST,              /* run every applicable strategy, keep the smallest total */
-  TG_STRATEGY_COUNT
+  TG_STRATEGY_BEST,              /* the smallest of the applicable strategies' plans, improved
+                                  * by a search when time_limit_ms > 0 (then large offsets
+                                  * inputs may start it from fewer greedy strategies) */
+  TG_STRATEGY_COUNT              /* number of strategies; not a strategy */
 } tg_strategy;
 
-/* Free-block choice for offsets-mode greedy-in-order. */
+/* Free-block choice for offsets-mode greedy-in-order, among the free blocks that hold the
+ * record: best = the smallest, first = the lowest, worst = the largest. */
 typedef enum tg_fit { TG_FIT_BEST = 0, TG_FIT_FIRST = 1, TG_FIT_WORST = 2 } tg_fit;
 
 /* "naive", "equality", "greedy-in-order", "greedy-by-breadth", "greedy-by-size",
- * "min-cost-flow", "best"; NULL for out-of-range values. */
+ * "min-cost-flow", "best"; NULL for out-of-range values. Static strings, here and below. */
 const char *tg_strategy_name(tg_strategy strategy);
-/* Parse a strategy name as above. TG_ERROR_INVALID_ARGUMENT if unknown. */
+/* Parse a strategy name as above. TG_ERROR_INVALID_ARGUMENT if unknown (`*out` untouched). */
 tg_status tg_strategy_from_name(const char *name, tg_strategy *out);
 /* "objects" / "offsets"; NULL if out of range. */
 const char *tg_mode_name(tg_mode mode);
+/* Parse "objects" / "offsets". TG_ERROR_INVALID_ARGUMENT if unknown (`*out` untouched). */
 tg_status tg_mode_from_name(const char *name, tg_mode *out);
 /* "best" / "first" / "worst"; NULL if out of range. */
 const char *tg_fit_name(tg_fit fit);
+/* Parse "best" / "first" / "worst". TG_ERROR_INVALID_ARGUMENT if unknown (`*out` untouched). */
 tg_status tg_fit_from_name(const char *name, tg_fit *out);
 
 /* A may-share relation beyond interval overlap (the scheduler supplies one for parallel
  * execution). `may_share(user, a, b)` is called only for records a != b whose task intervals do
  * NOT intersect; it returns nonzero when they may use the same memory. It must be symmetric and
- * pure. NULL relation = serial execution: disjoint intervals always may share.
+ * pure (planners may call it any number of times, in any order, and from concurrent
+ * tg_plan_compute calls that share the relation). NULL relation = serial execution: disjoint
+ * intervals always may share. The planner only reads the struct; it must outlive the call.
  *
  * Two optional facts let planners avoid testing every pair (a zeroed field means "not known";
  * planners then test pairs, which is slower but gives the same plans):
  * - `window(user, r, &lo, &hi)`: a task range of record r such that may_share(a, b) is nonzero
  *   whenever the windows of a and b do not intersect. Planners widen it to contain r's own
- *   interval. Planners find the records a relation can refuse through the windows, as they find
- *   overlapping intervals, and test only those.
+ *   interval, and test may_share only for records whose windows intersect.
  * - `transitive`: for records a, b, c whose intervals are disjoint and in that order in time,
- *   may_share(a, b) and may_share(b, c) imply may_share(a, c). Objects-mode strategies then test
- *   a record only against the members of an object just before and just after it in time. */
+ *   may_share(a, b) and may_share(b, c) imply may_share(a, c). Objects-mode strategies then
+ *   test a record only against its neighbours in time within an object. */
 typedef struct tg_share_relation {
   int (*may_share)(void *user, size_t a, size_t b);
   void *user;
@@ -66,8 +76,8 @@ typedef struct tg_share_relation {
   int transitive;
 } tg_share_relation;
 
-/* Planning options. A zeroed struct means: objects mode, naive strategy, best fit, no
- * alignment, serial relation, no search. */
+/* Planning options. A zeroed struct (or NULL for tg_plan_compute) means: objects mode, naive
+ * strategy, best fit, no alignment, serial relation, no search. Read only during the call. */
 typedef struct tg_plan_options {
   tg_mode mode;
   tg_strategy strategy;
@@ -76,57 +86,30 @@ typedef struct tg_plan_options {
   const tg_share_relation *relation;   /* NULL = serial */
   /* `best` runs min-cost-flow only up to this many records (0 = TG_DEFAULT_MCF_MAX_RECORDS). */
   size_t mcf_max_records;
-  /* Improvement search after the greedy answer, strategy best only (0 = none). Milliseconds
-   * of wall time for the search phase. Offsets mode without a relation and with at most
-   * TG_EXACT_MAX_RECORDS records first runs the skyline search of planner/exact.c (nine
-   * tenths of the time, at most 500 * time_limit_ms nodes; it starts with a relaxing dive
-   * aimed at the bound, a quarter of that), then iterated greedy
-   * (planner/search.c) for the rest. Objects mode, 1D, at most 2048 records: the objects
-   * branch-and-bound (planner/exact_objects.c) for half the time, at most 8000 *
-   * time_limit_ms / 2 nodes, then iterated greedy. Offsets mode without a relation and with
-   * more than TG_EXACT_MAX_RECORDS records: greedy-by-size alone is the first answer (the
-   * other greedy passes cost several times as much there; all run if its layout does not fit
-   * 64 bits), then, when nine tenths of the limit cover 4 nodes per record at 600 nodes per
-   * millisecond and the records cover at most 64 task points each and lists of at most 256
-   * records on average, the relaxing skyline dive (planner/exact.c: one skyline dive aimed at
-   * the bound whose limit rises when it stalls; stopped early, it completes its plan
-   * greedily), then a large-neighbourhood search (planner/search_lns.c: windows around the
-   * records at the top of the arena lifted out and placed again; at most 200 * time_limit_ms
-   * steps per stage) until it goes 2000 steps without progress, the same from
-   * greedy-by-breadth's plan (when the time left exceeds three times the first search's
-   * setup), then on the better one, up to TG_EXACT_MAX_SERIAL_RECORDS records, the skyline
-   * search (its setup may overrun the limit by a few tens of
-   * milliseconds at that size), else the neighbourhood search again. Other inputs run
-   * iterated greedy only (at most 20 * time_limit_ms candidates). Offsets mode without a
-   * relation, records falling into parts with no task in common (none spans from one part
-   * into the next): each part above the bound is searched on its own by the above, smallest
-   * first, with a share of the time in proportion to its records (time a part leaves unused
-   * goes to the later ones, so the later parts' caps then depend on the clock); the exact mode
-   * likewise (planner/search_split.c). Before all this, serial offsets inputs above the
-   * bound are merged into blocks (records of one interval stacked, equal blocks chained across
-   * a task boundary; planner/search_reduce.c); when that at least halves the records the
-   * blocks are planned (`best` with part of the time: half, a tenth in exact mode) and the
-   * unfolded plan kept if smaller, the rest getting the time left. All try candidates in an
-   * order fixed by `seed` and stop at the first of: the lower bound reached (or optimality
-   * proved), their cap, or the time limit. So the plan is a function of (records, options)
-   * whenever a cap or a proof ends the search; when the clock ends it, a slower machine may
-   * return a plan found earlier in the same sequence (or a dive completed earlier). */
+  /* Strategy best only: milliseconds of wall time for the improvement search that follows the
+   * greedy strategies; 0 = no search (with `exact`: 0 = 1000). The greedy strategies run
+   * before it and are not counted; work the search cannot interrupt (the lower bound, a greedy
+   * pass, an index build) may overrun the limit, typically by less than one greedy pass over
+   * the input. The search only ever replaces the plan by a smaller valid one. Same records,
+   * options and seed give the same plan when every stage of the search ends at the lower bound
+   * or at its work cap (caps scale with time_limit_ms); when the clock stops a stage, or
+   * measures the share of the limit a stage gets, the plan may depend on the machine's speed
+   * and load. docs/architecture.md describes the search. */
   uint32_t time_limit_ms;
-  uint64_t seed;                       /* search seed: same seed, same plan */
-  /* Strategy best, 1D. Offsets mode: after greedy + search, run the exact branch-and-bound
-   * (planner/exact.c) for what is left of time_limit_ms (0 = 1000). See tg_plan_compute_exact.
-   * Objects mode: after greedy, the search below with a fifth of time_limit_ms (0 = 1000), so
-   * the plan is never worse than that search's, then a branch-and-bound over object
-   * assignments (records by size, each joining an object or opening one, pruned by the
-   * positional maximums) for the rest, up to 2048 records; exact_stats says whether it
-   * finished or the plan meets the shape-aware bound (then the plan is optimal), and otherwise
-   * the larger of the two bounds. Without `exact`, objects mode with a time limit runs the
-   * same branch-and-bound for half of it under a node cap, then the search. */
+  uint64_t seed;                       /* the search's only source of randomness */
+  /* Strategy best: after the greedy strategies, spend time_limit_ms in all (0 = 1000) on
+   * finding a plan and proving it optimal, or else a lower bound on every plan's total; part
+   * of the time goes to the improvement search first. The plan is never worse than the best
+   * greedy plan. Applies to offsets mode (see tg_plan_compute_exact, TG_EXACT_MAX_RECORDS) and
+   * to objects mode with 1D records up to an internal size limit; elsewhere `exact` is ignored
+   * (only time_limit_ms counts) and exact_stats is left untouched. */
   int exact;
-  /* Where the exact mode reports what it proved (may be NULL). See tg_exact_stats. */
+  /* Where the exact mode reports what it proved (may be NULL; read only with `exact`). Must
+   * stay valid during the call. See tg_exact_stats. */
   struct tg_exact_stats *exact_stats;
 } tg_plan_options;
 
+/* The record count up to which `best` runs min-cost-flow when mcf_max_records is 0. */
 #define TG_DEFAULT_MCF_MAX_RECORDS ((size_t)500)
 
 /* A plan. Objects mode: `object_of[r]` is record r's object; `object_sizes[k]` is object k's
@@ -151,17 +134,25 @@ typedef struct tg_plan {
 /* Compute a plan for `count` records of dimensionality `dims` (1..3). Records may come in any
  * order. Offsets mode requires dims == 1 (TG_ERROR_UNSUPPORTED otherwise). Strategies that do
  * not exist for a mode (equality and min-cost-flow in offsets mode) give TG_ERROR_UNSUPPORTED.
- * `*out` is NULL on failure. Thread-safe for concurrent calls on shared read-only input. */
+ * TG_ERROR_INVALID_ARGUMENT for a record with first_task > last_task or an unused dimension
+ * other than 1, TG_ERROR_OVERFLOW when a volume or a layout does not fit 64 bits. The plan is
+ * allocated from `alloc` (NULL = default) and owned by the caller (tg_plan_destroy); `*out` is
+ * NULL on failure. Cost: that of the strategy, about O(n log n) for most on typical inputs,
+ * quadratic or more at worst (min-cost-flow is the slowest, hence mcf_max_records); `best`
+ * runs every applicable strategy, then the search of time_limit_ms. Thread-safe for concurrent calls on shared
+ * read-only input. */
 tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t dims,
                           const tg_plan_options *options, const tg_allocator *alloc,
                           tg_plan **out);
 
 /* Allocate an empty plan with arrays for `record_count` records and `object_count` objects
- * (objects mode) for strategies and tests to fill. Arrays are zeroed. */
+ * (objects mode; offsets mode sets object_count to 1 when record_count > 0) for strategies
+ * and tests to fill. Arrays are zeroed and `total` is 0. TG_ERROR_INVALID_ARGUMENT for dims
+ * outside 1..3 or an unknown mode. The caller owns the plan; `*out` is NULL on failure. */
 tg_status tg_plan_create(tg_mode mode, uint32_t dims, size_t record_count, size_t object_count,
                          const tg_allocator *alloc, tg_plan **out);
 
-/* Free a plan. NULL is a no-op. */
+/* Free a plan and its arrays, with the allocator it records. NULL is a no-op. */
 void tg_plan_destroy(tg_plan *plan);
 
 /* Lower bounds. `peak_live`: the largest sum of live sizes (volumes) at any task: no plan in
@@ -174,32 +165,32 @@ typedef struct tg_bounds {
   uint64_t naive;
 } tg_bounds;
 
+/* Compute the three bounds into `*out` (not meaningful on failure). O(n log n); allocates
+ * scratch only. TG_ERROR_INVALID_ARGUMENT for bad records or dims (as tg_plan_compute),
+ * TG_ERROR_OVERFLOW when a sum does not fit 64 bits, TG_ERROR_OUT_OF_HOST_MEMORY. */
 tg_status tg_bounds_compute(const tg_usage_record *records, size_t count, uint32_t dims,
                             const tg_allocator *alloc, tg_bounds *out);
 
-/* A lower bound on objects-mode totals that pays for shapes (planner/bounds_shape.c): for two
- * task points, the records live at the first and those live only at the second each need an
- * object of their own set, an object holds at most one of each, and costs at least their
- * per-dimension maximum; the cheapest such pairing (an exact assignment) bounds every objects
- * plan, under any may-share relation. Tried on pairs among the 32 points of largest live volume
- * with at most 64 records live, within a fixed amount of work. `*out` is the largest of those
- * and the positional maximum, so never below tg_bounds_compute's. For textures, where a
- * 64x64 and a 16x256 tensor cannot share 4096 texels, it is often far tighter. Statuses as
- * tg_bounds_compute (the same input checks), or TG_ERROR_OUT_OF_HOST_MEMORY. */
+/* A lower bound on objects-mode totals that pays for shapes: for two task points, the
+ * records live at the first and those live only at the second each need an object of their
+ * own set, an object holds at most one of each and costs at least their per-dimension
+ * maximum, so the cheapest such pairing bounds every objects plan, under any may-share
+ * relation. Pairs of points are tried within a fixed amount of work (deterministic: no clock,
+ * no randomness). `*out` is the largest of those bounds and the positional maximum, so
+ * never below tg_bounds_compute's; for textures, where a 64x64 and a 16x256 tensor cannot
+ * share 4096 texels, it is often far tighter. Statuses as tg_bounds_compute (the same input
+ * checks), or TG_ERROR_OUT_OF_HOST_MEMORY. */
 tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, uint32_t dims,
                                   const tg_allocator *alloc, uint64_t *out);
 
-/* A lower bound on objects-mode totals from exact optima of record subsets
- * (planner/bounds_subset.c): restricted to any subset, an objects plan is a plan of the subset
- * and costs no less than the subset's optimum, which a dynamic programme over its subsets
- * finds exactly (3^k steps for k records). The subset starts as the 12 largest records, then
- * swaps and grows (up to `max_subset` records, at most 20; 0 = 15) among the 40 largest while
- * its optimum rises, within a fixed amount of work (seconds at most; deterministic). Holds
- * under any may-share relation. Meant for reports and benchmarks, not for every plan: it
- * proves, for instance, that the public models' texture plans cannot be much smaller than
- * Tangram's. `*out` is at least the positional maximum. TG_ERROR_INVALID_ARGUMENT when
- * max_subset > 20; otherwise the statuses of tg_bounds_compute, or
- * TG_ERROR_OUT_OF_HOST_MEMORY. */
+/* A lower bound on objects-mode totals from exact optima of record subsets: restricted to any
+ * subset, an objects plan is a plan of the subset and costs no less than the subset's optimum,
+ * found exactly in 3^k steps for k records. The subset is chosen among the largest records and
+ * grows up to `max_subset` records (at most 20; 0 = 15) while its optimum rises, within a
+ * fixed amount of work (seconds at most; deterministic: no clock, no randomness). Holds under
+ * any may-share relation. Meant for reports and benchmarks, not for every plan. `*out` is at
+ * least the positional maximum. TG_ERROR_INVALID_ARGUMENT when max_subset > 20; otherwise the
+ * statuses of tg_bounds_compute, or TG_ERROR_OUT_OF_HOST_MEMORY. */
 tg_status tg_bounds_objects_subset(const tg_usage_record *records, size_t count, uint32_t dims,
                                    size_t max_subset, const tg_allocator *alloc, uint64_t *out);
 
@@ -210,7 +201,8 @@ tg_status tg_bounds_objects_subset(const tg_usage_record *records, size_t count,
  * records that conflict (intersecting intervals, or `relation` says they may not share) use
  * the same object or intersecting address ranges. Returns TG_OK when valid,
  * TG_ERROR_INVALID_PLAN with `err` naming the records and the rule broken when not, or
- * another error (allocation). */
+ * another error (allocation). Reads only; allocates scratch. O(n log n) plus, with a
+ * relation, one may_share test per pair of records sharing memory (quadratic at worst). */
 tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_t dims,
                            const tg_plan *plan, uint64_t alignment,
                            const tg_share_relation *relation, const tg_allocator *alloc,
@@ -224,38 +216,42 @@ tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_
  * size) and tg_plan_validate rejects the result. Plans from tg_plan_compute size every object
  * to its largest record, so theirs validate. TG_ERROR_UNSUPPORTED for 2D/3D plans,
  * TG_ERROR_INVALID_ARGUMENT for an offsets plan or an object id out of range,
- * TG_ERROR_OVERFLOW if the layout does not fit 64 bits. `*out` is NULL on failure. */
+ * TG_ERROR_OVERFLOW if the layout does not fit 64 bits. The new plan is the caller's;
+ * `*out` is NULL on failure. O(records + objects). */
 tg_status tg_plan_objects_to_offsets(const tg_plan *objects_plan, uint64_t alignment,
                                      const tg_allocator *alloc, tg_plan **out);
 
 /* What the exact mode reports. The caller may set `progress` (and `progress_user`) before the
- * call: it is then called about every 100 ms of the branch-and-bound with the current numbers
- * (and once at the end). Everything else is output. */
+ * call: it is then called on the calling thread from time to time during the search (about
+ * every 100 ms while a branch-and-bound runs) with the numbers so far, and once at the end.
+ * Everything else is output, reset at the start of the call. */
 typedef struct tg_exact_stats {
   int proved_optimal;      /* 1: no plan has a smaller total than the one returned */
   uint64_t nodes;          /* branch-and-bound nodes visited */
   uint64_t lower_bound;    /* proved lower bound on any plan's total (= total when optimal) */
   uint64_t total;          /* the returned plan's total */
-  uint64_t elapsed_us;     /* wall time of the whole call */
-  int searched;            /* 1 when the branch-and-bound ran (0: too many records, or the
-                              greedy + search answer already met the bound) */
+  uint64_t elapsed_us;     /* wall time of the search phases (the greedy strategies excluded) */
+  int searched;            /* 1 when a branch-and-bound ran; 0 when the input was too large
+                              for it or the plan already met the lower bound */
   void (*progress)(void *user, const struct tg_exact_stats *stats);
   void *progress_user;
 } tg_exact_stats;
 
-/* Largest record count the exact branch-and-bound takes on with a relation
- * (TG_EXACT_MAX_RECORDS) and without one (TG_EXACT_MAX_SERIAL_RECORDS: the skyline search,
- * whose nodes stay cheap on more records); above it the exact mode returns greedy + search and
- * proves optimality only when that reaches the peak-live bound. */
+/* Largest record count the offsets exact mode searches with a relation (TG_EXACT_MAX_RECORDS)
+ * and without one (TG_EXACT_MAX_SERIAL_RECORDS). Above it the exact mode returns the plan of
+ * the greedy strategies and the search, proved optimal only when it meets the peak-live
+ * bound. Without a relation, an input whose records fall into parts that share no task is
+ * measured part by part. */
 #define TG_EXACT_MAX_RECORDS ((size_t)1024)
 #define TG_EXACT_MAX_SERIAL_RECORDS ((size_t)16384)
 
-/* Offsets mode, exact: greedy (every strategy), then the improvement search for a tenth of
- * `options->time_limit_ms`, then a branch-and-bound over canonical placements for the rest of
- * it (time_limit_ms 0 = 1000). The plan returned is always valid and never worse than `best`;
- * `stats` (may be NULL) says whether it is proved optimal and, when not, the proved lower
- * bound. options->mode is taken as offsets and options->strategy as best; other options
- * (alignment, relation, seed) are honoured. Records must be 1D. */
+/* Offsets mode, exact: tg_plan_compute with mode offsets, strategy best and `exact` set,
+ * whatever options->mode, strategy, exact and exact_stats say (`options` may be NULL). Other
+ * options (alignment, relation, seed, time_limit_ms: 0 = 1000) are honoured. Records must be
+ * 1D. The plan returned is always valid and never worse than the best greedy plan; `stats`
+ * (may be NULL) says whether it is proved optimal and, when not, the proved lower bound.
+ * Statuses and ownership as tg_plan_compute. Takes the greedy strategies' time plus about
+ * time_limit_ms (overruns as for tg_plan_options.time_limit_ms). */
 tg_status tg_plan_compute_exact(const tg_usage_record *records, size_t count,
                                 const tg_plan_options *options, const tg_allocator *alloc,
                                 tg_plan **out, tg_exact_stats *stats);

@@ -36,7 +36,8 @@ typedef struct tg_usage_record {
  * in memory). */
 #define TG_MAX_RECORDS ((size_t)50000000)
 
-/* A record set: records of one dimensionality plus optional names. Owns its storage. */
+/* A record set: records of one dimensionality plus optional names. Owns its storage; free
+ * with tg_record_set_destroy. */
 typedef struct tg_record_set {
   uint32_t dims;              /* 1, 2 or 3 */
   size_t count;
@@ -46,14 +47,16 @@ typedef struct tg_record_set {
 } tg_record_set;
 
 /* Create a set of `count` records of size (0,1,1) with tasks [0,0] and dimensionality
- * `dims` (1..3) with no names. `*out` is NULL on failure. */
+ * `dims` (1..3) with no names. The caller owns the set; `*out` is NULL on failure
+ * (TG_ERROR_INVALID_ARGUMENT for dims, TG_ERROR_OUT_OF_HOST_MEMORY). */
 tg_status tg_record_set_create(uint32_t dims, size_t count, const tg_allocator *alloc,
                                tg_record_set **out);
 
 /* Free the set and its names. NULL is a no-op. */
 void tg_record_set_destroy(tg_record_set *set);
 
-/* Copy `name` (may be NULL to clear) as record `index`'s name. */
+/* Copy `name` (may be NULL to clear) as record `index`'s name, freeing the old one.
+ * TG_ERROR_INVALID_ARGUMENT for an index out of range; on failure the old name stays. */
 tg_status tg_record_set_set_name(tg_record_set *set, size_t index, const char *name);
 
 /* The volume of an extent (w*h*d) in *out; TG_ERROR_OVERFLOW if it does not fit 64 bits. */
@@ -65,12 +68,15 @@ tg_status tg_extent_volume(tg_extent e, uint64_t *out);
  *   [name,]width,height,depth,first,last    3D
  *   id,lower,upper,size[,...]               MiniMalloc: half-open [lower, upper), extra columns ignored
  * `source` names the input in error messages ("file.csv:LINE: problem"). Numbers are plain
- * non-negative decimals. On failure `*out` is NULL and `err` says where and why. */
+ * non-negative decimals. `text` need not be NUL-terminated. The caller owns the set. On
+ * failure `*out` is NULL and `err` says where and why (TG_ERROR_PARSE,
+ * TG_ERROR_OUT_OF_HOST_MEMORY, or TG_ERROR_INVALID_ARGUMENT for NULL arguments). Linear in
+ * `length`. */
 tg_status tg_records_parse_csv(const char *text, size_t length, const char *source,
                                const tg_allocator *alloc, tg_record_set **out,
                                tg_error_info *err);
 
-/* Read and parse a CSV file (see tg_records_parse_csv). */
+/* Read and parse a CSV file (see tg_records_parse_csv). TG_ERROR_IO when it cannot be read. */
 tg_status tg_records_read_csv(const char *path, const tg_allocator *alloc, tg_record_set **out,
                               tg_error_info *err);
 

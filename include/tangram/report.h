@@ -121,7 +121,9 @@ typedef struct tg_evaluation {
  * and time it. Strategies the planner reports as unsupported, and min-cost-flow beyond
  * `mcf_max_records`, give skipped rows. Fails with the reader's errors (TG_ERROR_GRAPH,
  * TG_ERROR_LIMIT, ...; `err` says why), TG_ERROR_OUT_OF_HOST_MEMORY, or a planner error other
- * than "unsupported". `*out` is NULL on failure. Free with tg_evaluation_destroy. */
+ * than "unsupported". `*out` is NULL on failure. The caller owns the evaluation; free with
+ * tg_evaluation_destroy. Cost: one tg_plan_compute and one tg_plan_validate per row (no
+ * search) plus the lower bounds, for every storage. */
 tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
                                           const tg_evaluation_options *options,
                                           const tg_allocator *alloc, tg_evaluation **out,
@@ -151,7 +153,8 @@ tg_status tg_evaluation_get_view(const tg_evaluation *evaluation, size_t index,
  * NUL-terminated string (truncated to `size`) and returns `buf`. */
 const char *tg_evaluation_describe(const tg_evaluation *evaluation, char *buf, size_t size);
 
-/* Bytes in human units: "512 B", "1.50 KiB", "6.64 MiB". Returns `buf`. */
+/* Bytes in human units: "512 B", "1.50 KiB", "6.64 MiB", written NUL-terminated (truncated to
+ * `size`) into `buf`. Returns `buf`. */
 const char *tg_report_format_bytes(uint64_t bytes, char *buf, size_t size);
 
 /* ------------------------------------------------------------------------------------------ */
