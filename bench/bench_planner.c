@@ -1,10 +1,15 @@
 /* bench_planner: time and quality of every planning strategy, the improvement search and the
  * exact mode, on synthetic families at 1k / 10k / 100k records and on the public models.
  *
- *   bench_planner [--json] [--records DIR] [--quick] [--search-ms N] [--exact-ms N]
+ *   bench_planner [--json | --markdown] [--records DIR] [--quick] [--search-ms N] [--exact-ms N]
  *                 [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...]
  *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
  *                 [--alloc arena|malloc] [--exact-sets] [--perfect-seeds K]
+ *
+ * --json prints the rows and the summary as JSON; --markdown prints the same table as a Markdown
+ * table (one more column, `note`, holds what the plain table prints on a line of its own: the
+ * skipped rows' reason, the exact rows' `exact:` and the bound rows' `texels:` details) and the
+ * summary as a list. The last of --json and --markdown given wins.
  *
  * --family NAME runs only that synthetic family (chain, wide-dag, transformer,
  * perfect-packing) and no public models; the 200-500 perfect packings run only for no
@@ -149,12 +154,24 @@ static const family k_families[] = {{"chain", gen_chain},
 
 typedef struct out {
   int json;
+  int markdown;
   int rows;
 } out;
 
+/* One row. `note` (a skipped row's reason) replaces the figures; `detail` is printed in
+ * --markdown's note column only (the callers print it on its own line in the plain table). */
 static void row(out *o, const char *set, size_t n, const char *mode, const char *what,
-                double ms, double ratio, double vs_qsort, const char *note) {
-  if (o->json) {
+                double ms, double ratio, double vs_qsort, const char *note, const char *detail) {
+  if (o->markdown) {
+    char t[32] = "-", r[32] = "-", q[32] = "-";
+    if (note == NULL) {
+      snprintf(t, sizeof t, "%.3f", ms);
+      snprintf(r, sizeof r, "%.4f", ratio);
+      if (vs_qsort > 0) snprintf(q, sizeof q, "%.1fx", vs_qsort);
+    }
+    printf("| %-28s | %7zu | %-7s | %-24s | %9s | %7s | %8s | %s |\n", set, n, mode, what, t, r, q,
+           note != NULL ? note : detail != NULL ? detail : "");
+  } else if (o->json) {
     printf("%s{\"set\":\"%s\",\"records\":%zu,\"mode\":\"%s\",\"strategy\":\"%s\"", o->rows ? ",\n" : "",
            set, n, mode, what);
     if (note != NULL) {
@@ -279,7 +296,7 @@ static void run_set(out *o, const bench_cfg *cfg, const char *set, const tg_usag
   if (tg_bounds_compute(r, n, dims, NULL, &b) != TG_OK) return;
   int reps = cfg->reps > 0 ? cfg->reps : n <= 1000 ? 5 : n <= 10000 ? 3 : 1;
   double q = time_qsort(r, n, reps);
-  row(o, set, n, "-", "qsort(first_task)", q, 0, 0, NULL);
+  row(o, set, n, "-", "qsort(first_task)", q, 0, 0, NULL, NULL);
   for (int mode = 0; mode < 2; ++mode) {
     if ((mode == TG_MODE_OFFSETS && !offsets) || (mode == TG_MODE_OBJECTS && !objects)) continue;
     if (cfg->mode >= 0 && mode != cfg->mode) continue;
@@ -302,7 +319,8 @@ static void run_set(out *o, const bench_cfg *cfg, const char *set, const tg_usag
           (opt.strategy == TG_STRATEGY_EQUALITY || opt.strategy == TG_STRATEGY_MIN_COST_FLOW))
         continue;
       if (opt.strategy == TG_STRATEGY_MIN_COST_FLOW && n > TG_DEFAULT_MCF_MAX_RECORDS) {
-        row(o, set, n, tg_mode_name(opt.mode), name, 0, 0, 0, "skipped: above min-cost-flow limit");
+        row(o, set, n, tg_mode_name(opt.mode), name, 0, 0, 0, "skipped: above min-cost-flow limit",
+            NULL);
         continue;
       }
       uint64_t total = 0;
@@ -313,7 +331,7 @@ static void run_set(out *o, const bench_cfg *cfg, const char *set, const tg_usag
       double ms = time_plan(r, n, dims, &opt, runs, cfg->arena, &total);
       if (ms < 0) continue;
       double ratio = lb ? (double)total / (double)lb : 1.0;
-      row(o, set, n, tg_mode_name(opt.mode), name, ms, ratio, q > 0 ? ms / q : 0, NULL);
+      row(o, set, n, tg_mode_name(opt.mode), name, ms, ratio, q > 0 ? ms / q : 0, NULL, NULL);
       if (s > TG_STRATEGY_BEST) {
         if (mode == TG_MODE_OFFSETS && mean_off) *mean_off += ratio;
         if (mode == TG_MODE_OBJECTS && mean_obj) *mean_obj += ratio;
@@ -339,14 +357,15 @@ static void run_exact(out *o, const bench_cfg *cfg, const char *set, const tg_us
   char name[96];
   snprintf(name, sizeof name, "exact(%ums)%s", (unsigned)cfg->exact_ms,
            stats.proved_optimal ? " optimal" : "");
-  row(o, set, n, "offsets", name, ms, b.peak_live ? (double)p->total / (double)b.peak_live : 1.0,
-      0, NULL);
-  if (stats.proved_optimal && p->total == b.peak_live) ++*proved;
-  if (!o->json)
-    printf("|   exact: %" PRIu64 " nodes, %.0f ms, lower bound %.4f, proved %d\n", stats.nodes,
-           (double)stats.elapsed_us / 1000.0,
+  char detail[160];
+  snprintf(detail, sizeof detail, "exact: %" PRIu64 " nodes, %.0f ms, lower bound %.4f, proved %d",
+           stats.nodes, (double)stats.elapsed_us / 1000.0,
            b.peak_live ? (double)stats.lower_bound / (double)b.peak_live : 1.0,
            stats.proved_optimal);
+  row(o, set, n, "offsets", name, ms, b.peak_live ? (double)p->total / (double)b.peak_live : 1.0,
+      0, NULL, detail);
+  if (stats.proved_optimal && p->total == b.peak_live) ++*proved;
+  if (!o->json && !o->markdown) printf("|   %s\n", detail);
   tg_plan_destroy(p);
 }
 
@@ -368,7 +387,7 @@ static void run_perfect_instance(out *o, const bench_cfg *cfg, const tg_usage_re
     double ms = time_plan(r, n, 1, &opt, 1, NULL, &total);
     if (ms < 0) continue;
     double ratio = b.peak_live ? (double)total / (double)b.peak_live : 1.0;
-    row(o, "perfect-packing", n, "offsets", name, ms, ratio, 0, NULL);
+    row(o, "perfect-packing", n, "offsets", name, ms, ratio, 0, NULL, NULL);
     if (k) *search_ratio = ratio;
   }
 }
@@ -411,17 +430,19 @@ static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
   if (time_plan(set->records, set->count, set->dims, &opt, 1, NULL, &total) < 0 || lb == 0) return 0;
   *most = 1 - (double)lb / (double)tflite;
   *got = 1 - (double)total / (double)tflite;
-  row(o, set_name, set->count, "objects", "bounds(shape,subset)", bound_ms,
-      (double)total / (double)lb, 0, NULL);
-  if (!o->json)
-    printf("|   texels: best+search %" PRIu64 ", lower bound %" PRIu64 " (shape %" PRIu64
-           ", subset %" PRIu64 "), TFLite %" PRIu64 ": saves %.1f%%, at most %.1f%%\n",
+  char detail[256];
+  snprintf(detail, sizeof detail,
+           "texels: best+search %" PRIu64 ", lower bound %" PRIu64 " (shape %" PRIu64
+           ", subset %" PRIu64 "), TFLite %" PRIu64 ": saves %.1f%%, at most %.1f%%",
            total, lb, shape, sub, tflite, 100 * *got, 100 * *most);
+  row(o, set_name, set->count, "objects", "bounds(shape,subset)", bound_ms,
+      (double)total / (double)lb, 0, NULL, detail);
+  if (!o->json && !o->markdown) printf("|   %s\n", detail);
   return 1;
 }
 
 int main(int argc, char **argv) {
-  out o = {0, 0};
+  out o = {0, 0, 0};
   bench_cfg cfg = {100, 2000, -1, NULL, 0, NULL};
   int use_arena = 1;
   int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0, perfect_seeds = 1;
@@ -434,7 +455,13 @@ int main(int argc, char **argv) {
   const char *dir = "tests/data/records";
 #endif
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--json") == 0) o.json = 1;
+    if (strcmp(argv[i], "--json") == 0) {
+      o.json = 1;
+      o.markdown = 0;
+    } else if (strcmp(argv[i], "--markdown") == 0) {
+      o.markdown = 1;
+      o.json = 0;
+    }
     else if (strcmp(argv[i], "--quick") == 0) quick = 1;
     else if (strcmp(argv[i], "--records") == 0 && i + 1 < argc) dir = argv[++i];
     else if (strcmp(argv[i], "--search-ms") == 0 && i + 1 < argc) cfg.search_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
@@ -478,7 +505,7 @@ int main(int argc, char **argv) {
         else break;
       }
     } else {
-      fprintf(stderr, "usage: bench_planner [--json] [--quick] [--records DIR] [--search-ms N] "
+      fprintf(stderr, "usage: bench_planner [--json | --markdown] [--quick] [--records DIR] [--search-ms N] "
                       "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "
                       "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc] "
                       "[--exact-sets] [--perfect-seeds K]\n");
@@ -514,7 +541,12 @@ int main(int argc, char **argv) {
     cfg.arena = &ar;
   }
   if (o.json) printf("{\"alloc\":\"%s\",\"rows\":[\n", use_arena ? "arena" : "malloc");
-  else {
+  else if (o.markdown) {
+    printf("allocator: %s\n\n", use_arena ? "arena (one bump arena, reset between runs)" : "malloc");
+    printf("| %-28s | %7s | %-7s | %-24s | %9s | %7s | %8s | %s |\n", "set", "records", "mode",
+           "strategy", "ms", "ratio", "vs qsort", "note");
+    printf("|------------------------------|--------:|---------|--------------------------|----------:|--------:|---------:|------|\n");
+  } else {
     printf("allocator: %s\n\n", use_arena ? "arena (one bump arena, reset between runs)" : "malloc");
     printf("| %-28s | %7s | %-7s | %-24s | %9s | %7s | %8s |\n", "set", "records", "mode",
            "strategy", "ms", "ratio", "vs qsort");
@@ -621,18 +653,29 @@ int main(int argc, char **argv) {
            ceil_n[0] ? ceil_sum[0] / ceil_n[0] : 0, ceil_n[1] ? got_sum[1] / ceil_n[1] : 0,
            ceil_n[1] ? ceil_sum[1] / ceil_n[1] : 0);
   } else {
-    if (instances > 0)
-      printf("\nperfect packing 200-500: %d instances, exact at the bound (proved) on %d; "
+    /* --markdown: the summary is a list, parted from the table by a blank line. */
+    const char *li = o.markdown ? "- " : "";
+    int gap = o.markdown;
+    if (instances > 0) {
+      printf("\n%sperfect packing 200-500: %d instances, exact at the bound (proved) on %d; "
              "best+search mean ratio %.4f, within 2%% on %d, worst %.4f\n",
-             instances, proved, search_sum / instances, within2, search_worst);
-    if (obj_n + off_n > 0)
-      printf("public models: best+search mean ratio objects %.4f (%d sets), offsets %.4f (%d sets)\n",
-             obj_n ? obj_sum / obj_n : 0, obj_n, off_n ? off_sum / off_n : 0, off_n);
+             li, instances, proved, search_sum / instances, within2, search_worst);
+      gap = 0;
+    }
+    if (obj_n + off_n > 0) {
+      printf("%s%spublic models: best+search mean ratio objects %.4f (%d sets), offsets %.4f (%d sets)\n",
+             gap ? "\n" : "", li, obj_n ? obj_sum / obj_n : 0, obj_n, off_n ? off_sum / off_n : 0,
+             off_n);
+      gap = 0;
+    }
     for (int d = 0; d < 2; ++d)
-      if (ceil_n[d] > 0)
-        printf("textures %dD, objects: best+search saves %.1f%% of TFLite's best on average over "
+      if (ceil_n[d] > 0) {
+        printf("%s%stextures %dD, objects: best+search saves %.1f%% of TFLite's best on average over "
                "%d models; no plan can save more than %.1f%% (lower bounds)\n",
-               d + 2, 100 * got_sum[d] / ceil_n[d], ceil_n[d], 100 * ceil_sum[d] / ceil_n[d]);
+               gap ? "\n" : "", li, d + 2, 100 * got_sum[d] / ceil_n[d], ceil_n[d],
+               100 * ceil_sum[d] / ceil_n[d]);
+        gap = 0;
+      }
   }
   free(ar.base);
   return 0;
