@@ -70,8 +70,14 @@ static uint64_t env_u64(const char *name) {
   return n;
 }
 
-static tg_status open_one(tg_backend_kind kind, const tg_device_options *opt,
-                          const tg_allocator *alloc, tg_device **out, tg_error_info *err) {
+tg_status tg__device_open_with(tg_backend_kind kind, tg__wrap_fn wrap, const void *borrowed,
+                               const tg_device_options *opt, const tg_allocator *alloc,
+                               tg_device **out, tg_error_info *err) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  static const tg_device_options k_defaults = {0};
+  if (opt == NULL) opt = &k_defaults;
+  alloc = tg__alloc_or_default(alloc);
   const tg__backend_vtable *vt = backend_vtable(kind);
   if (vt == NULL)
     return tg__error(err, TG_ERROR_UNSUPPORTED, "the %s backend is not built in",
@@ -83,7 +89,8 @@ static tg_status open_one(tg_backend_kind kind, const tg_device_options *opt,
   d->fail_at = opt->fail_device_alloc_at ? opt->fail_device_alloc_at
                                          : env_u64("TANGRAM_FAIL_DEVICE_ALLOC_AT");
   d->info.backend = kind;
-  tg_status st = vt->open(opt, alloc, &d->impl, &d->info, err);
+  tg_status st = wrap != NULL ? wrap(borrowed, opt, alloc, &d->impl, &d->info, err)
+                              : vt->open(opt, alloc, &d->impl, &d->info, err);
   if (st != TG_OK) {
     tg__free(alloc, d);
     return st;
@@ -91,6 +98,11 @@ static tg_status open_one(tg_backend_kind kind, const tg_device_options *opt,
   d->info.backend = kind;
   *out = d;
   return TG_OK;
+}
+
+static tg_status open_one(tg_backend_kind kind, const tg_device_options *opt,
+                          const tg_allocator *alloc, tg_device **out, tg_error_info *err) {
+  return tg__device_open_with(kind, NULL, NULL, opt, alloc, out, err);
 }
 
 tg_status tg_device_open(const tg_device_options *options, const tg_allocator *alloc,

@@ -61,6 +61,22 @@ const tg__backend_vtable *tg__host_backend(void);
 const tg__backend_vtable *tg__opencl_backend(void);
 const tg__backend_vtable *tg__vulkan_backend(void);
 
+/* Makes a backend's state from objects the caller owns (a borrowed context, queue or device):
+ * what the vtable's open() does, on `borrowed` (a backend-specific descriptor) instead of
+ * objects it creates. The backend remembers what it borrowed, and its close() releases only
+ * what it created itself. On failure nothing is left behind and nothing borrowed is touched. */
+typedef tg_status (*tg__wrap_fn)(const void *borrowed, const tg_device_options *options,
+                                 const tg_allocator *alloc, void **impl, tg_device_info *info,
+                                 tg_error_info *err);
+
+/* Open a device of backend `kind`: through vt->open when `wrap` is NULL (tg_device_open), or
+ * through `wrap(borrowed, ...)` (the tg_device_wrap_* calls, which live in a file of their own
+ * above this layer so that no backend calls back into the generic layer). Fault injection and
+ * everything after opening work the same for both. `*out` is NULL on failure. */
+tg_status tg__device_open_with(tg_backend_kind kind, tg__wrap_fn wrap, const void *borrowed,
+                               const tg_device_options *options, const tg_allocator *alloc,
+                               tg_device **out, tg_error_info *err);
+
 /* The backend state of an open device (what the vtable's open() returned), for a backend's own
  * test hooks. NULL for NULL. */
 void *tg__device_impl(const tg_device *device);
