@@ -15,7 +15,8 @@
  *  - every device object creation and every host allocation failing in turn: a clean error,
  *    no cl_mem and no host block left, the engine's objects untouched.
  *
- * TANGRAM_TEST_QUICK=1 (sanitizers, valgrind) runs one model and shorter failure walks. */
+ * TANGRAM_TEST_QUICK=1 (sanitizers, valgrind) runs the smallest model only and shorter
+ * failure walks. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -931,12 +932,13 @@ static void models_realise_clean_borrowed(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   static const tg_policy policies[] = {TG_POLICY_SERIAL, TG_POLICY_PARALLEL_SAFE};
-  size_t models = quick() ? 1 : MODEL_COUNT;
+  /* Quick: the model with the fewest tensors (hand_landmark_lite) only. */
+  size_t first = quick() ? 2 : 0, models = quick() ? 3 : MODEL_COUNT;
   print_message("%-28s %-13s %-8s %-13s %5s %10s %6s %4s %4s %5s\n", "model", "storage", "mode",
                 "policy", "alloc", "bytes", "checks", "corr", "ooo", "reuse");
   size_t cases = 0, checks = 0;
   uint64_t corrupted = 0;
-  for (size_t mi = 0; mi < models; ++mi) {
+  for (size_t mi = first; mi < models; ++mi) {
     model_data md;
     if (!model_load(k_models[mi], &md)) continue;
     for (size_t si = 0; si < STORAGE_COUNT; ++si)
@@ -995,6 +997,13 @@ static void check_runs_on_the_engine_queue(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   engine *e = &s->e;
+  /* PoCL's single-threaded device runs commands in the thread that completes a user event and
+   * deadlocks when another thread enqueues meanwhile (POCL_DEVICES=basic, as under valgrind). */
+  if (strncmp(s->info.name, "basic", 5) == 0) {
+    print_message("PoCL's basic device cannot complete a user event during another thread's "
+                  "enqueues: skipped\n");
+    skip();
+  }
   tg_usage_record recs[3] = {
       {{4096, 1, 1}, 0, 1, 0}, {{4096, 1, 1}, 1, 2, 0}, {{1024, 1, 1}, 2, 2, 0}};
   tg_tensor_resource res[3];
@@ -1103,7 +1112,7 @@ static void device_alloc_failures_roll_back_borrowed(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   model_data md;
-  if (!model_load(quick() ? "selfie_segmentation" : "pose_landmark_lite", &md)) skip();
+  if (!model_load(quick() ? "hand_landmark_lite" : "pose_landmark_lite", &md)) skip();
   uint64_t points = 0;
   walk_failures(s, &md, TG_STORAGE_BUFFER, TG_MODE_OBJECTS, &points);
   walk_failures(s, &md, TG_STORAGE_BUFFER, TG_MODE_OFFSETS, &points);
