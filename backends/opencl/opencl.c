@@ -22,7 +22,12 @@
  * order: an out-of-order queue where each op's kernels wait on the events of the ops it must
  * wait for, submitted in a legal order of those waits that starts later ops as early as
  * possible, so a missing wait reorders memory reuse deterministically instead of depending on
- * the driver's thread timing. */
+ * the driver's thread timing.
+ *
+ * Borrowed devices (tangram/opencl.h, tg__opencl_wrap): the engine's context, device and
+ * queue take the place of created ones and are never released. Its one queue serves both
+ * kinds of check: an in-order queue gives in-order checks only; an out-of-order one gives
+ * both, with a barrier after each command of an in-order check. */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>
 #include <dlfcn.h>
@@ -39,11 +44,14 @@
 
 #include "backends/backend_internal.h"
 #include "backends/opencl/opencl_debug.h"
+#include "backends/opencl/opencl_internal.h"
+#include "tangram/opencl.h"
 
 /* Queries from OpenCL 2.0 / extensions, by value so the 1.2 headers suffice. */
 #define OCL_PLATFORM_NOT_FOUND_KHR (-1001)
 #define OCL_DEVICE_IMAGE_PITCH_ALIGNMENT 0x104A
 #define OCL_DEVICE_IMAGE_BASE_ADDRESS_ALIGNMENT 0x104B
+#define OCL_QUEUE_ON_DEVICE (1 << 2)
 
 _Static_assert(sizeof(void *) == sizeof(void (*)(void)),
                "dlsym results are copied into function pointers");
@@ -62,9 +70,12 @@ typedef struct ocl_api {
       const cl_context_properties *, cl_uint, const cl_device_id *,
       void(CL_CALLBACK *)(const char *, const void *, size_t, void *), void *, cl_int *);
   cl_int(CL_API_CALL *ReleaseContext)(cl_context);
+  cl_int(CL_API_CALL *GetContextInfo)(cl_context, cl_context_info, size_t, void *, size_t *);
   cl_command_queue(CL_API_CALL *CreateCommandQueue)(cl_context, cl_device_id,
                                                     cl_command_queue_properties, cl_int *);
   cl_int(CL_API_CALL *ReleaseCommandQueue)(cl_command_queue);
+  cl_int(CL_API_CALL *GetCommandQueueInfo)(cl_command_queue, cl_command_queue_info, size_t, void *,
+                                           size_t *);
   cl_int(CL_API_CALL *GetSupportedImageFormats)(cl_context, cl_mem_flags, cl_mem_object_type,
                                                 cl_uint, cl_image_format *, cl_uint *);
   cl_mem(CL_API_CALL *CreateBuffer)(cl_context, cl_mem_flags, size_t, void *, cl_int *);
@@ -90,6 +101,8 @@ typedef struct ocl_api {
                                             const cl_event *, cl_event *);
   cl_int(CL_API_CALL *EnqueueMarkerWithWaitList)(cl_command_queue, cl_uint, const cl_event *,
                                                  cl_event *);
+  cl_int(CL_API_CALL *EnqueueBarrierWithWaitList)(cl_command_queue, cl_uint, const cl_event *,
+                                                  cl_event *);
   cl_int(CL_API_CALL *EnqueueFillBuffer)(cl_command_queue, cl_mem, const void *, size_t, size_t,
                                          size_t, cl_uint, const cl_event *, cl_event *);
   cl_int(CL_API_CALL *EnqueueFillImage)(cl_command_queue, cl_mem, const void *, const size_t *,
@@ -110,7 +123,9 @@ static const struct {
     OCL_SYM(GetPlatformIDs),       OCL_SYM(GetPlatformInfo),
     OCL_SYM(GetDeviceIDs),         OCL_SYM(GetDeviceInfo),
     OCL_SYM(CreateContext),        OCL_SYM(ReleaseContext),
+    OCL_SYM(GetContextInfo),
     OCL_SYM(CreateCommandQueue),   OCL_SYM(ReleaseCommandQueue),
+    OCL_SYM(GetCommandQueueInfo),
     OCL_SYM(GetSupportedImageFormats),
     OCL_SYM(CreateBuffer),         OCL_SYM(CreateSubBuffer),
     OCL_SYM(CreateImage),          OCL_SYM(ReleaseMemObject),
@@ -119,7 +134,8 @@ static const struct {
     OCL_SYM(CreateKernel),         OCL_SYM(ReleaseKernel),
     OCL_SYM(SetKernelArg),         OCL_SYM(GetKernelWorkGroupInfo),
     OCL_SYM(EnqueueNDRangeKernel),
-    OCL_SYM(EnqueueMarkerWithWaitList), OCL_SYM(EnqueueFillBuffer),
+    OCL_SYM(EnqueueMarkerWithWaitList), OCL_SYM(EnqueueBarrierWithWaitList),
+    OCL_SYM(EnqueueFillBuffer),
     OCL_SYM(EnqueueFillImage),     OCL_SYM(EnqueueReadBuffer),
     OCL_SYM(Flush),                OCL_SYM(Finish),
     OCL_SYM(ReleaseEvent),
@@ -156,16 +172,19 @@ static int dl_flags(void) {
   return flags;
 }
 
-static tg_status api_load(ocl_api *api, tg_error_info *err) {
+/* `library`: the library to use (a borrowed device names the one its objects come from);
+ * NULL = $TANGRAM_OPENCL_LIBRARY, else the usual places. */
+static tg_status api_load(ocl_api *api, const char *library, tg_error_info *err) {
   memset(api, 0, sizeof *api);
-  const char *forced = getenv("TANGRAM_OPENCL_LIBRARY");
+  const char *forced = library && *library ? library : getenv("TANGRAM_OPENCL_LIBRARY");
+  const char *forced_by = library && *library ? "the OpenCL library" : "TANGRAM_OPENCL_LIBRARY";
   const char *used = NULL;
   if (forced && *forced) {
     api->library = dlopen(forced, dl_flags());
     if (api->library == NULL) {
       const char *why = dlerror();
-      return tg__error(err, TG_ERROR_NO_LOADER, "TANGRAM_OPENCL_LIBRARY=%s cannot be loaded: %s",
-                       forced, why ? why : "unknown reason");
+      return tg__error(err, TG_ERROR_NO_LOADER, "%s=%s cannot be loaded: %s", forced_by, forced,
+                       why ? why : "unknown reason");
     }
     used = forced;
   } else {
@@ -248,8 +267,10 @@ typedef struct ocl_device {
   cl_platform_id platform;
   cl_device_id device;
   cl_context context;
-  cl_command_queue queue;     /* in order */
-  cl_command_queue ooo_queue; /* out of order, when the device has one */
+  cl_command_queue queue;     /* in order (borrowed: the engine's queue, maybe out of order) */
+  cl_command_queue ooo_queue; /* out of order, when the device has one (borrowed: = queue) */
+  int borrowed;               /* context and queue are the engine's: never released */
+  int queue_ooo;              /* `queue` is out of order: a barrier follows each command */
   cl_program program;         /* built on first check, kept for the device's life */
   cl_kernel kernels[K_COUNT];
   size_t local[K_COUNT][3]; /* work-group size of each kernel */
@@ -649,13 +670,14 @@ static int format_supported(ocl_device *d, cl_mem_object_type type, cl_channel_t
 }
 
 static void opencl_close(void *impl);
+static tg_status describe(ocl_device *d, tg_device_info *info, tg_error_info *err);
 
 static tg_status opencl_open(const tg_device_options *options, const tg_allocator *alloc,
                              void **impl, tg_device_info *info, tg_error_info *err) {
   ocl_device *d = tg__calloc(alloc, 1, sizeof *d);
   if (d == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
   d->alloc = *alloc;
-  tg_status st = api_load(&d->api, err);
+  tg_status st = api_load(&d->api, NULL, err);
   if (st != TG_OK) {
     tg__free(alloc, d);
     return st;
@@ -687,6 +709,18 @@ static tg_status opencl_open(const tg_device_options *options, const tg_allocato
         a->CreateCommandQueue(d->context, d->device, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &e);
     if (e != CL_SUCCESS) d->ooo_queue = NULL; /* not fatal: checks then run in order */
   }
+  if ((st = describe(d, info, err)) != TG_OK) goto fail;
+  *impl = d;
+  return TG_OK;
+
+fail:
+  opencl_close(d);
+  return st;
+}
+
+/* Fill `info` and the device's capabilities from d->device and d->context. */
+static tg_status describe(ocl_device *d, tg_device_info *info, tg_error_info *err) {
+  const ocl_api *a = &d->api;
 
   /* Description. */
   cl_device_type type = 0;
@@ -716,10 +750,8 @@ static tg_status opencl_open(const tg_device_options *options, const tg_allocato
   if (a->GetDeviceInfo(d->device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_len) == CL_SUCCESS &&
       ext_len > 0) {
     extensions = tg__calloc(&d->alloc, ext_len + 1, 1);
-    if (extensions == NULL) {
-      st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-      goto fail;
-    }
+    if (extensions == NULL)
+      return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     if (device_info(d, CL_DEVICE_EXTENSIONS, extensions, ext_len) != CL_SUCCESS)
       extensions[0] = '\0';
   }
@@ -736,8 +768,7 @@ static tg_status opencl_open(const tg_device_options *options, const tg_allocato
       d->formats[t][TG_PRECISION_FP16] = format_supported(d, k_types[t], CL_HALF_FLOAT);
       if (d->formats[t][TG_PRECISION_FP32] < 0 || d->formats[t][TG_PRECISION_FP16] < 0) {
         tg__free(&d->alloc, extensions);
-        st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-        goto fail;
+        return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
       }
     }
   d->images = d->images && d->formats[IMG_2D][TG_PRECISION_FP32];
@@ -781,10 +812,136 @@ static tg_status opencl_open(const tg_device_options *options, const tg_allocato
   info->image2d_from_buffer = d->image2d_from_buffer;
   info->arena_images = d->image2d_from_buffer;
   info->out_of_order = d->ooo_queue != NULL;
+  return TG_OK;
+}
+
+/* A device on the engine's objects (tangram/opencl.h): the same state as opencl_open's, with
+ * the engine's context, device and queue in place of created ones, after checking that they
+ * belong together. */
+tg_status tg__opencl_wrap(const void *borrowed, const tg_device_options *options,
+                          const tg_allocator *alloc, void **impl, tg_device_info *info,
+                          tg_error_info *err) {
+  (void)options;
+  const tg_opencl_device_desc *desc = borrowed;
+  if (desc == NULL || desc->context == NULL || desc->device == NULL || desc->queue == NULL)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                     "OpenCL device: the context, device and queue are all required");
+  ocl_device *d = tg__calloc(alloc, 1, sizeof *d);
+  if (d == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  d->alloc = *alloc;
+  d->borrowed = 1; /* from here on, close() releases nothing borrowed */
+  tg_status st = api_load(&d->api, desc->library, err);
+  if (st != TG_OK) {
+    tg__free(alloc, d);
+    return st;
+  }
+  const ocl_api *a = &d->api;
+  cl_device_id *devices = NULL;
+  cl_int e;
+  /* The device must be one of the context's. */
+  size_t bytes = 0;
+  e = a->GetContextInfo(desc->context, CL_CONTEXT_DEVICES, 0, NULL, &bytes);
+  if (e != CL_SUCCESS || bytes < sizeof *devices) {
+    d->last_error = e;
+    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "OpenCL device: desc->context is not a usable cl_context "
+                   "(clGetContextInfo: %d)",
+                   (int)e);
+    goto fail;
+  }
+  size_t ndev = bytes / sizeof *devices, found = 0;
+  devices = tg__calloc(alloc, ndev, sizeof *devices);
+  if (devices == NULL) {
+    st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    goto fail;
+  }
+  if ((e = a->GetContextInfo(desc->context, CL_CONTEXT_DEVICES, ndev * sizeof *devices, devices,
+                             NULL)) != CL_SUCCESS) {
+    d->last_error = e;
+    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "OpenCL device: desc->context is not a usable cl_context "
+                   "(clGetContextInfo: %d)",
+                   (int)e);
+    goto fail;
+  }
+  for (size_t i = 0; i < ndev && !found; ++i) found = devices[i] == desc->device;
+  tg__free(alloc, devices);
+  devices = NULL;
+  if (!found) {
+    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "OpenCL device: desc->device is not one of the %zu device(s) of desc->context",
+                   ndev);
+    goto fail;
+  }
+  /* The queue must be a host queue of that context, on that device. */
+  cl_context qcontext = NULL;
+  cl_device_id qdevice = NULL;
+  cl_command_queue_properties qprops = 0;
+  if ((e = a->GetCommandQueueInfo(desc->queue, CL_QUEUE_CONTEXT, sizeof qcontext, &qcontext,
+                                  NULL)) != CL_SUCCESS ||
+      (e = a->GetCommandQueueInfo(desc->queue, CL_QUEUE_DEVICE, sizeof qdevice, &qdevice, NULL)) !=
+          CL_SUCCESS ||
+      (e = a->GetCommandQueueInfo(desc->queue, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops,
+                                  NULL)) != CL_SUCCESS) {
+    d->last_error = e;
+    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "OpenCL device: desc->queue is not a usable cl_command_queue "
+                   "(clGetCommandQueueInfo: %d)",
+                   (int)e);
+    goto fail;
+  }
+  if (qcontext != desc->context) {
+    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "OpenCL device: desc->queue belongs to another cl_context than desc->context");
+    goto fail;
+  }
+  if (qdevice != desc->device) {
+    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "OpenCL device: desc->queue is on another device of the context than "
+                   "desc->device");
+    goto fail;
+  }
+  if (qprops & OCL_QUEUE_ON_DEVICE) {
+    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "OpenCL device: desc->queue is an on-device queue; a host queue is needed");
+    goto fail;
+  }
+  char version[256] = {0};
+  if ((e = a->GetDeviceInfo(desc->device, CL_DEVICE_VERSION, sizeof version - 1, version, NULL)) !=
+      CL_SUCCESS) {
+    d->last_error = e;
+    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "OpenCL device: desc->device is not a usable cl_device_id "
+                   "(clGetDeviceInfo: %d)",
+                   (int)e);
+    goto fail;
+  }
+  if (parse_version(version) < 102) {
+    st = tg__error(err, TG_ERROR_UNSUPPORTED,
+                   "OpenCL device: desc->device is '%s'; OpenCL 1.2 or later is needed", version);
+    goto fail;
+  }
+  if ((e = a->GetDeviceInfo(desc->device, CL_DEVICE_PLATFORM, sizeof d->platform, &d->platform,
+                            NULL)) != CL_SUCCESS) {
+    d->last_error = e;
+    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "OpenCL device: desc->device has no platform (clGetDeviceInfo: %d)", (int)e);
+    goto fail;
+  }
+  d->context = desc->context;
+  d->device = desc->device;
+  d->queue = desc->queue;
+  if (qprops & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) {
+    /* One queue for both kinds of check: in order, a barrier follows each command. */
+    d->ooo_queue = desc->queue;
+    d->queue_ooo = 1;
+  }
+  if ((st = describe(d, info, err)) != TG_OK) goto fail;
   *impl = d;
   return TG_OK;
 
 fail:
+  tg__free(alloc, devices);
   opencl_close(d);
   return st;
 }
@@ -796,16 +953,21 @@ static void opencl_close(void *impl) {
   if (d == NULL) return;
   const ocl_api *a = &d->api;
   if (a->library) {
-    if (d->queue) a->Finish(d->queue);
-    if (d->ooo_queue) a->Finish(d->ooo_queue);
+    /* A borrowed queue is the engine's: drained only if a check was left running. */
+    if (!d->borrowed || d->checking) {
+      if (d->queue) a->Finish(d->queue);
+      if (d->ooo_queue && d->ooo_queue != d->queue) a->Finish(d->ooo_queue);
+    }
     check_reset(d);
     if (d->counters) a->ReleaseMemObject(d->counters);
     for (int k = 0; k < K_COUNT; ++k)
       if (d->kernels[k]) a->ReleaseKernel(d->kernels[k]);
     if (d->program) a->ReleaseProgram(d->program);
-    if (d->ooo_queue) a->ReleaseCommandQueue(d->ooo_queue);
-    if (d->queue) a->ReleaseCommandQueue(d->queue);
-    if (d->context) a->ReleaseContext(d->context);
+    if (!d->borrowed) { /* what was borrowed is never released */
+      if (d->ooo_queue) a->ReleaseCommandQueue(d->ooo_queue);
+      if (d->queue) a->ReleaseCommandQueue(d->queue);
+      if (d->context) a->ReleaseContext(d->context);
+    }
     dlclose(a->library);
   }
   tg_allocator alloc = d->alloc;
@@ -1079,6 +1241,14 @@ static void opencl_handle(void *impl, void *memory, void *view, tg_tensor_handle
 /* ------------------------------------------------------------------------------------------ */
 /* Shadow run. */
 
+/* On a borrowed out-of-order queue used in order: a barrier, so that the next command starts
+ * only after every command before it finished. A no-op on an in-order queue. */
+static tg_status in_order(ocl_device *d) {
+  if (!d->queue_ooo) return TG_OK;
+  cl_int e = d->api.EnqueueBarrierWithWaitList(d->queue, 0, NULL, NULL);
+  return e == CL_SUCCESS ? TG_OK : fail_cl(d, e);
+}
+
 /* Forget a run's recorded ops and events. */
 static void check_reset(ocl_device *d) {
   if (d->events) {
@@ -1117,9 +1287,12 @@ static tg_status opencl_check_begin(void *impl, size_t record_count, size_t op_c
     d->counters_capacity = need;
   }
   const cl_uint zero = 0;
+  /* After whatever the engine enqueued before the check (a borrowed out-of-order queue). */
+  if ((st = in_order(d)) != TG_OK) return st;
   e = a->EnqueueFillBuffer(d->queue, d->counters, &zero, sizeof zero, 0, need * 2 * sizeof(cl_uint),
                            0, NULL, NULL);
   if (e != CL_SUCCESS) return fail_cl(d, e);
+  if ((st = in_order(d)) != TG_OK) return st;
   d->precision = precision;
   d->record_count = record_count;
   d->op_count = op_count;
@@ -1157,7 +1330,7 @@ static tg_status reset_memory(ocl_device *d, ocl_memory *m) {
   }
   if (e != CL_SUCCESS) return fail_cl(d, e);
   m->filled_for = d->check_serial;
-  return TG_OK;
+  return in_order(d);
 }
 
 /* Set the arguments of and enqueue the kernel for one access. `*skipped` is set when the
@@ -1261,12 +1434,14 @@ static tg_status opencl_check_op(void *impl, size_t op, const tg__check_access *
       tg_status st =
           enqueue_access(d, d->queue, reads[i].view, reads[i].resource, (uint32_t)reads[i].record,
                          reads[i].signature_id, 0, 0, NULL, NULL, &skipped);
+      if (st == TG_OK && !skipped) st = in_order(d);
       if (st != TG_OK) return st;
     }
     for (size_t i = 0; i < write_count; ++i) {
       tg_status st = enqueue_access(d, d->queue, writes[i].view, writes[i].resource,
                                     (uint32_t)writes[i].record, writes[i].signature_id, 1, 0, NULL,
                                     NULL, &skipped);
+      if (st == TG_OK && !skipped) st = in_order(d);
       if (st != TG_OK) return st;
     }
     return TG_OK;
@@ -1516,5 +1691,13 @@ tg_status tg__opencl_debug_counts_impl(const void *impl, uint64_t *live, uint64_
   if (d == NULL) return TG_ERROR_INVALID_ARGUMENT;
   if (live) *live = d->live_mem_objects;
   if (created) *created = d->mem_objects_created;
+  return TG_OK;
+}
+
+tg_status tg__opencl_debug_hide_images_impl(void *impl) {
+  ocl_device *d = impl;
+  if (d == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  d->images = d->image2d_from_buffer = d->image_3d_writes = 0;
+  memset(d->formats, 0, sizeof d->formats);
   return TG_OK;
 }

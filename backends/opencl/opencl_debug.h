@@ -21,4 +21,18 @@ static inline tg_status tg__opencl_debug_counts(const tg_device *device, uint64_
   return tg__opencl_debug_counts_impl(tg__device_impl(device), live, created);
 }
 
+/* Make an open OpenCL device behave as one without image support (the device reports
+ * images = 0 and the backend creates no image), to test the refusal of texture plans on
+ * drivers that all support images. TG_ERROR_INVALID_ARGUMENT for a device of another
+ * backend. */
+tg_status tg__opencl_debug_hide_images_impl(void *impl);
+static inline tg_status tg__opencl_debug_hide_images(tg_device *device) {
+  if (device == NULL || tg_device_get_info(device)->backend != TG_BACKEND_OPENCL)
+    return TG_ERROR_INVALID_ARGUMENT;
+  /* The description lives in the device (mutable memory); only this hook writes it. */
+  tg_device_info *info = (tg_device_info *)tg_device_get_info(device);
+  info->images = info->fp16_images = info->image2d_from_buffer = info->arena_images = 0;
+  return tg__opencl_debug_hide_images_impl(tg__device_impl(device));
+}
+
 #endif
