@@ -47,11 +47,12 @@ typedef struct tg_vulkan_memory_callbacks {
    * from the host: `required` then includes HOST_VISIBLE and HOST_COHERENT, and `mapped` must
    * point at the block, mapped by the engine (VMA: VMA_ALLOCATION_CREATE_MAPPED_BIT); Tangram
    * never calls vkMapMemory on the engine's memory. Fill `*block` and return VK_SUCCESS, or
-   * return an error (VK_ERROR_OUT_OF_DEVICE_MEMORY, ...): Tangram then fails the call that
-   * needed the memory with TG_ERROR_OUT_OF_DEVICE_MEMORY (TG_ERROR_OUT_OF_HOST_MEMORY for
-   * VK_ERROR_OUT_OF_HOST_MEMORY) and rolls back. A block that breaks the request (type not
-   * allowed or missing a required flag, a misaligned offset, no mapping) is given back through
-   * free() and the call fails with TG_ERROR_DEVICE, saying what was wrong. */
+   * return an error: Tangram then fails the call that needed the memory and rolls back
+   * (VK_ERROR_OUT_OF_DEVICE_MEMORY: TG_ERROR_OUT_OF_DEVICE_MEMORY; VK_ERROR_OUT_OF_HOST_MEMORY:
+   * TG_ERROR_OUT_OF_HOST_MEMORY; others: TG_ERROR_DEVICE or the closest status), with the
+   * VkResult as the device's native error. A block that breaks the request (a memory type not
+   * allowed or without a required flag, a misaligned offset, no mapping) is given back through
+   * free() at once, and the call fails with TG_ERROR_DEVICE. */
   VkResult (*allocate)(void *user, const VkMemoryRequirements *requirements,
                        VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred,
                        int host_access, tg_vulkan_memory_block *block);
