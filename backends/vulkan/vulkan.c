@@ -563,6 +563,7 @@ static tg_status block_alloc(vk_device *v, const VkMemoryRequirements *req,
              (!host_access || b.mapped != NULL);
     if (!ok) {
       v->memory_cb->free(v->memory_cb->user, &b);
+      v->last_error = VK_SUCCESS; /* no driver call failed: the engine's block was wrong */
       return TG_ERROR_DEVICE;
     }
     out->b = b;

@@ -100,8 +100,9 @@ typedef struct tg_vulkan_device_desc {
  * or waits on the instance, device or queue, and afterwards they work as before.
  *
  * The queue is used only inside tg_realization_check, which submits once and waits on its own
- * fence: the engine must not use the queue from another thread during that call (Vulkan's
- * external synchronisation of queues). Nothing else in Tangram touches the queue. The device's
+ * fence (should that wait fail, on the queue, before releasing what the submission used): the
+ * engine must not use the queue from another thread during that call (Vulkan's external
+ * synchronisation of queues). Nothing else in Tangram touches the queue. The device's
  * other calls follow Vulkan's rules for the objects Tangram creates; use the Tangram device
  * from one thread at a time.
  *
