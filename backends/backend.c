@@ -303,8 +303,10 @@ tg_status tg_realization_create(tg_device *d, const tg_realize_desc *desc,
   }
   for (size_t r = 0; r < desc->record_count; ++r) {
     if (tg__storage_is_image(desc->resources[r].storage) && !d->info.images)
-      return tg__error(err, TG_ERROR_UNSUPPORTED, "realize: the %s device has no image support",
-                       tg_backend_name(d->info.backend));
+      return tg__error(err, TG_ERROR_UNSUPPORTED,
+                       "realize: record %zu is a %s image, but the %s device %s has no image support",
+                       r, tg_storage_name(desc->resources[r].storage),
+                       tg_backend_name(d->info.backend), d->info.name);
     if (p->mode == TG_MODE_OFFSETS && tg__storage_is_image(desc->resources[r].storage) &&
         !d->info.arena_images)
       return tg__error(err, TG_ERROR_UNSUPPORTED,
@@ -404,12 +406,24 @@ void tg_realization_get_stats(const tg_realization *z, tg_realization_stats *out
   *out = z->stats;
 }
 
+tg_status tg__realization_parts(const tg_realization *z, size_t record, const tg_device **device,
+                               void **memory, void **view) {
+  if (z == NULL || device == NULL || memory == NULL || view == NULL || record >= z->record_count)
+    return TG_ERROR_INVALID_ARGUMENT;
+  *device = z->device;
+  *memory = z->memories[z->memory_of[record]];
+  *view = z->views[record];
+  return TG_OK;
+}
+
 tg_status tg_realization_get_tensor(const tg_realization *z, size_t record, tg_tensor_handle *out) {
   if (z == NULL || out == NULL || record >= z->record_count) return TG_ERROR_INVALID_ARGUMENT;
   memset(out, 0, sizeof *out);
   tg_device *d = z->device;
   d->vt->handle(d->impl, z->memories[z->memory_of[record]], z->views[record], out);
-  out->offset = z->offset_of[record];
+  /* The backend gives where its allocation starts inside `memory` (0 unless it is a block of
+   * a larger allocation); the plan gives the tensor's place in the allocation. */
+  out->offset += z->offset_of[record];
   const tg_tensor_resource *res = &z->resources[record];
   out->region = tg__storage_is_image(res->storage) ? res->extent : (tg_extent){res->bytes, 1, 1};
   return TG_OK;

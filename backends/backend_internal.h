@@ -81,6 +81,13 @@ tg_status tg__device_open_with(tg_backend_kind kind, tg__wrap_fn wrap, const voi
  * test hooks. NULL for NULL. */
 void *tg__device_impl(const tg_device *device);
 
+/* What record `record` of a realization is to its backend: its device, and what the device's
+ * allocate() and bind() returned for it, for a backend's typed accessors
+ * (tg_vulkan_get_tensor). TG_ERROR_INVALID_ARGUMENT for NULL arguments or a record out of
+ * range. */
+tg_status tg__realization_parts(const tg_realization *realization, size_t record,
+                               const tg_device **device, void **memory, void **view);
+
 /* Bytes per texel (4 channels) for a precision. */
 static inline uint64_t tg__texel_bytes(tg_precision p) { return p == TG_PRECISION_FP16 ? 8u : 16u; }
 

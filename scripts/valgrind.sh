@@ -39,6 +39,8 @@ declare -A subset=(
   [test_vulkan]="device_info_is_sane missing_driver_is_reported mixed_arena_realises_clean
                  odd_sizes_and_unordered_reads misplaced_resources_are_refused
                  host_alloc_failures_roll_back"
+  [test_vulkan_borrowed]="wrapped_device_describes_and_gives_back engine_usage_is_added
+                          engine_memory_errors_are_clean borrowed_host_alloc_failures_roll_back"
 )
 
 echo "=== valgrind: build $build"

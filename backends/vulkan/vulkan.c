@@ -43,6 +43,7 @@
 
 #include "backends/backend_internal.h"
 #include "backends/vulkan/vulkan_internal.h"
+#include "tangram/vulkan.h"
 
 /* ---- embedded shaders ---- */
 
@@ -140,9 +141,17 @@ typedef struct instance_fns {
   PFN_vkDestroyDebugUtilsMessengerEXT DestroyDebugUtilsMessengerEXT;
 } instance_fns;
 
+/* One block of device memory: Tangram's own allocation (offset 0), or a block of the engine's
+ * (memory callbacks of a wrapped device). */
+typedef struct vk_block {
+  tg_vulkan_memory_block b;   /* memory is VK_NULL_HANDLE when nothing was allocated */
+  int engine;                 /* from the engine's callbacks: give back through them */
+  int coherent;               /* host-access blocks: no flush/invalidate needed */
+} vk_block;
+
 /* One allocation: a shared object's memory or the arena. */
 typedef struct vk_memory {
-  VkDeviceMemory memory;  /* VK_NULL_HANDLE for an empty object */
+  vk_block block;         /* block.b.memory is VK_NULL_HANDLE for an empty object */
   uint64_t size;
   uint32_t type;
 } vk_memory;
@@ -154,6 +163,10 @@ typedef struct vk_view {
   int image;              /* 1: image, 0: buffer */
   int three_d;
   uint32_t layers;        /* images */
+  VkExtent3D extent;      /* images */
+  tg_precision precision;
+  VkDeviceSize offset;    /* where it is bound inside its memory */
+  VkDeviceSize size;      /* its memory requirements' size */
   VkBuffer buffer;
   VkImage vk_image;
   VkImageView image_view;
@@ -164,7 +177,7 @@ typedef struct vk_view {
 
 typedef struct counter_chunk {
   VkBuffer buffer;
-  VkDeviceMemory memory;
+  vk_block memory;
   uint32_t *mapped;
   VkDescriptorSet set;
 } counter_chunk;
@@ -192,6 +205,15 @@ typedef struct check_run {
 
 typedef struct vk_device {
   tg_allocator alloc;
+  /* A wrapped device (tg_device_wrap_vulkan): instance, device and queue are the engine's and
+   * are never destroyed; objects are made with its allocation callbacks and, when given, memory
+   * comes from its memory callbacks. */
+  int borrowed;
+  const VkAllocationCallbacks *vk_alloc;        /* NULL for opened devices */
+  const tg_vulkan_memory_callbacks *memory_cb;  /* NULL: vkAllocateMemory */
+  VkBufferUsageFlags buffer_usage;              /* of every tensor buffer */
+  VkImageUsageFlags image_usage;                /* of every tensor image */
+  VkDeviceSize arena_alignment;                 /* of an arena block inside engine memory */
   PFN_vkGetInstanceProcAddr get_instance_proc_addr;
   instance_fns fi;
   struct VolkDeviceTable vk;
@@ -222,7 +244,6 @@ typedef struct vk_device {
   VkPipelineLayout buffer_pipeline_layout, image_pipeline_layout;
   VkPipeline pipelines[PIPE_COUNT];
   uint32_t counter_stride;
-  uint32_t counter_type;
   check_run run;
 } vk_device;
 
@@ -430,9 +451,9 @@ static tg_status create_resource(vk_device *v, const resource_shape *s, tg_preci
   if (!s->image) {
     VkBufferCreateInfo bi = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     bi.size = s->buffer_bytes;
-    bi.usage = RESOURCE_USAGE_BUFFER;
+    bi.usage = v->buffer_usage;
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    r = v->vk.vkCreateBuffer(v->device, &bi, NULL, buffer);
+    r = v->vk.vkCreateBuffer(v->device, &bi, v->vk_alloc, buffer);
   } else {
     int fp16 = precision == TG_PRECISION_FP16;
     if (s->three_d ? !(fp16 ? v->fp16_images_3d : v->fp32_images_3d)
@@ -446,10 +467,10 @@ static tg_status create_resource(vk_device *v, const resource_shape *s, tg_preci
     ii.arrayLayers = s->layers;
     ii.samples = VK_SAMPLE_COUNT_1_BIT;
     ii.tiling = VK_IMAGE_TILING_OPTIMAL;
-    ii.usage = RESOURCE_USAGE_IMAGE;
+    ii.usage = v->image_usage;
     ii.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
-    r = v->vk.vkCreateImage(v->device, &ii, NULL, image);
+    r = v->vk.vkCreateImage(v->device, &ii, v->vk_alloc, image);
   }
   if (r != VK_SUCCESS) return fail(v, r);
   v->live_objects++;
@@ -458,12 +479,12 @@ static tg_status create_resource(vk_device *v, const resource_shape *s, tg_preci
 
 static void destroy_resource(vk_device *v, VkBuffer *buffer, VkImage *image) {
   if (*buffer != VK_NULL_HANDLE) {
-    v->vk.vkDestroyBuffer(v->device, *buffer, NULL);
+    v->vk.vkDestroyBuffer(v->device, *buffer, v->vk_alloc);
     *buffer = VK_NULL_HANDLE;
     v->live_objects--;
   }
   if (*image != VK_NULL_HANDLE) {
-    v->vk.vkDestroyImage(v->device, *image, NULL);
+    v->vk.vkDestroyImage(v->device, *image, v->vk_alloc);
     *image = VK_NULL_HANDLE;
     v->live_objects--;
   }
@@ -510,56 +531,113 @@ static tg_status vk_requirements(void *impl, const tg_tensor_resource *res, tg_p
   return TG_OK;
 }
 
+/* ---- device memory ---- */
+
+/* A block of device memory for `req` with every `required` flag: from the engine's memory
+ * callbacks when it gave them, else vkAllocateMemory. `host_access`: mapped for the host
+ * (coherent memory from the engine; Tangram's own may be non-coherent). `tensor`: a
+ * realisation allocation (fault injection counts it; one larger than its heap is refused
+ * without asking the driver). Counted as one live object. */
+static tg_status block_alloc(vk_device *v, const VkMemoryRequirements *req,
+                             VkMemoryPropertyFlags required, int host_access, int tensor,
+                             vk_block *out) {
+  memset(out, 0, sizeof *out);
+  const VkPhysicalDeviceMemoryProperties *mp = &v->memory_props;
+  VkResult r = tensor ? injected(v) : VK_SUCCESS;
+  if (r != VK_SUCCESS) return fail(v, r);
+  if (v->memory_cb != NULL) {
+    if (host_access)
+      required |= VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    VkMemoryPropertyFlags preferred =
+        host_access ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+    tg_vulkan_memory_block b;
+    memset(&b, 0, sizeof b);
+    r = v->memory_cb->allocate(v->memory_cb->user, req, required, preferred, host_access, &b);
+    if (r != VK_SUCCESS) return fail(v, r < 0 ? r : VK_ERROR_OUT_OF_DEVICE_MEMORY);
+    /* What the engine returned must be what was asked for: a wrong block would be bound
+     * anyway by the driver, silently, with undefined results. */
+    int ok = b.memory != VK_NULL_HANDLE && b.memory_type < mp->memoryTypeCount &&
+             (req->memoryTypeBits & (1u << b.memory_type)) &&
+             (mp->memoryTypes[b.memory_type].propertyFlags & required) == required &&
+             b.offset % (req->alignment ? req->alignment : 1) == 0 &&
+             (!host_access || b.mapped != NULL);
+    if (!ok) {
+      v->memory_cb->free(v->memory_cb->user, &b);
+      v->last_error = VK_SUCCESS; /* no driver call failed: the engine's block was wrong */
+      return TG_ERROR_DEVICE;
+    }
+    out->b = b;
+    out->engine = 1;
+    out->coherent = 1;
+  } else {
+    int type = pick_memory_type(mp, req->memoryTypeBits, required, !host_access);
+    if (type < 0) return TG_ERROR_UNSUPPORTED;
+    if (tensor && req->size > mp->memoryHeaps[mp->memoryTypes[type].heapIndex].size)
+      return TG_ERROR_OUT_OF_DEVICE_MEMORY;
+    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.allocationSize = req->size;
+    ai.memoryTypeIndex = (uint32_t)type;
+    VkDeviceMemory memory;
+    r = v->vk.vkAllocateMemory(v->device, &ai, v->vk_alloc, &memory);
+    if (r != VK_SUCCESS) return fail(v, r);
+    void *mapped = NULL;
+    if (host_access && (r = v->vk.vkMapMemory(v->device, memory, 0, VK_WHOLE_SIZE, 0, &mapped)) !=
+                           VK_SUCCESS) {
+      v->vk.vkFreeMemory(v->device, memory, v->vk_alloc);
+      return fail(v, r);
+    }
+    out->b.memory = memory;
+    out->b.memory_type = (uint32_t)type;
+    out->b.mapped = mapped;
+    out->coherent =
+        (mp->memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
+  }
+  v->live_objects++;
+  return TG_OK;
+}
+
+/* Give a block back (Tangram's own: freed, which also unmaps). NULL memory: nothing. */
+static void block_free(vk_device *v, vk_block *block) {
+  if (block->b.memory == VK_NULL_HANDLE) return;
+  if (block->engine) v->memory_cb->free(v->memory_cb->user, &block->b);
+  else v->vk.vkFreeMemory(v->device, block->b.memory, v->vk_alloc);
+  v->live_objects--;
+  memset(block, 0, sizeof *block);
+}
+
 /* ---- allocations and views ---- */
 
 static tg_status vk_allocate(void *impl, const tg_tensor_resource *res, tg_precision precision,
                              int arena, void **memory) {
   vk_device *v = impl;
-  uint64_t size;
-  uint32_t bits;
+  VkMemoryRequirements req;
   if (arena) {
     /* One allocation for buffers and images at planned offsets: a memory type all of them
-     * accept, sized exactly as planned (the records already carry the driver's sizes). */
-    size = res->bytes;
-    bits = v->arena_type_bits;
+     * accept, sized exactly as planned (the records already carry the driver's sizes), starting
+     * where every resource may start. */
+    req.size = res->bytes;
+    req.alignment = v->arena_alignment;
+    req.memoryTypeBits = v->arena_type_bits;
   } else {
     /* The object's own resource: its members are no larger in any dimension, and bind()
      * checks that each member's real requirement fits. */
     resource_shape shape;
-    VkMemoryRequirements req;
     tg_status st = probe_requirements(v, res, precision, &shape, &req);
     if (st != TG_OK) return st;
-    size = req.size;
-    bits = req.memoryTypeBits;
   }
   vk_memory *m = tg__calloc(&v->alloc, 1, sizeof *m);
   if (m == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-  m->size = size;
-  if (size == 0) { /* an empty object: nothing to allocate, nothing will be bound */
+  m->size = req.size;
+  if (req.size == 0) { /* an empty object: nothing to allocate, nothing will be bound */
     *memory = m;
     return TG_OK;
   }
-  int type = pick_memory_type(&v->memory_props, bits, 0, 1);
-  if (type < 0) {
+  tg_status st = block_alloc(v, &req, 0, 0, 1, &m->block);
+  if (st != TG_OK) {
     tg__free(&v->alloc, m);
-    return TG_ERROR_UNSUPPORTED;
+    return st;
   }
-  m->type = (uint32_t)type;
-  uint32_t heap = v->memory_props.memoryTypes[type].heapIndex;
-  if (size > v->memory_props.memoryHeaps[heap].size) { /* the driver may not even be asked */
-    tg__free(&v->alloc, m);
-    return TG_ERROR_OUT_OF_DEVICE_MEMORY;
-  }
-  VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-  ai.allocationSize = size;
-  ai.memoryTypeIndex = (uint32_t)type;
-  VkResult r = injected(v);
-  if (r == VK_SUCCESS) r = v->vk.vkAllocateMemory(v->device, &ai, NULL, &m->memory);
-  if (r != VK_SUCCESS) {
-    tg__free(&v->alloc, m);
-    return fail(v, r);
-  }
-  v->live_objects++;
+  m->type = m->block.b.memory_type;
   *memory = m;
   return TG_OK;
 }
@@ -568,16 +646,13 @@ static void vk_release(void *impl, void *memory) {
   vk_device *v = impl;
   vk_memory *m = memory;
   if (m == NULL) return;
-  if (m->memory != VK_NULL_HANDLE) {
-    v->vk.vkFreeMemory(v->device, m->memory, NULL);
-    v->live_objects--;
-  }
+  block_free(v, &m->block);
   tg__free(&v->alloc, m);
 }
 
 static void destroy_view(vk_device *v, vk_view *w) {
   if (w->image_view != VK_NULL_HANDLE) {
-    v->vk.vkDestroyImageView(v->device, w->image_view, NULL);
+    v->vk.vkDestroyImageView(v->device, w->image_view, v->vk_alloc);
     v->live_objects--;
   }
   destroy_resource(v, &w->buffer, &w->vk_image);
@@ -601,6 +676,8 @@ static tg_status vk_bind(void *impl, void *memory, const tg_tensor_resource *obj
   w->image = s.image;
   w->three_d = s.three_d;
   w->layers = s.layers;
+  w->extent = s.extent;
+  w->precision = precision;
   if (s.empty) {
     *view = w;
     return TG_OK;
@@ -614,17 +691,19 @@ static tg_status vk_bind(void *impl, void *memory, const tg_tensor_resource *obj
   resource_requirements(v, w->buffer, w->vk_image, &req);
   /* The plan was made from the driver's own requirements; anything else is a plan that does
    * not fit this device (or, in objects mode, a member needing more than its object). */
-  uint64_t end;
-  if (m->memory == VK_NULL_HANDLE || offset % req.alignment != 0 ||
-      !tg__add_u64(offset, req.size, &end) || end > m->size ||
+  uint64_t end, at;
+  if (m->block.b.memory == VK_NULL_HANDLE || !tg__add_u64(offset, req.size, &end) ||
+      end > m->size || !tg__add_u64(m->block.b.offset, offset, &at) || at % req.alignment != 0 ||
       !(req.memoryTypeBits & (1u << m->type))) {
     destroy_view(v, w);
     return TG_ERROR_INVALID_PLAN;
   }
+  w->offset = at;
+  w->size = req.size;
   VkResult r = injected(v);
   if (r == VK_SUCCESS)
-    r = w->image ? v->vk.vkBindImageMemory(v->device, w->vk_image, m->memory, offset)
-                 : v->vk.vkBindBufferMemory(v->device, w->buffer, m->memory, offset);
+    r = w->image ? v->vk.vkBindImageMemory(v->device, w->vk_image, m->block.b.memory, at)
+                 : v->vk.vkBindBufferMemory(v->device, w->buffer, m->block.b.memory, at);
   if (r != VK_SUCCESS) {
     destroy_view(v, w);
     return fail(v, r);
@@ -639,7 +718,7 @@ static tg_status vk_bind(void *impl, void *memory, const tg_tensor_resource *obj
     vi.subresourceRange.levelCount = 1;
     vi.subresourceRange.layerCount = w->layers;
     r = injected(v);
-    if (r == VK_SUCCESS) r = v->vk.vkCreateImageView(v->device, &vi, NULL, &w->image_view);
+    if (r == VK_SUCCESS) r = v->vk.vkCreateImageView(v->device, &vi, v->vk_alloc, &w->image_view);
     if (r != VK_SUCCESS) {
       w->image_view = VK_NULL_HANDLE;
       destroy_view(v, w);
@@ -659,8 +738,33 @@ static void vk_handle(void *impl, void *memory, void *view, tg_tensor_handle *ou
   (void)impl;
   vk_memory *m = memory;
   vk_view *w = view;
-  out->memory = HANDLE_U64(m->memory);
+  out->memory = HANDLE_U64(m->block.b.memory);
+  out->offset = m->block.b.offset; /* the generic layer adds the tensor's place */
   out->native = w->image ? HANDLE_U64(w->vk_image) : HANDLE_U64(w->buffer);
+}
+
+void tg__vulkan_describe_tensor(const void *impl, const void *memory, const void *view,
+                                tg_vulkan_tensor *out) {
+  const vk_device *v = impl;
+  const vk_memory *m = memory;
+  const vk_view *w = view;
+  memset(out, 0, sizeof *out);
+  out->buffer = w->buffer;
+  out->image = w->vk_image;
+  out->buffer_usage = v->buffer_usage;
+  out->image_usage = v->image_usage;
+  if (w->buffer == VK_NULL_HANDLE && w->vk_image == VK_NULL_HANDLE) return; /* empty */
+  out->memory = m->block.b.memory;
+  out->offset = w->offset;
+  out->size = w->size;
+  if (w->image) {
+    out->image_type = w->three_d ? VK_IMAGE_TYPE_3D : VK_IMAGE_TYPE_2D;
+    out->format = image_format(w->precision);
+    out->extent = w->extent;
+    out->layers = w->layers;
+  } else {
+    out->bytes = w->resource.bytes;
+  }
 }
 
 /* ---- check objects (made on the first check, kept until close) ---- */
@@ -674,7 +778,7 @@ static tg_status make_set_layout(vk_device *v, VkDescriptorType type, VkDescript
   VkDescriptorSetLayoutCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
   ci.bindingCount = 1;
   ci.pBindings = &b;
-  VkResult r = v->vk.vkCreateDescriptorSetLayout(v->device, &ci, NULL, out);
+  VkResult r = v->vk.vkCreateDescriptorSetLayout(v->device, &ci, v->vk_alloc, out);
   return r == VK_SUCCESS ? TG_OK : fail(v, r);
 }
 
@@ -688,23 +792,23 @@ static tg_status make_pipeline_layout(vk_device *v, VkDescriptorSetLayout tensor
   ci.pSetLayouts = sets;
   ci.pushConstantRangeCount = 1;
   ci.pPushConstantRanges = &pc;
-  VkResult r = v->vk.vkCreatePipelineLayout(v->device, &ci, NULL, out);
+  VkResult r = v->vk.vkCreatePipelineLayout(v->device, &ci, v->vk_alloc, out);
   return r == VK_SUCCESS ? TG_OK : fail(v, r);
 }
 
 static void destroy_check_objects(vk_device *v) {
   for (int i = 0; i < PIPE_COUNT; ++i)
     if (v->pipelines[i] != VK_NULL_HANDLE) {
-      v->vk.vkDestroyPipeline(v->device, v->pipelines[i], NULL);
+      v->vk.vkDestroyPipeline(v->device, v->pipelines[i], v->vk_alloc);
       v->pipelines[i] = VK_NULL_HANDLE;
     }
-  if (v->buffer_pipeline_layout) v->vk.vkDestroyPipelineLayout(v->device, v->buffer_pipeline_layout, NULL);
-  if (v->image_pipeline_layout) v->vk.vkDestroyPipelineLayout(v->device, v->image_pipeline_layout, NULL);
-  if (v->tensor_buffer_layout) v->vk.vkDestroyDescriptorSetLayout(v->device, v->tensor_buffer_layout, NULL);
-  if (v->tensor_image_layout) v->vk.vkDestroyDescriptorSetLayout(v->device, v->tensor_image_layout, NULL);
-  if (v->counter_layout) v->vk.vkDestroyDescriptorSetLayout(v->device, v->counter_layout, NULL);
-  if (v->fence) v->vk.vkDestroyFence(v->device, v->fence, NULL);
-  if (v->command_pool) v->vk.vkDestroyCommandPool(v->device, v->command_pool, NULL);
+  if (v->buffer_pipeline_layout) v->vk.vkDestroyPipelineLayout(v->device, v->buffer_pipeline_layout, v->vk_alloc);
+  if (v->image_pipeline_layout) v->vk.vkDestroyPipelineLayout(v->device, v->image_pipeline_layout, v->vk_alloc);
+  if (v->tensor_buffer_layout) v->vk.vkDestroyDescriptorSetLayout(v->device, v->tensor_buffer_layout, v->vk_alloc);
+  if (v->tensor_image_layout) v->vk.vkDestroyDescriptorSetLayout(v->device, v->tensor_image_layout, v->vk_alloc);
+  if (v->counter_layout) v->vk.vkDestroyDescriptorSetLayout(v->device, v->counter_layout, v->vk_alloc);
+  if (v->fence) v->vk.vkDestroyFence(v->device, v->fence, v->vk_alloc);
+  if (v->command_pool) v->vk.vkDestroyCommandPool(v->device, v->command_pool, v->vk_alloc);
   v->buffer_pipeline_layout = v->image_pipeline_layout = VK_NULL_HANDLE;
   v->tensor_buffer_layout = v->tensor_image_layout = v->counter_layout = VK_NULL_HANDLE;
   v->fence = VK_NULL_HANDLE;
@@ -715,15 +819,14 @@ static void destroy_check_objects(vk_device *v) {
 
 static tg_status ensure_check_objects(vk_device *v) {
   if (v->check_ready) return TG_OK;
-  int type = pick_memory_type(&v->memory_props, ~0u, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 0);
-  if (type < 0) return TG_ERROR_UNSUPPORTED; /* counters are read back by the host */
-  v->counter_type = (uint32_t)type;
+  if (pick_memory_type(&v->memory_props, ~0u, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 0) < 0)
+    return TG_ERROR_UNSUPPORTED; /* counters are read back by the host */
   VkDeviceSize align = v->props.limits.minStorageBufferOffsetAlignment;
   v->counter_stride = (uint32_t)(align > sizeof(uint32_t) ? align : sizeof(uint32_t));
   VkCommandPoolCreateInfo pi = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   pi.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
   pi.queueFamilyIndex = v->queue_family;
-  VkResult r = v->vk.vkCreateCommandPool(v->device, &pi, NULL, &v->command_pool);
+  VkResult r = v->vk.vkCreateCommandPool(v->device, &pi, v->vk_alloc, &v->command_pool);
   if (r != VK_SUCCESS) goto vk_fail;
   VkCommandBufferAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
   ai.commandPool = v->command_pool;
@@ -732,7 +835,7 @@ static tg_status ensure_check_objects(vk_device *v) {
   r = v->vk.vkAllocateCommandBuffers(v->device, &ai, &v->command_buffer);
   if (r != VK_SUCCESS) goto vk_fail;
   VkFenceCreateInfo fi = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  r = v->vk.vkCreateFence(v->device, &fi, NULL, &v->fence);
+  r = v->vk.vkCreateFence(v->device, &fi, v->vk_alloc, &v->fence);
   if (r != VK_SUCCESS) goto vk_fail;
   tg_status st;
   if ((st = make_set_layout(v, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, &v->tensor_buffer_layout)) != TG_OK ||
@@ -757,7 +860,7 @@ static tg_status ensure_pipeline(vk_device *v, int index) {
   mi.codeSize = k_shaders[index].bytes;
   mi.pCode = k_shaders[index].words;
   VkShaderModule module;
-  VkResult r = v->vk.vkCreateShaderModule(v->device, &mi, NULL, &module);
+  VkResult r = v->vk.vkCreateShaderModule(v->device, &mi, v->vk_alloc, &module);
   if (r != VK_SUCCESS) return fail(v, r);
   VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
   ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
@@ -766,8 +869,8 @@ static tg_status ensure_pipeline(vk_device *v, int index) {
   ci.stage.pName = "main";
   ci.layout = index < PIPE_IMAGE_FIRST ? v->buffer_pipeline_layout : v->image_pipeline_layout;
   ci.basePipelineIndex = -1;
-  r = v->vk.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, NULL, &v->pipelines[index]);
-  v->vk.vkDestroyShaderModule(v->device, module, NULL);
+  r = v->vk.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, v->vk_alloc, &v->pipelines[index]);
+  v->vk.vkDestroyShaderModule(v->device, module, v->vk_alloc);
   if (r != VK_SUCCESS) {
     v->pipelines[index] = VK_NULL_HANDLE;
     return fail(v, r);
@@ -784,24 +887,21 @@ static void run_release(vk_device *v) {
   if (run->events) {
     for (size_t i = 0; i < run->op_count; ++i)
       if (run->events[i] != VK_NULL_HANDLE) {
-        v->vk.vkDestroyEvent(v->device, run->events[i], NULL);
+        v->vk.vkDestroyEvent(v->device, run->events[i], v->vk_alloc);
         v->live_objects--;
       }
   }
   for (size_t i = 0; i < run->pool_count; ++i) {
-    v->vk.vkDestroyDescriptorPool(v->device, run->pools[i], NULL);
+    v->vk.vkDestroyDescriptorPool(v->device, run->pools[i], v->vk_alloc);
     v->live_objects--;
   }
   for (size_t i = 0; i < run->chunk_count; ++i) {
     counter_chunk *c = &run->chunks[i];
     if (c->buffer != VK_NULL_HANDLE) {
-      v->vk.vkDestroyBuffer(v->device, c->buffer, NULL);
+      v->vk.vkDestroyBuffer(v->device, c->buffer, v->vk_alloc);
       v->live_objects--;
     }
-    if (c->memory != VK_NULL_HANDLE) {
-      v->vk.vkFreeMemory(v->device, c->memory, NULL); /* implicitly unmaps */
-      v->live_objects--;
-    }
+    block_free(v, &c->memory);
   }
   if (v->command_pool != VK_NULL_HANDLE) v->vk.vkResetCommandPool(v->device, v->command_pool, 0);
   tg__free(a, run->events);
@@ -818,7 +918,7 @@ static void vk_check_abort(void *impl) {
   if (v->run.pending) {
     /* Submitted work may still use what the run made: let it finish first. */
     if (v->vk.vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX) != VK_SUCCESS)
-      v->vk.vkDeviceWaitIdle(v->device);
+      v->vk.vkQueueWaitIdle(v->queue); /* only our queue: a borrowed device's others are not ours */
     v->vk.vkResetFences(v->device, 1, &v->fence);
   }
   run_release(v);
@@ -877,7 +977,7 @@ static tg_status allocate_set(vk_device *v, VkDescriptorSetLayout layout, VkDesc
   pi.poolSizeCount = 3;
   pi.pPoolSizes = sizes;
   VkDescriptorPool pool;
-  VkResult r = v->vk.vkCreateDescriptorPool(v->device, &pi, NULL, &pool);
+  VkResult r = v->vk.vkCreateDescriptorPool(v->device, &pi, v->vk_alloc, &pool);
   if (r != VK_SUCCESS) return fail(v, r);
   v->live_objects++;
   run->pools[run->pool_count++] = pool;
@@ -904,7 +1004,7 @@ static tg_status take_counter(vk_device *v, size_t record, VkDescriptorSet *set,
     bi.size = bytes;
     bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
     bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-    VkResult r = v->vk.vkCreateBuffer(v->device, &bi, NULL, &c->buffer);
+    VkResult r = v->vk.vkCreateBuffer(v->device, &bi, v->vk_alloc, &c->buffer);
     if (r != VK_SUCCESS) {
       c->buffer = VK_NULL_HANDLE;
       return fail(v, r);
@@ -912,30 +1012,21 @@ static tg_status take_counter(vk_device *v, size_t record, VkDescriptorSet *set,
     v->live_objects++;
     VkMemoryRequirements req;
     v->vk.vkGetBufferMemoryRequirements(v->device, c->buffer, &req);
-    if (!(req.memoryTypeBits & (1u << v->counter_type))) return TG_ERROR_UNSUPPORTED;
-    VkMemoryAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = v->counter_type;
-    r = v->vk.vkAllocateMemory(v->device, &ai, NULL, &c->memory);
-    if (r != VK_SUCCESS) {
-      c->memory = VK_NULL_HANDLE;
+    tg_status st = block_alloc(v, &req, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 1, 0, &c->memory);
+    if (st != TG_OK) return st;
+    if ((r = v->vk.vkBindBufferMemory(v->device, c->buffer, c->memory.b.memory,
+                                      c->memory.b.offset)) != VK_SUCCESS)
       return fail(v, r);
-    }
-    v->live_objects++;
-    if ((r = v->vk.vkBindBufferMemory(v->device, c->buffer, c->memory, 0)) != VK_SUCCESS ||
-        (r = v->vk.vkMapMemory(v->device, c->memory, 0, VK_WHOLE_SIZE, 0, (void **)&c->mapped)) !=
-            VK_SUCCESS)
-      return fail(v, r);
+    c->mapped = c->memory.b.mapped;
     /* Zeroed by the host before the one submission that uses it. */
     memset(c->mapped, 0, (size_t)bytes);
-    if (!(v->memory_props.memoryTypes[v->counter_type].propertyFlags &
-          VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
+    if (!c->memory.coherent) {
       VkMappedMemoryRange mr = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
-      mr.memory = c->memory;
+      mr.memory = c->memory.b.memory;
       mr.size = VK_WHOLE_SIZE;
       if ((r = v->vk.vkFlushMappedMemoryRanges(v->device, 1, &mr)) != VK_SUCCESS) return fail(v, r);
     }
-    tg_status st = allocate_set(v, v->counter_layout, &c->set);
+    st = allocate_set(v, v->counter_layout, &c->set);
     if (st != TG_OK) return st;
     VkDescriptorBufferInfo info = {c->buffer, 0, sizeof(uint32_t)};
     VkWriteDescriptorSet w = {.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -1118,7 +1209,7 @@ static tg_status vk_check_op(void *impl, size_t op, const tg__check_access *read
     if ((st = record_access(v, &writes[i], 1)) != TG_OK) return st;
   if (ooo) {
     VkEventCreateInfo ei = {.sType = VK_STRUCTURE_TYPE_EVENT_CREATE_INFO};
-    VkResult r = v->vk.vkCreateEvent(v->device, &ei, NULL, &run->events[op]);
+    VkResult r = v->vk.vkCreateEvent(v->device, &ei, v->vk_alloc, &run->events[op]);
     if (r != VK_SUCCESS) {
       run->events[op] = VK_NULL_HANDLE;
       return fail(v, r);
@@ -1163,12 +1254,10 @@ static tg_status vk_check_end(void *impl, uint64_t *mismatches, uint64_t *checke
   }
   v->vk.vkResetFences(v->device, 1, &v->fence);
   run->pending = 0;
-  int coherent = (v->memory_props.memoryTypes[v->counter_type].propertyFlags &
-                  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT) != 0;
   for (size_t c = 0; c < run->chunk_count; ++c) {
-    if (!coherent) {
+    if (!run->chunks[c].memory.coherent) {
       VkMappedMemoryRange mr = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
-      mr.memory = run->chunks[c].memory;
+      mr.memory = run->chunks[c].memory.b.memory;
       mr.size = VK_WHOLE_SIZE;
       if ((r = v->vk.vkInvalidateMappedMemoryRanges(v->device, 1, &mr)) != VK_SUCCESS) {
         tg_status st = fail(v, r);
@@ -1189,11 +1278,12 @@ static tg_status vk_check_end(void *impl, uint64_t *mismatches, uint64_t *checke
 
 /* ---- opening and closing ---- */
 
+/* Destroy what Tangram made on the device, and the device itself unless it is borrowed. */
 static void teardown_device(vk_device *v) {
   if (v->device == VK_NULL_HANDLE) return;
   vk_check_abort(v);
   destroy_check_objects(v);
-  v->vk.vkDestroyDevice(v->device, NULL);
+  if (!v->borrowed) v->vk.vkDestroyDevice(v->device, NULL);
   v->device = VK_NULL_HANDLE;
 }
 
@@ -1201,9 +1291,10 @@ static void vk_close(void *impl) {
   vk_device *v = impl;
   if (v == NULL) return;
   teardown_device(v);
-  if (v->messenger != VK_NULL_HANDLE && v->fi.DestroyDebugUtilsMessengerEXT)
+  if (!v->borrowed && v->messenger != VK_NULL_HANDLE && v->fi.DestroyDebugUtilsMessengerEXT)
     v->fi.DestroyDebugUtilsMessengerEXT(v->instance, v->messenger, NULL);
-  if (v->instance != VK_NULL_HANDLE && v->fi.DestroyInstance) v->fi.DestroyInstance(v->instance, NULL);
+  if (!v->borrowed && v->instance != VK_NULL_HANDLE && v->fi.DestroyInstance)
+    v->fi.DestroyInstance(v->instance, NULL);
   tg_allocator a = v->alloc;
   tg__free(&a, v);
 }
@@ -1239,6 +1330,37 @@ static int has_extension(const VkExtensionProperties *p, uint32_t n, const char 
 
 #define GET_GLOBAL(v, name) ((PFN_##name)(v)->get_instance_proc_addr(VK_NULL_HANDLE, #name))
 #define GET_INSTANCE(v, name) ((PFN_##name)(v)->get_instance_proc_addr((v)->instance, #name))
+
+/* The instance functions of v->instance through v->get_instance_proc_addr; the
+ * properties2 queries when `props2` (core in 1.1, else the KHR extension's). 0 when a core
+ * function is missing. */
+static int load_instance_functions(vk_device *v, int props2, int core11) {
+  instance_fns *f = &v->fi;
+  f->DestroyInstance = GET_INSTANCE(v, vkDestroyInstance);
+  f->EnumeratePhysicalDevices = GET_INSTANCE(v, vkEnumeratePhysicalDevices);
+  f->GetPhysicalDeviceProperties = GET_INSTANCE(v, vkGetPhysicalDeviceProperties);
+  f->GetPhysicalDeviceMemoryProperties = GET_INSTANCE(v, vkGetPhysicalDeviceMemoryProperties);
+  f->GetPhysicalDeviceQueueFamilyProperties = GET_INSTANCE(v, vkGetPhysicalDeviceQueueFamilyProperties);
+  f->GetPhysicalDeviceFormatProperties = GET_INSTANCE(v, vkGetPhysicalDeviceFormatProperties);
+  f->GetPhysicalDeviceImageFormatProperties = GET_INSTANCE(v, vkGetPhysicalDeviceImageFormatProperties);
+  f->EnumerateDeviceExtensionProperties = GET_INSTANCE(v, vkEnumerateDeviceExtensionProperties);
+  f->CreateDevice = GET_INSTANCE(v, vkCreateDevice);
+  if (props2) {
+    if (core11) {
+      f->GetPhysicalDeviceProperties2 = GET_INSTANCE(v, vkGetPhysicalDeviceProperties2);
+      f->GetPhysicalDeviceMemoryProperties2 = GET_INSTANCE(v, vkGetPhysicalDeviceMemoryProperties2);
+    } else {
+      f->GetPhysicalDeviceProperties2 =
+          (PFN_vkGetPhysicalDeviceProperties2)GET_INSTANCE(v, vkGetPhysicalDeviceProperties2KHR);
+      f->GetPhysicalDeviceMemoryProperties2 = (PFN_vkGetPhysicalDeviceMemoryProperties2)GET_INSTANCE(
+          v, vkGetPhysicalDeviceMemoryProperties2KHR);
+    }
+  }
+  return f->DestroyInstance && f->EnumeratePhysicalDevices && f->GetPhysicalDeviceProperties &&
+         f->GetPhysicalDeviceMemoryProperties && f->GetPhysicalDeviceQueueFamilyProperties &&
+         f->GetPhysicalDeviceFormatProperties && f->GetPhysicalDeviceImageFormatProperties &&
+         f->EnumerateDeviceExtensionProperties && f->CreateDevice;
+}
 
 static tg_status create_instance(vk_device *v, const tg_device_options *options, int *has_props2,
                                  tg_error_info *err) {
@@ -1348,32 +1470,9 @@ static tg_status create_instance(vk_device *v, const tg_device_options *options,
     return tg__error(err, status_of(r), "vkCreateInstance failed with %s (%d)", result_name(r),
                      (int)r);
   }
-  instance_fns *f = &v->fi;
-  f->DestroyInstance = GET_INSTANCE(v, vkDestroyInstance);
-  f->EnumeratePhysicalDevices = GET_INSTANCE(v, vkEnumeratePhysicalDevices);
-  f->GetPhysicalDeviceProperties = GET_INSTANCE(v, vkGetPhysicalDeviceProperties);
-  f->GetPhysicalDeviceMemoryProperties = GET_INSTANCE(v, vkGetPhysicalDeviceMemoryProperties);
-  f->GetPhysicalDeviceQueueFamilyProperties = GET_INSTANCE(v, vkGetPhysicalDeviceQueueFamilyProperties);
-  f->GetPhysicalDeviceFormatProperties = GET_INSTANCE(v, vkGetPhysicalDeviceFormatProperties);
-  f->GetPhysicalDeviceImageFormatProperties = GET_INSTANCE(v, vkGetPhysicalDeviceImageFormatProperties);
-  f->EnumerateDeviceExtensionProperties = GET_INSTANCE(v, vkEnumerateDeviceExtensionProperties);
-  f->CreateDevice = GET_INSTANCE(v, vkCreateDevice);
-  if (*has_props2) {
-    if (api >= VK_API_VERSION_1_1) {
-      f->GetPhysicalDeviceProperties2 = GET_INSTANCE(v, vkGetPhysicalDeviceProperties2);
-      f->GetPhysicalDeviceMemoryProperties2 = GET_INSTANCE(v, vkGetPhysicalDeviceMemoryProperties2);
-    } else {
-      f->GetPhysicalDeviceProperties2 =
-          (PFN_vkGetPhysicalDeviceProperties2)GET_INSTANCE(v, vkGetPhysicalDeviceProperties2KHR);
-      f->GetPhysicalDeviceMemoryProperties2 = (PFN_vkGetPhysicalDeviceMemoryProperties2)GET_INSTANCE(
-          v, vkGetPhysicalDeviceMemoryProperties2KHR);
-    }
-  }
-  if (!f->DestroyInstance || !f->EnumeratePhysicalDevices || !f->GetPhysicalDeviceProperties ||
-      !f->GetPhysicalDeviceMemoryProperties || !f->GetPhysicalDeviceQueueFamilyProperties ||
-      !f->GetPhysicalDeviceFormatProperties || !f->GetPhysicalDeviceImageFormatProperties ||
-      !f->EnumerateDeviceExtensionProperties || !f->CreateDevice)
+  if (!load_instance_functions(v, *has_props2, api >= VK_API_VERSION_1_1))
     return tg__error(err, TG_ERROR_NO_LOADER, "the Vulkan loader lacks core instance functions");
+  instance_fns *f = &v->fi;
   if (v->validation) {
     f->CreateDebugUtilsMessengerEXT = GET_INSTANCE(v, vkCreateDebugUtilsMessengerEXT);
     f->DestroyDebugUtilsMessengerEXT = GET_INSTANCE(v, vkDestroyDebugUtilsMessengerEXT);
@@ -1483,7 +1582,9 @@ typedef struct device_caps {
   int driver_properties;
 } device_caps;
 
-static tg_status create_device(vk_device *v, device_caps *caps, tg_error_info *err) {
+/* What the physical device's extensions and API version allow Tangram to query.
+ * `*portability`: a portability (layered) implementation. */
+static tg_status query_caps(vk_device *v, device_caps *caps, int *portability, tg_error_info *err) {
   memset(caps, 0, sizeof *caps);
   uint32_t n = 0;
   VkExtensionProperties *ext = NULL;
@@ -1497,11 +1598,19 @@ static tg_status create_device(vk_device *v, device_caps *caps, tg_error_info *e
   caps->maintenance3 = props2 && (v->api_version >= VK_API_VERSION_1_1 ||
                                   has_extension(ext, n, VK_KHR_MAINTENANCE_3_EXTENSION_NAME));
   caps->driver_properties = props2 && has_extension(ext, n, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+  *portability = has_extension(ext, n, "VK_KHR_portability_subset");
+  tg__free(&v->alloc, ext);
+  return TG_OK;
+}
+
+static tg_status create_device(vk_device *v, device_caps *caps, tg_error_info *err) {
+  int portability = 0;
+  tg_status st = query_caps(v, caps, &portability, err);
+  if (st != TG_OK) return st;
   const char *names[1];
   uint32_t name_n = 0;
   /* A portability (layered) implementation must be told we know it is one. */
-  if (has_extension(ext, n, "VK_KHR_portability_subset")) names[name_n++] = "VK_KHR_portability_subset";
-  tg__free(&v->alloc, ext);
+  if (portability) names[name_n++] = "VK_KHR_portability_subset";
 
   float priority = 1.0f;
   VkDeviceQueueCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -1539,7 +1648,7 @@ static int image_limits(vk_device *v, VkFormat format, VkImageType type, VkImage
   v->fi.GetPhysicalDeviceFormatProperties(v->physical, format, &fp);
   if (!(fp.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT)) return 0;
   return v->fi.GetPhysicalDeviceImageFormatProperties(v->physical, format, type,
-                                                      VK_IMAGE_TILING_OPTIMAL, RESOURCE_USAGE_IMAGE,
+                                                      VK_IMAGE_TILING_OPTIMAL, v->image_usage,
                                                       0, out) == VK_SUCCESS;
 }
 
@@ -1664,6 +1773,7 @@ static tg_status describe_device(vk_device *v, const device_caps *caps, tg_devic
                                ? buffer_align
                                : l->minStorageBufferOffsetAlignment;
   info->image_alignment = image_align;
+  v->arena_alignment = info->buffer_alignment > image_align ? info->buffer_alignment : image_align;
   info->buffer_image_granularity = l->bufferImageGranularity ? l->bufferImageGranularity : 1;
   info->images = images;
   info->fp16_images = v->fp16_images;
@@ -1678,6 +1788,8 @@ static tg_status vk_open(const tg_device_options *options, const tg_allocator *a
   vk_device *v = tg__calloc(alloc, 1, sizeof *v);
   if (v == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
   v->alloc = *alloc;
+  v->buffer_usage = RESOURCE_USAGE_BUFFER;
+  v->image_usage = RESOURCE_USAGE_IMAGE;
   atomic_init(&v->validation_messages, 0);
   /* The loader is loaded once per process and stays (volk keeps no handle to unload it). */
   pthread_mutex_lock(&k_volk_mutex);
@@ -1694,6 +1806,160 @@ static tg_status vk_open(const tg_device_options *options, const tg_allocator *a
   tg_status st = create_instance(v, options, &props2, err);
   if (st == TG_OK) st = choose_physical_device(v, options, err);
   if (st == TG_OK) st = create_device(v, &caps, err);
+  if (st == TG_OK) st = describe_device(v, &caps, info, err);
+  if (st != TG_OK) {
+    vk_close(v);
+    return st;
+  }
+  *impl = v;
+  return TG_OK;
+}
+
+
+/* ---- wrapping an engine's device ---- */
+
+/* Check what the engine lent: the physical device is one of the instance's, the queue family
+ * exists and computes. Nothing is created. */
+static tg_status check_borrowed(vk_device *v, const tg_vulkan_device_desc *d, tg_error_info *err) {
+  uint32_t n = 0;
+  VkResult r = v->fi.EnumeratePhysicalDevices(v->instance, &n, NULL);
+  if (r < 0) {
+    v->last_error = r;
+    return tg__error(err, status_of(r), "tg_device_wrap_vulkan: vkEnumeratePhysicalDevices failed (%d)",
+                     (int)r);
+  }
+  VkPhysicalDevice *list = tg__calloc(&v->alloc, n ? n : 1, sizeof *list);
+  if (list == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  r = v->fi.EnumeratePhysicalDevices(v->instance, &n, list);
+  int found = 0;
+  for (uint32_t i = 0; r >= 0 && i < n; ++i) found |= list[i] == d->physical_device;
+  tg__free(&v->alloc, list);
+  if (r < 0) {
+    v->last_error = r;
+    return tg__error(err, status_of(r), "tg_device_wrap_vulkan: vkEnumeratePhysicalDevices failed (%d)",
+                     (int)r);
+  }
+  if (!found)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                     "tg_device_wrap_vulkan: physical_device is not one of the %u physical devices "
+                     "of instance", n);
+  v->fi.GetPhysicalDeviceProperties(v->physical, &v->props);
+  n = 0;
+  v->fi.GetPhysicalDeviceQueueFamilyProperties(v->physical, &n, NULL);
+  if (d->queue_family_index >= n)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                     "tg_device_wrap_vulkan: queue_family_index %u is out of range: %s has %u "
+                     "queue families", d->queue_family_index, v->props.deviceName, n);
+  VkQueueFamilyProperties *q = tg__calloc(&v->alloc, n, sizeof *q);
+  if (q == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  v->fi.GetPhysicalDeviceQueueFamilyProperties(v->physical, &n, q);
+  VkQueueFlags flags = d->queue_family_index < n ? q[d->queue_family_index].queueFlags : 0;
+  tg__free(&v->alloc, q);
+  if (!(flags & VK_QUEUE_COMPUTE_BIT))
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                     "tg_device_wrap_vulkan: queue family %u of %s has no compute (flags 0x%x): "
+                     "Tangram's on-device check runs compute shaders on the queue",
+                     d->queue_family_index, v->props.deviceName, (unsigned)flags);
+  return TG_OK;
+}
+
+/* The device functions, through the engine's vkGetDeviceProcAddr. volkLoadDeviceTable reads
+ * volk's global vkGetDeviceProcAddr: set it to the engine's under the lock, then put back what
+ * was there. */
+static tg_status load_borrowed_device(vk_device *v, tg_error_info *err) {
+  PFN_vkGetDeviceProcAddr gdpa = GET_INSTANCE(v, vkGetDeviceProcAddr);
+  if (gdpa == NULL)
+    return tg__error(err, TG_ERROR_NO_LOADER,
+                     "tg_device_wrap_vulkan: get_instance_proc_addr gives no vkGetDeviceProcAddr");
+  pthread_mutex_lock(&k_volk_mutex);
+  PFN_vkGetDeviceProcAddr saved = vkGetDeviceProcAddr;
+  vkGetDeviceProcAddr = gdpa;
+  volkLoadDeviceTable(&v->vk, v->device);
+  vkGetDeviceProcAddr = saved;
+  pthread_mutex_unlock(&k_volk_mutex);
+  /* Every device function Tangram calls. */
+  const struct VolkDeviceTable *t = &v->vk;
+#define NEED(f) {#f, (PFN_vkVoidFunction)t->f}
+  struct {
+    const char *name;
+    PFN_vkVoidFunction fn;
+  } need[] = {
+      NEED(vkCreateBuffer), NEED(vkDestroyBuffer), NEED(vkCreateImage),
+      NEED(vkDestroyImage), NEED(vkCreateImageView), NEED(vkDestroyImageView),
+      NEED(vkGetBufferMemoryRequirements), NEED(vkGetImageMemoryRequirements), NEED(vkAllocateMemory),
+      NEED(vkFreeMemory), NEED(vkMapMemory), NEED(vkFlushMappedMemoryRanges),
+      NEED(vkInvalidateMappedMemoryRanges), NEED(vkBindBufferMemory), NEED(vkBindImageMemory),
+      NEED(vkCreateCommandPool), NEED(vkDestroyCommandPool), NEED(vkResetCommandPool),
+      NEED(vkAllocateCommandBuffers), NEED(vkBeginCommandBuffer), NEED(vkEndCommandBuffer),
+      NEED(vkCreateFence), NEED(vkDestroyFence), NEED(vkWaitForFences),
+      NEED(vkResetFences), NEED(vkCreateEvent), NEED(vkDestroyEvent),
+      NEED(vkCreateDescriptorSetLayout), NEED(vkDestroyDescriptorSetLayout), NEED(vkCreatePipelineLayout),
+      NEED(vkDestroyPipelineLayout), NEED(vkCreateShaderModule), NEED(vkDestroyShaderModule),
+      NEED(vkCreateComputePipelines), NEED(vkDestroyPipeline), NEED(vkCreateDescriptorPool),
+      NEED(vkDestroyDescriptorPool), NEED(vkAllocateDescriptorSets), NEED(vkUpdateDescriptorSets),
+      NEED(vkCmdBindPipeline), NEED(vkCmdBindDescriptorSets), NEED(vkCmdPushConstants),
+      NEED(vkCmdDispatch), NEED(vkCmdPipelineBarrier), NEED(vkCmdSetEvent),
+      NEED(vkCmdWaitEvents), NEED(vkQueueSubmit), NEED(vkQueueWaitIdle),
+  };
+#undef NEED
+  for (size_t i = 0; i < sizeof need / sizeof need[0]; ++i)
+    if (need[i].fn == NULL)
+      return tg__error(err, TG_ERROR_NO_LOADER,
+                       "tg_device_wrap_vulkan: the device gives no %s through "
+                       "get_instance_proc_addr's vkGetDeviceProcAddr", need[i].name);
+  return TG_OK;
+}
+
+tg_status tg__vulkan_wrap(const void *borrowed, const tg_device_options *options,
+                          const tg_allocator *alloc, void **impl, tg_device_info *info,
+                          tg_error_info *err) {
+  (void)options;
+  const tg_vulkan_device_desc *d = borrowed;
+  const char *missing = d == NULL                                   ? "desc"
+                        : d->get_instance_proc_addr == NULL         ? "desc->get_instance_proc_addr"
+                        : d->instance == VK_NULL_HANDLE             ? "desc->instance"
+                        : d->physical_device == VK_NULL_HANDLE      ? "desc->physical_device"
+                        : d->device == VK_NULL_HANDLE               ? "desc->device"
+                        : d->queue == VK_NULL_HANDLE                ? "desc->queue"
+                        : d->memory && (!d->memory->allocate || !d->memory->free)
+                            ? "desc->memory->allocate or ->free"
+                            : NULL;
+  if (missing)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "tg_device_wrap_vulkan: %s is NULL", missing);
+  vk_device *v = tg__calloc(alloc, 1, sizeof *v);
+  if (v == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  v->alloc = *alloc;
+  v->borrowed = 1;
+  v->vk_alloc = d->allocation_callbacks;
+  v->memory_cb = d->memory;
+  v->buffer_usage = RESOURCE_USAGE_BUFFER | d->buffer_usage;
+  v->image_usage = RESOURCE_USAGE_IMAGE | d->image_usage;
+  v->get_instance_proc_addr = d->get_instance_proc_addr;
+  v->instance = d->instance;
+  v->physical = d->physical_device;
+  v->queue_family = d->queue_family_index;
+  atomic_init(&v->validation_messages, 0);
+  uint32_t api = d->api_version ? d->api_version : VK_API_VERSION_1_0;
+  tg_status st = TG_OK;
+  if (!load_instance_functions(v, api >= VK_API_VERSION_1_1, 1))
+    st = tg__error(err, TG_ERROR_NO_LOADER,
+                   "tg_device_wrap_vulkan: get_instance_proc_addr gives no core instance functions "
+                   "for instance");
+  if (st == TG_OK) st = check_borrowed(v, d, err);
+  if (st == TG_OK) {
+    v->fi.GetPhysicalDeviceMemoryProperties(v->physical, &v->memory_props);
+    v->api_version = api < v->props.apiVersion ? api : v->props.apiVersion;
+    if (v->api_version < VK_API_VERSION_1_1) {
+      v->fi.GetPhysicalDeviceProperties2 = NULL;
+      v->fi.GetPhysicalDeviceMemoryProperties2 = NULL;
+    }
+    v->device = d->device;
+    v->queue = d->queue;
+    st = load_borrowed_device(v, err);
+  }
+  device_caps caps;
+  int portability;
+  if (st == TG_OK) st = query_caps(v, &caps, &portability, err);
   if (st == TG_OK) st = describe_device(v, &caps, info, err);
   if (st != TG_OK) {
     vk_close(v);

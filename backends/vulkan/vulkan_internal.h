@@ -1,8 +1,25 @@
-/* Internals of the Vulkan backend that its tests reach. Not installed; not public API. */
+/* Internals of the Vulkan backend that its tests and the public wrapping calls
+ * (backends/vulkan/wrap.c) reach. Not installed; not public API. */
 #ifndef TANGRAM_BACKENDS_VULKAN_INTERNAL_H
 #define TANGRAM_BACKENDS_VULKAN_INTERNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "backends/backend_internal.h"
+
+struct tg_vulkan_tensor;
+
+/* The wrap function of tg__device_open_with for tg_device_wrap_vulkan: `borrowed` is the
+ * caller's tg_vulkan_device_desc. */
+tg_status tg__vulkan_wrap(const void *borrowed, const tg_device_options *options,
+                          const tg_allocator *alloc, void **impl, tg_device_info *info,
+                          tg_error_info *err);
+
+/* Fill `*out` for one tensor: `memory` and `view` are what the backend's allocate() and bind()
+ * returned for it (tg__realization_parts). */
+void tg__vulkan_describe_tensor(const void *impl, const void *memory, const void *view,
+                                struct tg_vulkan_tensor *out);
 
 /* `impl` is the state of a device opened with the Vulkan backend
  * (tg__device_impl). */
