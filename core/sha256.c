@@ -15,30 +15,41 @@ static const uint32_t k_round[64] = {
     0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u, 0x90befffau, 0xa4506cebu, 0xbef9a3f7u,
     0xc67178f2u};
 
-static uint32_t rotr(uint32_t x, unsigned n) { return (x >> n) | (x << (32u - n)); }
+#define ROTR(x, n) (((x) >> (n)) | ((x) << (32u - (n))))
+#define S0(x) (ROTR(x, 2) ^ ROTR(x, 13) ^ ROTR(x, 22))
+#define S1(x) (ROTR(x, 6) ^ ROTR(x, 11) ^ ROTR(x, 25))
+#define G0(x) (ROTR(x, 7) ^ ROTR(x, 18) ^ ((x) >> 3))
+#define G1(x) (ROTR(x, 17) ^ ROTR(x, 19) ^ ((x) >> 10))
+/* One round; the eight working variables rotate through the macro's arguments. */
+#define ROUND(a, b, c, d, e, f, g, h, k, w)                        \
+  do {                                                             \
+    uint32_t t1_ = (h) + S1(e) + (((e) & (f)) ^ (~(e) & (g))) + (k) + (w); \
+    uint32_t t2_ = S0(a) + (((a) & (b)) ^ ((a) & (c)) ^ ((b) & (c)));      \
+    (d) += t1_;                                                    \
+    (h) = t1_ + t2_;                                               \
+  } while (0)
 
 static void compress(uint32_t h[8], const uint8_t block[64]) {
-  uint32_t w[64];
+  uint32_t w[16];
   for (int t = 0; t < 16; ++t)
     w[t] = (uint32_t)block[4 * t] << 24 | (uint32_t)block[4 * t + 1] << 16 |
            (uint32_t)block[4 * t + 2] << 8 | (uint32_t)block[4 * t + 3];
-  for (int t = 16; t < 64; ++t) {
-    uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
-    uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
-    w[t] = w[t - 16] + s0 + w[t - 7] + s1;
-  }
   uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
-  for (int t = 0; t < 64; ++t) {
-    uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k_round[t] + w[t];
-    uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-    hh = g;
-    g = f;
-    f = e;
-    e = d + t1;
-    d = c;
-    c = b;
-    b = a;
-    a = t1 + t2;
+  for (int t = 0; t < 64; t += 8) {
+    if (t >= 16)
+      for (int i = 0; i < 8; ++i) {
+        int j = (t + i) & 15;
+        w[j] += G1(w[(j + 14) & 15]) + w[(j + 9) & 15] + G0(w[(j + 1) & 15]);
+      }
+    const uint32_t *k = k_round + t, *x = w + (t & 15);
+    ROUND(a, b, c, d, e, f, g, hh, k[0], x[0]);
+    ROUND(hh, a, b, c, d, e, f, g, k[1], x[1]);
+    ROUND(g, hh, a, b, c, d, e, f, k[2], x[2]);
+    ROUND(f, g, hh, a, b, c, d, e, k[3], x[3]);
+    ROUND(e, f, g, hh, a, b, c, d, k[4], x[4]);
+    ROUND(d, e, f, g, hh, a, b, c, k[5], x[5]);
+    ROUND(c, d, e, f, g, hh, a, b, k[6], x[6]);
+    ROUND(b, c, d, e, f, g, hh, a, k[7], x[7]);
   }
   h[0] += a;
   h[1] += b;
