@@ -8,7 +8,7 @@
  * median of ITERATIONS runs of:
  *   plan     tg_plan_compute (strategy best)
  *   load     tg_plan_file_load of the saved plan (read, decode, checksum, fingerprint, validate)
- *   check    tg_plan_file_match against the model's records (fingerprint)
+ *   check    tg_plan_file_match against the model's records (compared field by field)
  *   realise  tg_realization_create (validates the plan again, then allocates) on the host
  *            backend and, when one opens, an OpenCL device; destroy is not timed
  * and the ratio of planning to load + check. The model's records are built once (reading the

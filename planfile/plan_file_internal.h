@@ -10,7 +10,7 @@
 
 #define TG__PLAN_FILE_HEADER_BYTES 128u   /* fixed header, source name follows */
 #define TG__PLAN_FILE_RECORD_BYTES 48u    /* one record's fixed-width entry */
-#define TG__PLAN_FILE_CHECKSUM_BYTES 32u  /* SHA-256 of everything before it */
+#define TG__PLAN_FILE_CHECKSUM_BYTES 4u   /* CRC-32 of everything before it */
 #define TG__PLAN_FILE_NO_NAME 0xFFFFFFFFu /* name_bytes of a record without a name */
 
 /* Header field offsets. */

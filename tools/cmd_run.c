@@ -251,11 +251,13 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
     tg_error_info verr = {{0}};
     if (st == TG_OK)
       st = tg_plan_validate(sp->arena_records->records, set->count, 1, pf->plan, pf->alignment, NULL, alloc, &verr);
-    if (st == TG_ERROR_INVALID_PLAN)
+    if (st == TG_ERROR_INVALID_PLAN) {
+      uint64_t need = 1; /* the largest alignment the device asks of these tensors */
+      for (size_t r = 0; r < set->count; ++r)
+        if (sp->arena_records->records[r].alignment > need) need = sp->arena_records->records[r].alignment;
       st = tg__error(err, TG_ERROR_LIMIT, "the plan's offsets do not meet this device's sizes and alignments "
-                     "(buffer alignment %llu; plan with --alignment %llu): %s",
-                     (unsigned long long)info->buffer_alignment, (unsigned long long)info->buffer_alignment,
-                     verr.message);
+                     "(plan with --alignment %llu): %s", (unsigned long long)need, verr.message);
+    }
     else if (st != TG_OK)
       tg__error(err, st, "arena records: %s", tg_status_string(st));
   }

@@ -4,7 +4,7 @@
  * names), the storage, precision, mode, strategy, reuse policy and alignment the plan was made
  * with, the plan, the name of the model it was made for, and a fingerprint of the records.
  * docs/plan-files.md describes the format (a versioned little-endian binary format with a
- * SHA-256 checksum).
+ * CRC-32 checksum).
  *
  * Every function here is safe to call from several threads at once on different objects, or
  * on shared read-only input. */
@@ -105,11 +105,11 @@ typedef struct tg_plan_file {
  * checked against the bytes actually present before it is used (a count is never trusted to
  * size an allocation), then the checksum, the fingerprint of the records, and the plan
  * itself (tg_plan_validate against the file's records and alignment, serial rule). `name`
- * (NULL = "plan file") starts every message, e.g. "pose.tgplan: truncated: 97 bytes, the
- * header needs 160". TG_ERROR_PARSE for a malformed, truncated or corrupted file (bad magic,
- * another version, a checksum or fingerprint mismatch, a field out of range: `err` names the
- * field and, for records, the record); TG_ERROR_INVALID_PLAN when the plan breaks a rule for
- * its own records; TG_ERROR_INVALID_ARGUMENT for NULL arguments; TG_ERROR_OUT_OF_HOST_MEMORY.
+ * (NULL = "plan file") starts every message, e.g. "pose.tgplan: truncated: 97 bytes, a plan
+ * file's header and checksum alone take 132". TG_ERROR_PARSE for a malformed, truncated or
+ * corrupted file (bad magic, another version, a checksum or fingerprint mismatch, a field out
+ * of range: `err` names the field and, for records, the record); TG_ERROR_INVALID_PLAN when
+ * the plan breaks a rule for its own records; TG_ERROR_INVALID_ARGUMENT for NULL arguments; TG_ERROR_OUT_OF_HOST_MEMORY.
  * On success the caller owns `*out` (tg_plan_file_destroy); on failure `*out` is NULL and
  * nothing leaks. Linear in `size` plus the validator's O(n log n). */
 tg_status tg_plan_file_parse(const void *data, size_t size, const char *name,
@@ -124,14 +124,15 @@ tg_status tg_plan_file_load(const char *path, const tg_allocator *alloc, tg_plan
 void tg_plan_file_destroy(tg_plan_file *file);
 
 /* Check that a plan file fits the records an engine has (typically its model's records for
- * the file's storage and precision): their fingerprint must equal the file's, and with a
+ * the file's storage and precision): their fingerprint must equal the file's (the records are
+ * compared field by field, which decides the same exactly), and with a
  * `relation` (the file's policy over the engine's graph; NULL = serial) the plan must be valid
  * under it. TG_OK when both hold: the file's plan can then be realised for `records`.
  * TG_ERROR_INVALID_PLAN when not, with `err` saying which model the plan was made for (the
  * file's source and record count), what the given records are, and the first record that
  * differs (or the validator's reason). TG_ERROR_INVALID_ARGUMENT for NULL arguments or dims
- * outside 1..3; TG_ERROR_OUT_OF_HOST_MEMORY. Reads only; allocates scratch for the validator.
- * Linear in the records plus, with a relation, the validator's cost. */
+ * outside 1..3; TG_ERROR_OUT_OF_HOST_MEMORY. Reads only; allocates scratch for the validator
+ * only with a relation. Linear in the records plus, with a relation, the validator's cost. */
 tg_status tg_plan_file_match(const tg_plan_file *file, const tg_usage_record *records,
                              const char *const *names, size_t count, uint32_t dims,
                              const tg_share_relation *relation, const tg_allocator *alloc,

@@ -4,6 +4,7 @@
 what this prints. Run it to regenerate the hex after a format change (and bump the version)."""
 import hashlib
 import struct
+import zlib
 
 MAGIC = b"\x89TGPLAN\n"
 # Records: (w, h, d, alignment, first, last, name or None); 1D, buffer, fp16.
@@ -25,12 +26,12 @@ table = b"".join(struct.pack("<QQQQIIII", w, h, d, al, first, last,
                  for w, h, d, al, first, last, name in records)
 names = b"".join(name or b"" for *_, name in records)
 plan = struct.pack("<%dI" % len(object_of), *object_of) + b"".join(struct.pack("<QQQ", *e) for e in object_sizes)
-size = 128 + len(source) + len(table) + len(names) + len(plan) + 32
+size = 128 + len(source) + len(table) + len(names) + len(plan) + 4
 header = MAGIC + struct.pack("<IIQIIIIIIIIQQQQ", 1, flags, size, dims, mode, strategy, plan_strategy, fit,
                              storage, precision, policy, alignment, len(records), len(object_sizes), total)
 header += fp.digest() + struct.pack("<II", len(source), 0)
 assert len(header) == 128
 body = header + source + table + names + plan
-data = body + hashlib.sha256(body).digest()
+data = body + struct.pack("<I", zlib.crc32(body))
 assert len(data) == size
 print(data.hex())
