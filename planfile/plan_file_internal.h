@@ -1,4 +1,4 @@
-/* Plan files, internal: the format's layout (docs/plan-files.md) and a helper for tests and
+/* Plan files, internal: the format's layout (docs/plan-files.md) and a function for tests and
  * fuzz targets. Not installed. */
 #ifndef TANGRAM_PLANFILE_INTERNAL_H
 #define TANGRAM_PLANFILE_INTERNAL_H
