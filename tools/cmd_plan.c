@@ -7,6 +7,7 @@
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 #include "tools/input.h"
+#include "tools/plan_file_cli.h"
 
 static void plan_usage(FILE *to) {
   fputs(
@@ -45,6 +46,12 @@ static void plan_usage(FILE *to) {
       "  --csv-out FILE           write the smallest plan as tensor_name,size,offset,start_time,\n"
       "                           end_time,object,storage\n"
       "  --svg FILE               draw the smallest plan as an SVG memory timeline\n"
+      "  --save FILE              write the smallest plan (with --strategy all: the best of\n"
+      "                           them), its records, storage, precision, policy and model\n"
+      "                           name to a plan file for `tangram run MODEL --plan FILE`\n"
+      "                           (docs/plan-files.md); for offsets plans give the device's\n"
+      "                           --alignment (256 suits the host backend and PoCL; run --plan\n"
+      "                           names the alignment a device needs)\n"
       "  -h, --help               this text\n"
       "\n"
       "Totals are bytes for 1D records and texels for 2D/3D records. Lower bounds: peak live\n"
@@ -230,7 +237,7 @@ static void exact_progress(void *user, const tg_exact_stats *s) {
 int tg_cli_plan(int argc, char **argv) {
   const char *file = NULL, *mode_s = "objects", *strategy_s = "all", *fit_s = NULL;
   const char *align_s = NULL, *csv_out = NULL, *svg_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
-  const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL;
+  const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL, *save_out = NULL;
   int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0;
   for (int i = 1; i < argc;) {
     const char *v;
@@ -246,9 +253,9 @@ int tg_cli_plan(int argc, char **argv) {
     if (strcmp(argv[i], "--subset-bound") == 0) { want_subset = 1; ++i; continue; }
     static const char *const k_value_options[] = {"--mode", "--strategy", "--fit", "--alignment",
                                                    "--csv-out", "--storage", "--precision", "--policy",
-                                                   "--time-limit", "--seed", "--svg"};
+                                                   "--time-limit", "--seed", "--svg", "--save"};
     const char **k_targets[] = {&mode_s, &strategy_s, &fit_s, &align_s, &csv_out, &storage_s, &precision_s, &policy_s,
-                                &time_s, &seed_s, &svg_out};
+                                &time_s, &seed_s, &svg_out, &save_out};
     int matched = 0;
     for (size_t o = 0; o < sizeof k_value_options / sizeof k_value_options[0] && !matched; ++o) {
       if ((m = tg_cli_option(argc, argv, &i, k_value_options[o], &v)) != 0) {
@@ -307,6 +314,11 @@ int tg_cli_plan(int argc, char **argv) {
   if (reorder && (all_policies || policy != TG_POLICY_SERIAL)) {
     /* Another order changes which ops may run concurrently: only serial execution is covered. */
     tg_cli_error("plan: --reorder works only with --policy serial (not '%s')", policy_s);
+    return TG_EXIT_USAGE;
+  }
+  if (reorder && save_out) {
+    /* The records would follow the searched op order, which a plan file does not hold. */
+    tg_cli_error("plan: --save does not work with --reorder (the plan would be for another op order)");
     return TG_EXIT_USAGE;
   }
 
@@ -455,6 +467,21 @@ int tg_cli_plan(int argc, char **argv) {
     if (smallest == NULL || results[i].plan->total < smallest->plan->total) smallest = &results[i];
   }
   const char *unit = set->dims == 1 ? "bytes" : "texels";
+  char saved_fp[2 * TG_FINGERPRINT_BYTES + 1] = "";
+  if (save_out) {
+    if (smallest == NULL || !smallest->valid) {
+      tg_cli_error("plan: --save: no valid plan to save");
+      st = TG_ERROR_INVALID_ARGUMENT;
+      goto fail;
+    }
+    int saved = tg_cli_plan_save(save_out, &in, file, &iopt, smallest->policy, smallest->strategy, alignment,
+                                 smallest->plan, alloc, saved_fp);
+    if (saved != TG_EXIT_OK) {
+      for (size_t i = 0; i < nres; ++i) tg_plan_destroy(results[i].plan);
+      tg_cli_input_free(&in);
+      return saved;
+    }
+  }
 
   tg__strbuf out;
   tg__strbuf_init(&out, alloc);
@@ -508,6 +535,14 @@ int tg_cli_plan(int argc, char **argv) {
         first = 0;
       }
       tg__strbuf_puts(&out, "]");
+    }
+    if (save_out) {
+      tg__strbuf_puts(&out, ",\"saved\":{\"file\":");
+      tg__strbuf_json_string(&out, save_out);
+      tg__strbuf_printf(&out, ",\"policy\":\"%s\",\"strategy\":\"%s\",\"winner\":\"%s\",\"total\":%llu,"
+                              "\"fingerprint\":\"%s\"}",
+                        tg_policy_name(smallest->policy), tg_strategy_name(smallest->strategy),
+                        tg_strategy_name(smallest->plan->strategy), (unsigned long long)smallest->plan->total, saved_fp);
     }
     tg__strbuf_puts(&out, "}\n");
   } else {
@@ -568,6 +603,15 @@ int tg_cli_plan(int argc, char **argv) {
                           unit, summary[pol].extra_edges, summary[pol].critical_path,
                           summary[pol].critical_path_with_reuse);
       }
+    }
+    if (save_out) {
+      char name[64];
+      if (smallest->strategy == TG_STRATEGY_BEST)
+        snprintf(name, sizeof name, "best (= %s)", tg_strategy_name(smallest->plan->strategy));
+      else snprintf(name, sizeof name, "%s", tg_strategy_name(smallest->strategy));
+      tg__strbuf_printf(&out, "\nsaved the smallest plan, %s, policy %s, %llu %s, to %s (records fingerprint %.16s...)\n",
+                        name, tg_policy_name(smallest->policy), (unsigned long long)smallest->plan->total, unit,
+                        save_out, saved_fp);
     }
   }
   if (out.failed) {

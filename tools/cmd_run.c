@@ -7,6 +7,7 @@
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 #include "tools/input.h"
+#include "tools/plan_file_cli.h"
 
 static void run_usage(FILE *to) {
   fputs(
@@ -31,11 +32,17 @@ static void run_usage(FILE *to) {
       "  --no-reuse-edges         with --out-of-order: leave reuse edges out (to see the check\n"
       "                           refuse or catch an unsafe serial plan)\n"
       "  --plan-io                plan graph inputs and outputs too\n"
+      "  --plan FILE              do not plan: load a plan file (`tangram plan MODEL --save FILE`),\n"
+      "                           check it was made for MODEL's records (with the file's storage,\n"
+      "                           precision, policy and --plan-io; giving other values is an\n"
+      "                           error), realise it and run the check. A plan made for another\n"
+      "                           model, or one this device cannot hold: exit 2 with the reason\n"
       "  --json                   one JSON object on stdout\n"
       "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
       "  -h, --help               this text\n"
       "\n"
-      "Exit status: 0 ok, 1 failure (device error, corruption found, budget exceeded), 2 bad input.\n",
+      "Exit status: 0 ok, 1 failure (device error, corruption found, budget exceeded), 2 bad input\n"
+      "(with --plan also: a plan for other records, over the budget or beyond the device's limits).\n",
       to);
 }
 
@@ -200,6 +207,80 @@ fail:
   return st;
 }
 
+/* --plan: the plan of a plan file, for MODEL's records on this device (built with the file's
+ * storage, precision and plan_io under the device's limits): the records must have the file's
+ * fingerprint, the plan must hold under `policy`, and in offsets mode it must meet the device's
+ * own sizes and alignments. Takes the file's plan. Statuses other than host memory and device
+ * failures mean this plan cannot run here (exit 2); `err` says why. */
+static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, tg_plan_file *pf,
+                                              int plan_io, const tg_allocator *alloc, storage_plan *sp,
+                                              tg_error_info *err) {
+  memset(sp, 0, sizeof *sp);
+  const tg_device_info *info = tg_device_get_info(dev);
+  sp->storage = pf->storage;
+  sp->mode = pf->plan->mode;
+  sp->strategy = pf->strategy;
+  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, &info->limits};
+  tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
+  if (st != TG_OK) return st;
+  const tg_record_set *set = sp->in.records;
+  int image = pf->storage == TG_STORAGE_TEXTURE_2D || pf->storage == TG_STORAGE_TEXTURE_ARRAY ||
+              pf->storage == TG_STORAGE_TEXTURE_3D || pf->storage == TG_STORAGE_SINGLE_TEXTURE_2D;
+  const tg_record_set *fb = sp->in.model_records ? sp->in.model_records->fallback : NULL;
+  uint64_t t0 = tg__now_us();
+  tg_policy_relation *rel = NULL;
+  if (image && !info->images)
+    st = tg__error(err, TG_ERROR_UNSUPPORTED, "the plan holds %s tensors; this device has no image support",
+                   tg_storage_name(pf->storage));
+  else if (image && sp->mode == TG_MODE_OFFSETS && !info->arena_images)
+    st = tg__error(err, TG_ERROR_UNSUPPORTED, "the plan places %s tensors in one arena; this device cannot",
+                   tg_storage_name(pf->storage));
+  else if (fb && fb->count)
+    st = tg__error(err, TG_ERROR_LIMIT, "%zu tensors of %s do not fit %s on this device (first: %s: %s); the plan "
+                   "needs all of them there", fb->count, path, tg_storage_name(pf->storage),
+                   fb->names[0] ? fb->names[0] : "?", sp->in.model_records->fallback_reasons[0]);
+  else if ((st = make_resources(set, pf->storage, pf->precision, alloc, &sp->resources)) == TG_OK &&
+           (st = tg_cli_input_relation(&sp->in, pf->policy, &rel, err)) == TG_OK)
+    st = tg_plan_file_match(pf, set->records, (const char *const *)set->names, set->count, set->dims,
+                            tg_policy_relation_get(rel), alloc, err);
+  tg_policy_relation_destroy(rel);
+  if (st == TG_OK && sp->mode == TG_MODE_OFFSETS) {
+    /* The device's real sizes and alignments: the plan must hold for them too. */
+    st = tg_device_compute_arena_records(dev, sp->resources, set->records, set->count, pf->precision, alloc,
+                                         &sp->arena_records);
+    tg_error_info verr = {{0}};
+    if (st == TG_OK)
+      st = tg_plan_validate(sp->arena_records->records, set->count, 1, pf->plan, pf->alignment, NULL, alloc, &verr);
+    if (st == TG_ERROR_INVALID_PLAN) {
+      uint64_t need = 1; /* the largest alignment the device asks of these tensors */
+      for (size_t r = 0; r < set->count; ++r)
+        if (sp->arena_records->records[r].alignment > need) need = sp->arena_records->records[r].alignment;
+      st = tg__error(err, TG_ERROR_LIMIT, "the plan's offsets do not meet this device's sizes and alignments "
+                     "(plan with --alignment %llu): %s", (unsigned long long)need, verr.message);
+    }
+    else if (st != TG_OK)
+      tg__error(err, st, "arena records: %s", tg_status_string(st));
+  }
+  if (st != TG_OK) {
+    storage_plan_free(sp);
+    return st;
+  }
+  sp->plan = pf->plan;
+  pf->plan = NULL;
+  sp->plan_us = tg__now_us() - t0;
+  sp->planned = sp->arena_records ? sp->arena_records : set;
+  sp->bytes = plan_bytes(sp->plan, pf->precision);
+  uint64_t naive, lb;
+  if ((st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb)) != TG_OK) {
+    storage_plan_free(sp);
+    return tg__error(err, st, "bounds: %s", tg_status_string(st));
+  }
+  uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(pf->precision);
+  sp->naive_bytes = naive * unit;
+  sp->lower_bound_bytes = lb * unit;
+  return TG_OK;
+}
+
 /* Per-op waits for an out-of-order check: graph edges, plus reuse edges unless left out. */
 typedef struct op_waits {
   uint32_t *counts;
@@ -309,8 +390,9 @@ static const tg_storage k_auto_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTU
 int tg_cli_run(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
-  const char *budget_s = NULL, *svg_out = NULL;
+  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
+  unsigned given = 0; /* bit o: option k_opts[o] was given */
   for (int i = 1; i < argc;) {
     const char *v;
     int m;
@@ -323,14 +405,15 @@ int tg_cli_run(int argc, char **argv) {
     if (strcmp(argv[i], "--no-reuse-edges") == 0) { no_reuse = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
-                                         "--mode", "--strategy", "--policy", "--budget", "--svg"};
+                                         "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
-                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out};
+                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path};
     int matched = 0;
     for (size_t o = 0; o < sizeof k_opts / sizeof k_opts[0] && !matched; ++o)
       if ((m = tg_cli_option(argc, argv, &i, k_opts[o], &v)) != 0) {
         if (m < 0) return TG_EXIT_USAGE;
         *k_targets[o] = v;
+        given |= 1u << o;
         matched = 1;
       }
     if (matched) continue;
@@ -379,11 +462,51 @@ int tg_cli_run(int argc, char **argv) {
   tg_failing_allocator fa;
   const tg_allocator *alloc = tg_cli_allocator(&fa);
   tg_error_info err = {{0}};
+  tg_plan_file *pf = NULL;
+  uint64_t load_us = 0; /* --plan: reading and decoding the file */
+  if (plan_path) {
+    /* The file fixes storage, precision, mode, strategy, policy and plan_io. */
+    uint64_t t0 = tg__now_us();
+    tg_status ls = tg_plan_file_load(plan_path, alloc, &pf, &err);
+    load_us = tg__now_us() - t0;
+    if (ls != TG_OK) {
+      tg_cli_error("run: --plan: %s", err.message);
+      return ls == TG_ERROR_OUT_OF_HOST_MEMORY ? TG_EXIT_FAILURE : TG_EXIT_USAGE;
+    }
+    const char *conflict = NULL, *asked = NULL, *mine = NULL;
+    if ((given & 4u) && !auto_storage && storage != pf->storage)
+      conflict = "--storage", asked = storage_s, mine = tg_storage_name(pf->storage);
+    else if ((given & 8u) && precision != pf->precision)
+      conflict = "--precision", asked = precision_s, mine = tg_precision_name(pf->precision);
+    else if ((given & 16u) && mode != pf->plan->mode)
+      conflict = "--mode", asked = mode_s, mine = tg_mode_name(pf->plan->mode);
+    else if ((given & 32u) && strategy != pf->strategy)
+      conflict = "--strategy", asked = strategy_s, mine = tg_strategy_name(pf->strategy);
+    else if ((given & 64u) && policy != pf->policy)
+      conflict = "--policy", asked = policy_s, mine = tg_policy_name(pf->policy);
+    if (conflict)
+      tg_cli_error("run: %s %s conflicts with the plan file %s, made with %s %s (leave the option out)", conflict,
+                   asked, plan_path, conflict, mine);
+    else if (plan_io && !(pf->flags & TG_PLAN_FILE_IO_PLANNED))
+      tg_cli_error("run: --plan-io conflicts with the plan file %s, made without it", plan_path);
+    if (conflict || (plan_io && !(pf->flags & TG_PLAN_FILE_IO_PLANNED))) {
+      tg_plan_file_destroy(pf);
+      return TG_EXIT_USAGE;
+    }
+    auto_storage = 0;
+    storage = pf->storage;
+    precision = pf->precision;
+    mode = pf->plan->mode;
+    strategy = pf->strategy;
+    policy = pf->policy;
+    plan_io = (pf->flags & TG_PLAN_FILE_IO_PLANNED) != 0;
+  }
   tg_device *dev = NULL;
   tg_backend_skip skipped[TG_BACKEND_COUNT];
   size_t nskipped = 0;
   tg_status st = tg_device_open(&dopt, alloc, &dev, skipped, &nskipped, &err);
   if (st != TG_OK) {
+    tg_plan_file_destroy(pf);
     tg_cli_error("run: no device: %s", err.message);
     for (size_t i = 0; i < nskipped; ++i)
       tg_cli_error("  %s skipped: %s", tg_backend_name(skipped[i].backend), skipped[i].reason);
@@ -398,7 +521,26 @@ int tg_cli_run(int argc, char **argv) {
   memset(&chosen, 0, sizeof chosen);
   int have = 0;
   char why_not[TG_ERROR_MESSAGE_MAX + 64] = "";
-  size_t ncand = auto_storage ? sizeof k_auto_storages / sizeof k_auto_storages[0] : 1;
+  size_t ncand = pf ? 0 : auto_storage ? sizeof k_auto_storages / sizeof k_auto_storages[0] : 1;
+  if (pf) {
+    tg_error_info perr = {{0}};
+    st = build_storage_plan_from_file(dev, file, pf, plan_io, alloc, &chosen, &perr);
+    if (st == TG_OK && chosen.bytes > budget) {
+      st = tg__error(&perr, TG_ERROR_BUDGET, "the plan needs %llu bytes, the budget is %llu (allocated nothing)",
+                     (unsigned long long)chosen.bytes, (unsigned long long)budget);
+      storage_plan_free(&chosen);
+    }
+    if (st != TG_OK) {
+      tg_cli_error("run: %s: %s", plan_path, perr.message[0] ? perr.message : tg_status_string(st));
+      tg_plan_file_destroy(pf);
+      tg_device_close(dev);
+      return st == TG_ERROR_OUT_OF_HOST_MEMORY || st == TG_ERROR_DEVICE || st == TG_ERROR_OUT_OF_DEVICE_MEMORY
+                 ? TG_EXIT_FAILURE
+                 : TG_EXIT_USAGE;
+    }
+    chosen.plan_us += load_us;
+    have = 1;
+  }
   for (size_t c = 0; c < ncand; ++c) {
     tg_storage s = auto_storage ? k_auto_storages[c] : storage;
     for (int attempt = 0; attempt < 2 * TG_STRATEGY_COUNT; ++attempt) {
@@ -464,6 +606,8 @@ int tg_cli_run(int argc, char **argv) {
     if (native) tg_cli_error("run: the driver's last error code: %lld", (long long)native);
     storage_plan_free(&chosen);
     tg_device_close(dev);
+    tg_plan_file_destroy(pf);
+    if (pf && st == TG_ERROR_LIMIT) return TG_EXIT_USAGE; /* the plan holds more than this device can */
     return st == TG_ERROR_INVALID_PLAN ? TG_EXIT_FAILURE : (tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE);
   }
 
@@ -475,6 +619,10 @@ int tg_cli_run(int argc, char **argv) {
   if (json) {
     tg__strbuf_puts(&b, "{\"model\":");
     tg__strbuf_json_string(&b, file);
+    if (pf) {
+      tg__strbuf_puts(&b, ",\"plan_file\":");
+      tg__strbuf_json_string(&b, plan_path);
+    }
     tg__strbuf_printf(&b, ",\"backend\":\"%s\",\"device\":", tg_backend_name(info->backend));
     tg__strbuf_json_string(&b, info->name);
     tg__strbuf_printf(&b,
@@ -518,6 +666,7 @@ int tg_cli_run(int argc, char **argv) {
                       tg_storage_name(chosen.storage), tg_precision_name(precision), tg_mode_name(chosen.mode),
                       tg_strategy_name(chosen.strategy), tg_strategy_name(p->strategy), tg_policy_name(policy));
     if (chosen.note) tg__strbuf_printf(&b, "  note: %s\n", chosen.note);
+    if (pf) tg__strbuf_printf(&b, "  plan loaded from %s (made for %s), checked against these records\n", plan_path, pf->source);
     tg__strbuf_puts(&b, "\n");
     if (p->mode == TG_MODE_OBJECTS) {
       tg__strbuf_printf(&b, "Shared objects: %zu\n", p->object_count);
@@ -560,7 +709,7 @@ int tg_cli_run(int argc, char **argv) {
                       ooo ? "out of order" : "in order", (unsigned long long)out.corrupted,
                       tg_report_format_bytes(out.checked_bytes, b2, sizeof b2),
                       ooo ? (no_reuse ? ", reuse edges left out" : "") : "");
-    tg__strbuf_printf(&b, "Times: plan %.2f ms, allocate %.2f ms, check %.2f ms\n",
+    tg__strbuf_printf(&b, "Times: %s %.2f ms, allocate %.2f ms, check %.2f ms\n", pf ? "load + check plan" : "plan",
                       (double)chosen.plan_us / 1000.0, (double)out.allocate_us / 1000.0, (double)out.check_us / 1000.0);
   }
   int code = out.corrupted ? TG_EXIT_FAILURE : TG_EXIT_OK;
@@ -590,5 +739,6 @@ int tg_cli_run(int argc, char **argv) {
   tg__strbuf_free(&b);
   storage_plan_free(&chosen);
   tg_device_close(dev);
+  tg_plan_file_destroy(pf);
   return code;
 }

@@ -1,0 +1,291 @@
+/* `tangram plan MODEL --save FILE` and `tangram run MODEL --plan FILE`: a saved plan runs on the
+ * host and OpenCL backends with the same report as a planned run and the same plan; a plan
+ * for another model, a damaged file, a conflicting option or a plan the device cannot hold
+ * exits 2 with the reason. */
+#define _POSIX_C_SOURCE 200809L
+#include "support/tg_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char g_dir[256];
+
+static const char *tmp(const char *name) {
+  static char buf[4][512];
+  static int i;
+  i = (i + 1) % 4;
+  snprintf(buf[i], sizeof buf[i], "%s/%s", g_dir, name);
+  return buf[i];
+}
+
+static int setup(void **state) {
+  (void)state;
+  snprintf(g_dir, sizeof g_dir, "/tmp/tg_plan_file_cli_%ld", (long)getpid());
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "mkdir -p %s", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
+  return system(cmd) == 0 ? 0 : -1;
+}
+
+/* The unsigned number after `"key":` in a JSON text; fails the test when absent. */
+static unsigned long long json_u64(const char *json, const char *key) {
+  char pat[128];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(json, pat);
+  if (p == NULL) fail_msg("JSON lacks %s: %.300s", key, json);
+  return strtoull(p + strlen(pat), NULL, 10);
+}
+
+static int backend_available(const char *backend, const char *model) {
+  cli_result r = cli("run %s --backend %s --json", model, backend);
+  int ok = r.code == 0 && strstr(r.out, "\"corrupted_tensors\":0") != NULL;
+  cli_free(&r);
+  return ok;
+}
+
+/* Save with `plan_options`, run it with --plan on `backend`: no corruption; and with
+ * `run_options` (the same choices; NULL: none), a run that plans itself realises the same bytes. */
+static void save_and_run(const char *model, const char *backend, const char *plan_options, const char *run_options) {
+  const char *file = tmp("saved.tgplan");
+  cli_result p = cli("plan %s %s --save %s --json", model, plan_options, file);
+  if (p.code != 0) fail_msg("plan %s: exit %d: %s", plan_options, p.code, p.err);
+  assert_true(tg_test_json_valid(p.out));
+  const char *saved = strstr(p.out, "\"saved\":{");
+  assert_non_null(saved);
+  unsigned long long saved_total = json_u64(saved, "total");
+  cli_result r = cli("run %s --plan %s --backend %s --json", model, file, backend);
+  if (r.code != 0) fail_msg("run --plan (%s, %s): exit %d: %s", plan_options, backend, r.code, r.err);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"plan_file\":"));
+  assert_int_equal(json_u64(r.out, "corrupted_tensors"), 0);
+  assert_true(json_u64(r.out, "checked_bytes") > 0);
+  unsigned long long planned = json_u64(r.out, "planned_bytes");
+  /* Objects of textures count texels in the plan file, bytes in the run. */
+  if (strstr(plan_options, "texture") == NULL) assert_int_equal(planned, saved_total);
+  if (run_options) {
+    cli_result own = cli("run %s %s --backend %s --json", model, run_options, backend);
+    if (own.code != 0) fail_msg("run %s: exit %d: %s", run_options, own.code, own.err);
+    assert_int_equal(json_u64(own.out, "planned_bytes"), planned);
+    assert_int_equal(json_u64(own.out, "allocated_bytes"), json_u64(r.out, "allocated_bytes"));
+    cli_free(&own);
+  }
+  print_message("%s %s: saved %llu, realised %llu bytes, 0 corrupted\n", backend, plan_options, saved_total, planned);
+  cli_free(&r);
+  cli_free(&p);
+}
+
+static void run_on(const char *backend) {
+  char model[1024];
+  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  if (!backend_available(backend, model)) {
+    if (strcmp(backend, "host") == 0 || tg_test_in_ci()) fail_msg("backend %s does not run", backend);
+    fprintf(stderr, "SKIPPING: the %s backend is not available here\n", backend);
+    return;
+  }
+  save_and_run(model, backend, "--strategy best", "--storage buffer");
+  save_and_run(model, backend, "--storage texture_2d --precision fp16 --strategy best",
+               "--storage texture_2d --precision fp16");
+  save_and_run(model, backend, "--mode offsets --alignment 256 --strategy best", NULL);
+  save_and_run(model, backend, "--storage texture_3d --policy parallel-safe --strategy best",
+               "--storage texture_3d --policy parallel-safe");
+  /* --strategy all saves the smallest and says which. */
+  const char *file = tmp("all.tgplan");
+  cli_result p = cli("plan %s --save %s", model, file);
+  assert_int_equal(p.code, 0);
+  assert_non_null(strstr(p.out, "saved the smallest plan, "));
+  cli_free(&p);
+  cli_result r = cli("run %s --plan %s --backend %s", model, file, backend);
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "plan loaded from "));
+  assert_non_null(strstr(r.out, "0 corrupted tensors"));
+  cli_free(&r);
+}
+
+static void host_backend(void **state) {
+  (void)state;
+  run_on("host");
+}
+
+static void opencl_backend(void **state) {
+  (void)state;
+  run_on("opencl");
+}
+
+/* A plan made for another model, a damaged file, a conflicting option, over the budget: exit 2
+ * with the reason on stderr and nothing on stdout. */
+static void refusals(void **state) {
+  (void)state;
+  char pose[1024], hand[1024];
+  if (!tg_test_model_path(pose, sizeof pose, "pose_landmark_lite.tflite") ||
+      !tg_test_model_path(hand, sizeof hand, "hand_landmark_lite.tflite"))
+    skip();
+  const char *file = tmp("pose.tgplan");
+  cli_result r = cli("plan %s --strategy best --save %s", pose, file);
+  assert_int_equal(r.code, 0);
+  cli_free(&r);
+  struct {
+    const char *model, *options, *message;
+  } cases[] = {
+      {hand, "", "pose_landmark_lite.tflite' (124 records, buffer fp32"},
+      {hand, "", "not for these 61 records"},
+      {pose, "--storage texture_2d", "--storage texture_2d conflicts with the plan file"},
+      {pose, "--policy branch-local", "--policy branch-local conflicts"},
+      {pose, "--plan-io", "--plan-io conflicts with the plan file"},
+      {pose, "--budget 1M", "the plan needs 7635456 bytes, the budget is 1048576 (allocated nothing)"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    r = cli("run %s --plan %s --backend host %s", cases[i].model, file, cases[i].options);
+    assert_int_equal(r.code, 2);
+    assert_string_equal(r.out, "");
+    if (strstr(r.err, cases[i].message) == NULL) fail_msg("case %zu: '%s' lacks '%s'", i, r.err, cases[i].message);
+    cli_free(&r);
+  }
+  /* Damaged: one byte changed, cut short, not a plan file at all. */
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd,
+           "cp %s %s && printf '\\377' | dd of=%s bs=1 seek=3000 conv=notrunc 2>/dev/null && head -c 500 %s > %s", file,
+           tmp("flipped.tgplan"), tmp("flipped.tgplan"), file, tmp("short.tgplan"));
+  assert_int_equal(system(cmd), 0);
+  struct {
+    const char *file, *message;
+  } bad[] = {{tmp("flipped.tgplan"), "checksum mismatch: the file is corrupted"},
+             {tmp("short.tgplan"), "truncated: 500 of the"},
+             {pose, "not a Tangram plan file"},
+             {tmp("none.tgplan"), "cannot open"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    r = cli("run %s --plan %s --backend host", pose, bad[i].file);
+    assert_int_equal(r.code, 2);
+    if (strstr(r.err, bad[i].message) == NULL) fail_msg("'%s' lacks '%s'", r.err, bad[i].message);
+    cli_free(&r);
+  }
+}
+
+/* Offsets planned without the device's alignment: the device cannot place them (exit 2, naming
+ * the alignment to plan with); planned with it, they run. PoCL wants 128 bytes, and hand's
+ * offsets plan has offsets of 64 modulo 128. */
+static void offsets_without_the_device_alignment(void **state) {
+  (void)state;
+  char hand[1024];
+  if (!tg_test_model_path(hand, sizeof hand, "hand_landmark_lite.tflite")) skip();
+  if (!backend_available("opencl", hand)) {
+    if (tg_test_in_ci()) fail_msg("backend opencl does not run");
+    skip();
+  }
+  const char *file = tmp("hand_offsets.tgplan");
+  cli_result r = cli("plan %s --mode offsets --strategy best --save %s", hand, file);
+  assert_int_equal(r.code, 0);
+  cli_free(&r);
+  r = cli("run %s --plan %s --backend opencl", hand, file);
+  if (r.code == 0) {
+    /* A device whose alignment this plan happens to meet: nothing to refuse. */
+    assert_non_null(strstr(r.out, "0 corrupted tensors"));
+    cli_free(&r);
+    skip();
+  }
+  assert_int_equal(r.code, 2);
+  assert_string_equal(r.out, "");
+  assert_non_null(strstr(r.err, "the plan's offsets do not meet this device's sizes and alignments"));
+  const char *hint = strstr(r.err, "plan with --alignment ");
+  assert_non_null(hint);
+  unsigned long long alignment = strtoull(hint + strlen("plan with --alignment "), NULL, 10);
+  assert_true(alignment > 1);
+  cli_free(&r);
+  r = cli("plan %s --mode offsets --strategy best --alignment %llu --save %s", hand, alignment, file);
+  assert_int_equal(r.code, 0);
+  cli_free(&r);
+  r = cli("run %s --plan %s --backend opencl", hand, file);
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "0 corrupted tensors"));
+  cli_free(&r);
+}
+
+/* run --plan with the Nth device allocation failing, for every N, and with the Nth host
+ * allocation failing, for N on a geometric walk: each a clean error (exit 1, a message), and in
+ * sanitizer builds no leak. */
+static void allocation_failures(void **state) {
+  (void)state;
+  char face[1024];
+  if (!tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) skip();
+  const char *file = tmp("face_faults.tgplan");
+  cli_result r = cli("plan %s --storage texture_2d --strategy best --save %s", face, file);
+  assert_int_equal(r.code, 0);
+  cli_free(&r);
+  int n;
+  for (n = 1; n < 500; ++n) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "TANGRAM_FAIL_DEVICE_ALLOC_AT=%d %s run %s --plan %s --backend host --json", n,
+             tg_test_cli(), face, file);
+    char err[4096];
+    int code = tg_test_run(cmd, NULL, 0, err, sizeof err);
+    if (code == 0) break;
+    if (code != 1 || strstr(err, "TANGRAM_FAIL_DEVICE_ALLOC_AT") == NULL)
+      fail_msg("device allocation %d failing: exit %d: %s", n, code, err);
+  }
+  assert_true(n > 1 && n < 500);
+  int host_points = 0;
+  for (unsigned long long k = 1;; k = k * 3 / 2 + 1) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "TANGRAM_FAIL_HOST_ALLOC_AT=%llu %s run %s --plan %s --backend host --json", k,
+             tg_test_cli(), face, file);
+    char err[4096];
+    int code = tg_test_run(cmd, NULL, 0, err, sizeof err);
+    if (code == 0) break;
+    if (code != 1 || err[0] == '\0') fail_msg("host allocation %llu failing: exit %d: %s", k, code, err);
+    ++host_points;
+    assert_true(k < 10000000);
+  }
+  print_message("run --plan: %d device and %d host allocation failure points, each a clean error\n", n - 1,
+                host_points);
+}
+
+static void save_refusals_and_help(void **state) {
+  (void)state;
+  char face[1024];
+  if (!tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) skip();
+  cli_result r = cli("plan %s --reorder --save %s", face, tmp("x.tgplan"));
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "--save does not work with --reorder"));
+  cli_free(&r);
+  char csv[1024];
+  tg_test_data_path(csv, sizeof csv, "records/hand_landmark_lite.tex2.csv");
+  r = cli("plan %s --save %s", csv, tmp("x.tgplan"));
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "these records are 2D; --storage buffer gives 1D records (use texture_2d"));
+  cli_free(&r);
+  r = cli("plan %s --storage texture_2d --save %s --json", csv, tmp("csv.tgplan"));
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"saved\":{\"file\":"));
+  assert_non_null(strstr(r.out, "\"fingerprint\":\""));
+  cli_free(&r);
+  r = cli("plan %s --save /nonexistent-dir/x.tgplan", face);
+  assert_int_equal(r.code, 1);
+  assert_non_null(strstr(r.err, "/nonexistent-dir/x.tgplan: cannot create"));
+  cli_free(&r);
+  r = cli("plan --help");
+  assert_non_null(strstr(r.out, "--save FILE"));
+  cli_free(&r);
+  r = cli("run --help");
+  assert_non_null(strstr(r.out, "--plan FILE"));
+  cli_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(host_backend),
+      cmocka_unit_test(opencl_backend),
+      cmocka_unit_test(refusals),
+      cmocka_unit_test(offsets_without_the_device_alignment),
+      cmocka_unit_test(allocation_failures),
+      cmocka_unit_test(save_refusals_and_help),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,21 @@
+/* Plan files in the CLI: `plan --save FILE` and `run --plan FILE` (docs/plan-files.md). */
+#ifndef TANGRAM_TOOLS_PLAN_FILE_CLI_H
+#define TANGRAM_TOOLS_PLAN_FILE_CLI_H
+
+#include "tangram/plan_file.h"
+#include "tools/input.h"
+
+/* Write `plan` (made for in->records under `policy`, asked for as `strategy`) to `path` with
+ * the storage, precision and plan_io of `io`; `source` names the model. Prints the reason and
+ * returns TG_EXIT_USAGE when the input cannot be saved (tensors that fall back to buffers, a
+ * record CSV whose dimensionality is not the storage's), TG_EXIT_FAILURE when writing fails;
+ * TG_EXIT_OK with the fingerprint's 64 hex digits in `hex` otherwise. */
+int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *source,
+                     const tg_cli_input_options *io, tg_policy policy, tg_strategy strategy,
+                     uint64_t alignment, const tg_plan *plan, const tg_allocator *alloc,
+                     char hex[2 * TG_FINGERPRINT_BYTES + 1]);
+
+/* The 64 hex digits of a fingerprint. */
+void tg_cli_fingerprint_hex(const uint8_t fp[TG_FINGERPRINT_BYTES], char hex[2 * TG_FINGERPRINT_BYTES + 1]);
+
+#endif
