@@ -31,6 +31,7 @@ static void run_usage(FILE *to) {
       "  --no-reuse-edges         with --out-of-order: leave reuse edges out (to see the check\n"
       "                           refuse or catch an unsafe serial plan)\n"
       "  --plan-io                plan graph inputs and outputs too\n"
+      TG_CLI_INPUT_SHAPE_HELP
       "  --json                   one JSON object on stdout\n"
       "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
       "  -h, --help               this text\n"
@@ -134,14 +135,14 @@ static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_all
 
 static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
                                     tg_precision precision, tg_mode mode, tg_strategy strategy,
-                                    tg_policy policy, int plan_io, const tg_allocator *alloc,
-                                    storage_plan *sp, tg_error_info *err) {
+                                    tg_policy policy, int plan_io, const tg_model_options *shapes,
+                                    const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = storage;
   sp->mode = mode;
   sp->strategy = strategy;
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits};
+  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, shapes};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -311,9 +312,15 @@ int tg_cli_run(int argc, char **argv) {
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
   const char *budget_s = NULL, *svg_out = NULL;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
+  tg_cli_model_options shapes;
+  memset(&shapes, 0, sizeof shapes);
   for (int i = 1; i < argc;) {
     const char *v;
     int m;
+    if ((m = tg_cli_input_shape_option(argc, argv, &i, &shapes)) != 0) {
+      if (m < 0) return TG_EXIT_USAGE;
+      continue;
+    }
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       run_usage(stdout);
       return TG_EXIT_OK;
@@ -379,6 +386,17 @@ int tg_cli_run(int argc, char **argv) {
   tg_failing_allocator fa;
   const tg_allocator *alloc = tg_cli_allocator(&fa);
   tg_error_info err = {{0}};
+  {
+    /* Model errors (an input shape missing, an op without shape inference) are the model's,
+     * not a storage's: report them before trying storages. */
+    tg_model *probe = NULL;
+    tg_status ps = tg_model_load_with(file, &shapes.options, alloc, &probe, &err);
+    tg_model_destroy(probe);
+    if (ps != TG_OK) {
+      tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(ps));
+      return tg_cli_exit_code(ps);
+    }
+  }
   tg_device *dev = NULL;
   tg_backend_skip skipped[TG_BACKEND_COUNT];
   size_t nskipped = 0;
@@ -410,7 +428,7 @@ int tg_cli_run(int argc, char **argv) {
       if (m == TG_MODE_OFFSETS && (sg == TG_STRATEGY_EQUALITY || sg == TG_STRATEGY_MIN_COST_FLOW)) continue;
       storage_plan sp;
       tg_error_info perr = {{0}};
-      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, alloc, &sp, &perr);
+      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, &shapes.options, alloc, &sp, &perr);
       if (st == TG_ERROR_PARSE || st == TG_ERROR_IO || st == TG_ERROR_GRAPH || st == TG_ERROR_OUT_OF_HOST_MEMORY ||
           (st == TG_ERROR_INVALID_ARGUMENT && !auto_storage)) {
         tg_cli_error("%s", perr.message[0] ? perr.message : tg_status_string(st));
@@ -500,6 +518,17 @@ int tg_cli_run(int argc, char **argv) {
     if (chosen.note) {
       tg__strbuf_puts(&b, ",\"note\":");
       tg__strbuf_json_string(&b, chosen.note);
+    }
+    if (chosen.in.graph) {
+      /* Per primary record: its tensor's shape in the model's own dimension order. */
+      tg__strbuf_puts(&b, ",\"shape_of\":[");
+      for (size_t r = 0; r < set->count; ++r) {
+        const tg_tensor *t = &chosen.in.graph->tensors[chosen.in.tensor_of[r]];
+        tg__strbuf_puts(&b, r ? ",[" : "[");
+        for (uint32_t d = 0; d < t->rank; ++d) tg__strbuf_printf(&b, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+        tg__strbuf_puts(&b, "]");
+      }
+      tg__strbuf_puts(&b, "]");
     }
     tg__strbuf_puts(&b, ",\"skipped\":[");
     for (size_t i = 0; i < nskipped; ++i) {
