@@ -114,7 +114,9 @@ static tg_status read_input(reader *r, const Onnx__ValueInfoProto *vi, onnx_valu
     if (dynamic) {
       char list[200];
       size_t n = 0;
+      unsigned count = 0;
       list[0] = '\0';
+      for (uint32_t d = 0; d < v->rank; ++d) count += (dynamic >> d) & 1u;
       for (uint32_t d = 0; d < v->rank; ++d) {
         if (!((dynamic >> d) & 1u)) continue;
         const Onnx__TensorShapeProto__Dimension *dim = sp->dim[d];
@@ -126,8 +128,9 @@ static tg_status read_input(reader *r, const Onnx__ValueInfoProto *vi, onnx_valu
         n += (size_t)w;
       }
       return onnx_fail(c, TG_ERROR_INVALID_ARGUMENT,
-                       "input '%s' (%s): dynamic dimension %s: give the sizes with --input-shape %s:%s "
-                       "(tg_model_options.input_shapes)", v->name, shape, list, v->name, shape);
+                       "input '%s' (%s): dynamic dimension%s %s: give %s with --input-shape %s:%s "
+                       "(tg_model_options.input_shapes)", v->name, shape, count > 1 ? "s" : "", list,
+                       count > 1 ? "the sizes" : "its size", v->name, shape);
     }
   } else {
     if (given->rank != v->rank)
@@ -452,14 +455,19 @@ static tg_status read_model(reader *r, const Onnx__ModelProto *m, const tg_alloc
   size_t ninputs = 0;
   const char **input_names = tg__calloc(c->alloc, gp->n_input ? gp->n_input : 1, sizeof *input_names);
   if (input_names == NULL) return onnx_fail(c, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
-  for (size_t k = 0; k < gp->n_input && st == TG_OK; ++k) {
+  for (size_t k = 0; k < gp->n_input; ++k) {
     const Onnx__ValueInfoProto *vi = gp->input[k];
     if (vi->name == NULL || vi->name[0] == '\0') {
-      st = onnx_fail(c, TG_ERROR_PARSE, "graph input %zu has no name", k);
-      break;
+      tg__free(c->alloc, input_names);
+      return onnx_fail(c, TG_ERROR_PARSE, "graph input %zu has no name", k);
     }
+    if (find_value(r, vi->name) < 0) input_names[ninputs++] = vi->name;
+  }
+  st = tg__unknown_input_shapes(c->source, r->options, input_names, ninputs, c->err);
+  tg__free(c->alloc, input_names);
+  for (size_t k = 0; k < gp->n_input && st == TG_OK; ++k) {
+    const Onnx__ValueInfoProto *vi = gp->input[k];
     if (find_value(r, vi->name) >= 0) continue;
-    input_names[ninputs++] = vi->name;
     onnx_value *v = &r->values[nv];
     v->name = vi->name;
     v->kind = ONNX_KIND_INPUT;
@@ -469,8 +477,6 @@ static tg_status read_model(reader *r, const Onnx__ModelProto *m, const tg_alloc
     st = read_input(r, vi, v);
     ++nv;
   }
-  if (st == TG_OK) st = tg__unknown_input_shapes(c->source, r->options, input_names, ninputs, c->err);
-  tg__free(c->alloc, input_names);
   if (st != TG_OK) return st;
 
   /* Node outputs. */

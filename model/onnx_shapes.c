@@ -1638,62 +1638,56 @@ static tg_status infer_data_dependent(onnx_ctx *c, onnx_node *n) {
 
 typedef tg_status (*infer_fn)(onnx_ctx *c, onnx_node *n);
 
+/* Sorted by strcmp for the binary search in onnx_infer_node (test_onnx checks the order). */
 static const struct {
   const char *op;
   infer_fn fn;
 } k_ops[] = {
-    /* same shape, same type */
-    {"Abs", infer_same}, {"Acos", infer_same}, {"Acosh", infer_same}, {"Asin", infer_same},
-    {"Asinh", infer_same}, {"Atan", infer_same}, {"Atanh", infer_same}, {"BatchNormalization", infer_batchnorm},
-    {"Celu", infer_same}, {"Clip", infer_same}, {"Cos", infer_same}, {"Cosh", infer_same},
-    {"CumSum", infer_same}, {"Elu", infer_same}, {"Erf", infer_same}, {"Exp", infer_same},
-    {"EyeLike", infer_same}, {"Gelu", infer_same}, {"GroupNormalization", infer_same},
-    {"HardSigmoid", infer_same}, {"HardSwish", infer_same}, {"Hardmax", infer_same},
-    {"InstanceNormalization", infer_same}, {"LRN", infer_same}, {"LayerNormalization", infer_layernorm},
-    {"LeakyRelu", infer_same}, {"Log", infer_same}, {"LogSoftmax", infer_same},
-    {"LpNormalization", infer_same}, {"MeanVarianceNormalization", infer_same}, {"Mish", infer_same},
-    {"Reciprocal", infer_same}, {"Relu", infer_same}, {"Selu", infer_same},
-    {"Shrink", infer_same}, {"Sigmoid", infer_same}, {"Sign", infer_same}, {"Sin", infer_same},
-    {"Sinh", infer_same}, {"Softmax", infer_same}, {"Softplus", infer_same}, {"Softsign", infer_same},
-    {"Sqrt", infer_same}, {"Tan", infer_same}, {"Tanh", infer_same}, {"ThresholdedRelu", infer_same},
-    {"Trilu", infer_same}, {"Scatter", infer_same}, {"ScatterElements", infer_same},
-    {"ScatterND", infer_same}, {"Dropout", infer_dropout}, {"Identity", infer_identity},
-    {"Neg", infer_neg}, {"Floor", infer_rounding}, {"Ceil", infer_rounding}, {"Round", infer_rounding},
-    {"Cast", infer_cast}, {"CastLike", infer_cast}, {"IsNaN", infer_bool_same}, {"IsInf", infer_bool_same},
-    {"Not", infer_bool_same},
-    /* elementwise with broadcasting */
-    {"Add", infer_broadcast}, {"Sub", infer_broadcast}, {"Mul", infer_broadcast}, {"Div", infer_broadcast},
-    {"Pow", infer_broadcast}, {"Mod", infer_broadcast}, {"Max", infer_broadcast}, {"Min", infer_broadcast},
-    {"Sum", infer_broadcast}, {"Mean", infer_broadcast}, {"PRelu", infer_broadcast},
-    {"BitShift", infer_broadcast}, {"BitwiseAnd", infer_broadcast}, {"BitwiseOr", infer_broadcast},
-    {"BitwiseXor", infer_broadcast}, {"And", infer_broadcast}, {"Or", infer_broadcast},
-    {"Xor", infer_broadcast}, {"Equal", infer_broadcast}, {"Less", infer_broadcast},
-    {"Greater", infer_broadcast}, {"LessOrEqual", infer_broadcast}, {"GreaterOrEqual", infer_broadcast},
-    {"Where", infer_where},
-    /* windows */
-    {"Conv", infer_conv}, {"ConvTranspose", infer_conv_transpose}, {"MaxPool", infer_pool},
-    {"AveragePool", infer_pool}, {"LpPool", infer_pool}, {"GlobalAveragePool", infer_global_pool},
-    {"GlobalMaxPool", infer_global_pool}, {"GlobalLpPool", infer_global_pool},
-    /* products */
-    {"MatMul", infer_matmul}, {"Gemm", infer_gemm},
-    /* shapes */
-    {"Shape", infer_shape}, {"Size", infer_size}, {"Reshape", infer_reshape}, {"Flatten", infer_flatten},
-    {"Transpose", infer_transpose}, {"Squeeze", infer_squeeze}, {"Unsqueeze", infer_unsqueeze},
-    {"Concat", infer_concat}, {"Split", infer_split}, {"Slice", infer_slice}, {"Gather", infer_gather},
-    {"GatherElements", infer_gather_elements}, {"Expand", infer_expand}, {"Tile", infer_tile},
-    {"Pad", infer_pad}, {"Resize", infer_resize}, {"Upsample", infer_resize},
-    {"DepthToSpace", infer_depth_space}, {"SpaceToDepth", infer_depth_space},
-    /* reductions */
-    {"ReduceMean", infer_reduce}, {"ReduceSum", infer_reduce}, {"ReduceMax", infer_reduce},
-    {"ReduceMin", infer_reduce}, {"ReduceProd", infer_reduce}, {"ReduceL1", infer_reduce},
-    {"ReduceL2", infer_reduce}, {"ReduceLogSum", infer_reduce}, {"ReduceLogSumExp", infer_reduce},
-    {"ReduceSumSquare", infer_reduce}, {"ArgMax", infer_arg}, {"ArgMin", infer_arg}, {"TopK", infer_topk},
-    /* generators and quantization */
-    {"ConstantOfShape", infer_constant_of_shape}, {"Range", infer_range},
-    {"QuantizeLinear", infer_quantize}, {"DequantizeLinear", infer_quantize},
-    /* sizes known only at run time */
-    {"NonZero", infer_data_dependent}, {"NonMaxSuppression", infer_data_dependent},
-    {"Unique", infer_data_dependent}, {"Compress", infer_data_dependent},
+    {"Abs", infer_same}, {"Acos", infer_same}, {"Acosh", infer_same}, {"Add", infer_broadcast},
+    {"And", infer_broadcast}, {"ArgMax", infer_arg}, {"ArgMin", infer_arg}, {"Asin", infer_same},
+    {"Asinh", infer_same}, {"Atan", infer_same}, {"Atanh", infer_same}, {"AveragePool", infer_pool},
+    {"BatchNormalization", infer_batchnorm}, {"BitShift", infer_broadcast},
+    {"BitwiseAnd", infer_broadcast}, {"BitwiseOr", infer_broadcast},
+    {"BitwiseXor", infer_broadcast}, {"Cast", infer_cast}, {"CastLike", infer_cast},
+    {"Ceil", infer_rounding}, {"Celu", infer_same}, {"Clip", infer_same},
+    {"Compress", infer_data_dependent}, {"Concat", infer_concat},
+    {"ConstantOfShape", infer_constant_of_shape}, {"Conv", infer_conv},
+    {"ConvTranspose", infer_conv_transpose}, {"Cos", infer_same}, {"Cosh", infer_same},
+    {"CumSum", infer_same}, {"DepthToSpace", infer_depth_space},
+    {"DequantizeLinear", infer_quantize}, {"Div", infer_broadcast}, {"Dropout", infer_dropout},
+    {"Elu", infer_same}, {"Equal", infer_broadcast}, {"Erf", infer_same}, {"Exp", infer_same},
+    {"Expand", infer_expand}, {"EyeLike", infer_same}, {"Flatten", infer_flatten},
+    {"Floor", infer_rounding}, {"Gather", infer_gather}, {"GatherElements", infer_gather_elements},
+    {"Gelu", infer_same}, {"Gemm", infer_gemm}, {"GlobalAveragePool", infer_global_pool},
+    {"GlobalLpPool", infer_global_pool}, {"GlobalMaxPool", infer_global_pool},
+    {"Greater", infer_broadcast}, {"GreaterOrEqual", infer_broadcast},
+    {"GroupNormalization", infer_same}, {"HardSigmoid", infer_same}, {"HardSwish", infer_same},
+    {"Hardmax", infer_same}, {"Identity", infer_identity}, {"InstanceNormalization", infer_same},
+    {"IsInf", infer_bool_same}, {"IsNaN", infer_bool_same}, {"LRN", infer_same},
+    {"LayerNormalization", infer_layernorm}, {"LeakyRelu", infer_same}, {"Less", infer_broadcast},
+    {"LessOrEqual", infer_broadcast}, {"Log", infer_same}, {"LogSoftmax", infer_same},
+    {"LpNormalization", infer_same}, {"LpPool", infer_pool}, {"MatMul", infer_matmul},
+    {"Max", infer_broadcast}, {"MaxPool", infer_pool}, {"Mean", infer_broadcast},
+    {"MeanVarianceNormalization", infer_same}, {"Min", infer_broadcast}, {"Mish", infer_same},
+    {"Mod", infer_broadcast}, {"Mul", infer_broadcast}, {"Neg", infer_neg},
+    {"NonMaxSuppression", infer_data_dependent}, {"NonZero", infer_data_dependent},
+    {"Not", infer_bool_same}, {"Or", infer_broadcast}, {"PRelu", infer_broadcast},
+    {"Pad", infer_pad}, {"Pow", infer_broadcast}, {"QuantizeLinear", infer_quantize},
+    {"Range", infer_range}, {"Reciprocal", infer_same}, {"ReduceLogSum", infer_reduce},
+    {"ReduceLogSumExp", infer_reduce}, {"ReduceMax", infer_reduce}, {"ReduceMean", infer_reduce},
+    {"ReduceMin", infer_reduce}, {"ReduceProd", infer_reduce}, {"ReduceSum", infer_reduce},
+    {"ReduceSumSquare", infer_reduce}, {"Relu", infer_same}, {"Reshape", infer_reshape},
+    {"Resize", infer_resize}, {"Round", infer_rounding}, {"Scatter", infer_same},
+    {"ScatterElements", infer_same}, {"ScatterND", infer_same}, {"Selu", infer_same},
+    {"Shape", infer_shape}, {"Shrink", infer_same}, {"Sigmoid", infer_same}, {"Sign", infer_same},
+    {"Sin", infer_same}, {"Sinh", infer_same}, {"Size", infer_size}, {"Slice", infer_slice},
+    {"Softmax", infer_same}, {"Softplus", infer_same}, {"Softsign", infer_same},
+    {"SpaceToDepth", infer_depth_space}, {"Split", infer_split}, {"Sqrt", infer_same},
+    {"Squeeze", infer_squeeze}, {"Sub", infer_broadcast}, {"Sum", infer_broadcast},
+    {"Tan", infer_same}, {"Tanh", infer_same}, {"ThresholdedRelu", infer_same},
+    {"Tile", infer_tile}, {"TopK", infer_topk}, {"Transpose", infer_transpose},
+    {"Trilu", infer_same}, {"Unique", infer_data_dependent}, {"Unsqueeze", infer_unsqueeze},
+    {"Upsample", infer_resize}, {"Where", infer_where}, {"Xor", infer_broadcast},
 };
 
 tg_status onnx_infer_node(onnx_ctx *c, onnx_node *n) {
@@ -1701,8 +1695,14 @@ tg_status onnx_infer_node(onnx_ctx *c, onnx_node *n) {
     if (n->in[k] && !n->in[k]->has_shape)
       return onnx_fail_node(c, n, TG_ERROR_UNSUPPORTED, "input %zu '%s' has no known shape", k, n->in[k]->name);
   infer_fn fn = NULL;
-  for (size_t i = 0; i < sizeof k_ops / sizeof k_ops[0] && fn == NULL; ++i)
-    if (strcmp(k_ops[i].op, n->op) == 0) fn = k_ops[i].fn;
+  size_t lo = 0, hi = sizeof k_ops / sizeof k_ops[0];
+  while (lo < hi && fn == NULL) {
+    size_t mid = lo + (hi - lo) / 2;
+    int cmp = strcmp(k_ops[mid].op, n->op);
+    if (cmp == 0) fn = k_ops[mid].fn;
+    else if (cmp < 0) lo = mid + 1;
+    else hi = mid;
+  }
   if (fn == NULL)
     return onnx_fail_node(c, n, TG_ERROR_UNSUPPORTED, "no shape inference for op type '%s' (see docs/models.md for the ops supported)",
                           n->op);
