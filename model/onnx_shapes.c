@@ -1673,7 +1673,7 @@ static const struct {
     {"NonMaxSuppression", infer_data_dependent}, {"NonZero", infer_data_dependent},
     {"Not", infer_bool_same}, {"Or", infer_broadcast}, {"PRelu", infer_broadcast},
     {"Pad", infer_pad}, {"Pow", infer_broadcast}, {"QuantizeLinear", infer_quantize},
-    {"Range", infer_range}, {"Reciprocal", infer_same}, {"ReduceLogSum", infer_reduce},
+    {"Range", infer_range}, {"Reciprocal", infer_same}, {"ReduceL1", infer_reduce}, {"ReduceL2", infer_reduce}, {"ReduceLogSum", infer_reduce},
     {"ReduceLogSumExp", infer_reduce}, {"ReduceMax", infer_reduce}, {"ReduceMean", infer_reduce},
     {"ReduceMin", infer_reduce}, {"ReduceProd", infer_reduce}, {"ReduceSum", infer_reduce},
     {"ReduceSumSquare", infer_reduce}, {"Relu", infer_same}, {"Reshape", infer_reshape},
@@ -1721,7 +1721,12 @@ tg_status onnx_infer_node(onnx_ctx *c, onnx_node *n) {
 }
 
 const char *onnx_op_at(size_t index) {
-  return index < sizeof k_ops / sizeof k_ops[0] ? k_ops[index].op : NULL;
+  /* The ops whose output size depends on the data are known only to refuse them clearly. */
+  for (size_t i = 0; i < sizeof k_ops / sizeof k_ops[0]; ++i) {
+    if (k_ops[i].fn == infer_data_dependent) continue;
+    if (index-- == 0) return k_ops[i].op;
+  }
+  return NULL;
 }
 
 #else
