@@ -84,15 +84,16 @@ tg_status tg__check_static_input_shapes(const tg_graph *g, const tg_model_option
   const char *src = g->source ? g->source : "graph";
   tg_status st = tg__check_input_shapes(src, o, err);
   if (st != TG_OK || o == NULL || o->input_shape_count == 0) return st;
-  const char *names[64];
-  size_t n = g->input_count < 64 ? g->input_count : 64;
-  for (size_t k = 0; k < n; ++k) names[k] = g->tensors[g->inputs[k]].name;
   for (size_t i = 0; i < o->input_shape_count; ++i) {
     const tg_input_shape *s = &o->input_shapes[i];
     const tg_tensor *t = NULL;
     for (size_t k = 0; k < g->input_count && t == NULL; ++k)
       if (strcmp(g->tensors[g->inputs[k]].name, s->name) == 0) t = &g->tensors[g->inputs[k]];
     if (t == NULL) {
+      /* Name the first inputs in the message. */
+      const char *names[16];
+      size_t n = g->input_count < 16 ? g->input_count : 16;
+      for (size_t k = 0; k < n; ++k) names[k] = g->tensors[g->inputs[k]].name;
       tg_model_options one = {s, 1};
       return tg__unknown_input_shapes(src, &one, names, n, err);
     }

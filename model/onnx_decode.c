@@ -244,6 +244,12 @@ static tg_status scan_message(scan_state *s, const ProtobufCMessageDescriptor *d
     if (fi < 64) occurrence = seen[fi]++;
     ProtobufCType t = f->type;
     int repeated = f->label == PROTOBUF_C_LABEL_REPEATED;
+    /* protobuf merges repeats of a singular message field, and protobuf-c does it by copying
+     * every repeated field gathered so far: n repeats cost n^2. Writers emit such a field
+     * once, so a second occurrence is refused. */
+    if (t == PROTOBUF_C_TYPE_MESSAGE && !repeated && (fi >= 64 || occurrence > 0))
+      return scan_fail(s, field_at, "%s (field %llu) appears more than once in one message", fname,
+                       (unsigned long long)number);
     if (t == PROTOBUF_C_TYPE_MESSAGE || t == PROTOBUF_C_TYPE_STRING || t == PROTOBUF_C_TYPE_BYTES) {
       if (wt != 2)
         return scan_fail(s, field_at, "%s (field %llu) must be length-delimited, not %s", fname,
@@ -532,7 +538,7 @@ tg_status onnx_value_from_tensor(onnx_ctx *c, const Onnx__TensorProto *t, const 
                        what, typed, (unsigned long long)count);
     have = (size_t)count;
   }
-  if (have > ONNX_MAX_FOLD || v->type == ONNX_STRING || v->type == ONNX_COMPLEX64 ||
+  if (have > ONNX_MAX_DECODE || v->type == ONNX_STRING || v->type == ONNX_COMPLEX64 ||
       v->type == ONNX_COMPLEX128 || v->type == ONNX_UNDEFINED)
     return TG_OK;
   v->count = have;

@@ -24,8 +24,11 @@ enum {
   ONNX_COMPLEX128 = 15, ONNX_BFLOAT16 = 16
 };
 
-/* Tensors with at most this many elements have their values tracked (shape arithmetic). */
+/* Computed tensors with at most this many elements have their values tracked (shape
+ * arithmetic); initializers and Constant nodes are decoded up to ONNX_MAX_DECODE elements (shape
+ * vectors, axes, pads, scales are far smaller; weights are never needed). */
 #define ONNX_MAX_FOLD 4096
+#define ONNX_MAX_DECODE 256
 /* Largest dimension the reader accepts: every product of two dimensions fits 64 bits and
  * every element count must also fit 63 bits. */
 #define ONNX_MAX_DIM ((int64_t)1 << 62)

@@ -591,10 +591,14 @@ static tg_status resolve_dynamic(fb_reader *r, tg_graph *g, const dyn_dims *dyn,
   r->where[0] = '\0';
   tg_status st = tg__check_input_shapes(r->source, options, r->err);
   if (st != TG_OK) return st;
-  const char *names[64];
-  size_t nn = g->input_count < 64 ? g->input_count : 64;
-  for (size_t k = 0; k < nn; ++k) names[k] = g->tensors[g->inputs[k]].name;
-  if ((st = tg__unknown_input_shapes(r->source, options, names, nn, r->err)) != TG_OK) return st;
+  if (options != NULL && options->input_shape_count > 0) {
+    const char **names = tg__calloc(&g->alloc, g->input_count ? g->input_count : 1, sizeof *names);
+    if (names == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t k = 0; k < g->input_count; ++k) names[k] = g->tensors[g->inputs[k]].name;
+    st = tg__unknown_input_shapes(r->source, options, names, g->input_count, r->err);
+    tg__free(&g->alloc, names);
+    if (st != TG_OK) return st;
+  }
   int any_dynamic_input = 0;
   for (size_t k = 0; k < g->input_count; ++k) {
     tg_tensor *t = &g->tensors[g->inputs[k]];

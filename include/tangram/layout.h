@@ -141,7 +141,8 @@ typedef struct tg_model_records {
 } tg_model_records;
 
 /* Build the records of `graph` (with `lifetimes` from tg_graph_compute_lifetimes on it) for
- * `storage` and `precision` under `limits` (NULL: no limits). Fails with TG_ERROR_LIMIT when a
+ * `storage` and `precision` under `limits` (NULL: no limits). Shapes are mapped to BHWC in
+ * the graph's dim_order (tg_shape_to_bhwc_ordered). Fails with TG_ERROR_LIMIT when a
  * tensor does not fit even a buffer (naming it), TG_ERROR_OVERFLOW for sizes beyond 64 bits,
  * TG_ERROR_INVALID_ARGUMENT for mismatched inputs, TG_ERROR_OUT_OF_HOST_MEMORY. On failure
  * `*out` is NULL. Free with tg_model_records_destroy. */

@@ -73,9 +73,10 @@ tg_status tg_graph_parse_tflite_with(const void *data, size_t length, const char
                                      tg_graph **out, tg_error_info *err);
 
 /* Parse an ONNX ModelProto held in memory (`data` is only read). The file is decoded with
- * protobuf-c (from ONNX's own onnx.proto) after a pass that checks, without allocating, every
- * tag, length and wire type, caps message nesting at 32 and refuses files whose decoded form
- * would exceed 8 times their size plus 64 MiB. Then:
+ * protobuf-c (from ONNX's own onnx.proto) only after every tag, length and wire type has been
+ * checked without allocating; files nested too deeply, or that would decode into far more
+ * memory than their size, are refused first (TG_ERROR_PARSE; the limits are in
+ * docs/models.md). Then:
  *   - the opset of the default domain is read from opset_import (required);
  *   - initializers and Constant nodes are constants (TG_TENSOR_CONSTANT, never planned); graph
  *     inputs that are also initializers are constants too; initializers whose data lives in an

@@ -538,6 +538,8 @@ static const op_case k_cases[] = {
      1, {3}, {I(2, 5, 1)}, TG_OK, NULL},
     {"ReduceMean (opset 18: axes input), not kept", "ReduceMean", 18, 2, {{DYN, 3, I(2, 5, 8)}, {CONST_I, 1, I(1), 1, I(1)}},
      {{"keepdims", OB_ATTR_INT, 1, I(0)}}, 1, {2}, {I(2, 8)}, TG_OK, NULL},
+    {"ReduceL2 over axis 0", "ReduceL2", 13, 1, {{DYN, 2, I(3, 4)}}, {{"axes", OB_ATTR_INTS, 1, I(0)}},
+     1, {2}, {I(1, 4)}, TG_OK, NULL},
     {"ReduceSum over everything", "ReduceSum", 13, 1, {{DYN, 3, I(2, 5, 8)}}, {{"keepdims", OB_ATTR_INT, 1, I(0)}},
      1, {0}, {I(0)}, TG_OK, NULL},
     {"Shape of a rank-3 tensor: 3 values", "Shape", 13, 1, {{DYN, 3, I(2, 3, 4)}}, {{0}}, 1, {1}, {I(3)}, TG_OK, NULL},
@@ -1149,6 +1151,8 @@ static void hostile_wire_format(void **state) {
       {{0x08, 0x08, 0x00, 0x00}, 4, "field number 0 is not valid"},
       {{0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, 11, "ir_version (field 1): varint is malformed"},
       {{0x08, 0x08, 0x42, 0x01, 0x10}, 5, "version (field 2): varint is malformed or runs past the end"},
+      /* Repeats of a singular message would make protobuf-c merge them, quadratically. */
+      {{0x08, 0x08, 0x3a, 0x00, 0x3a, 0x00}, 6, "graph (field 7) appears more than once in one message"},
   };
   for (size_t i = 0; i < sizeof k / sizeof k[0]; ++i) {
     pb b = {0};
