@@ -55,6 +55,8 @@
 #include "tangram/layout.h"
 #include "tangram/model.h"
 #include "tangram/planner.h"
+
+#ifdef TANGRAM_HAVE_ONNX
 #include "onnx_builder.h"
 
 static void assert_contains(const char *haystack, const char *needle) {
@@ -1288,6 +1290,8 @@ static void out_of_memory_everywhere(void **state) {
   assert_true(sites > 50);
   fprintf(stderr, "out of memory: %zu allocation sites\n", sites);
 }
+
+#endif /* TANGRAM_HAVE_ONNX */
 
 int main(void) {
 #ifndef TANGRAM_HAVE_ONNX

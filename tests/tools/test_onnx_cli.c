@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef TANGRAM_HAVE_ONNX
+
 static const char *seed(const char *name) {
   static char buf[4][1024];
   static int i;
@@ -138,6 +140,8 @@ static void real_models(void **state) {
   expect(&r, 0, "\"corrupted_tensors\":0", NULL);
   cli_free(&r);
 }
+
+#endif /* TANGRAM_HAVE_ONNX */
 
 int main(void) {
 #ifndef TANGRAM_HAVE_ONNX
