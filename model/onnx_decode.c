@@ -498,6 +498,9 @@ tg_status onnx_value_from_tensor(onnx_ctx *c, const Onnx__TensorProto *t, const 
   for (size_t k = 0; k < t->n_dims; ++k) {
     if (t->dims[k] < 0)
       return onnx_fail(c, TG_ERROR_PARSE, "%s: dimension %zu is %lld", what, k, (long long)t->dims[k]);
+    if (t->dims[k] > ONNX_MAX_DIM)
+      return onnx_fail(c, TG_ERROR_OVERFLOW, "%s: dimension %zu is %lld, more than 2^62", what, k,
+                       (long long)t->dims[k]);
     v->dims[k] = t->dims[k];
   }
   uint64_t count;

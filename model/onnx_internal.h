@@ -32,6 +32,8 @@ enum {
 /* Largest dimension the reader accepts: every product of two dimensions fits 64 bits and
  * every element count must also fit 63 bits. */
 #define ONNX_MAX_DIM ((int64_t)1 << 62)
+/* Largest kernel, stride, dilation and padding of a sliding window. */
+#define ONNX_MAX_WINDOW ((int64_t)1 << 31)
 
 /* A bump allocator: blocks from the caller's allocator, freed together. */
 typedef struct onnx_arena_block onnx_arena_block;

@@ -571,13 +571,14 @@ static tg_status read_window(onnx_ctx *c, const onnx_node *n, uint32_t spatial, 
     w->pad_begin[k] = present ? v[k] : 0;
     w->pad_end[k] = present ? v[spatial + k] : 0;
   }
+  /* Window parameters up to 2^31 keep every sum and product below in 64 bits. */
   for (uint32_t k = 0; k < spatial; ++k) {
-    if (w->kernel[k] < 1 || w->kernel[k] > ONNX_MAX_DIM || w->stride[k] < 1 || w->stride[k] > ONNX_MAX_DIM ||
-        w->dilation[k] < 1 || w->dilation[k] > ONNX_MAX_DIM)
-      return onnx_fail_node(c, n, TG_ERROR_PARSE, "kernel %lld, stride %lld, dilation %lld: each must be in 1..2^62",
+    if (w->kernel[k] < 1 || w->kernel[k] > ONNX_MAX_WINDOW || w->stride[k] < 1 || w->stride[k] > ONNX_MAX_WINDOW ||
+        w->dilation[k] < 1 || w->dilation[k] > ONNX_MAX_WINDOW)
+      return onnx_fail_node(c, n, TG_ERROR_PARSE, "kernel %lld, stride %lld, dilation %lld: each must be in 1..2^31",
                             (long long)w->kernel[k], (long long)w->stride[k], (long long)w->dilation[k]);
-    if (w->pad_begin[k] < 0 || w->pad_end[k] < 0 || w->pad_begin[k] > ONNX_MAX_DIM || w->pad_end[k] > ONNX_MAX_DIM)
-      return onnx_fail_node(c, n, TG_ERROR_PARSE, "pads %lld, %lld: each must be in 0..2^62",
+    if (w->pad_begin[k] < 0 || w->pad_end[k] < 0 || w->pad_begin[k] > ONNX_MAX_WINDOW || w->pad_end[k] > ONNX_MAX_WINDOW)
+      return onnx_fail_node(c, n, TG_ERROR_PARSE, "pads %lld, %lld: each must be in 0..2^31",
                             (long long)w->pad_begin[k], (long long)w->pad_end[k]);
   }
   int eq;
@@ -594,13 +595,8 @@ static tg_status read_window(onnx_ctx *c, const onnx_node *n, uint32_t spatial, 
 /* Output size of a sliding window over `in` (conv and pooling); ceil_mode rounds up. */
 static tg_status window_out(onnx_ctx *c, const onnx_node *n, const window *w, uint32_t k, int64_t in,
                             int ceil_mode, int64_t *out) {
-  /* All terms are <= 2^62, so these sums and products stay below 2^126 in exact terms only
-   * through the checks below. */
-  uint64_t span; /* (kernel - 1) * dilation + 1 */
-  if (!tg__mul_u64((uint64_t)(w->kernel[k] - 1), (uint64_t)w->dilation[k], &span) || span >= (uint64_t)ONNX_MAX_DIM)
-    return onnx_fail_node(c, n, TG_ERROR_OVERFLOW, "kernel %lld with dilation %lld is too large",
-                          (long long)w->kernel[k], (long long)w->dilation[k]);
-  span += 1;
+  /* in <= 2^62 and window parameters <= 2^31: no sum or product below leaves 64 bits. */
+  uint64_t span = (uint64_t)(w->kernel[k] - 1) * (uint64_t)w->dilation[k] + 1; /* < 2^62 */
   int64_t s = w->stride[k];
   if (w->auto_pad == 1 || w->auto_pad == 2) {
     *out = in / s + (in % s != 0);
@@ -694,7 +690,7 @@ static tg_status infer_conv_transpose(onnx_ctx *c, onnx_node *n) {
   }
   for (uint32_t k = 0; k < sp; ++k) {
     int64_t in = x->dims[2 + k], pad = has_op ? op[k] : 0;
-    if (pad < 0 || pad > ONNX_MAX_DIM) return onnx_fail_node(c, n, TG_ERROR_PARSE, "output_padding %lld is out of range", (long long)pad);
+    if (pad < 0 || pad > ONNX_MAX_WINDOW) return onnx_fail_node(c, n, TG_ERROR_PARSE, "output_padding %lld is out of range", (long long)pad);
     if (w.auto_pad == 1 || w.auto_pad == 2) {
       uint64_t v;
       if (!tg__mul_u64((uint64_t)in, (uint64_t)w.stride[k], &v) || v > (uint64_t)ONNX_MAX_DIM)
@@ -707,7 +703,7 @@ static tg_status infer_conv_transpose(onnx_ctx *c, onnx_node *n) {
     if (in == 0) return onnx_fail_node(c, n, TG_ERROR_PARSE, "spatial dimension %u is 0", k);
     if (!tg__mul_u64((uint64_t)(in - 1), (uint64_t)w.stride[k], &a) ||
         !tg__mul_u64((uint64_t)(w.kernel[k] - 1), (uint64_t)w.dilation[k], &b) || !tg__add_u64(a, b, &a) ||
-        !tg__add_u64(a, (uint64_t)pad + 1, &a) || a > (uint64_t)ONNX_MAX_DIM * 2)
+        !tg__add_u64(a, (uint64_t)pad + 1, &a) || a > (uint64_t)ONNX_MAX_DIM + ((uint64_t)ONNX_MAX_WINDOW << 1))
       return onnx_fail_node(c, n, TG_ERROR_OVERFLOW, "spatial dimension %u overflows", k);
     int64_t v = (int64_t)a;
     if (w.auto_pad == 0) v -= w.pad_begin[k] + w.pad_end[k];
@@ -1020,8 +1016,8 @@ static tg_status infer_concat(onnx_ctx *c, onnx_node *n) {
       if (j != a && v->dims[j] != first->dims[j])
         return onnx_fail_node(c, n, TG_ERROR_PARSE, "input %zu dimension %u is %lld, input 0 has %lld", k, j,
                               (long long)v->dims[j], (long long)first->dims[j]);
-    d[a] += v->dims[a];  /* each <= 2^62 and there are fewer than 2^31 inputs: checked below */
-    if (d[a] > ONNX_MAX_DIM) return onnx_fail_node(c, n, TG_ERROR_OVERFLOW, "concatenated dimension overflows");
+    if (v->dims[a] > ONNX_MAX_DIM - d[a]) return onnx_fail_node(c, n, TG_ERROR_OVERFLOW, "concatenated dimension overflows");
+    d[a] += v->dims[a];
     if (!v->has_data || v->is_float != is_float) all_values = 0;
   }
   if ((st = set_out(c, n, 0, first->type, first->rank, d)) != TG_OK || !all_values) return st;
@@ -1084,8 +1080,8 @@ static tg_status infer_split(onnx_ctx *c, onnx_node *n) {
     int64_t sum = 0;
     for (size_t k = 0; k < cnt; ++k) {
       if (split[k] < 0 || split[k] > ONNX_MAX_DIM) return onnx_fail_node(c, n, TG_ERROR_PARSE, "split size %lld", (long long)split[k]);
+      if (split[k] > ONNX_MAX_DIM - sum) return onnx_fail_node(c, n, TG_ERROR_OVERFLOW, "split sizes overflow");
       sum += split[k];
-      if (sum > ONNX_MAX_DIM) return onnx_fail_node(c, n, TG_ERROR_OVERFLOW, "split sizes overflow");
     }
     if (sum != dim)
       return onnx_fail_node(c, n, TG_ERROR_PARSE, "split sizes add up to %lld, the dimension is %lld", (long long)sum, (long long)dim);
@@ -1117,13 +1113,13 @@ static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, in
   if (step > 0) {
     start = start < 0 ? 0 : start > dim ? dim : start;
     end = end < 0 ? 0 : end > dim ? dim : end;
-    *count = end > start ? (end - start + step - 1) / step : 0;
+    *count = end > start ? (end - start - 1) / step + 1 : 0;
   } else {
     start = start < 0 ? 0 : start > dim - 1 ? dim - 1 : start;
     end = end < -1 ? -1 : end > dim - 1 ? dim - 1 : end;
     /* step < 0: (start - end) / -step rounded up; -step is at most 2^63 - 1 here */
     uint64_t s = (uint64_t)0 - (uint64_t)step;
-    *count = start > end ? (int64_t)(((uint64_t)(start - end) + s - 1) / s) : 0;
+    *count = start > end ? (int64_t)(((uint64_t)(start - end) - 1) / s + 1) : 0;
   }
   *first = start;
 }
@@ -1313,9 +1309,9 @@ static tg_status infer_pad(onnx_ctx *c, onnx_node *n) {
     uint32_t a = (uint32_t)k;
     if (axes && (st = norm_axis(c, n, axes[k], x->rank, &a)) != TG_OK) return st;
     int64_t b = pads[k], e = pads[naxes + k];
-    if (b < -ONNX_MAX_DIM || b > ONNX_MAX_DIM || e < -ONNX_MAX_DIM || e > ONNX_MAX_DIM)
+    if (b < -ONNX_MAX_DIM / 4 || b > ONNX_MAX_DIM / 4 || e < -ONNX_MAX_DIM / 4 || e > ONNX_MAX_DIM / 4)
       return onnx_fail_node(c, n, TG_ERROR_PARSE, "pads %lld, %lld are out of range", (long long)b, (long long)e);
-    int64_t v = x->dims[a] + b + e;  /* |each| <= 2^62 */
+    int64_t v = x->dims[a] + b + e;  /* |pads| <= 2^60, dims <= 2^62 */
     if (v < 0) return onnx_fail_node(c, n, TG_ERROR_PARSE, "pads make dimension %u negative (%lld)", a, (long long)v);
     d[a] = v;
   }
@@ -1423,11 +1419,11 @@ static tg_status infer_depth_space(onnx_ctx *c, onnx_node *n) {
   if (strcmp(n->op, "DepthToSpace") == 0) {
     if (d[1] % (bs * bs) != 0)
       return onnx_fail_node(c, n, TG_ERROR_PARSE, "%lld channels do not divide by blocksize^2 %lld", (long long)d[1], (long long)(bs * bs));
-    d[1] /= bs * bs;
-    d[2] *= bs;  /* <= 2^62 * 2^16: checked by set_out only after the product... */
-    d[3] *= bs;
     if (x->dims[2] > ONNX_MAX_DIM / bs || x->dims[3] > ONNX_MAX_DIM / bs)
       return onnx_fail_node(c, n, TG_ERROR_OVERFLOW, "spatial dimensions overflow");
+    d[1] /= bs * bs;
+    d[2] *= bs;
+    d[3] *= bs;
   } else {
     if (d[2] % bs != 0 || d[3] % bs != 0)
       return onnx_fail_node(c, n, TG_ERROR_PARSE, "spatial dimensions %lldx%lld do not divide by blocksize %lld",
@@ -1606,6 +1602,7 @@ static tg_status infer_range(onnx_ctx *c, onnx_node *n) {
   int64_t span;
   if (*v[2] == 0 || !int_apply(OP_SUB, *v[1], *v[0], &span))
     return onnx_fail_node(c, n, TG_ERROR_PARSE, "delta is 0 or the range overflows");
+  if (*v[2] == -1 && span == INT64_MIN) return onnx_fail_node(c, n, TG_ERROR_OVERFLOW, "the range overflows");
   int64_t q = span / *v[2], r = span % *v[2];
   len = q + (r != 0 && ((r > 0) == (*v[2] > 0)));
   if (len < 0) len = 0;

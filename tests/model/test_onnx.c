@@ -568,6 +568,17 @@ static const op_case k_cases[] = {
     {"Dropout: output and mask", "Dropout", 12, 1, {{DYN, 2, I(3, 7)}}, {{0}}, 2, {2, 2}, {I(3, 7), I(3, 7)}, TG_OK, NULL},
     {"NonZero depends on the data", "NonZero", 13, 1, {{DYN, 2, I(3, 7)}}, {{0}}, 1, {2}, {I(0)},
      TG_ERROR_UNSUPPORTED, "the output size depends on the input data"},
+    /* Hostile sizes reaching the inference: every sum and product is checked. */
+    {"Concat of two 2^62 dimensions", "Concat", 13, 2, {{DYN, 1, I(1LL << 62)}, {DYN, 1, I(1LL << 62)}},
+     {{"axis", OB_ATTR_INT, 1, I(0)}}, 1, {1}, {I(0)}, TG_ERROR_OVERFLOW, "concatenated dimension overflows"},
+    {"Conv with a stride of 2^40", "Conv", 13, 2, {{DYN, 4, I(1, 3, 8, 8)}, {INIT, 4, I(4, 3, 1, 1)}},
+     {{"strides", OB_ATTR_INTS, 2, I(1LL << 40, 1)}}, 1, {4}, {I(0)}, TG_ERROR_PARSE, "each must be in 1..2^31"},
+    {"Pad by 2^61", "Pad", 11, 2, {{DYN, 1, I(4)}, {CONST_I, 1, I(2), 2, I(1LL << 61, 0)}}, {{0}},
+     1, {1}, {I(0)}, TG_ERROR_PARSE, "are out of range"},
+    {"Resize by 2^40 of 2^30", "Resize", 13, 3, {{DYN, 2, I(1, 1LL << 30)}, {NONE, 0, I(0)}, {CONST_F, 1, I(2), 2, I(1, 1LL << 40)}},
+     {{0}}, 1, {2}, {I(0)}, TG_ERROR_PARSE, "gives an invalid size"},
+    {"Range of 2^62 elements", "Range", 13, 3, {{CONST_I, 0, I(0), 1, I(0)}, {CONST_I, 0, I(0), 1, I(MAXI)}, {CONST_I, 0, I(0), 1, I(1)}},
+     {{0}}, 1, {1}, {I(0)}, TG_ERROR_OVERFLOW, "dimension 0 would be 9223372036854775807"},
     {"an op type without shape inference", "MyOp", 13, 1, {{DYN, 2, I(3, 7)}}, {{0}}, 1, {2}, {I(0)},
      TG_ERROR_UNSUPPORTED, "node 0 'n0' (MyOp): no shape inference for op type 'MyOp'"},
 };
