@@ -491,7 +491,7 @@ static tg_status infer_broadcast(onnx_ctx *c, onnx_node *n) {
   tg_status st = need_out(c, n, 1);
   if (st != TG_OK) return st;
   if (in_at(n, 0) == NULL) return onnx_fail_node(c, n, TG_ERROR_PARSE, "input 0 is required but absent");
-  uint32_t rank;
+  uint32_t rank = 0;
   int64_t dims[TG_MAX_RANK];
   if ((st = broadcast(c, n, 0, n->nin, &rank, dims)) != TG_OK) return st;
   arith_op op = arith_of(n->op);
@@ -508,7 +508,7 @@ static tg_status infer_where(onnx_ctx *c, onnx_node *n) {
   if ((st = need_in(c, n, 0, &cond)) != TG_OK || (st = need_in(c, n, 1, &x)) != TG_OK ||
       (st = need_in(c, n, 2, &y)) != TG_OK || (st = need_out(c, n, 1)) != TG_OK)
     return st;
-  uint32_t rank;
+  uint32_t rank = 0;
   int64_t dims[TG_MAX_RANK];
   if ((st = broadcast(c, n, 0, 3, &rank, dims)) != TG_OK ||
       (st = set_out(c, n, 0, x->type, rank, dims)) != TG_OK)
@@ -1259,7 +1259,7 @@ static tg_status infer_expand(onnx_ctx *c, onnx_node *n) {
   }
   onnx_value *save = n->in[1];
   n->in[1] = &tmp;
-  uint32_t rank;
+  uint32_t rank = 0;
   int64_t d[TG_MAX_RANK];
   st = broadcast(c, n, 0, 2, &rank, d);
   n->in[1] = save;
