@@ -170,10 +170,7 @@ static tg_status read_constant(reader *r, onnx_node *n) {
   tg_status st;
   if (strcmp(an, "value") == 0) {
     if (a->t == NULL) return onnx_fail_node(c, n, TG_ERROR_PARSE, "attribute 'value' holds no tensor");
-    int32_t keep_type;
     if ((st = onnx_value_from_tensor(c, a->t, what, v)) != TG_OK) return st;
-    keep_type = v->type;
-    v->type = keep_type;
   } else if (strcmp(an, "value_float") == 0 || strcmp(an, "value_int") == 0) {
     int is_float = an[6] == 'f';
     v->rank = 0;

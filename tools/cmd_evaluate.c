@@ -18,8 +18,8 @@ static void evaluate_usage(FILE *to) {
   fputs(
       "usage: tangram evaluate MODEL [options]\n"
       "\n"
-      "MODEL is a .tflite or .onnx file, a text graph, or a usage-record CSV (then only the records' own\n"
-      "storage is evaluated: 1D = buffer, 2D = texture_2d, 3D = texture_3d).\n"
+      "MODEL is a .tflite or .onnx file, a text graph, or a usage-record CSV (then only the\n"
+      "records' own storage is evaluated: 1D = buffer, 2D = texture_2d, 3D = texture_3d).\n"
       "\n"
       "For each storage (buffer, image_buffer, texture_2d, texture_array, texture_3d,\n"
       "single_texture_2d), each mode (objects; offsets, which for textures means their memory\n"
