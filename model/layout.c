@@ -94,6 +94,20 @@ tg_status tg_shape_to_bhwc(const int64_t *shape, uint32_t rank, tg_bhwc *out) {
   return TG_OK;
 }
 
+tg_status tg_shape_to_bhwc_ordered(const int64_t *shape, uint32_t rank, tg_dim_order order,
+                                   tg_bhwc *out) {
+  if (order == TG_DIM_ORDER_NHWC) return tg_shape_to_bhwc(shape, rank, out);
+  if (order != TG_DIM_ORDER_NCHW || rank > TG_MAX_RANK || (rank > 0 && shape == NULL))
+    return TG_ERROR_INVALID_ARGUMENT;
+  if (rank < 3) return tg_shape_to_bhwc(shape, rank, out);
+  /* [N, C, s1, ..., sk] -> [N, s1, ..., sk, C] */
+  int64_t nhwc[TG_MAX_RANK];
+  nhwc[0] = shape[0];
+  for (uint32_t i = 2; i < rank; ++i) nhwc[i - 1] = shape[i];
+  nhwc[rank - 1] = shape[1];
+  return tg_shape_to_bhwc(nhwc, rank, out);
+}
+
 tg_status tg_storage_extent(tg_bhwc s, tg_storage storage, tg_precision precision,
                             tg_extent *out) {
   uint32_t elem = tg_precision_element_bytes(precision);
@@ -334,7 +348,7 @@ tg_status tg_model_records_create(const tg_graph *g, const tg_lifetimes *l, tg_s
                      src, t->name ? t->name : "?", (int)tl->first_task, (int)tl->last_task);
       goto done;
     }
-    st = tg_shape_to_bhwc(t->shape, t->rank, &s);
+    st = tg_shape_to_bhwc_ordered(t->shape, t->rank, g->dim_order, &s);
     if (st != TG_OK) {
       st = tg__error(err, st == TG_ERROR_OVERFLOW ? TG_ERROR_OVERFLOW : TG_ERROR_INVALID_ARGUMENT,
                      "%s: tensor '%s': invalid or too large shape", src, t->name ? t->name : "?");
@@ -382,7 +396,7 @@ tg_status tg_model_records_create(const tg_graph *g, const tg_lifetimes *l, tg_s
       char reason[160];
       tg_bhwc s;
       /* Recompute the reason rather than keep n strings around during sizing. */
-      (void)tg_shape_to_bhwc(g->tensors[t].shape, g->tensors[t].rank, &s);
+      (void)tg_shape_to_bhwc_ordered(g->tensors[t].shape, g->tensors[t].rank, g->dim_order, &s);
       (void)tg_storage_check_fit(s, storage, precision, limits, NULL, reason, sizeof reason);
       m->fallback_reasons[ifb] = tg__strdup(alloc, reason);
       if (m->fallback_reasons[ifb] == NULL) {

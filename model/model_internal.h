@@ -15,4 +15,26 @@ typedef tg_status (*tg__graph_parse_fn)(const char *data, size_t length, const c
 tg_status tg__graph_read_file(const char *path, tg__graph_parse_fn parse, const tg_allocator *alloc,
                               tg_graph **out, tg_error_info *err);
 
+/* Input shapes (tg_model_options, declared in model.h). */
+struct tg_model_options;
+struct tg_input_shape;
+struct tg_graph;
+
+/* Every entry well-formed: a name, rank <= TG_MAX_RANK, dims >= 0 with a product under 2^63,
+ * no name twice. TG_ERROR_INVALID_ARGUMENT (or TG_ERROR_OVERFLOW) naming `source`. */
+tg_status tg__check_input_shapes(const char *source, const struct tg_model_options *o,
+                                 tg_error_info *err);
+/* The entry for input `name`, or NULL (also when `o` is NULL). */
+const struct tg_input_shape *tg__find_input_shape(const struct tg_model_options *o, const char *name);
+/* TG_ERROR_INVALID_ARGUMENT when an entry names none of `inputs`, listing them. */
+tg_status tg__unknown_input_shapes(const char *source, const struct tg_model_options *o,
+                                   const char *const *inputs, size_t input_count,
+                                   tg_error_info *err);
+/* For formats whose shapes are all static: every entry must name a graph input of `g` and
+ * repeat its shape. */
+tg_status tg__check_static_input_shapes(const struct tg_graph *g, const struct tg_model_options *o,
+                                        tg_error_info *err);
+/* "1x3x640x640" ("?" for negative entries, "scalar" for rank 0), truncated to `size`. */
+void tg__shape_text(const int64_t *dims, uint32_t rank, char *buf, size_t size);
+
 #endif

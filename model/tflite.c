@@ -383,26 +383,44 @@ static tg_status buffer_has_data(fb_reader *r, const tflite_model *m, uint32_t i
   return TG_OK;
 }
 
-static tg_status read_tensor(fb_reader *r, const tflite_model *m, uint32_t i, tg_graph *g) {
+/* Dynamic dimensions of one tensor: bit d of `dynamic` when shape_signature[d] is -1; bit d of
+ * `unrecorded` when the file holds no size for it (no `shape`, or -1 there too). */
+typedef struct dyn_dims {
+  uint8_t dynamic, unrecorded;
+} dyn_dims;
+
+static tg_status read_tensor(fb_reader *r, const tflite_model *m, uint32_t i, tg_graph *g,
+                             dyn_dims *dyn) {
   tg_tensor *tensor = &g->tensors[i];
   fb_table t;
-  fb_vector shape;
+  fb_vector shape, sig;
   tg_status st;
   snprintf(r->where, sizeof r->where, "tensor %u", i);
   if ((st = fb_vector_table(r, &m->tensors, i, "tensor", &t)) != TG_OK) return st;
 
-  if ((st = fb_vector_field(r, &t, 0, 4, "shape", &shape)) != TG_OK) return st;
-  if (!shape.present && (st = fb_vector_field(r, &t, 7, 4, "shape_signature", &shape)) != TG_OK)
+  /* `shape` holds the sizes the converter computed (1 where the size is dynamic);
+   * shape_signature, when present, marks the dynamic dimensions with -1. */
+  if ((st = fb_vector_field(r, &t, 0, 4, "shape", &shape)) != TG_OK ||
+      (st = fb_vector_field(r, &t, 7, 4, "shape_signature", &sig)) != TG_OK)
     return st;
-  if (shape.count > TG_MAX_RANK)
-    return fb_fail(r, "rank %u exceeds the maximum of %d", shape.count, TG_MAX_RANK);
-  tensor->rank = shape.count;
+  const fb_vector *dims = shape.present ? &shape : &sig;
+  if (dims->count > TG_MAX_RANK)
+    return fb_fail(r, "rank %u exceeds the maximum of %d", dims->count, TG_MAX_RANK);
+  if (shape.present && sig.present && sig.count != shape.count)
+    return fb_fail(r, "shape_signature has rank %u but shape rank %u", sig.count, shape.count);
+  tensor->rank = dims->count;
   uint64_t elements = 1;
-  for (uint32_t d = 0; d < shape.count; ++d) {
-    int32_t v = rdi32(r->data + shape.pos + 4 * (size_t)d);
+  for (uint32_t d = 0; d < dims->count; ++d) {
+    int32_t v = rdi32(r->data + dims->pos + 4 * (size_t)d);
+    int32_t s = sig.present ? rdi32(r->data + sig.pos + 4 * (size_t)d) : v;
     if (v < -1) return fb_fail(r, "shape dimension %u is %d", d, (int)v);
-    /* -1 = dynamic size; plan for the smallest real size, as TFLite's shape does. */
-    tensor->shape[d] = v == -1 ? 1 : v;
+    if (s < -1) return fb_fail(r, "shape_signature dimension %u is %d", d, (int)s);
+    if (s == -1 || v == -1) dyn->dynamic |= (uint8_t)(1u << d);
+    if (v == -1) dyn->unrecorded |= (uint8_t)(1u << d);
+    if (s >= 0 && v >= 0 && s != v)
+      return fb_fail(r, "dimension %u is %d in shape but %d in shape_signature", d, (int)v, (int)s);
+    /* A dynamic dimension keeps the recorded size; the caller decides whether that stands. */
+    tensor->shape[d] = v == -1 ? 0 : v;
     if (!tg__mul_u64(elements, (uint64_t)tensor->shape[d], &elements) ||
         elements > (uint64_t)INT64_MAX)
       return fb_fail(r, "shape has more elements than fit in 63 bits");
@@ -547,8 +565,117 @@ static tg_status read_io(fb_reader *r, const fb_vector *v, tg_graph *g, uint32_t
   return TG_OK;
 }
 
+/* The dims of `d` as "0, 2 and 3" and the shape with "?" there, for messages. */
+static void describe_dynamic(const tg_tensor *t, uint8_t mask, char *dims, size_t dsize,
+                             char *shape, size_t ssize) {
+  int64_t s[TG_MAX_RANK];
+  size_t n = 0;
+  unsigned total = 0, seen = 0;
+  for (uint32_t d = 0; d < t->rank; ++d) total += (mask >> d) & 1u;
+  dims[0] = '\0';
+  for (uint32_t d = 0; d < t->rank; ++d) {
+    s[d] = (mask >> d) & 1u ? -1 : t->shape[d];
+    if (!((mask >> d) & 1u) || n + 1 >= dsize) continue;
+    ++seen;
+    int w = snprintf(dims + n, dsize - n, "%s%u", seen == 1 ? "" : seen == total ? " and " : ", ", d);
+    if (w < 0) break;
+    n += (size_t)w < dsize - n ? (size_t)w : dsize - n - 1;
+  }
+  tg__shape_text(s, t->rank, shape, ssize);
+}
+
+/* Dynamic dimensions: graph inputs take the sizes given in `options` (which must be the ones
+ * the file's shapes were computed for); other tensors must follow from the inputs. */
+static tg_status resolve_dynamic(fb_reader *r, tg_graph *g, const dyn_dims *dyn,
+                                 const tg_model_options *options) {
+  r->where[0] = '\0';
+  tg_status st = tg__check_input_shapes(r->source, options, r->err);
+  if (st != TG_OK) return st;
+  if (options != NULL && options->input_shape_count > 0) {
+    const char **names = tg__calloc(&g->alloc, g->input_count ? g->input_count : 1, sizeof *names);
+    if (names == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t k = 0; k < g->input_count; ++k) names[k] = g->tensors[g->inputs[k]].name;
+    st = tg__unknown_input_shapes(r->source, options, names, g->input_count, r->err);
+    tg__free(&g->alloc, names);
+    if (st != TG_OK) return st;
+  }
+  int any_dynamic_input = 0;
+  for (size_t k = 0; k < g->input_count; ++k) {
+    tg_tensor *t = &g->tensors[g->inputs[k]];
+    const dyn_dims *dd = &dyn[g->inputs[k]];
+    const tg_input_shape *given = tg__find_input_shape(options, t->name);
+    char dims[64], shape[160], got[160];
+    if (given == NULL) {
+      if (dd->dynamic == 0) continue;
+      describe_dynamic(t, dd->dynamic, dims, sizeof dims, shape, sizeof shape);
+      return tg__error(r->err, TG_ERROR_INVALID_ARGUMENT,
+                       "%s: input '%s': dimension%s %s %s dynamic (-1 in shape_signature): give %s "
+                       "with --input-shape %s:%s (tg_model_options.input_shapes)",
+                       r->source, t->name, strchr(dims, ' ') ? "s" : "", dims,
+                       strchr(dims, ' ') ? "are" : "is", strchr(dims, ' ') ? "their sizes" : "its size",
+                       t->name, shape);
+    }
+    tg__shape_text(given->dims, given->rank, got, sizeof got);
+    if (given->rank != t->rank) {
+      describe_dynamic(t, dd->dynamic, dims, sizeof dims, shape, sizeof shape);
+      return tg__error(r->err, TG_ERROR_INVALID_ARGUMENT,
+                       "%s: input '%s' has rank %u (%s) but the shape given, %s, has rank %u",
+                       r->source, t->name, t->rank, shape, got, given->rank);
+    }
+    any_dynamic_input |= dd->dynamic != 0;
+    for (uint32_t d = 0; d < t->rank; ++d) {
+      int dynamic = (dd->dynamic >> d) & 1u, unrecorded = (dd->unrecorded >> d) & 1u;
+      if (!dynamic && given->dims[d] != t->shape[d])
+        return tg__error(r->err, TG_ERROR_INVALID_ARGUMENT,
+                         "%s: input '%s': dimension %u is %lld in the file, not %lld as given (%s)",
+                         r->source, t->name, d, (long long)t->shape[d], (long long)given->dims[d], got);
+      if (dynamic && !unrecorded && given->dims[d] != t->shape[d])
+        return tg__error(r->err, TG_ERROR_UNSUPPORTED,
+                         "%s: input '%s': dimension %u is dynamic, and the file's tensor shapes were "
+                         "computed with it at %lld; Tangram does not recompute TFLite shapes, so it "
+                         "can plan %lld only: convert the model with that dimension fixed at %lld "
+                         "(or give %lld)",
+                         r->source, t->name, d, (long long)t->shape[d], (long long)t->shape[d],
+                         (long long)given->dims[d], (long long)t->shape[d]);
+      t->shape[d] = given->dims[d];
+    }
+  }
+  for (size_t i = 0; i < g->tensor_count; ++i) {
+    tg_tensor *t = &g->tensors[i];
+    if (dyn[i].dynamic == 0 || (t->flags & TG_TENSOR_INPUT)) continue;
+    char dims[64], shape[160], by[200];
+    describe_dynamic(t, dyn[i].dynamic, dims, sizeof dims, shape, sizeof shape);
+    by[0] = '\0';
+    for (size_t o = 0; o < g->op_count && by[0] == '\0'; ++o)
+      for (uint32_t k = 0; k < g->ops[o].output_count; ++k)
+        if (g->ops[o].outputs[k] == (int32_t)i) {
+          snprintf(by, sizeof by, " (written by op %zu, %.120s)", o, g->ops[o].name ? g->ops[o].name : "?");
+          break;
+        }
+    if (dyn[i].unrecorded)
+      return tg__error(r->err, TG_ERROR_UNSUPPORTED,
+                       "%s: tensor %zu '%s'%s: dynamic dimension%s %s (%s), and the file records no size for %s",
+                       r->source, i, t->name, by, strchr(dims, ' ') ? "s" : "", dims, shape,
+                       strchr(dims, ' ') ? "them" : "it");
+    if (!any_dynamic_input)
+      return tg__error(r->err, TG_ERROR_UNSUPPORTED,
+                       "%s: tensor %zu '%s'%s: dimension%s %s (%s) %s dynamic although every input "
+                       "is static: the size depends on the data, and Tangram plans static sizes only",
+                       r->source, i, t->name, by, strchr(dims, ' ') ? "s" : "", dims, shape,
+                       strchr(dims, ' ') ? "are" : "is");
+    /* Follows from a dynamic input fixed at the size the file was computed for. */
+  }
+  return TG_OK;
+}
+
 tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *source,
                                 const tg_allocator *alloc, tg_graph **out, tg_error_info *err) {
+  return tg_graph_parse_tflite_with(data, length, source, NULL, alloc, out, err);
+}
+
+tg_status tg_graph_parse_tflite_with(const void *data, size_t length, const char *source,
+                                     const tg_model_options *options, const tg_allocator *alloc,
+                                     tg_graph **out, tg_error_info *err) {
   if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
   if (data == NULL && length > 0)
@@ -573,8 +700,9 @@ tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *sou
   if (st != TG_OK) return tg__error(err, st, "%s: out of memory", r.source);
   g->subgraph_count = m.subgraphs.count;
   g->source = tg__strdup(alloc, r.source);
-  if (g->source == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
-  for (uint32_t i = 0; st == TG_OK && i < m.tensors.count; ++i) st = read_tensor(&r, &m, i, g);
+  dyn_dims *dyn = tg__calloc(alloc, m.tensors.count ? m.tensors.count : 1, sizeof *dyn);
+  if (g->source == NULL || dyn == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (uint32_t i = 0; st == TG_OK && i < m.tensors.count; ++i) st = read_tensor(&r, &m, i, g, &dyn[i]);
   if (st == TG_OK) {
     snprintf(r.where, sizeof r.where, "subgraph 0");
     st = read_io(&r, &m.inputs, g, TG_TENSOR_INPUT, "input", &g->inputs, &g->input_count);
@@ -582,6 +710,8 @@ tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *sou
   if (st == TG_OK)
     st = read_io(&r, &m.outputs, g, TG_TENSOR_OUTPUT, "output", &g->outputs, &g->output_count);
   for (uint32_t i = 0; st == TG_OK && i < m.operators.count; ++i) st = read_op(&r, &m, i, g);
+  if (st == TG_OK) st = resolve_dynamic(&r, g, dyn, options);
+  tg__free(alloc, dyn);
   if (st != TG_OK) {
     if (st == TG_ERROR_OUT_OF_HOST_MEMORY) tg__error(err, st, "%s: out of memory", r.source);
     tg_graph_destroy(g);

@@ -1030,6 +1030,7 @@ tg_status tg_graph_create_reordered(const tg_graph *graph, const uint32_t *order
   tg_status st = tg_graph_create(graph->tensor_count, n, alloc, &g);
   if (st != TG_OK) return st;
   g->subgraph_count = graph->subgraph_count;
+  g->dim_order = graph->dim_order;
   for (size_t t = 0; t < graph->tensor_count && st == TG_OK; ++t) {
     const tg_tensor *src = &graph->tensors[t];
     g->tensors[t] = *src;

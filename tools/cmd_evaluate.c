@@ -12,13 +12,14 @@
 #include "tangram/report.h"
 #include "tangram/schedule.h"
 #include "tools/cli.h"
+#include "tools/input.h"
 
 static void evaluate_usage(FILE *to) {
   fputs(
       "usage: tangram evaluate MODEL [options]\n"
       "\n"
-      "MODEL is a .tflite file, a text graph, or a usage-record CSV (then only the records' own\n"
-      "storage is evaluated: 1D = buffer, 2D = texture_2d, 3D = texture_3d).\n"
+      "MODEL is a .tflite or .onnx file, a text graph, or a usage-record CSV (then only the\n"
+      "records' own storage is evaluated: 1D = buffer, 2D = texture_2d, 3D = texture_3d).\n"
       "\n"
       "For each storage (buffer, image_buffer, texture_2d, texture_array, texture_3d,\n"
       "single_texture_2d), each mode (objects; offsets, which for textures means their memory\n"
@@ -28,6 +29,7 @@ static void evaluate_usage(FILE *to) {
       "\n"
       "options:\n"
       "  --precision fp32|fp16    element precision on the device (default fp32)\n"
+      TG_CLI_INPUT_SHAPE_HELP
       "  --policy NAME|all        serial (default), parallel-safe, branch-local, or all three side\n"
       "                           by side; non-serial policies need a graph\n"
       "  --no-limits              no device limits (default: limits every current mobile GPU\n"
@@ -60,6 +62,7 @@ typedef struct evaluate_args {
   int reorder;
   const char *svg_dir;
   const char *csv_out;
+  tg_cli_model_options shapes;
 } evaluate_args;
 
 static const char *base_name(const char *path) {
@@ -533,6 +536,10 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
     if (strcmp(argv[i], "--json") == 0) { a->json = 1; ++i; continue; }
     if (strcmp(argv[i], "--no-limits") == 0) { a->no_limits = 1; ++i; continue; }
     if (strcmp(argv[i], "--reorder") == 0) { a->reorder = 1; ++i; continue; }
+    if ((m = tg_cli_input_shape_option(argc, argv, &i, &a->shapes)) != 0) {
+      if (m < 0) return 0;
+      continue;
+    }
     if ((m = tg_cli_option(argc, argv, &i, "--precision", &v)) != 0) {
       if (m < 0) return 0;
       if (tg_precision_from_name(v, &a->precision) != TG_OK) {
@@ -591,7 +598,7 @@ int tg_cli_evaluate(int argc, char **argv) {
   const tg_allocator *alloc = tg_cli_allocator(&fa);
   tg_error_info err = {{0}};
   tg_model *model = NULL;
-  tg_status st = tg_model_load(a.model_path, alloc, &model, &err);
+  tg_status st = tg_model_load_with(a.model_path, &a.shapes.options, alloc, &model, &err);
   if (st != TG_OK) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
     return tg_cli_exit_code(st);

@@ -13,7 +13,7 @@ static void plan_usage(FILE *to) {
   fputs(
       "usage: tangram plan FILE [options]\n"
       "\n"
-      "FILE is a model (.tflite or text graph, see docs/models.md) or a usage-record CSV\n"
+      "FILE is a model (.tflite, .onnx or text graph, see docs/models.md) or a usage-record CSV\n"
       "([name,]size,first,last | [name,]width,height[,depth],first,last | id,lower,upper,size).\n"
       "\n"
       "options:\n"
@@ -28,6 +28,7 @@ static void plan_usage(FILE *to) {
       "  --precision fp32|fp16    models: element precision (default fp32)\n"
       "  --policy P               serial (default), parallel-safe, branch-local, or all (models)\n"
       "  --plan-io                models: plan graph inputs and outputs too\n"
+      TG_CLI_INPUT_SHAPE_HELP
       "  --reorder                models, serial policy only: search a topological op order\n"
       "                           with a smaller peak of live memory (off by default; exact\n"
       "                           for small graphs, heuristic otherwise, never worse than the\n"
@@ -160,6 +161,13 @@ static void json_model_records(tg__strbuf *b, const tg_cli_input *in) {
     tg_extent_volume(set->records[r].size, &v);
     tg__strbuf_printf(b, "%s%llu", r ? "," : "", (unsigned long long)v);
   }
+  tg__strbuf_puts(b, "],\"shape_of\":[");
+  for (size_t r = 0; r < set->count; ++r) {
+    const tg_tensor *t = &in->graph->tensors[in->tensor_of[r]];
+    tg__strbuf_puts(b, r ? ",[" : "[");
+    for (uint32_t d = 0; d < t->rank; ++d) tg__strbuf_printf(b, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+    tg__strbuf_puts(b, "]");
+  }
   tg__strbuf_puts(b, "]");
   const tg_model_records *mr = in->model_records;
   size_t nf = mr->fallback ? mr->fallback->count : 0;
@@ -239,9 +247,15 @@ int tg_cli_plan(int argc, char **argv) {
   const char *align_s = NULL, *csv_out = NULL, *svg_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
   const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL, *save_out = NULL;
   int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0;
+  tg_cli_model_options shapes;
+  memset(&shapes, 0, sizeof shapes);
   for (int i = 1; i < argc;) {
     const char *v;
     int m;
+    if ((m = tg_cli_input_shape_option(argc, argv, &i, &shapes)) != 0) {
+      if (m < 0) return TG_EXIT_USAGE;
+      continue;
+    }
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       plan_usage(stdout);
       return TG_EXIT_OK;
@@ -301,7 +315,7 @@ int tg_cli_plan(int argc, char **argv) {
   memset(&exact_stats, 0, sizeof exact_stats);
   int exact_ran = 0;
   if (exact && !json && isatty(STDERR_FILENO)) exact_stats.progress = exact_progress;
-  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, NULL};
+  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, NULL, &shapes.options};
   if (tg_storage_from_name(storage_s, &iopt.storage) != TG_OK)
     return parse_error("--storage", storage_s,
                        "buffer, image_buffer, texture_2d, texture_array, texture_3d or single_texture_2d");

@@ -37,6 +37,7 @@ static void run_usage(FILE *to) {
       "                           precision, policy and --plan-io; giving other values is an\n"
       "                           error), realise it and run the check. A plan made for another\n"
       "                           model, or one this device cannot hold: exit 2 with the reason\n"
+      TG_CLI_INPUT_SHAPE_HELP
       "  --json                   one JSON object on stdout\n"
       "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
       "  -h, --help               this text\n"
@@ -141,14 +142,14 @@ static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_all
 
 static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
                                     tg_precision precision, tg_mode mode, tg_strategy strategy,
-                                    tg_policy policy, int plan_io, const tg_allocator *alloc,
-                                    storage_plan *sp, tg_error_info *err) {
+                                    tg_policy policy, int plan_io, const tg_model_options *shapes,
+                                    const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = storage;
   sp->mode = mode;
   sp->strategy = strategy;
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits};
+  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, shapes};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -213,14 +214,15 @@ fail:
  * own sizes and alignments. Takes the file's plan. Statuses other than host memory and device
  * failures mean this plan cannot run here (exit 2); `err` says why. */
 static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, tg_plan_file *pf,
-                                              int plan_io, const tg_allocator *alloc, storage_plan *sp,
+                                              int plan_io, const tg_model_options *shapes,
+                                              const tg_allocator *alloc, storage_plan *sp,
                                               tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = pf->storage;
   sp->mode = pf->plan->mode;
   sp->strategy = pf->strategy;
-  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, &info->limits};
+  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, &info->limits, shapes};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -393,9 +395,15 @@ int tg_cli_run(int argc, char **argv) {
   const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
   unsigned given = 0; /* bit o: option k_opts[o] was given */
+  tg_cli_model_options shapes;
+  memset(&shapes, 0, sizeof shapes);
   for (int i = 1; i < argc;) {
     const char *v;
     int m;
+    if ((m = tg_cli_input_shape_option(argc, argv, &i, &shapes)) != 0) {
+      if (m < 0) return TG_EXIT_USAGE;
+      continue;
+    }
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       run_usage(stdout);
       return TG_EXIT_OK;
@@ -501,6 +509,17 @@ int tg_cli_run(int argc, char **argv) {
     policy = pf->policy;
     plan_io = (pf->flags & TG_PLAN_FILE_IO_PLANNED) != 0;
   }
+  {
+    /* Model errors (an input shape missing, an op without shape inference) are the model's,
+     * not a storage's: report them before trying storages. */
+    tg_model *probe = NULL;
+    tg_status ps = tg_model_load_with(file, &shapes.options, alloc, &probe, &err);
+    tg_model_destroy(probe);
+    if (ps != TG_OK) {
+      tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(ps));
+      return tg_cli_exit_code(ps);
+    }
+  }
   tg_device *dev = NULL;
   tg_backend_skip skipped[TG_BACKEND_COUNT];
   size_t nskipped = 0;
@@ -524,7 +543,7 @@ int tg_cli_run(int argc, char **argv) {
   size_t ncand = pf ? 0 : auto_storage ? sizeof k_auto_storages / sizeof k_auto_storages[0] : 1;
   if (pf) {
     tg_error_info perr = {{0}};
-    st = build_storage_plan_from_file(dev, file, pf, plan_io, alloc, &chosen, &perr);
+    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, alloc, &chosen, &perr);
     if (st == TG_OK && chosen.bytes > budget) {
       st = tg__error(&perr, TG_ERROR_BUDGET, "the plan needs %llu bytes, the budget is %llu (allocated nothing)",
                      (unsigned long long)chosen.bytes, (unsigned long long)budget);
@@ -552,7 +571,7 @@ int tg_cli_run(int argc, char **argv) {
       if (m == TG_MODE_OFFSETS && (sg == TG_STRATEGY_EQUALITY || sg == TG_STRATEGY_MIN_COST_FLOW)) continue;
       storage_plan sp;
       tg_error_info perr = {{0}};
-      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, alloc, &sp, &perr);
+      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, &shapes.options, alloc, &sp, &perr);
       if (st == TG_ERROR_PARSE || st == TG_ERROR_IO || st == TG_ERROR_GRAPH || st == TG_ERROR_OUT_OF_HOST_MEMORY ||
           (st == TG_ERROR_INVALID_ARGUMENT && !auto_storage)) {
         tg_cli_error("%s", perr.message[0] ? perr.message : tg_status_string(st));
@@ -648,6 +667,17 @@ int tg_cli_run(int argc, char **argv) {
     if (chosen.note) {
       tg__strbuf_puts(&b, ",\"note\":");
       tg__strbuf_json_string(&b, chosen.note);
+    }
+    if (chosen.in.graph) {
+      /* Per primary record: its tensor's shape in the model's own dimension order. */
+      tg__strbuf_puts(&b, ",\"shape_of\":[");
+      for (size_t r = 0; r < set->count; ++r) {
+        const tg_tensor *t = &chosen.in.graph->tensors[chosen.in.tensor_of[r]];
+        tg__strbuf_puts(&b, r ? ",[" : "[");
+        for (uint32_t d = 0; d < t->rank; ++d) tg__strbuf_printf(&b, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+        tg__strbuf_puts(&b, "]");
+      }
+      tg__strbuf_puts(&b, "]");
     }
     tg__strbuf_puts(&b, ",\"skipped\":[");
     for (size_t i = 0; i < nskipped; ++i) {

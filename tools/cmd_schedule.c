@@ -31,6 +31,7 @@ static void schedule_usage(FILE *to) {
       "                           texture_3d or single_texture_2d\n"
       "  --precision fp32|fp16    element precision on the device (default fp32)\n"
       "  --plan-io                graph inputs and outputs get memory from the plan too\n"
+      TG_CLI_INPUT_SHAPE_HELP
       "  --all-ops                schedule ops that only compute constants too (by default they\n"
       "                           are folded: they run once at load time, outside the waves)\n"
       "  --json                   one JSON object on stdout instead of the tables\n"
@@ -46,6 +47,7 @@ typedef struct schedule_args {
   tg_strategy strategy;
   tg_mode mode;
   tg_cli_input_options input;
+  tg_cli_model_options shapes;
   int all_ops;
   int json;
 } schedule_args;
@@ -85,6 +87,9 @@ static int parse_args(int argc, char **argv, schedule_args *a) {
     if (strcmp(argv[i], "--json") == 0) { a->json = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { a->input.plan_io = 1; ++i; continue; }
     if (strcmp(argv[i], "--all-ops") == 0) { a->all_ops = 1; ++i; continue; }
+    int ms = tg_cli_input_shape_option(argc, argv, &i, &a->shapes);
+    if (ms < 0) return TG_EXIT_USAGE;
+    if (ms > 0) continue;
     static const char *const k_options[] = {"--policy", "--strategy", "--mode", "--storage",
                                             "--precision"};
     const char **targets[] = {&policy_s, &strategy_s, &mode_s, &storage_s, &precision_s};
@@ -113,6 +118,7 @@ static int parse_args(int argc, char **argv, schedule_args *a) {
     schedule_usage(stderr);
     return TG_EXIT_USAGE;
   }
+  a->input.model = &a->shapes.options;
   if (tg_policy_from_name(policy_s, &a->policy) != TG_OK)
     return parse_error("--policy", policy_s, "serial, parallel-safe or branch-local");
   if (tg_strategy_from_name(strategy_s, &a->strategy) != TG_OK)

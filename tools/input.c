@@ -53,7 +53,7 @@ tg_status tg_cli_input_load(const char *path, const tg_cli_input_options *option
     fclose(f);
     if (blank) return tg__error(err, TG_ERROR_PARSE, "%s: empty file: expected a model or usage records", path);
   }
-  tg_status st = tg_model_load(path, alloc, &in->model, err);
+  tg_status st = tg_model_load_with(path, options->model, alloc, &in->model, err);
   if (st != TG_OK) return st;
   if (in->model->kind != TG_MODEL_GRAPH) {
     in->records = in->model->records;
@@ -61,6 +61,66 @@ tg_status tg_cli_input_load(const char *path, const tg_cli_input_options *option
   }
   in->graph = in->model->graph;
   return derive_from_graph(in, options, err);
+}
+
+int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_options *o) {
+  const char *v;
+  int m = tg_cli_option(argc, argv, i, "--input-shape", &v);
+  if (m <= 0) return m;
+  const char *colon = strrchr(v, ':');
+  if (colon == NULL || colon == v) {
+    tg_cli_error("--input-shape must be NAME:DxDx... (e.g. x:1x3x640x640), not '%s'", v);
+    return -1;
+  }
+  size_t len = (size_t)(colon - v);
+  if (len >= TG_CLI_INPUT_NAME_MAX) {
+    tg_cli_error("--input-shape: input name of %zu bytes is too long", len);
+    return -1;
+  }
+  size_t k = o->options.input_shape_count;
+  for (size_t j = 0; j < k; ++j)
+    if (strlen(o->names[j]) == len && memcmp(o->names[j], v, len) == 0) {
+      tg_cli_error("--input-shape: input '%.*s' is given twice", (int)len, v);
+      return -1;
+    }
+  if (k >= TG_CLI_MAX_INPUT_SHAPES) {
+    tg_cli_error("--input-shape: at most %d inputs", TG_CLI_MAX_INPUT_SHAPES);
+    return -1;
+  }
+  tg_input_shape *s = &o->shapes[k];
+  memset(s, 0, sizeof *s);
+  memcpy(o->names[k], v, len);
+  o->names[k][len] = '\0';
+  s->name = o->names[k];
+  const char *p = colon + 1;
+  if (strcmp(p, "scalar") != 0) {
+    for (;;) {
+      const char *start = p;
+      uint64_t d = 0;
+      while (*p >= '0' && *p <= '9') {
+        if (!tg__mul_u64(d, 10, &d) || !tg__add_u64(d, (uint64_t)(*p - '0'), &d) || d > (uint64_t)INT64_MAX) {
+          tg_cli_error("--input-shape %s: dimension %u does not fit 63 bits", v, s->rank);
+          return -1;
+        }
+        ++p;
+      }
+      if (p == start || (*p != 'x' && *p != '\0')) {
+        tg_cli_error("--input-shape %s: dimensions must be non-negative decimals separated by 'x' "
+                     "(e.g. %.*s:1x3x640x640)", v, (int)len, v);
+        return -1;
+      }
+      if (s->rank == TG_MAX_RANK) {
+        tg_cli_error("--input-shape %s: more than %d dimensions", v, TG_MAX_RANK);
+        return -1;
+      }
+      s->dims[s->rank++] = (int64_t)d;
+      if (*p == '\0') break;
+      ++p;
+    }
+  }
+  o->options.input_shapes = o->shapes;
+  o->options.input_shape_count = k + 1;
+  return 1;
 }
 
 void tg_cli_input_free(tg_cli_input *in) {

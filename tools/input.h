@@ -23,11 +23,32 @@ typedef struct tg_cli_input {
   const tg_allocator *alloc;
 } tg_cli_input;
 
+/* --input-shape NAME:DxDx... (repeatable): the shapes of a model's dynamic inputs. */
+#define TG_CLI_MAX_INPUT_SHAPES 16
+#define TG_CLI_INPUT_NAME_MAX 256
+typedef struct tg_cli_model_options {
+  tg_input_shape shapes[TG_CLI_MAX_INPUT_SHAPES];
+  char names[TG_CLI_MAX_INPUT_SHAPES][TG_CLI_INPUT_NAME_MAX];
+  tg_model_options options;           /* what the readers take: points at shapes */
+} tg_cli_model_options;
+
+/* If argv[*i] is --input-shape (value next or after '='): parse NAME:DxDx... (split at the
+ * last ':'; "NAME:scalar" for rank 0) into `o`, advance *i, return 1. Print an error and
+ * return -1 when the value is malformed, 0 when argv[*i] is another argument. `o` must be
+ * zeroed before the first call. */
+int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_options *o);
+
+/* The --input-shape help line, for every subcommand's usage text. */
+#define TG_CLI_INPUT_SHAPE_HELP                                                            \
+  "  --input-shape NAME:DxDx...  models with dynamic input dimensions: the shape of input\n" \
+  "                           NAME, e.g. x:1x3x640x640 (repeatable, one per input)\n"
+
 typedef struct tg_cli_input_options {
   tg_storage storage;
   tg_precision precision;
   int plan_io;
   const tg_device_limits *limits;     /* NULL: tg_device_limits_default() */
+  const tg_model_options *model;      /* input shapes; NULL: none */
 } tg_cli_input_options;
 
 /* Load `path`. On failure prints nothing; `err` says why; `*in` is left empty. */

@@ -38,10 +38,18 @@ enum {
 typedef struct tg_tensor {
   char *name;                  /* never NULL (readers synthesise "tensor_<i>" if absent) */
   uint32_t rank;               /* 0..TG_MAX_RANK */
-  int64_t shape[TG_MAX_RANK];  /* each >= 0 (readers map TFLite's -1 to 1 and say so) */
+  int64_t shape[TG_MAX_RANK];  /* each >= 0, in the graph's dim_order; readers refuse dynamic
+                                  dimensions that tg_model_options does not fix */
   tg_dtype dtype;
   uint32_t flags;              /* TG_TENSOR_* */
 } tg_tensor;
+
+/* Where a graph's tensors keep their channels (which dimension the storage layouts pack into
+ * 4-channel slices, see layout.h). */
+typedef enum tg_dim_order {
+  TG_DIM_ORDER_NHWC = 0,       /* channels last: [B,H,W,C] (.tflite, text graphs) */
+  TG_DIM_ORDER_NCHW = 1        /* channels second: [N,C,H,W] (.onnx) */
+} tg_dim_order;
 
 /* One op of a graph: the tensors it reads and writes. Owned by the graph. */
 typedef struct tg_op {
@@ -64,6 +72,7 @@ typedef struct tg_graph {
   size_t output_count;
   uint32_t *outputs;           /* graph output tensor indices */
   uint32_t subgraph_count;     /* .tflite: subgraphs in the file (subgraph 0 is the one read); else 1 */
+  tg_dim_order dim_order;      /* NHWC unless the reader says otherwise (tg_graph_create: NHWC) */
   char *source;                /* path or description of where it came from */
   tg_allocator alloc;
 } tg_graph;

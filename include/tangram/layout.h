@@ -66,6 +66,13 @@ typedef struct tg_bhwc {
  * TG_ERROR_OVERFLOW when B does not fit 64 bits. `*out` is written only on success. */
 tg_status tg_shape_to_bhwc(const int64_t *shape, uint32_t rank, tg_bhwc *out);
 
+/* tg_shape_to_bhwc for a shape in `order`. NCHW shapes ([N,C,spatial...]) have dimension 1
+ * moved last first, then map as above: [N,C] -> (N,1,1,C); [N,C,W] -> (N,1,W,C); [N,C,H,W] ->
+ * (N,H,W,C); [N,C,D,H,W] -> (N*D,H,W,C); [C] -> (1,1,1,C). Same errors as tg_shape_to_bhwc,
+ * and TG_ERROR_INVALID_ARGUMENT for an unknown order. */
+tg_status tg_shape_to_bhwc_ordered(const int64_t *shape, uint32_t rank, tg_dim_order order,
+                                   tg_bhwc *out);
+
 /* The record size of a BHWC shape in `storage`, with S = ceil(C/4):
  *   buffer, image_buffer: (B*H*W*S*4*element_bytes, 1, 1) bytes
  *   texture_2d:           (W*B, H*S, 1) texels
@@ -134,7 +141,8 @@ typedef struct tg_model_records {
 } tg_model_records;
 
 /* Build the records of `graph` (with `lifetimes` from tg_graph_compute_lifetimes on it) for
- * `storage` and `precision` under `limits` (NULL: no limits). Fails with TG_ERROR_LIMIT when a
+ * `storage` and `precision` under `limits` (NULL: no limits). Shapes are mapped to BHWC in
+ * the graph's dim_order (tg_shape_to_bhwc_ordered). Fails with TG_ERROR_LIMIT when a
  * tensor does not fit even a buffer (naming it), TG_ERROR_OVERFLOW for sizes beyond 64 bits,
  * TG_ERROR_INVALID_ARGUMENT for mismatched inputs, TG_ERROR_OUT_OF_HOST_MEMORY. On failure
  * `*out` is NULL. Free with tg_model_records_destroy. */

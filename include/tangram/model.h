@@ -1,6 +1,6 @@
-/* Model readers: TensorFlow Lite flatbuffers (.tflite), the plain text graph format
- * (docs/models.md) and usage-record CSV, with format detection. Readers produce a tg_graph
- * (graph.h); CSV produces a tg_record_set (records.h). */
+/* Model readers: TensorFlow Lite flatbuffers (.tflite), ONNX protobuf (.onnx), the plain text
+ * graph format (docs/models.md) and usage-record CSV, with format detection. Readers produce a
+ * tg_graph (graph.h); CSV produces a tg_record_set (records.h). */
 #ifndef TANGRAM_MODEL_H
 #define TANGRAM_MODEL_H
 
@@ -30,10 +30,25 @@ tg_status tg_dtype_from_name(const char *name, tg_dtype *out);
  * one this library knows. Static string. */
 const char *tg_tflite_builtin_name(int32_t code);
 
+/* The shape of one graph input, fixing the dimensions the file leaves dynamic. */
+typedef struct tg_input_shape {
+  const char *name;            /* the graph input's name (borrowed for the call) */
+  uint32_t rank;               /* must equal the input's rank in the file */
+  int64_t dims[TG_MAX_RANK];   /* each >= 0; dimensions the file fixes must be repeated as is */
+} tg_input_shape;
+
+/* Options for reading a model. A zeroed struct (or NULL) means: no input shapes given, so any
+ * dynamic input dimension is an error. */
+typedef struct tg_model_options {
+  const tg_input_shape *input_shapes;  /* input_shape_count entries (borrowed for the call) */
+  size_t input_shape_count;
+} tg_model_options;
+
 /* Read subgraph 0 of a .tflite flatbuffer held in memory (`data` is only read, and need not
  * be aligned). Every offset, vtable, vector, string and table is bounds-checked; the file must
  * carry the "TFL3" identifier and schema version 3. Tensors: name (or "tensor_<i>"), shape
- * (TFLite's -1 dimensions become 1), type, TG_TENSOR_CONSTANT when the tensor's buffer holds
+ * (see tg_graph_parse_tflite_with for dynamic dimensions), type, TG_TENSOR_CONSTANT when the
+ * tensor's buffer holds
  * data (inline or at an offset in the file) or the tensor is a variable; graph inputs and
  * outputs are flagged. Ops: the builtin name or the custom code, inputs (-1 = absent optional
  * input) and outputs. graph->subgraph_count is the number of subgraphs in the file.
@@ -43,6 +58,56 @@ const char *tg_tflite_builtin_name(int32_t code);
  * end of the file (offset 123456, length 1000000)") or TG_ERROR_OUT_OF_HOST_MEMORY. */
 tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *source,
                                 const tg_allocator *alloc, tg_graph **out, tg_error_info *err);
+
+/* tg_graph_parse_tflite with options. A dimension is dynamic when the tensor's
+ * shape_signature holds -1 there. A dynamic dimension of a graph input needs an entry in
+ * `options->input_shapes`; TFLite files record every tensor's shape for one size of the
+ * dynamic dimensions (`shape`, usually 1), and Tangram does not recompute TFLite shapes, so
+ * the size given must be that one: another size is TG_ERROR_UNSUPPORTED saying which size the
+ * file holds (convert the model with the size wanted fixed). A dynamic dimension that follows
+ * from no input (an op whose output size depends on the data) is TG_ERROR_UNSUPPORTED naming
+ * the tensor. Input shapes naming no graph input, or contradicting a static dimension, are
+ * TG_ERROR_INVALID_ARGUMENT. Errors name the input (or tensor) and the dimension. */
+tg_status tg_graph_parse_tflite_with(const void *data, size_t length, const char *source,
+                                     const tg_model_options *options, const tg_allocator *alloc,
+                                     tg_graph **out, tg_error_info *err);
+
+/* Parse an ONNX ModelProto held in memory (`data` is only read). The file is decoded with
+ * protobuf-c (from ONNX's own onnx.proto) only after every tag, length and wire type has been
+ * checked without allocating; files nested too deeply, or that would decode into far more
+ * memory than their size, are refused first (TG_ERROR_PARSE; the limits are in
+ * docs/models.md). Then:
+ *   - the opset of the default domain is read from opset_import (required);
+ *   - initializers and Constant nodes are constants (TG_TENSOR_CONSTANT, never planned); graph
+ *     inputs that are also initializers are constants too; initializers whose data lives in an
+ *     external file are read for their shape only;
+ *   - graph inputs take their shapes from the file, dynamic dimensions (dim_param or no value)
+ *     from `options->input_shapes`: a dynamic dimension without one is TG_ERROR_INVALID_ARGUMENT
+ *     naming the input and the dimension;
+ *   - nodes run in file order, which must be topological (TG_ERROR_GRAPH naming the node and
+ *     the value read before it is written, or written twice); every output's shape is inferred
+ *     from the ONNX operator definitions (tg_onnx_supported_op lists the op types); an output
+ *     that cannot be inferred is TG_ERROR_UNSUPPORTED naming the node and its op type;
+ *   - nodes whose outputs are all computable before the run (Shape and the small integer
+ *     arithmetic on shapes: Cast, Slice, Concat, Gather, Unsqueeze, ...) are folded: their
+ *     outputs become constants and they are not ops of the graph;
+ *   - nodes with subgraphs (If, Loop, Scan: attributes of type GRAPH) are TG_ERROR_UNSUPPORTED
+ *     naming the node.
+ * Ops are named by op type ("Conv"; "domain.OpType" outside the default domain). The graph's
+ * dim_order is TG_DIM_ORDER_NCHW. Errors read "m.onnx: node 12 'conv1' (Conv): ...". On
+ * failure `*out` is NULL and nothing is leaked. Builds without protobuf-c (TANGRAM_ONNX=OFF)
+ * return TG_ERROR_UNSUPPORTED. Cost: linear in the file plus O(n log n) in value names. */
+tg_status tg_graph_parse_onnx(const void *data, size_t length, const char *source,
+                              const tg_model_options *options, const tg_allocator *alloc,
+                              tg_graph **out, tg_error_info *err);
+
+/* Read a .onnx file (see tg_graph_parse_onnx). TG_ERROR_IO when it cannot be read. */
+tg_status tg_graph_read_onnx(const char *path, const tg_model_options *options,
+                             const tg_allocator *alloc, tg_graph **out, tg_error_info *err);
+
+/* The index-th ONNX op type the reader infers shapes for ("Conv", "Reshape", ...), or NULL
+ * past the end (and in builds without ONNX support). Static strings. */
+const char *tg_onnx_supported_op(size_t index);
 
 /* Read a .tflite file (see tg_graph_parse_tflite). TG_ERROR_IO when it cannot be read. */
 tg_status tg_graph_read_tflite(const char *path, const tg_allocator *alloc, tg_graph **out,
@@ -68,10 +133,12 @@ tg_status tg_graph_read_text(const char *path, const tg_allocator *alloc, tg_gra
 typedef enum tg_model_format {
   TG_MODEL_FORMAT_TFLITE = 0,     /* "TFL3" at bytes 4..7 */
   TG_MODEL_FORMAT_RECORDS_CSV = 1,/* first line starts with "name,", "size,", "width," or "id," */
-  TG_MODEL_FORMAT_TEXT_GRAPH = 2  /* anything else */
+  TG_MODEL_FORMAT_TEXT_GRAPH = 2, /* anything else */
+  TG_MODEL_FORMAT_ONNX = 3        /* a protobuf ModelProto: byte 0 is 0x08 (ir_version), byte 1 a
+                                     version below 128, then another ModelProto field's tag */
 } tg_model_format;
 
-/* "tflite", "csv", "text"; NULL for values outside the enum. Static string. */
+/* "tflite", "csv", "text", "onnx"; NULL for values outside the enum. Static string. */
 const char *tg_model_format_name(tg_model_format format);
 
 /* The format of `data` by the rules above. Never fails. */
@@ -99,9 +166,20 @@ typedef struct tg_model {
 tg_status tg_model_parse(const void *data, size_t length, const char *source,
                          const tg_allocator *alloc, tg_model **out, tg_error_info *err);
 
+/* tg_model_parse with options (input shapes; NULL: none). Text graphs have static shapes:
+ * input shapes given for them must repeat them. Usage-record CSVs have no inputs: input shapes
+ * given for them are TG_ERROR_INVALID_ARGUMENT. */
+tg_status tg_model_parse_with(const void *data, size_t length, const char *source,
+                              const tg_model_options *options, const tg_allocator *alloc,
+                              tg_model **out, tg_error_info *err);
+
 /* Read the file at `path` and parse it as tg_model_parse does. TG_ERROR_IO if unreadable. */
 tg_status tg_model_load(const char *path, const tg_allocator *alloc, tg_model **out,
                         tg_error_info *err);
+
+/* tg_model_load with options (see tg_model_parse_with). */
+tg_status tg_model_load_with(const char *path, const tg_model_options *options,
+                             const tg_allocator *alloc, tg_model **out, tg_error_info *err);
 
 /* Free a model and what it holds. NULL is a no-op. */
 void tg_model_destroy(tg_model *model);

@@ -71,8 +71,9 @@ static tg_status parse_everything(const unsigned char *data, size_t length) {
   }
   if (st != TG_OK) {
     if (err.message[0] == '\0') fail_msg("status %s without a message", tg_status_name(st));
+    /* UNSUPPORTED and INVALID_ARGUMENT: a dynamic dimension (-1) that no input shape fixes. */
     if (st != TG_ERROR_PARSE && st != TG_ERROR_GRAPH && st != TG_ERROR_LIMIT &&
-        st != TG_ERROR_OVERFLOW)
+        st != TG_ERROR_OVERFLOW && st != TG_ERROR_UNSUPPORTED && st != TG_ERROR_INVALID_ARGUMENT)
       fail_msg("unexpected status %s: %s", tg_status_name(st), err.message);
   }
   if (fa.live_blocks != 0) fail_msg("%lld blocks leaked (%s)", (long long)fa.live_blocks, err.message);
@@ -253,7 +254,7 @@ static void example_model_parses(void **state) {
   assert_int_equal(g->ops[1].input_count, 3);
   assert_int_equal(g->ops[1].inputs[2], -1);
   assert_string_equal(g->tensors[4].name, "b");
-  assert_int_equal(g->tensors[4].shape[0], 1); /* -1 in shape_signature */
+  assert_int_equal(g->tensors[4].shape[0], 1); /* from shape_signature (no shape field) */
   assert_int_equal(g->tensors[1].dtype, TG_DTYPE_FLOAT16);
   assert_int_equal(g->tensors[1].flags, TG_TENSOR_CONSTANT);
   assert_int_equal(g->tensors[2].flags, 0); /* buffer 2 is empty */
@@ -569,6 +570,147 @@ static void order_errors_come_from_lifetimes(void **state) {
 /* ------------------------------------------------------------------------------------------ */
 /* Hostile input, bulk. */
 
+/* ------------------------------------------------------------------------------------------ */
+/* Dynamic dimensions (-1 in shape_signature). */
+
+/* Parse with input shapes; expect `status` and, on failure, a message containing `needle`. */
+static tg_graph *parse_with(const tt_buf *b, size_t n, const tg_input_shape *shapes, size_t count,
+                            tg_status status, const char *needle) {
+  tg_failing_allocator fa;
+  tg_failing_allocator_init(&fa, NULL, 0);
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  tg_model_options o = {shapes, count};
+  tg_graph *g = NULL;
+  tg_status st = tg_graph_parse_tflite_with(b->data, n, "d.tflite", &o, NULL, &g, &err);
+  if (st != status)
+    fail_msg("expected %s, got %s (%s)", tg_status_name(status), tg_status_name(st), err.message);
+  if (st != TG_OK) {
+    assert_null(g);
+    assert_contains(err.message, needle);
+  }
+  return g;
+}
+
+/* The example with a dynamic batch: x is 1x8x8x3 in `shape` and -1x8x8x3 in shape_signature,
+ * and so are the tensors computed from it. */
+static void dynamic_batch_example(tt_model *m) {
+  tt_example(m);
+  static const int dyn[] = {0, 3, 5};
+  for (size_t k = 0; k < sizeof dyn / sizeof dyn[0]; ++k) {
+    int t = dyn[k];
+    m->signature_rank[t] = 4;
+    for (int d = 0; d < 4; ++d) m->signature[t][d] = m->tensors[t].shape[d];
+    m->signature[t][0] = -1;
+  }
+  m->tensors[4].shape_in_signature = 0; /* b: shape 1x8x8x4, signature -1x8x8x4 */
+  m->signature_rank[4] = 4;
+  int32_t sb[4] = {-1, 8, 8, 4};
+  memcpy(m->signature[4], sb, sizeof sb);
+}
+
+static void dynamic_dimensions_need_input_shapes(void **state) {
+  (void)state;
+  static tt_buf b;
+  tt_model m;
+  dynamic_batch_example(&m);
+  size_t n = tt_build(&m, &b, NULL);
+  /* No input shape: an error naming the input and the dimension (no silent 1 any more). */
+  tg_graph *g = parse_with(&b, n, NULL, 0, TG_ERROR_INVALID_ARGUMENT,
+                           "input 'x': dimension 0 is dynamic (-1 in shape_signature): give its size with "
+                           "--input-shape x:?x8x8x3");
+  tg_graph_destroy(g);
+  /* tg_model_parse (no options) says the same. */
+  tg_model *model = NULL;
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(tg_model_parse(b.data, n, "d.tflite", NULL, &model, &err), TG_ERROR_INVALID_ARGUMENT);
+  assert_null(model);
+  assert_contains(err.message, "dimension 0 is dynamic");
+  /* The size the file's shapes were computed for: accepted, every shape as recorded. */
+  tg_input_shape one = {"x", 4, {1, 8, 8, 3}};
+  g = parse_with(&b, n, &one, 1, TG_OK, NULL);
+  assert_int_equal(g->tensors[0].shape[0], 1);
+  assert_int_equal(g->tensors[5].shape[0], 1);
+  tg_graph_destroy(g);
+  /* Another batch: Tangram cannot recompute TFLite's shapes and says what it can plan. */
+  tg_input_shape four = {"x", 4, {4, 8, 8, 3}};
+  g = parse_with(&b, n, &four, 1, TG_ERROR_UNSUPPORTED,
+                 "input 'x': dimension 0 is dynamic, and the file's tensor shapes were computed with it at 1");
+  tg_graph_destroy(g);
+  /* Static dimensions must be repeated; names must be inputs; ranks must agree. */
+  tg_input_shape wide = {"x", 4, {1, 9, 8, 3}};
+  g = parse_with(&b, n, &wide, 1, TG_ERROR_INVALID_ARGUMENT, "dimension 1 is 8 in the file, not 9");
+  tg_graph_destroy(g);
+  tg_input_shape other[2] = {{"x", 4, {1, 8, 8, 3}}, {"nope", 1, {3}}};
+  g = parse_with(&b, n, other, 2, TG_ERROR_INVALID_ARGUMENT, "'nope', which is not a graph input (inputs: 'x')");
+  tg_graph_destroy(g);
+  tg_input_shape flat = {"x", 2, {1, 192}};
+  g = parse_with(&b, n, &flat, 1, TG_ERROR_INVALID_ARGUMENT, "has rank 4 (?x8x8x3) but the shape given, 1x192, has rank 2");
+  tg_graph_destroy(g);
+  tg_input_shape twice[2] = {{"x", 4, {1, 8, 8, 3}}, {"x", 4, {1, 8, 8, 3}}};
+  g = parse_with(&b, n, twice, 2, TG_ERROR_INVALID_ARGUMENT, "input 'x' is given two shapes");
+  tg_graph_destroy(g);
+  tg_input_shape negative = {"x", 4, {-1, 8, 8, 3}};
+  g = parse_with(&b, n, &negative, 1, TG_ERROR_INVALID_ARGUMENT, "dimension 0 is -1");
+  tg_graph_destroy(g);
+  tg_input_shape huge = {"x", 4, {INT64_MAX, 8, 8, 3}};
+  g = parse_with(&b, n, &huge, 1, TG_ERROR_OVERFLOW, "more elements than fit in 63 bits");
+  tg_graph_destroy(g);
+}
+
+static void data_dependent_dimensions_are_refused(void **state) {
+  (void)state;
+  static tt_buf b;
+  tt_model m;
+  /* Static input, but the custom op's output b is -1x8x8x4: its size depends on the data. */
+  tt_example(&m);
+  m.tensors[4].shape_in_signature = 0;
+  m.signature_rank[4] = 4;
+  int32_t sb[4] = {-1, 8, 8, 4};
+  memcpy(m.signature[4], sb, sizeof sb);
+  size_t n = tt_build(&m, &b, NULL);
+  tg_graph *g = parse_with(&b, n, NULL, 0, TG_ERROR_UNSUPPORTED,
+                           "tensor 4 'b' (written by op 2, MyOp): dimension 0 (?x8x8x4) is dynamic although "
+                           "every input is static");
+  tg_graph_destroy(g);
+  /* Only a signature, -1 in it: no size at all. */
+  tt_example(&m);
+  m.tensors[4].shape[0] = -1;
+  n = tt_build(&m, &b, NULL);
+  g = parse_with(&b, n, NULL, 0, TG_ERROR_UNSUPPORTED, "the file records no size for it");
+  tg_graph_destroy(g);
+  /* shape and shape_signature that disagree on a static dimension: a broken file. */
+  tt_example(&m);
+  m.signature_rank[3] = 4;
+  int32_t sa[4] = {1, 8, 7, 4};
+  memcpy(m.signature[3], sa, sizeof sa);
+  n = tt_build(&m, &b, NULL);
+  g = parse_with(&b, n, NULL, 0, TG_ERROR_PARSE, "tensor 3: dimension 2 is 8 in shape but 7 in shape_signature");
+  tg_graph_destroy(g);
+}
+
+/* Input shapes for formats whose shapes are all static. */
+static void input_shapes_for_static_formats(void **state) {
+  (void)state;
+  const char *text = "tensor x 1x4x4x3 float32 input\ntensor y 1x4x4x3 float32 output\nop RELU inputs=x outputs=y\n";
+  tg_input_shape same = {"x", 4, {1, 4, 4, 3}}, other = {"x", 4, {2, 4, 4, 3}}, csv = {"x", 1, {1}};
+  tg_model_options o = {&same, 1};
+  tg_model *m = NULL;
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(tg_model_parse_with(text, strlen(text), "t.graph", &o, NULL, &m, &err), TG_OK);
+  tg_model_destroy(m);
+  o.input_shapes = &other;
+  assert_int_equal(tg_model_parse_with(text, strlen(text), "t.graph", &o, NULL, &m, &err), TG_ERROR_INVALID_ARGUMENT);
+  assert_null(m);
+  assert_contains(err.message, "input 'x' is 1x4x4x3 in the file, whose shapes are all static; 2x4x4x3 was given");
+  o.input_shapes = &csv;
+  const char *records = "size,first,last\n16,0,1\n";
+  assert_int_equal(tg_model_parse_with(records, strlen(records), "r.csv", &o, NULL, &m, &err), TG_ERROR_INVALID_ARGUMENT);
+  assert_contains(err.message, "usage records, which have no inputs");
+}
+
 static void truncation_and_byte_flips(void **state) {
   (void)state;
   char path[1024];
@@ -746,6 +888,9 @@ int main(void) {
       cmocka_unit_test(shared_objects_cannot_amplify),
       cmocka_unit_test(order_errors_come_from_lifetimes),
       cmocka_unit_test(tiny_model_byte_flips),
+      cmocka_unit_test(dynamic_dimensions_need_input_shapes),
+      cmocka_unit_test(data_dependent_dimensions_are_refused),
+      cmocka_unit_test(input_shapes_for_static_formats),
       cmocka_unit_test(truncation_and_byte_flips),
       cmocka_unit_test(out_of_memory_everywhere),
   };

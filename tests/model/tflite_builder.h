@@ -55,6 +55,9 @@ typedef struct tt_model {
   tt_opcode opcodes[TT_MAX];
   tt_buffer buffers[TT_MAX];
   int32_t inputs[TT_MAX], outputs[TT_MAX];
+  /* shape_signature written next to the shape (rank > 0; -1 marks a dynamic dimension). */
+  int signature_rank[TT_MAX];
+  int32_t signature[TT_MAX][10];
 } tt_model;
 
 /* Where things are in the built file. */
@@ -177,6 +180,7 @@ static size_t tt_build(const tt_model *m, tt_buf *b, tt_layout *lay) {
     /* Tensor: shape 0, type 1, buffer 2, name 3, is_variable 5, shape_signature 7. */
     uint32_t present = 0x2u | 0x4u | (x->name ? 0x8u : 0) | (x->variable ? 0x20u : 0);
     if (x->rank >= 0) present |= x->shape_in_signature ? 0x80u : 0x1u;
+    if (m->signature_rank[i] > 0) present |= 0x80u;
     size_t t = tt_table(b, 8, present);
     lay->tensor_table[i] = t;
     tt_link(b, tt_elem(tv, i), t);
@@ -188,6 +192,7 @@ static size_t tt_build(const tt_model *m, tt_buf *b, tt_layout *lay) {
       lay->shape_vec[i] = sv;
       tt_link(b, tt_field(t, x->shape_in_signature ? 7 : 0), sv);
     }
+    if (m->signature_rank[i] > 0) tt_link(b, tt_field(t, 7), tt_vec_i32(b, m->signature[i], m->signature_rank[i]));
     if (x->name) {
       size_t s = tt_string(b, x->name);
       lay->name_str[i] = s;
@@ -251,7 +256,7 @@ static void tt_example(tt_model *m) {
   m->tensors[1] = (tt_tensor){"w16", 4, {4, 1, 1, 3}, 0, 1, 1, 0};
   m->tensors[2] = (tt_tensor){"w", 4, {4, 1, 1, 3}, 0, 0, 2, 0};
   m->tensors[3] = (tt_tensor){"a", 4, {1, 8, 8, 4}, 0, 0, 0, 0};
-  m->tensors[4] = (tt_tensor){"b", 4, {-1, 8, 8, 4}, 1, 0, 0, 0};
+  m->tensors[4] = (tt_tensor){"b", 4, {1, 8, 8, 4}, 1, 0, 0, 0};  /* shape_signature only */
   m->tensors[5] = (tt_tensor){"y", 4, {1, 8, 8, 4}, 0, 0, 0, 0};
   m->ninputs = 1;
   m->inputs[0] = 0;

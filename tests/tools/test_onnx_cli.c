@@ -1,0 +1,158 @@
+/* The CLI on .onnx models: --input-shape on plan, evaluate, schedule and run, its errors, the
+ * shape_of key of plan and run JSON, and `run` on every backend this machine has. The models
+ * are the fuzz seeds cut from PaddleOCR's (static inputs, always present) and, when cached,
+ * the real ones (dynamic inputs). */
+#define _POSIX_C_SOURCE 200809L
+#include "support/tg_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TANGRAM_HAVE_ONNX
+
+static const char *seed(const char *name) {
+  static char buf[4][1024];
+  static int i;
+  i = (i + 1) % 4;
+  snprintf(buf[i], sizeof buf[i], "%s/tests/fuzz/corpus/fuzz_onnx/%s.onnx", TG_SOURCE_DIR, name);
+  return buf[i];
+}
+
+static void expect(const cli_result *r, int code, const char *in_out, const char *in_err) {
+  if (r->code != code) fail_msg("exit %d, not %d; stderr: %s", r->code, code, r->err);
+  if (in_out && strstr(r->out, in_out) == NULL) fail_msg("stdout lacks '%s': %.2000s", in_out, r->out);
+  if (in_err && strstr(r->err, in_err) == NULL) fail_msg("stderr lacks '%s': %s", in_err, r->err);
+}
+
+static void input_shape_option(void **state) {
+  (void)state;
+  const char *cls = seed("cls_whole"); /* input x: 1x3x48x64 in the file */
+  cli_result r = cli("plan %s --input-shape x:1x3x48x64 --strategy best --json", cls);
+  expect(&r, 0, "\"shape_of\":[[1,8,24,32],", NULL);
+  assert_true(tg_test_json_valid(r.out));
+  assert_null(strstr(r.out, "\"valid\":false"));
+  cli_free(&r);
+  static const struct { const char *arg, *message; } bad[] = {
+      {"x", "--input-shape must be NAME:DxDx... (e.g. x:1x3x640x640), not 'x'"},
+      {":1x3", "--input-shape must be NAME:DxDx..."},
+      {"x:1x-3x48x64", "dimensions must be non-negative decimals separated by 'x'"},
+      {"x:1xx3", "dimensions must be non-negative decimals separated by 'x'"},
+      {"x:", "dimensions must be non-negative decimals"},
+      {"x:99999999999999999999", "dimension 0 does not fit 63 bits"},
+      {"x:1x1x1x1x1x1x1x1x1", "more than 8 dimensions"},
+      {"x:2x3x48x64", "dimension 0 is 1 in the file, not 2 as given (2x3x48x64)"},
+      {"y:1x3x48x64", "an input shape is given for 'y', which is not a graph input (inputs: 'x')"},
+      {"x:1x3x48", "has rank 4 (1x3x48x64) but the shape given, 1x3x48, has rank 3"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i)
+    for (int cmd = 0; cmd < 4; ++cmd) {
+      static const char *const cmds[] = {"plan", "evaluate", "schedule", "run --backend host"};
+      r = cli("%s %s --input-shape '%s'", cmds[cmd], cls, bad[i].arg);
+      expect(&r, 2, NULL, bad[i].message);
+      assert_string_equal(r.out, "");
+      cli_free(&r);
+    }
+  r = cli("plan %s --input-shape x:1x3x48x64 --input-shape x:1x3x48x64", cls);
+  expect(&r, 2, NULL, "input 'x' is given twice");
+  cli_free(&r);
+  char csv[1024];
+  tg_test_data_path(csv, sizeof csv, "records/pose_landmark_lite.buffer.csv");
+  r = cli("plan %s --input-shape x:1x2", csv);
+  expect(&r, 2, NULL, "holds usage records, which have no inputs to give shapes to");
+  cli_free(&r);
+  r = cli("plan --help");
+  expect(&r, 0, "--input-shape NAME:DxDx...", NULL);
+  cli_free(&r);
+}
+
+/* Every command reads an .onnx model; plan's and run's JSON carry shapes in NCHW order. */
+static void every_command_reads_onnx(void **state) {
+  (void)state;
+  const char *rec = seed("rec_attention"), *det = seed("det_neck_head");
+  cli_result r = cli("evaluate %s --json", rec);
+  expect(&r, 0, "\"best_per_storage\"", NULL);
+  assert_true(tg_test_json_valid(r.out));
+  cli_free(&r);
+  r = cli("schedule %s --policy parallel-safe --json", det);
+  expect(&r, 0, "\"waves\"", NULL);
+  assert_true(tg_test_json_valid(r.out));
+  cli_free(&r);
+  r = cli("plan %s --storage texture_2d --policy all --json", det);
+  expect(&r, 0, "\"shape_of\":[[", NULL);
+  assert_true(tg_test_json_valid(r.out));
+  cli_free(&r);
+  r = cli("plan %s --reorder --mode offsets --json", rec);
+  expect(&r, 0, "\"reorder\"", NULL);
+  cli_free(&r);
+  /* A .tflite model's shapes are NHWC: the face detector's input is 1x128x128x3. */
+  char face[1024];
+  if (tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) {
+    r = cli("plan %s --plan-io --strategy naive --json", face);
+    expect(&r, 0, "\"shape_of\":[[1,128,128,3]", NULL);
+    cli_free(&r);
+  }
+}
+
+static void run_on_every_backend(void **state) {
+  (void)state;
+  const char *cls = seed("cls_whole");
+  static const char *const backends[] = {"host", "opencl", "vulkan"};
+  for (size_t b = 0; b < 3; ++b) {
+    for (int s = 0; s < 2; ++s) {
+      cli_result r = cli("run %s --backend %s --storage %s --json", cls, backends[b], s ? "texture_2d" : "buffer");
+      if (r.code != 0 && strcmp(backends[b], "host") != 0 && !tg_test_in_ci()) {
+        fprintf(stderr, "SKIPPING: the %s backend does not run here: %s\n", backends[b], r.err);
+        cli_free(&r);
+        break;
+      }
+      expect(&r, 0, "\"corrupted_tensors\":0", NULL);
+      assert_non_null(strstr(r.out, "\"shape_of\":[[1,8,24,32]"));
+      assert_true(tg_test_json_valid(r.out));
+      cli_free(&r);
+    }
+  }
+}
+
+/* The real models: dynamic inputs need --input-shape; with it every command works. */
+static void real_models(void **state) {
+  (void)state;
+  char det[1024], cls[1024];
+  if (tg_test_model_path(det, sizeof det, "ch_PP-OCRv4_det_infer.onnx") == NULL ||
+      tg_test_model_path(cls, sizeof cls, "ch_ppocr_mobile_v2.0_cls_infer.onnx") == NULL)
+    skip();
+  static const char *const cmds[] = {"plan", "evaluate", "schedule", "run --backend host"};
+  for (int c = 0; c < 4; ++c) {
+    cli_result r = cli("%s %s", cmds[c], det);
+    expect(&r, 2, NULL, "input 'x' (?x3x?x?): dynamic dimensions 0 ('p2o.DynamicDimension.0')");
+    assert_non_null(strstr(r.err, "--input-shape x:?x3x?x?"));
+    cli_free(&r);
+    r = cli("%s %s --input-shape x:1x3x48x192", cmds[c], cls);
+    expect(&r, 0, NULL, NULL);
+    cli_free(&r);
+  }
+  cli_result r = cli("plan %s --input-shape x:1x3x640x640 --strategy best --json", det);
+  expect(&r, 0, "\"tensors\":673,\"ops\":330", NULL);
+  assert_non_null(strstr(r.out, "\"records\":329"));
+  assert_non_null(strstr(r.out, "\"shape_of\":[[1,16,320,320]"));
+  cli_free(&r);
+  r = cli("run %s --input-shape x:1x3x640x640 --backend host --json", det);
+  expect(&r, 0, "\"corrupted_tensors\":0", NULL);
+  cli_free(&r);
+}
+
+#endif /* TANGRAM_HAVE_ONNX */
+
+int main(void) {
+#ifndef TANGRAM_HAVE_ONNX
+  return 0; /* built without the .onnx reader */
+#else
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(input_shape_option),
+      cmocka_unit_test(every_command_reads_onnx),
+      cmocka_unit_test(run_on_every_backend),
+      cmocka_unit_test(real_models),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+#endif
+}
