@@ -7,6 +7,7 @@
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 #include "tools/input.h"
+#include "tools/place_cli.h"
 
 static void run_usage(FILE *to) {
   fputs(
@@ -33,6 +34,8 @@ static void run_usage(FILE *to) {
       "  --plan-io                plan graph inputs and outputs too\n"
       "  --json                   one JSON object on stdout\n"
       "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
+      TG_CLI_PLACE_USAGE
+      "                           (then CPU ops run on the host in the on-device check)\n"
       "  -h, --help               this text\n"
       "\n"
       "Exit status: 0 ok, 1 failure (device error, corruption found, budget exceeded), 2 bad input.\n",
@@ -311,12 +314,18 @@ int tg_cli_run(int argc, char **argv) {
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
   const char *budget_s = NULL, *svg_out = NULL;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
+  tg_cli_place_request place;
+  memset(&place, 0, sizeof place);
   for (int i = 1; i < argc;) {
     const char *v;
     int m;
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       run_usage(stdout);
       return TG_EXIT_OK;
+    }
+    if ((m = tg_cli_place_option(argc, argv, &i, &place)) != 0) {
+      if (m < 0) return TG_EXIT_USAGE;
+      continue;
     }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--out-of-order") == 0) { ooo = 1; ++i; continue; }
@@ -375,6 +384,27 @@ int tg_cli_run(int argc, char **argv) {
     return TG_EXIT_USAGE;
   }
   dopt.device = device_s;
+  if (tg_cli_place_given(&place)) {
+    if (svg_out) {
+      tg_cli_error("run: --svg does not combine with --place");
+      return TG_EXIT_USAGE;
+    }
+    place.model = file;
+    place.storage = storage;
+    place.auto_storage = auto_storage;
+    place.precision = precision;
+    place.mode = mode;
+    place.strategy = strategy;
+    place.policy = policy;
+    place.plan_io = plan_io;
+    place.json = json;
+    place.backend = backend_s;
+    place.device = device_s;
+    place.budget = budget;
+    place.out_of_order = ooo;
+    place.no_reuse_edges = no_reuse;
+    return tg_cli_place_run(&place);
+  }
 
   tg_failing_allocator fa;
   const tg_allocator *alloc = tg_cli_allocator(&fa);

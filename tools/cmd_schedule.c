@@ -9,6 +9,7 @@
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 #include "tools/input.h"
+#include "tools/place_cli.h"
 
 static void schedule_usage(FILE *to) {
   fputs(
@@ -34,6 +35,8 @@ static void schedule_usage(FILE *to) {
       "  --all-ops                schedule ops that only compute constants too (by default they\n"
       "                           are folded: they run once at load time, outside the waves)\n"
       "  --json                   one JSON object on stdout instead of the tables\n"
+      TG_CLI_PLACE_USAGE
+      "                           (then: the waits between processors)\n"
       "  -h, --help               this text\n"
       "\n"
       "Exit status: 0 ok, 1 failure (including an invalid plan), 2 bad usage or input.\n",
@@ -48,6 +51,7 @@ typedef struct schedule_args {
   tg_cli_input_options input;
   int all_ops;
   int json;
+  tg_cli_place_request place;
 } schedule_args;
 
 /* One policy's plan of the model: the primary records and, when some tensors do not fit the
@@ -85,6 +89,9 @@ static int parse_args(int argc, char **argv, schedule_args *a) {
     if (strcmp(argv[i], "--json") == 0) { a->json = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { a->input.plan_io = 1; ++i; continue; }
     if (strcmp(argv[i], "--all-ops") == 0) { a->all_ops = 1; ++i; continue; }
+    int pm = tg_cli_place_option(argc, argv, &i, &a->place);
+    if (pm < 0) return TG_EXIT_USAGE;
+    if (pm > 0) continue;
     static const char *const k_options[] = {"--policy", "--strategy", "--mode", "--storage",
                                             "--precision"};
     const char **targets[] = {&policy_s, &strategy_s, &mode_s, &storage_s, &precision_s};
@@ -343,6 +350,21 @@ int tg_cli_schedule(int argc, char **argv) {
   schedule_args a;
   int code = parse_args(argc, argv, &a);
   if (code >= 0) return code;
+  if (tg_cli_place_given(&a.place)) {
+    if (a.all_ops) {
+      tg_cli_error("schedule: --place does not combine with --all-ops");
+      return TG_EXIT_USAGE;
+    }
+    a.place.model = a.model;
+    a.place.storage = a.input.storage;
+    a.place.precision = a.input.precision;
+    a.place.mode = a.mode;
+    a.place.strategy = a.strategy;
+    a.place.policy = a.policy;
+    a.place.plan_io = a.input.plan_io;
+    a.place.json = a.json;
+    return tg_cli_place_schedule(&a.place);
+  }
 
   tg_failing_allocator fa;
   const tg_allocator *alloc = tg_cli_allocator(&fa);
