@@ -446,9 +446,9 @@ static tg_processor proc_of(const run_state *r, size_t op) {
 }
 
 /* The issue order: in order, or highest-numbered ready op first under the waits plus the CPU's
- * op order. */
+ * op order (and the GPU's, when it runs in order). */
 static tg_status issue_order(run_state *rs, const tg_hetero_check_desc *desc, int ooo,
-                             tg_error_info *err) {
+                             int gpu_in_order, tg_error_info *err) {
   size_t n = rs->n;
   const tg_allocator *a = &rs->z->alloc;
   if (!ooo) {
@@ -459,23 +459,24 @@ static tg_status issue_order(run_state *rs, const tg_hetero_check_desc *desc, in
   size_t *start = tg__calloc(a, n + 1, sizeof *start);
   uint32_t *pending = tg__calloc(a, n ? n : 1, sizeof *pending);
   uint32_t *heap = tg__calloc(a, n ? n : 1, sizeof *heap);
-  uint32_t *prev_cpu = tg__calloc(a, n ? n : 1, sizeof *prev_cpu);
+  uint32_t *prev_same = tg__calloc(a, n ? n : 1, sizeof *prev_same);
   size_t *succ_start = tg__calloc(a, n + 1, sizeof *succ_start);
   uint32_t *succ = NULL, *preds = NULL;
   tg_status st = TG_ERROR_OUT_OF_HOST_MEMORY;
-  if (!start || !pending || !heap || !prev_cpu || !succ_start) goto done;
-  uint32_t last = UINT32_MAX;
+  if (!start || !pending || !heap || !prev_same || !succ_start) goto done;
+  uint32_t last[TG_PROCESSOR_COUNT] = {UINT32_MAX, UINT32_MAX};
   for (size_t i = 0; i < n; ++i) {
-    prev_cpu[i] = UINT32_MAX;
-    if (proc_of(rs, i) == TG_PROCESSOR_CPU) {
-      prev_cpu[i] = last;
-      last = (uint32_t)i;
+    tg_processor p = proc_of(rs, i);
+    prev_same[i] = UINT32_MAX;
+    if (p == TG_PROCESSOR_CPU || gpu_in_order) {
+      prev_same[i] = last[p];
+      last[p] = (uint32_t)i;
     }
   }
   /* Count. */
   size_t total = 0;
   for (size_t i = 0; i < n; ++i) {
-    size_t c = prev_cpu[i] != UINT32_MAX;
+    size_t c = prev_same[i] != UINT32_MAX;
     if (desc->wait_start) {
       c += desc->wait_start[i + 1] - desc->wait_start[i];
     } else {
@@ -491,7 +492,7 @@ static tg_status issue_order(run_state *rs, const tg_hetero_check_desc *desc, in
   const int32_t *producer = rs->producer;
   for (size_t i = 0; i < n; ++i) {
     size_t at = start[i];
-    if (prev_cpu[i] != UINT32_MAX) preds[at++] = prev_cpu[i];
+    if (prev_same[i] != UINT32_MAX) preds[at++] = prev_same[i];
     if (desc->wait_start) {
       for (size_t e = desc->wait_start[i]; e < desc->wait_start[i + 1]; ++e) {
         if (desc->waits[e] >= i) {
@@ -564,7 +565,7 @@ done:
   tg__free(a, start);
   tg__free(a, pending);
   tg__free(a, heap);
-  tg__free(a, prev_cpu);
+  tg__free(a, prev_same);
   tg__free(a, succ_start);
   tg__free(a, succ);
   tg__free(a, preds);
@@ -728,7 +729,7 @@ tg_status tg_hetero_realization_check(tg_hetero_realization *z, const tg_hetero_
   rs.reads = tg__calloc(a, max_io, sizeof *rs.reads);
   rs.writes = tg__calloc(a, max_io, sizeof *rs.writes);
   if (!rs.reads || !rs.writes) goto oom;
-  if ((st = issue_order(&rs, desc, ooo, err)) != TG_OK) goto done;
+  if ((st = issue_order(&rs, desc, ooo, !device_ooo, err)) != TG_OK) goto done;
   if ((st = fill_fresh(z, err)) != TG_OK) goto done;
   st = z->vt->check_begin(z->impl, z->record_count, gpu_ops, device_ooo, z->precision);
   if (st != TG_OK) {

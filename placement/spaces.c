@@ -149,8 +149,7 @@ tg_status tg_spaces_create(const tg_graph *g, const tg_lifetimes *l,
     ss->space = k == TG_SET_HOST ? TG_SPACE_HOST : k == TG_SET_SHARED ? TG_SPACE_SHARED : TG_SPACE_DEVICE;
     ss->storage = k == TG_SET_DEVICE ? dev->storage : TG_STORAGE_BUFFER;
     uint32_t dims = k == TG_SET_DEVICE ? dev->records->dims : 1;
-    if ((st = tg_record_set_create(dims, count[k], alloc, &ss->records)) != TG_OK) goto fail;
-    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    if (tg_record_set_create(dims, count[k], alloc, &ss->records) != TG_OK) goto oom;
     ss->tensor_of = tg__calloc(alloc, count[k] ? count[k] : 1, sizeof *ss->tensor_of);
     if (ss->tensor_of == NULL) goto oom;
   }
@@ -511,7 +510,10 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
   /* Drop what the model's happens-before implies through another successor of `after`. */
   int chain[TG_PROCESSOR_COUNT] = {1, 1};
   chain[TG_PROCESSOR_GPU] = gpu_in_order != 0;
-  if ((st = timelines_closure(s, proc, chain, reuse, reuse_count, alloc, &reach)) != TG_OK) goto fail;
+  if ((st = timelines_closure(s, proc, chain, reuse, reuse_count, alloc, &reach)) != TG_OK) {
+    tg__error(err, st, "spaces: waits: %s", tg_status_string(st));
+    goto fail;
+  }
   st = TG_ERROR_OUT_OF_HOST_MEMORY;
   {
     /* Successors of x in the model: graph successors, reuse targets and the chain's next op. */

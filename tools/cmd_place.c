@@ -646,7 +646,7 @@ int tg_cli_place_evaluate(const tg_cli_place_request *req) {
         continue;
       }
       tg__strbuf_printf(&b, ",\"device\":%llu,\"host\":%llu,\"shared\":%llu,\"total\":%llu,\"lower_bound\":%llu,"
-                            "\"baseline_total\":%llu,\"bytes_saved\":%lld,\"zero_copy_tensors\":%zu,"
+                            "\"baseline_total\":%llu,\"bytes_saved\":%lld,\"zero_copy_count\":%zu,"
                             "\"copies_avoided\":%llu,\"copies_avoided_bytes\":%llu,\"waits_added\":%zu}",
                         (unsigned long long)row->bytes[0], (unsigned long long)row->bytes[1],
                         (unsigned long long)row->bytes[2], (unsigned long long)row->total,
