@@ -9,6 +9,7 @@
  * it fails. */
 #include "support/tg_test.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,25 @@
 #include "tangram/model.h"
 #include "tangram/placement.h"
 #include "tangram/schedule.h"
+
+#include "backends/hetero_case.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TG_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TG_TEST_ASAN 1
+#endif
+#endif
+
+#ifdef TG_TEST_ASAN
+/* LeakSanitizer: lavapipe, its LLVM and the validation layer keep allocations past their own
+ * teardown (see tests/backends/vulkan/test_vulkan.c). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) {
+  return "leak:libLLVM\nleak:libvulkan_lvp.so\nleak:libVkLayer_khronos_validation.so\n";
+}
+#endif
 
 /* ---- graphs ---- */
 
@@ -49,118 +69,6 @@ static const char k_race[] =
     "op CONV_2D inputs=b outputs=c\n"       /* 3 gpu */
     "op ADD inputs=c outputs=d\n"           /* 4 gpu */
     "op Custom inputs=h,b,d outputs=y\n";   /* 5 cpu */
-
-/* ---- everything a heterogeneous run needs ---- */
-
-typedef struct case_data {
-  tg_graph *graph;
-  tg_lifetimes *lifetimes;
-  tg_schedule *schedule;
-  tg_model_records *records;
-  tg_processor *proc;
-  tg_spaces *spaces;
-  tg_space_plan plans[TG_SET_COUNT];
-  tg_tensor_resource *resources[TG_SET_COUNT];
-  tg_hetero_set_desc sets[TG_SET_COUNT];
-  tg_spaces_waits *waits;
-} case_data;
-
-static void case_free(case_data *c) {
-  for (int k = 0; k < TG_SET_COUNT; ++k) {
-    tg_space_plan_free(&c->plans[k]);
-    free(c->resources[k]);
-  }
-  tg_spaces_waits_destroy(c->waits);
-  tg_spaces_destroy(c->spaces);
-  free(c->proc);
-  tg_model_records_destroy(c->records);
-  tg_schedule_destroy(c->schedule);
-  tg_lifetimes_destroy(c->lifetimes);
-  tg_graph_destroy(c->graph);
-  memset(c, 0, sizeof *c);
-}
-
-static void make_resources(case_data *c, tg_precision precision) {
-  for (int k = 0; k < TG_SET_COUNT; ++k) {
-    const tg_space_set *ss = &c->spaces->sets[k];
-    free(c->resources[k]);
-    size_t n = ss->records->count;
-    c->resources[k] = calloc(n ? n : 1, sizeof *c->resources[k]);
-    assert_non_null(c->resources[k]);
-    for (size_t r = 0; r < n; ++r) {
-      const tg_extent e = ss->records->records[r].size;
-      if (ss->records->dims == 1) c->resources[k][r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {e.w, 1, 1}, e.w};
-      else
-        c->resources[k][r] = (tg_tensor_resource){ss->storage, e, e.w * e.h * e.d * tg_precision_texel_bytes(precision)};
-    }
-    c->sets[k] = (tg_hetero_set_desc){ss->space, c->plans[k].plan, ss->records->records, n, ss->records->dims,
-                                      c->resources[k], ss->tensor_of};
-  }
-}
-
-/* Plan every set (objects, `strategy`, `policy`) and compute the waits. */
-static void plan_case(case_data *c, tg_strategy strategy, tg_policy policy, int gpu_in_order) {
-  tg_error_info err = {{0}};
-  for (int k = 0; k < TG_SET_COUNT; ++k) {
-    tg_space_plan_free(&c->plans[k]);
-    tg_space_options o;
-    memset(&o, 0, sizeof o);
-    o.plan.strategy = strategy;
-    o.policy = policy;
-    if (tg_spaces_plan_set(c->spaces, c->schedule, (size_t)k, NULL, &o, NULL, &c->plans[k], &err) != TG_OK)
-      fail_msg("plan: %s", err.message);
-  }
-  tg_space_plan_ref refs[TG_SET_COUNT];
-  for (int k = 0; k < TG_SET_COUNT; ++k) {
-    refs[k].plan = c->plans[k].plan;
-    refs[k].records = c->spaces->sets[k].records->records;
-  }
-  tg_spaces_waits_destroy(c->waits);
-  c->waits = NULL;
-  if (tg_spaces_compute_waits(c->spaces, c->schedule, refs, gpu_in_order, NULL, &c->waits, &err) != TG_OK)
-    fail_msg("waits: %s", err.message);
-}
-
-static void case_build(case_data *c, tg_graph *g, tg_storage storage, const char *place) {
-  memset(c, 0, sizeof *c);
-  c->graph = g;
-  tg_error_info err = {{0}};
-  if (tg_graph_compute_lifetimes(g, NULL, NULL, &c->lifetimes, &err) != TG_OK) fail_msg("%s", err.message);
-  if (tg_schedule_create(g, NULL, NULL, &c->schedule, &err) != TG_OK) fail_msg("%s", err.message);
-  tg_device_limits lim = tg_device_limits_default();
-  if (tg_model_records_create(g, c->lifetimes, storage, TG_PRECISION_FP32, &lim, NULL, &c->records, &err) != TG_OK)
-    fail_msg("%s", err.message);
-  c->proc = calloc(g->op_count ? g->op_count : 1, sizeof *c->proc);
-  assert_non_null(c->proc);
-  if (tg_placement_apply_spec(g, place, c->proc, &err) != TG_OK) fail_msg("%s", err.message);
-  if (tg_spaces_create(g, c->lifetimes, c->records, c->proc, NULL, &c->spaces, &err) != TG_OK)
-    fail_msg("%s", err.message);
-  plan_case(c, TG_STRATEGY_BEST, TG_POLICY_SERIAL, 0);
-  make_resources(c, TG_PRECISION_FP32);
-}
-
-static void case_text(case_data *c, const char *text, const char *place) {
-  tg_graph *g = NULL;
-  tg_error_info err = {{0}};
-  if (tg_graph_parse_text(text, strlen(text), "test.graph", NULL, &g, &err) != TG_OK) fail_msg("%s", err.message);
-  case_build(c, g, TG_STORAGE_BUFFER, place);
-}
-
-/* Realise and check; returns the corrupted records. `waits`: 1 the case's waits, 0 the graph's
- * edges alone. */
-static uint64_t realise_check(tg_device *d, case_data *c, int out_of_order, const size_t *wait_start,
-                              const uint32_t *waits) {
-  tg_error_info err = {{0}};
-  tg_hetero_realize_desc rd = {c->sets, TG_SET_COUNT, TG_PRECISION_FP32, 0};
-  tg_hetero_realization *z = NULL;
-  if (tg_hetero_realization_create(d, &rd, NULL, &z, &err) != TG_OK) fail_msg("realise: %s", err.message);
-  tg_hetero_check_desc cd = {c->graph, c->proc, out_of_order, wait_start, waits};
-  tg_check_result res = {0, NULL, 0};
-  if (tg_hetero_realization_check(z, &cd, &res, &err) != TG_OK) fail_msg("check: %s", err.message);
-  assert_true(res.checked_bytes > 0);
-  tg_hetero_realization_destroy(z);
-  return res.corrupted_records;
-}
 
 /* ---- devices ---- */
 
@@ -516,6 +424,11 @@ static void fault_injection(void **state) {
 }
 
 int main(void) {
+#ifdef TG_TEST_ASAN
+  static const char *const keep[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"};
+  for (size_t i = 0; i < sizeof keep / sizeof keep[0]; ++i)
+    (void)dlopen(keep[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+#endif
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(clean_runs),
       cmocka_unit_test(dropped_wait),
