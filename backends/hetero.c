@@ -726,12 +726,17 @@ tg_status tg_hetero_realization_check(tg_hetero_realization *z, const tg_hetero_
     if (op->output_count > max_io) max_io = op->output_count;
     gpu_ops += proc_of(&rs, o) == TG_PROCESSOR_GPU;
   }
+  /* Records no op writes (graph inputs, with plan_io) are written by the engine before the run:
+   * by the host in host and shared memory, by a first device step in device memory. */
+  size_t device_inputs = 0;
+  for (size_t r = 0; r < z->record_count; ++r)
+    device_inputs += rs.producer[z->tensor_of[r]] < 0 && z->sets[z->set_of[r]].space == TG_SPACE_DEVICE;
   rs.reads = tg__calloc(a, max_io, sizeof *rs.reads);
-  rs.writes = tg__calloc(a, max_io, sizeof *rs.writes);
+  rs.writes = tg__calloc(a, max_io > device_inputs ? max_io : device_inputs, sizeof *rs.writes);
   if (!rs.reads || !rs.writes) goto oom;
   if ((st = issue_order(&rs, desc, ooo, !device_ooo, err)) != TG_OK) goto done;
   if ((st = fill_fresh(z, err)) != TG_OK) goto done;
-  st = z->vt->check_begin(z->impl, z->record_count, gpu_ops, device_ooo, z->precision);
+  st = z->vt->check_begin(z->impl, z->record_count, gpu_ops + (device_inputs > 0), device_ooo, z->precision);
   if (st != TG_OK) {
     tg__error(err, st, "check: the %s backend could not start (driver code %lld)",
               tg_backend_name(info->backend), (long long)tg_device_get_native_error(z->device));
@@ -741,6 +746,34 @@ tg_status tg_hetero_realization_check(tg_hetero_realization *z, const tg_hetero_
   uint32_t next_pos = 0, segment = 0; /* GPU positions issued; the first one since the last drain */
   int gpu_pending = 0;
   for (size_t i = 0; i < n; ++i) rs.pos[i] = UINT32_MAX;
+  for (size_t r = 0; r < z->record_count; ++r) {
+    if (rs.producer[z->tensor_of[r]] >= 0) continue;
+    hset *s = &z->sets[z->set_of[r]];
+    if (s->space == TG_SPACE_DEVICE) continue; /* below, in one device step */
+    uint8_t *base;
+    if (s->space == TG_SPACE_HOST) base = ((host_block *)s->memories[z->memory_of[r]])->base;
+    else if ((st = map_memory(z, s, z->memory_of[r], &base)) != TG_OK) {
+      tg__error(err, st, "check: mapping shared memory failed (driver code %lld)",
+                (long long)tg_device_get_native_error(z->device));
+      goto done;
+    }
+    if (base) cpu_access(base + z->offset_of[r], z->resources[r].bytes, (uint32_t)r + 1, 1);
+  }
+  if (device_inputs) {
+    size_t nw = 0;
+    for (size_t r = 0; r < z->record_count; ++r)
+      if (rs.producer[z->tensor_of[r]] < 0 && z->sets[z->set_of[r]].space == TG_SPACE_DEVICE)
+        rs.writes[nw++] = (tg__check_access){(uint32_t)r + 1, r, z->views[r], &z->resources[r]};
+    if ((st = unmap_all(z, err)) != TG_OK) goto done;
+    st = z->vt->check_op(z->impl, next_pos++, rs.reads, 0, rs.writes, nw, NULL, 0);
+    if (st == TG_OK && z->vt->check_sync) st = z->vt->check_sync(z->impl);
+    if (st != TG_OK) {
+      tg__error(err, st, "check: writing the graph inputs failed (driver code %lld)",
+                (long long)tg_device_get_native_error(z->device));
+      goto done;
+    }
+    segment = next_pos;
+  }
   for (size_t k = 0; k < n; ++k) {
     size_t o = rs.order[k];
     if (proc_of(&rs, o) == TG_PROCESSOR_CPU) {

@@ -381,9 +381,12 @@ static void text_spaces(tg__strbuf *b, const hetero *h, const tg_hetero_stats *s
                       sp->sets[TG_SET_DEVICE_FALLBACK].records->count, tg_storage_name(sp->storage));
   const tg_space_set *shared = &sp->sets[TG_SET_SHARED];
   tg__strbuf_printf(b, "\nzero-copy tensors (shared memory): %zu", shared->records->count);
-  for (size_t r = 0; r < shared->records->count && r < 4; ++r)
-    tg__strbuf_printf(b, "%s%s", r ? ", " : ": ", shared->records->names[r] ? shared->records->names[r] : "?");
-  tg__strbuf_puts(b, shared->records->count > 4 ? ", ... (--json lists all)\n" : "\n");
+  for (size_t r = 0; r < shared->records->count && r < 3; ++r) {
+    const char *nm = shared->records->names[r] ? shared->records->names[r] : "?";
+    size_t len = strlen(nm);
+    tg__strbuf_printf(b, "%s%s%.*s", r ? ", " : ": ", len > 40 ? "..." : "", 40, len > 40 ? nm + len - 40 : nm);
+  }
+  tg__strbuf_puts(b, shared->records->count > 3 ? ", ... (--json lists all)\n" : "\n");
   if (sp->images_as_buffers)
     tg__strbuf_printf(b, "  %zu of them are buffers, not %s images: an image cannot be mapped by the CPU "
                          "without a copy\n",
@@ -679,7 +682,7 @@ int tg_cli_place_evaluate(const tg_cli_place_request *req) {
                         (unsigned long long)row->total, (unsigned long long)row->baseline, (long long)row->saved,
                         row->zero_copy, row->waits, i == best ? "  <- least" : "");
     }
-    tg__strbuf_printf(&b, "\nleast memory: %s %s", tg_storage_name(rows[best].storage), tg_mode_name(rows[best].mode));
+    tg__strbuf_printf(&b, "\nleast memory: %s %s\n", tg_storage_name(rows[best].storage), tg_mode_name(rows[best].mode));
     text_spaces(&b, &keep, NULL);
   }
   hetero_free(&keep);
