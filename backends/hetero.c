@@ -432,7 +432,7 @@ typedef struct run_state {
   size_t n;
   int32_t *record_of_tensor;
   int32_t *producer;           /* per tensor: the op writing it, -1 if none */
-  uint32_t *order;             /* the issue order */
+  uint32_t *order;             /* the run order */
   uint32_t *pos;               /* per op: GPU position, UINT32_MAX for CPU ops / not yet */
   uint64_t *counts;            /* per record: CPU mismatches */
   tg__check_access *reads, *writes;
@@ -445,9 +445,9 @@ static tg_processor proc_of(const run_state *r, size_t op) {
   return r->proc ? r->proc[op] : TG_PROCESSOR_GPU;
 }
 
-/* The issue order: in order, or highest-numbered ready op first under the waits plus the CPU's
+/* The run order: in order, or highest-numbered ready op first under the waits plus the CPU's
  * op order (and the GPU's, when it runs in order). */
-static tg_status issue_order(run_state *rs, const tg_hetero_check_desc *desc, int ooo,
+static tg_status run_order(run_state *rs, const tg_hetero_check_desc *desc, int ooo,
                              int gpu_in_order, tg_error_info *err) {
   size_t n = rs->n;
   const tg_allocator *a = &rs->z->alloc;
@@ -527,7 +527,7 @@ static tg_status issue_order(run_state *rs, const tg_hetero_check_desc *desc, in
       }
     tg__free(a, cursor);
   }
-  size_t hn = 0, issued = 0;
+  size_t hn = 0, placed = 0;
 #define HEAP_PUSH(v)                                  \
   do {                                                \
     size_t i_ = hn++;                                 \
@@ -554,12 +554,12 @@ static tg_status issue_order(run_state *rs, const tg_hetero_check_desc *desc, in
       heap[m] = t;
       i = m;
     }
-    rs->order[issued++] = op;
+    rs->order[placed++] = op;
     for (size_t e = succ_start[op]; e < succ_start[op + 1]; ++e)
       if (--pending[succ[e]] == 0) HEAP_PUSH(succ[e]);
   }
 #undef HEAP_PUSH
-  st = issued == n ? TG_OK : tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: the waits form a cycle");
+  st = placed == n ? TG_OK : tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: the waits form a cycle");
 done:
   if (st == TG_ERROR_OUT_OF_HOST_MEMORY) tg__error(err, st, "check: out of host memory");
   tg__free(a, start);
@@ -734,7 +734,7 @@ tg_status tg_hetero_realization_check(tg_hetero_realization *z, const tg_hetero_
   rs.reads = tg__calloc(a, max_io, sizeof *rs.reads);
   rs.writes = tg__calloc(a, max_io > device_inputs ? max_io : device_inputs, sizeof *rs.writes);
   if (!rs.reads || !rs.writes) goto oom;
-  if ((st = issue_order(&rs, desc, ooo, !device_ooo, err)) != TG_OK) goto done;
+  if ((st = run_order(&rs, desc, ooo, !device_ooo, err)) != TG_OK) goto done;
   if ((st = fill_fresh(z, err)) != TG_OK) goto done;
   st = z->vt->check_begin(z->impl, z->record_count, gpu_ops + (device_inputs > 0), device_ooo, z->precision);
   if (st != TG_OK) {
@@ -743,7 +743,7 @@ tg_status tg_hetero_realization_check(tg_hetero_realization *z, const tg_hetero_
     goto done;
   }
   begun = 1;
-  uint32_t next_pos = 0, segment = 0; /* GPU positions issued; the first one since the last drain */
+  uint32_t next_pos = 0, segment = 0; /* GPU positions given out; the first one since the last drain */
   int gpu_pending = 0;
   for (size_t i = 0; i < n; ++i) rs.pos[i] = UINT32_MAX;
   for (size_t r = 0; r < z->record_count; ++r) {
@@ -801,7 +801,7 @@ tg_status tg_hetero_realization_check(tg_hetero_realization *z, const tg_hetero_
         goto done;
       }
     }
-    /* Device waits: GPU ops issued since the last drain (earlier ones have finished). */
+    /* Device waits: GPU ops started since the last drain (earlier ones have finished). */
     size_t nw = 0;
     if (device_ooo) {
       size_t lo = desc->wait_start ? desc->wait_start[o] : 0, hi = desc->wait_start ? desc->wait_start[o + 1] : 0;

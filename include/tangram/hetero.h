@@ -88,11 +88,14 @@ tg_status tg_hetero_realization_get_tensor(const tg_hetero_realization *realizat
 /* The check over both processors. Ops run in order, or out of order in an order the waits
  * allow, taking the highest-numbered ready op first (so ops that nothing orders run in the
  * opposite of program order, deterministically). GPU ops verify and write signatures with the
- * device's kernels (their device waits: those on GPU ops issued since the device last drained),
- * in op order among themselves when the device cannot run ops out of order; CPU ops do it on
- * the host through plain or mapped memory, one at a time, in op order among themselves. Before a CPU op, every GPU op issued so far finishes and the shared memory it
- * touches is mapped; before the next GPU op it is unmapped. A plan, or waits, that let one
- * processor write memory the other still needs therefore show up as corrupted records. */
+ * device's kernels (their device waits: those on GPU ops started since the device last
+ * drained), in op order among themselves when the device cannot run ops out of order; CPU ops
+ * do it on the host through plain or mapped memory, one at a time, in op order among
+ * themselves. Before a CPU op, every GPU op started so far finishes and the shared memory it
+ * touches is mapped; before the next GPU op it is unmapped. Records no op writes (graph
+ * inputs) are written before the first op: by the host in host and shared memory, by a first
+ * device step in device memory. A plan, or waits, that let one processor write memory the
+ * other still needs therefore show up as corrupted records. */
 typedef struct tg_hetero_check_desc {
   const tg_graph *graph;                  /* required */
   const tg_processor *processor_of;       /* per op; NULL = every op on the GPU */
