@@ -330,6 +330,7 @@ int tg_cli_plan(int argc, char **argv) {
     place.time_limit_ms = (uint32_t)time_limit;
     place.seed = seed;
     place.alignment = alignment;
+    place.fit = fit;
     return tg_cli_place_plan(&place);
   }
   if (reorder && (all_policies || policy != TG_POLICY_SERIAL)) {
