@@ -395,14 +395,25 @@ static int u32_cmp(const void *pa, const void *pb) {
   return a < b ? -1 : (a > b);
 }
 
-/* A tensor op `y` reads that op `x` writes (the first in y's input order), or UINT32_MAX. */
-static uint32_t carried_tensor(const tg_schedule *s, size_t x, size_t y) {
-  for (size_t t = 0; t < s->tensor_count; ++t) {
-    if (s->producer[t] != (int32_t)x) continue;
-    for (size_t c = s->consumer_start[t]; c < s->consumer_start[t + 1]; ++c)
-      if (s->consumers[c] == y) return (uint32_t)t;
+/* Edges grouped by one end: idx[start[v] .. start[v+1]) are the edges whose `to` (or `from`)
+ * is v. */
+static tg_status index_edges(const extra_edge *e, size_t count, size_t n, int by_from,
+                             const tg_allocator *a, size_t **start, size_t **idx) {
+  *start = tg__calloc(a, n + 1, sizeof **start);
+  *idx = tg__calloc(a, count ? count : 1, sizeof **idx);
+  size_t *fill = tg__calloc(a, n ? n : 1, sizeof *fill);
+  if (*start == NULL || *idx == NULL || fill == NULL) {
+    tg__free(a, fill);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
   }
-  return UINT32_MAX;
+  for (size_t k = 0; k < count; ++k) (*start)[(by_from ? e[k].from : e[k].to) + 1]++;
+  for (size_t v = 0; v < n; ++v) (*start)[v + 1] += (*start)[v];
+  for (size_t k = 0; k < count; ++k) {
+    uint32_t v = by_from ? e[k].from : e[k].to;
+    (*idx)[(*start)[v] + fill[v]++] = k;
+  }
+  tg__free(a, fill);
+  return TG_OK;
 }
 
 tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
@@ -421,6 +432,7 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
   uint32_t *reuse_tensor = NULL;
   size_t reuse_count = 0, reuse_cap = 0, all_reuse = 0;
   tg_cross_wait *cand = NULL;
+  size_t *to_start = NULL, *to_idx = NULL, *from_start = NULL, *from_idx = NULL;
   tg__closure reach = {0, 0, NULL, NULL};
   tg_spaces_waits *w = tg__calloc(alloc, 1, sizeof *w);
   if (w == NULL) goto oom;
@@ -466,6 +478,9 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
     tg_waits_destroy(rw);
   }
   w->reuse_edge_count = all_reuse;
+  if (index_edges(reuse, reuse_count, n, 0, alloc, &to_start, &to_idx) != TG_OK ||
+      index_edges(reuse, reuse_count, n, 1, alloc, &from_start, &from_idx) != TG_OK)
+    goto oom;
   /* Per-op waits: graph edges between scheduled ops, and the kept reuse edges. */
   w->wait_start = tg__calloc(alloc, n + 1, sizeof *w->wait_start);
   w->waits = tg__calloc(alloc, s->edge_count + reuse_count + 1, sizeof *w->waits);
@@ -476,8 +491,7 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
       size_t begin = at;
       for (size_t e = s->sched_pred_start[i]; e < s->sched_pred_start[i + 1]; ++e)
         w->waits[at++] = s->sched_preds[e];
-      for (size_t e = 0; e < reuse_count; ++e)
-        if (reuse[e].to == i) w->waits[at++] = reuse[e].from;
+      for (size_t e = to_start[i]; e < to_start[i + 1]; ++e) w->waits[at++] = reuse[to_idx[e]].from;
       qsort(w->waits + begin, at - begin, sizeof *w->waits, u32_cmp);
       size_t u = begin;
       for (size_t x = begin; x < at; ++x)
@@ -486,26 +500,31 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
       w->wait_start[i + 1] = at;
     }
   }
-  /* Candidates between processors: graph edges and reuse edges. */
+  /* Candidates between processors: graph edges (a tensor from its scheduled producer to each
+   * consumer; the first tensor in tensor order labels a pair), then reuse edges. */
   size_t ncand = 0;
-  cand = tg__calloc(alloc, s->edge_count + reuse_count + 1, sizeof *cand);
+  cand = tg__calloc(alloc, s->consumer_start[s->tensor_count] + reuse_count + 1, sizeof *cand);
   if (cand == NULL) goto oom;
-  for (size_t i = 0; i < n; ++i)
-    for (size_t e = s->sched_pred_start[i]; e < s->sched_pred_start[i + 1]; ++e) {
-      uint32_t x = s->sched_preds[e];
-      if (proc[x] == proc[i]) continue;
-      cand[ncand++] = (tg_cross_wait){(uint32_t)i, x, carried_tensor(s, x, i), 0};
-      w->cross_data_edges++;
+  for (size_t t = 0; t < s->tensor_count; ++t) {
+    int32_t x = tg__sched_producer(s, t);
+    if (x < 0) continue;
+    for (size_t c = s->consumer_start[t]; c < s->consumer_start[t + 1]; ++c) {
+      uint32_t y = s->consumers[c];
+      if (s->folded[y] || proc[x] == proc[y]) continue;
+      cand[ncand++] = (tg_cross_wait){y, (uint32_t)x, (uint32_t)t, 0};
     }
-  for (size_t e = 0; e < reuse_count; ++e)
-    if (proc[reuse[e].from] != proc[reuse[e].to])
-      cand[ncand++] = (tg_cross_wait){reuse[e].to, reuse[e].from, reuse_tensor[e], 1};
-  qsort(cand, ncand, sizeof *cand, cross_cmp);
-  {
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    qsort(cand, ncand, sizeof *cand, cross_cmp);
     size_t u = 0;
     for (size_t e = 0; e < ncand; ++e)
       if (u == 0 || cand[u - 1].op != cand[e].op || cand[u - 1].after != cand[e].after) cand[u++] = cand[e];
     ncand = u;
+    if (pass == 1) break;
+    w->cross_data_edges = ncand;
+    for (size_t e = 0; e < reuse_count; ++e)
+      if (proc[reuse[e].from] != proc[reuse[e].to])
+        cand[ncand++] = (tg_cross_wait){reuse[e].to, reuse[e].from, reuse_tensor[e], 1};
   }
   /* Drop what the model's happens-before implies through another successor of `after`. */
   int chain[TG_PROCESSOR_COUNT] = {1, 1};
@@ -533,8 +552,10 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
         uint32_t v = s->succs[k];
         implied = v != y && tg__closure_get(&reach, v, y);
       }
-      for (size_t k = 0; k < reuse_count && !implied; ++k)
-        if (reuse[k].from == x && reuse[k].to != y) implied = tg__closure_get(&reach, reuse[k].to, y);
+      for (size_t k = from_start[x]; k < from_start[x + 1] && !implied; ++k) {
+        uint32_t v = reuse[from_idx[k]].to;
+        implied = v != y && tg__closure_get(&reach, v, y);
+      }
       if (!implied) cand[kept++] = cand[e];
     }
     tg__free(alloc, next);
@@ -543,6 +564,10 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
   w->cross_count = ncand;
   w->cross = cand;
   cand = NULL;
+  tg__free(alloc, to_start);
+  tg__free(alloc, to_idx);
+  tg__free(alloc, from_start);
+  tg__free(alloc, from_idx);
   tg__closure_free(alloc, &reach);
   tg__free(alloc, reuse);
   tg__free(alloc, reuse_tensor);
@@ -551,6 +576,10 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
 oom:
   st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "spaces: waits: out of host memory");
 fail:
+  tg__free(alloc, to_start);
+  tg__free(alloc, to_idx);
+  tg__free(alloc, from_start);
+  tg__free(alloc, from_idx);
   tg__closure_free(alloc, &reach);
   tg__free(alloc, reuse);
   tg__free(alloc, reuse_tensor);
