@@ -154,6 +154,8 @@ const tg_device_info *tg_device_get_info(const tg_device *d) { return d ? &d->in
 
 void *tg__device_impl(const tg_device *d) { return d ? d->impl : NULL; }
 
+const tg__backend_vtable *tg__device_vtable(const tg_device *d) { return d ? d->vt : NULL; }
+
 int64_t tg_device_get_native_error(const tg_device *d) {
   return (d && d->vt->native_error) ? d->vt->native_error(d->impl) : 0;
 }
@@ -168,6 +170,10 @@ static int inject_failure(tg_device *d) {
   d->creations++;
   return d->fail_at != 0 && d->creations == d->fail_at;
 }
+
+int tg__device_inject_failure(tg_device *d) { return inject_failure(d); }
+
+uint64_t tg__device_creations(const tg_device *d) { return d ? d->creations : 0; }
 
 static tg_status resource_bytes(const tg_tensor_resource *r, tg_precision p, uint64_t *out) {
   if (!tg__storage_is_image(r->storage)) {

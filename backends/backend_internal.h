@@ -54,6 +54,23 @@ typedef struct tg__backend_vtable {
                         const uint32_t *waits, size_t wait_count);
   tg_status (*check_end)(void *impl, uint64_t *mismatches, uint64_t *checked_bytes);
   void (*check_abort)(void *impl);
+  /* Shared memory, which the host maps without a copy (may be NULL: the backend has none).
+   * allocate_shared: as allocate() for a buffer (`resource->storage` is TG_STORAGE_BUFFER),
+   * in memory the host can map (OpenCL CL_MEM_ALLOC_HOST_PTR, Vulkan a HOST_VISIBLE type);
+   * views come from bind() and release from release(), as for device memory. The check never
+   * resets shared memory: its user fills it through a mapping.
+   * map: a host pointer to the whole memory (NULL for an empty one) holding everything the
+   * device wrote to it before (the device's work on it has completed: check_sync). unmap: what
+   * the host wrote becomes visible to device work submitted afterwards; the pointer is then
+   * invalid. Both are cheap when nothing is pending. */
+  tg_status (*allocate_shared)(void *impl, const tg_tensor_resource *resource,
+                               tg_precision precision, int arena, void **memory);
+  tg_status (*map)(void *impl, void *memory, void **host);
+  tg_status (*unmap)(void *impl, void *memory);
+  /* Shadow run, between check_begin and check_end: wait until every op passed so far has
+   * finished on the device, its writes visible to the host after map(); the run continues with
+   * later ops. May be NULL when check_op runs each op before returning (host). */
+  tg_status (*check_sync)(void *impl);
 } tg__backend_vtable;
 
 /* Backends compiled in. Each returns NULL when the backend is not built. */
@@ -87,6 +104,16 @@ void *tg__device_impl(const tg_device *device);
  * range. */
 tg_status tg__realization_parts(const tg_realization *realization, size_t record,
                                const tg_device **device, void **memory, void **view);
+
+/* The device's backend protocol, for generic code outside backend.c (backends/hetero.c). */
+const tg__backend_vtable *tg__device_vtable(const tg_device *device);
+
+/* Count one device object creation for fault injection (TANGRAM_FAIL_DEVICE_ALLOC_AT /
+ * tg_device_options.fail_device_alloc_at): 1 when this creation must fail. */
+int tg__device_inject_failure(tg_device *device);
+
+/* The number of the last device object creation counted (for messages). */
+uint64_t tg__device_creations(const tg_device *device);
 
 /* Bytes per texel (4 channels) for a precision. */
 static inline uint64_t tg__texel_bytes(tg_precision p) { return p == TG_PRECISION_FP16 ? 8u : 16u; }

@@ -123,11 +123,12 @@ static size_t done_first_word(const tg_schedule *s, size_t t) {
   return p >= 0 ? (size_t)p / 64 : 0;
 }
 
-/* D(tensor t) into `row` (words first .. words-1, zeroed on entry). */
-static void fill_done(const tg_schedule *s, size_t t, size_t first, uint64_t *row) {
+/* D(tensor t) into `row` (words first .. words-1, zeroed on entry), over the happens-before
+ * closure `c` (the schedule's own, or one with more edges). */
+static void fill_done(const tg_schedule *s, const tg__closure *c, size_t t, size_t first,
+                      uint64_t *row) {
   size_t len = s->words - first;
   if (len == 0) return;
-  const tg__closure *c = &s->reach;
   size_t cfirst = s->consumer_start[t], cend = s->consumer_start[t + 1];
   if (cfirst < cend) {
     for (size_t w = 0; w < len; ++w) row[w] = ~(uint64_t)0;
@@ -149,10 +150,18 @@ static void fill_done(const tg_schedule *s, size_t t, size_t first, uint64_t *ro
 tg_status tg_policy_relation_create(const tg_schedule *s, tg_policy policy,
                                     const uint32_t *tensor_of_record, size_t record_count,
                                     const tg_allocator *alloc, tg_policy_relation **out) {
+  return tg__policy_relation_create_over(s, s ? &s->reach : NULL, policy, tensor_of_record,
+                                         record_count, alloc, out);
+}
+
+tg_status tg__policy_relation_create_over(const tg_schedule *s, const tg__closure *reach,
+                                          tg_policy policy, const uint32_t *tensor_of_record,
+                                          size_t record_count, const tg_allocator *alloc,
+                                          tg_policy_relation **out) {
   if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
   *out = NULL;
-  if (s == NULL || (unsigned)policy >= TG_POLICY_COUNT ||
-      (tensor_of_record == NULL && record_count > 0))
+  if (s == NULL || reach == NULL || reach->n != s->op_count ||
+      (unsigned)policy >= TG_POLICY_COUNT || (tensor_of_record == NULL && record_count > 0))
     return TG_ERROR_INVALID_ARGUMENT;
   for (size_t r = 0; r < record_count; ++r)
     if (tensor_of_record[r] >= s->tensor_count) return TG_ERROR_INVALID_ARGUMENT;
@@ -187,7 +196,7 @@ tg_status tg_policy_relation_create(const tg_schedule *s, tg_policy policy,
     int32_t p = tg__sched_producer(s, t);
     rel->info[r].producer = p;
     rel->info[r].branch = p >= 0 ? s->branch[p] : s->trunk;
-    fill_done(s, t, rel->info[r].first_word, rel->done + rel->info[r].done_start);
+    fill_done(s, reach, t, rel->info[r].first_word, rel->done + rel->info[r].done_start);
     rel->info[r].window_hi = last_op_not_done(rel->done + rel->info[r].done_start,
                                               rel->info[r].first_word, s->words, s->op_count);
   }

@@ -41,6 +41,14 @@ static inline int tg__closure_get(const tg__closure *c, size_t a, size_t b) {
   return (int)((tg__closure_word(c, a, b / 64) >> (b % 64)) & 1u);
 }
 
+/* tg_policy_relation_create over another happens-before closure of the same ops (`reach`:
+ * n = the schedule's op count; edges only from lower to higher op index), for execution
+ * models that order more ops than the graph's edges (several in-order processors). */
+tg_status tg__policy_relation_create_over(const tg_schedule *s, const tg__closure *reach,
+                                          tg_policy policy, const uint32_t *tensor_of_record,
+                                          size_t record_count, const tg_allocator *alloc,
+                                          tg_policy_relation **out);
+
 struct tg_schedule {
   size_t op_count;
   size_t tensor_count;

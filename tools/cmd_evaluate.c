@@ -13,6 +13,7 @@
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 #include "tools/input.h"
+#include "tools/place_cli.h"
 
 static void evaluate_usage(FILE *to) {
   fputs(
@@ -41,6 +42,9 @@ static void evaluate_usage(FILE *to) {
       "  --reorder                serial policy only: search an op order with a smaller peak of\n"
       "                           live buffer bytes (off by default; see tangram plan --help) and\n"
       "                           evaluate every storage in that order (JSON key \"reorder\")\n"
+      TG_CLI_PLACE_USAGE
+      "                           (then: every storage and mode, best per space, against\n"
+      "                           partition-by-partition planning)\n"
       "  -h, --help               this text\n"
       "\n"
       "Bytes: buffers in bytes; textures as texels x 16 (fp32) or 8 (fp16) bytes, plus the plan of\n"
@@ -63,6 +67,7 @@ typedef struct evaluate_args {
   const char *svg_dir;
   const char *csv_out;
   tg_cli_model_options shapes;
+  tg_cli_place_request place;
 } evaluate_args;
 
 static const char *base_name(const char *path) {
@@ -540,6 +545,10 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
       if (m < 0) return 0;
       continue;
     }
+    if ((m = tg_cli_place_option(argc, argv, &i, &a->place)) != 0) {
+      if (m < 0) return 0;
+      continue;
+    }
     if ((m = tg_cli_option(argc, argv, &i, "--precision", &v)) != 0) {
       if (m < 0) return 0;
       if (tg_precision_from_name(v, &a->precision) != TG_OK) {
@@ -593,6 +602,19 @@ int tg_cli_evaluate(int argc, char **argv) {
   evaluate_args a;
   int exit_code;
   if (!parse_args(argc, argv, &a, &exit_code)) return exit_code;
+  if (tg_cli_place_given(&a.place)) {
+    if (a.all_policies || a.reorder || a.svg_dir || a.csv_out) {
+      tg_cli_error("evaluate: --place does not combine with --policy all, --reorder, --svg-dir or --csv-out");
+      return TG_EXIT_USAGE;
+    }
+    a.place.model = a.model_path;
+    a.place.model_options = &a.shapes.options;
+    a.place.precision = a.precision;
+    a.place.policy = a.policy;
+    a.place.no_limits = a.no_limits;
+    a.place.json = a.json;
+    return tg_cli_place_evaluate(&a.place);
+  }
 
   tg_failing_allocator fa;
   const tg_allocator *alloc = tg_cli_allocator(&fa);

@@ -8,6 +8,7 @@
 #include "tools/cli.h"
 #include "tools/input.h"
 #include "tools/plan_file_cli.h"
+#include "tools/place_cli.h"
 
 static void plan_usage(FILE *to) {
   fputs(
@@ -46,13 +47,17 @@ static void plan_usage(FILE *to) {
       "  --json                   one JSON object on stdout instead of the table\n"
       "  --csv-out FILE           write the smallest plan as tensor_name,size,offset,start_time,\n"
       "                           end_time,object,storage\n"
-      "  --svg FILE               draw the smallest plan as an SVG memory timeline\n"
+      "  --svg FILE               draw the smallest plan as an SVG memory timeline\n",
+      to);
+  fputs(
       "  --save FILE              write the smallest plan (with --strategy all: the best of\n"
       "                           them), its records, storage, precision, policy and model\n"
       "                           name to a plan file for `tangram run MODEL --plan FILE`\n"
       "                           (docs/plan-files.md); for offsets plans give the device's\n"
       "                           --alignment (256 suits the host backend and PoCL; run --plan\n"
       "                           names the alignment a device needs)\n"
+      TG_CLI_PLACE_USAGE
+      "                           (models; plans each space with --strategy, best for all)\n"
       "  -h, --help               this text\n"
       "\n"
       "Totals are bytes for 1D records and texels for 2D/3D records. Lower bounds: peak live\n"
@@ -249,6 +254,8 @@ int tg_cli_plan(int argc, char **argv) {
   int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
+  tg_cli_place_request place;
+  memset(&place, 0, sizeof place);
   for (int i = 1; i < argc;) {
     const char *v;
     int m;
@@ -259,6 +266,10 @@ int tg_cli_plan(int argc, char **argv) {
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       plan_usage(stdout);
       return TG_EXIT_OK;
+    }
+    if ((m = tg_cli_place_option(argc, argv, &i, &place)) != 0) {
+      if (m < 0) return TG_EXIT_USAGE;
+      continue;
     }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
@@ -325,6 +336,27 @@ int tg_cli_plan(int argc, char **argv) {
   tg_policy policy = TG_POLICY_SERIAL;
   if (!all_policies && tg_policy_from_name(policy_s, &policy) != TG_OK)
     return parse_error("--policy", policy_s, "serial, parallel-safe, branch-local or all");
+  if (tg_cli_place_given(&place)) {
+    if (all_policies || reorder || exact || want_subset || csv_out || svg_out) {
+      tg_cli_error("plan: --place does not combine with --policy all, --reorder, --exact, "
+                   "--subset-bound, --csv-out or --svg");
+      return TG_EXIT_USAGE;
+    }
+    place.model = file;
+    place.model_options = &shapes.options;
+    place.storage = iopt.storage;
+    place.precision = iopt.precision;
+    place.mode = mode;
+    place.strategy = all ? TG_STRATEGY_BEST : one;
+    place.policy = policy;
+    place.plan_io = plan_io;
+    place.json = json;
+    place.time_limit_ms = (uint32_t)time_limit;
+    place.seed = seed;
+    place.alignment = alignment;
+    place.fit = fit;
+    return tg_cli_place_plan(&place);
+  }
   if (reorder && (all_policies || policy != TG_POLICY_SERIAL)) {
     /* Another order changes which ops may run concurrently: only serial execution is covered. */
     tg_cli_error("plan: --reorder works only with --policy serial (not '%s')", policy_s);

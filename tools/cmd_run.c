@@ -8,6 +8,7 @@
 #include "tools/cli.h"
 #include "tools/input.h"
 #include "tools/plan_file_cli.h"
+#include "tools/place_cli.h"
 
 static void run_usage(FILE *to) {
   fputs(
@@ -40,6 +41,8 @@ static void run_usage(FILE *to) {
       TG_CLI_INPUT_SHAPE_HELP
       "  --json                   one JSON object on stdout\n"
       "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
+      TG_CLI_PLACE_USAGE
+      "                           (then CPU ops run on the host in the on-device check)\n"
       "  -h, --help               this text\n"
       "\n"
       "Exit status: 0 ok, 1 failure (device error, corruption found, budget exceeded), 2 bad input\n"
@@ -397,6 +400,8 @@ int tg_cli_run(int argc, char **argv) {
   unsigned given = 0; /* bit o: option k_opts[o] was given */
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
+  tg_cli_place_request place;
+  memset(&place, 0, sizeof place);
   for (int i = 1; i < argc;) {
     const char *v;
     int m;
@@ -407,6 +412,10 @@ int tg_cli_run(int argc, char **argv) {
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       run_usage(stdout);
       return TG_EXIT_OK;
+    }
+    if ((m = tg_cli_place_option(argc, argv, &i, &place)) != 0) {
+      if (m < 0) return TG_EXIT_USAGE;
+      continue;
     }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--out-of-order") == 0) { ooo = 1; ++i; continue; }
@@ -466,6 +475,28 @@ int tg_cli_run(int argc, char **argv) {
     return TG_EXIT_USAGE;
   }
   dopt.device = device_s;
+  if (tg_cli_place_given(&place)) {
+    if (svg_out) {
+      tg_cli_error("run: --svg does not combine with --place");
+      return TG_EXIT_USAGE;
+    }
+    place.model = file;
+    place.model_options = &shapes.options;
+    place.storage = storage;
+    place.auto_storage = auto_storage;
+    place.precision = precision;
+    place.mode = mode;
+    place.strategy = strategy;
+    place.policy = policy;
+    place.plan_io = plan_io;
+    place.json = json;
+    place.backend = backend_s;
+    place.device = device_s;
+    place.budget = budget;
+    place.out_of_order = ooo;
+    place.no_reuse_edges = no_reuse;
+    return tg_cli_place_run(&place);
+  }
 
   tg_failing_allocator fa;
   const tg_allocator *alloc = tg_cli_allocator(&fa);

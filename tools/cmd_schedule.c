@@ -9,6 +9,7 @@
 #include "tangram/schedule.h"
 #include "tools/cli.h"
 #include "tools/input.h"
+#include "tools/place_cli.h"
 
 static void schedule_usage(FILE *to) {
   fputs(
@@ -35,6 +36,8 @@ static void schedule_usage(FILE *to) {
       "  --all-ops                schedule ops that only compute constants too (by default they\n"
       "                           are folded: they run once at load time, outside the waves)\n"
       "  --json                   one JSON object on stdout instead of the tables\n"
+      TG_CLI_PLACE_USAGE
+      "                           (then: the waits between processors)\n"
       "  -h, --help               this text\n"
       "\n"
       "Exit status: 0 ok, 1 failure (including an invalid plan), 2 bad usage or input.\n",
@@ -50,6 +53,7 @@ typedef struct schedule_args {
   tg_cli_model_options shapes;
   int all_ops;
   int json;
+  tg_cli_place_request place;
 } schedule_args;
 
 /* One policy's plan of the model: the primary records and, when some tensors do not fit the
@@ -90,6 +94,9 @@ static int parse_args(int argc, char **argv, schedule_args *a) {
     int ms = tg_cli_input_shape_option(argc, argv, &i, &a->shapes);
     if (ms < 0) return TG_EXIT_USAGE;
     if (ms > 0) continue;
+    int pm = tg_cli_place_option(argc, argv, &i, &a->place);
+    if (pm < 0) return TG_EXIT_USAGE;
+    if (pm > 0) continue;
     static const char *const k_options[] = {"--policy", "--strategy", "--mode", "--storage",
                                             "--precision"};
     const char **targets[] = {&policy_s, &strategy_s, &mode_s, &storage_s, &precision_s};
@@ -349,6 +356,22 @@ int tg_cli_schedule(int argc, char **argv) {
   schedule_args a;
   int code = parse_args(argc, argv, &a);
   if (code >= 0) return code;
+  if (tg_cli_place_given(&a.place)) {
+    if (a.all_ops) {
+      tg_cli_error("schedule: --place does not combine with --all-ops");
+      return TG_EXIT_USAGE;
+    }
+    a.place.model = a.model;
+    a.place.model_options = &a.shapes.options;
+    a.place.storage = a.input.storage;
+    a.place.precision = a.input.precision;
+    a.place.mode = a.mode;
+    a.place.strategy = a.strategy;
+    a.place.policy = a.policy;
+    a.place.plan_io = a.input.plan_io;
+    a.place.json = a.json;
+    return tg_cli_place_schedule(&a.place);
+  }
 
   tg_failing_allocator fa;
   const tg_allocator *alloc = tg_cli_allocator(&fa);

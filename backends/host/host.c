@@ -237,10 +237,25 @@ static tg_status host_check_end(void *impl, uint64_t *mismatches, uint64_t *chec
 
 static void host_check_abort(void *impl) { (void)impl; }
 
+/* Shared memory is plain host memory, like device memory here: mapping is the pointer. */
+static tg_status host_map(void *impl, void *memory, void **host) {
+  (void)impl;
+  host_memory *m = memory;
+  *host = m ? m->base : NULL;
+  return TG_OK;
+}
+
+static tg_status host_unmap(void *impl, void *memory) {
+  (void)impl;
+  (void)memory;
+  return TG_OK;
+}
+
 static const tg__backend_vtable k_host = {
     TG_BACKEND_HOST, host_open,   host_close,  NULL,          NULL,
     NULL,            host_allocate, host_release, host_bind,  host_unbind,
     host_handle,     host_check_begin, host_check_op, host_check_end, host_check_abort,
+    host_allocate,   host_map,    host_unmap,  NULL,
 };
 
 const tg__backend_vtable *tg__host_backend(void) { return &k_host; }

@@ -112,6 +112,10 @@ typedef struct ocl_api {
   cl_int(CL_API_CALL *Flush)(cl_command_queue);
   cl_int(CL_API_CALL *Finish)(cl_command_queue);
   cl_int(CL_API_CALL *ReleaseEvent)(cl_event);
+  void *(CL_API_CALL *EnqueueMapBuffer)(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t,
+                                        size_t, cl_uint, const cl_event *, cl_event *, cl_int *);
+  cl_int(CL_API_CALL *EnqueueUnmapMemObject)(cl_command_queue, cl_mem, void *, cl_uint,
+                                             const cl_event *, cl_event *);
 } ocl_api;
 
 /* clang-format off */
@@ -139,6 +143,7 @@ static const struct {
     OCL_SYM(EnqueueFillImage),     OCL_SYM(EnqueueReadBuffer),
     OCL_SYM(Flush),                OCL_SYM(Finish),
     OCL_SYM(ReleaseEvent),
+    OCL_SYM(EnqueueMapBuffer),     OCL_SYM(EnqueueUnmapMemObject),
 };
 #undef OCL_SYM
 /* clang-format on */
@@ -242,6 +247,8 @@ typedef struct ocl_memory {
   uint64_t bytes;
   int arena;
   uint64_t filled_for; /* the check that last reset this memory to the fresh pattern */
+  int shared;          /* CL_MEM_ALLOC_HOST_PTR: the host maps it; checks never reset it */
+  void *mapped;        /* while mapped: the host pointer */
 } ocl_memory;
 
 typedef struct ocl_view {
@@ -307,6 +314,7 @@ typedef struct ocl_device {
   cl_event *events; /* op_count: each op's completion (NULL = nothing to wait for) */
   cl_event *scratch_events;
   size_t scratch_capacity;
+  size_t submitted; /* out of order: ops [0, submitted) are on the queue (check_sync) */
 } ocl_device;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1261,6 +1269,7 @@ static void check_reset(ocl_device *d) {
   tg__free(&d->alloc, d->op_wait_start);
   d->op_access_start = d->op_wait_start = NULL;
   d->access_count = d->wait_count = d->ops_seen = 0;
+  d->submitted = 0;
   d->checking = 0;
 }
 
@@ -1317,7 +1326,7 @@ static tg_status opencl_check_begin(void *impl, size_t record_count, size_t op_c
  * when an earlier check left its signature there. Enqueued on the in-order queue before the
  * memory's first access in this check. */
 static tg_status reset_memory(ocl_device *d, ocl_memory *m) {
-  if (m == NULL || m->mem == NULL || m->filled_for == d->check_serial) return TG_OK;
+  if (m == NULL || m->mem == NULL || m->shared || m->filled_for == d->check_serial) return TG_OK;
   cl_int e;
   if (!tg__storage_is_image(m->storage)) {
     const cl_uchar pattern = 0xA5;
@@ -1539,19 +1548,14 @@ static tg_status submit_op(ocl_device *d, size_t op) {
 /* Submit recorded ops in an order the waits allow, taking the highest-numbered ready op first:
  * ops not ordered by a wait run in the opposite of program order, so memory reuse that lacks
  * a wait is exercised on every run, not only when the driver's threads happen to race. */
-static tg_status submit_all(ocl_device *d) {
-  size_t n = d->op_count;
+static tg_status submit_range(ocl_device *d, size_t from, size_t to) {
   tg_status st = TG_OK;
-  for (size_t o = d->ops_seen; o < n; ++o) {
-    d->op_access_start[o + 1] = d->access_count;
-    d->op_wait_start[o + 1] = d->wait_count;
-  }
-  d->op_access_start[0] = 0;
-  d->op_wait_start[0] = 0;
-  if (n == 0) return TG_OK;
-  /* Reset the memory of every tensor the run touches, then let the out-of-order queue start:
-   * it is not ordered after the in-order one, so drain that first. */
-  for (size_t i = 0; i < d->access_count; ++i)
+  if (to <= from) return TG_OK;
+  size_t n = to - from;
+  /* Reset the memory of every tensor these ops touch, then let the out-of-order queue start:
+   * it is not ordered after the in-order one, so drain that first. Waits for ops before `from`
+   * (already submitted) use their events as they are. */
+  for (size_t i = d->op_access_start[from]; i < d->op_access_start[to]; ++i)
     if ((st = reset_memory(d, d->accesses[i].view->memory)) != TG_OK) return st;
   cl_int e = d->api.Finish(d->queue);
   if (e != CL_SUCCESS) return fail_cl(d, e);
@@ -1564,8 +1568,9 @@ static tg_status submit_all(ocl_device *d) {
     goto done;
   }
   for (size_t o = 0; o < n; ++o)
-    for (size_t i = d->op_wait_start[o]; i < d->op_wait_start[o + 1]; ++i) {
-      succ_start[d->waits[i] + 1]++;
+    for (size_t i = d->op_wait_start[from + o]; i < d->op_wait_start[from + o + 1]; ++i) {
+      if (d->waits[i] < from) continue;
+      succ_start[d->waits[i] - from + 1]++;
       pending[o]++;
     }
   for (size_t o = 0; o < n; ++o) succ_start[o + 1] += succ_start[o];
@@ -1576,8 +1581,9 @@ static tg_status submit_all(ocl_device *d) {
       goto done;
     }
     for (size_t o = 0; o < n; ++o)
-      for (size_t i = d->op_wait_start[o]; i < d->op_wait_start[o + 1]; ++i) {
-        uint32_t w = d->waits[i];
+      for (size_t i = d->op_wait_start[from + o]; i < d->op_wait_start[from + o + 1]; ++i) {
+        if (d->waits[i] < from) continue;
+        uint32_t w = (uint32_t)(d->waits[i] - from);
         succ[succ_start[w] + cursor[w]++] = (uint32_t)o;
       }
     tg__free(&d->alloc, cursor);
@@ -1610,19 +1616,32 @@ static tg_status submit_all(ocl_device *d) {
       heap[m] = t;
       i = m;
     }
-    st = submit_op(d, op);
+    st = submit_op(d, from + op);
     ++submitted;
     for (size_t i = succ_start[op]; i < succ_start[op + 1]; ++i)
       if (--pending[succ[i]] == 0) HEAP_PUSH(succ[i]);
   }
 #undef HEAP_PUSH
   if (st == TG_OK && submitted != n) st = TG_ERROR_INVALID_ARGUMENT; /* waits form a cycle */
+  if (st == TG_OK) d->submitted = to;
 done:
   tg__free(&d->alloc, pending);
   tg__free(&d->alloc, succ_start);
   tg__free(&d->alloc, succ);
   tg__free(&d->alloc, heap);
   return st;
+}
+
+/* Every recorded op, once all are known (check_end). */
+static tg_status submit_all(ocl_device *d) {
+  size_t n = d->op_count;
+  for (size_t o = d->ops_seen; o < n; ++o) {
+    d->op_access_start[o + 1] = d->access_count;
+    d->op_wait_start[o + 1] = d->wait_count;
+  }
+  d->op_access_start[0] = 0;
+  d->op_wait_start[0] = 0;
+  return submit_range(d, d->submitted, n);
 }
 
 static tg_status opencl_check_end(void *impl, uint64_t *mismatches, uint64_t *checked_bytes) {
@@ -1665,6 +1684,88 @@ static void opencl_check_abort(void *impl) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Shared memory: buffers the host maps without a copy (CL_MEM_ALLOC_HOST_PTR). The host maps
+ * them only while no kernel uses them (the generic layer calls check_sync first), on the
+ * in-order queue, and unmaps them before kernels use them again; the unmap is finished before
+ * returning so that work on the out-of-order queue, which is not ordered after the in-order
+ * one, sees the host's writes. */
+
+static tg_status opencl_allocate_shared(void *impl, const tg_tensor_resource *r,
+                                        tg_precision precision, int arena, void **memory) {
+  ocl_device *d = impl;
+  (void)precision;
+  if (tg__storage_is_image(r->storage)) return fail_cl(d, CL_INVALID_OPERATION);
+  ocl_memory *m = tg__calloc(&d->alloc, 1, sizeof *m);
+  if (m == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  m->storage = TG_STORAGE_BUFFER;
+  m->extent = (tg_extent){r->bytes, 1, 1};
+  m->bytes = r->bytes;
+  m->arena = arena;
+  m->shared = 1;
+  if (m->bytes > SIZE_MAX) {
+    tg__free(&d->alloc, m);
+    return fail_cl(d, CL_INVALID_BUFFER_SIZE);
+  }
+  cl_int e = CL_SUCCESS;
+  if (m->bytes > 0)
+    m->mem = d->api.CreateBuffer(d->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
+                                 (size_t)m->bytes, NULL, &e);
+  if (e != CL_SUCCESS || (m->mem == NULL && m->bytes > 0)) {
+    if (m->mem) d->api.ReleaseMemObject(m->mem);
+    tg__free(&d->alloc, m);
+    return fail_cl(d, e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  }
+  if (m->mem) {
+    d->live_mem_objects++;
+    d->mem_objects_created++;
+  }
+  *memory = m;
+  return TG_OK;
+}
+
+static tg_status opencl_map(void *impl, void *memory, void **host) {
+  ocl_device *d = impl;
+  ocl_memory *m = memory;
+  *host = NULL;
+  if (m == NULL || !m->shared) return TG_ERROR_INVALID_ARGUMENT;
+  if (m->mem == NULL) return TG_OK;
+  if (m->mapped == NULL) {
+    cl_int e = CL_SUCCESS;
+    void *p = d->api.EnqueueMapBuffer(d->queue, m->mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                      (size_t)m->bytes, 0, NULL, NULL, &e);
+    if (e != CL_SUCCESS || p == NULL) return fail_cl(d, e != CL_SUCCESS ? e : CL_MAP_FAILURE);
+    m->mapped = p;
+  }
+  *host = m->mapped;
+  return TG_OK;
+}
+
+static tg_status opencl_unmap(void *impl, void *memory) {
+  ocl_device *d = impl;
+  ocl_memory *m = memory;
+  if (m == NULL || !m->shared) return TG_ERROR_INVALID_ARGUMENT;
+  if (m->mapped == NULL) return TG_OK;
+  cl_int e = d->api.EnqueueUnmapMemObject(d->queue, m->mem, m->mapped, 0, NULL, NULL);
+  m->mapped = NULL;
+  if (e == CL_SUCCESS) e = d->api.Finish(d->queue);
+  return e == CL_SUCCESS ? TG_OK : fail_cl(d, e);
+}
+
+static tg_status opencl_check_sync(void *impl) {
+  ocl_device *d = impl;
+  if (!d->checking) return TG_ERROR_INVALID_ARGUMENT;
+  tg_status st = TG_OK;
+  if (d->out_of_order) {
+    st = submit_range(d, d->submitted, d->ops_seen);
+    cl_int e = d->api.Finish(d->ooo_queue);
+    if (st == TG_OK && e != CL_SUCCESS) st = fail_cl(d, e);
+  }
+  cl_int e = d->api.Finish(d->queue);
+  if (st == TG_OK && e != CL_SUCCESS) st = fail_cl(d, e);
+  return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 static const tg__backend_vtable k_opencl = {
     TG_BACKEND_OPENCL,
@@ -1682,6 +1783,10 @@ static const tg__backend_vtable k_opencl = {
     opencl_check_op,
     opencl_check_end,
     opencl_check_abort,
+    opencl_allocate_shared,
+    opencl_map,
+    opencl_unmap,
+    opencl_check_sync,
 };
 
 const tg__backend_vtable *tg__opencl_backend(void) { return &k_opencl; }

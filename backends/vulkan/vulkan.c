@@ -154,6 +154,7 @@ typedef struct vk_memory {
   vk_block block;         /* block.b.memory is VK_NULL_HANDLE for an empty object */
   uint64_t size;
   uint32_t type;
+  void *mapped;           /* shared memory: mapped for its whole life (freeing unmaps it) */
 } vk_memory;
 
 /* One tensor: its buffer or image (none for an empty tensor) and its state in a check run. */
@@ -1969,12 +1970,125 @@ tg_status tg__vulkan_wrap(const void *borrowed, const tg_device_options *options
   return TG_OK;
 }
 
+/* ---- shared memory ----
+ * A HOST_VISIBLE block (block_alloc with host access: Tangram's own, or the engine's through its
+ * memory callbacks on a wrapped device), mapped for its whole life. map() invalidates and unmap() flushes the whole range when the type is not
+ * HOST_COHERENT; coherent memory needs neither. The device's writes are made available to the
+ * host by check_sync's barrier and fence; the host's writes reach device work submitted later
+ * through the submission itself. */
+
+/* Own blocks of a non-coherent type need flush/invalidate; the engine's are coherent. */
+static int host_coherent(const vk_memory *m) { return m->block.coherent; }
+
+static tg_status vk_allocate_shared(void *impl, const tg_tensor_resource *res,
+                                    tg_precision precision, int arena, void **memory) {
+  vk_device *v = impl;
+  (void)arena;
+  if (tg__storage_is_image(res->storage)) return TG_ERROR_UNSUPPORTED; /* optimal tiling */
+  resource_shape shape;
+  VkMemoryRequirements req;
+  tg_status st = probe_requirements(v, res, precision, &shape, &req);
+  if (st != TG_OK) return st;
+  vk_memory *m = tg__calloc(&v->alloc, 1, sizeof *m);
+  if (m == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  uint64_t size = res->bytes;
+  if (req.size > size) size = req.size;
+  m->size = size;
+  if (size == 0) {
+    *memory = m;
+    return TG_OK;
+  }
+  req.size = size;
+  /* A host-visible block, mapped for its whole life: Tangram's own, or the engine's through
+   * its memory callbacks (host_access) on a wrapped device. */
+  st = block_alloc(v, &req, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT, 1, 1, &m->block);
+  if (st != TG_OK) {
+    tg__free(&v->alloc, m);
+    return st;
+  }
+  m->type = m->block.b.memory_type;
+  m->mapped = m->block.b.mapped;
+  *memory = m;
+  return TG_OK;
+}
+
+/* Flush (host writes -> device) or invalidate (device writes -> host) a shared block. */
+static tg_status sync_mapped(vk_device *v, vk_memory *m, int flush) {
+  if (host_coherent(m)) return TG_OK;
+  VkMappedMemoryRange mr = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
+  mr.memory = m->block.b.memory;
+  mr.offset = m->block.b.offset;
+  mr.size = VK_WHOLE_SIZE;
+  VkResult r = flush ? v->vk.vkFlushMappedMemoryRanges(v->device, 1, &mr)
+                     : v->vk.vkInvalidateMappedMemoryRanges(v->device, 1, &mr);
+  return r == VK_SUCCESS ? TG_OK : fail(v, r);
+}
+
+static tg_status vk_map(void *impl, void *memory, void **host) {
+  vk_device *v = impl;
+  vk_memory *m = memory;
+  *host = NULL;
+  if (m == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  if (m->block.b.memory == VK_NULL_HANDLE) return TG_OK;
+  if (m->mapped == NULL) return TG_ERROR_INVALID_ARGUMENT; /* not shared memory */
+  tg_status st = sync_mapped(v, m, 0);
+  if (st != TG_OK) return st;
+  *host = m->mapped;
+  return TG_OK;
+}
+
+static tg_status vk_unmap(void *impl, void *memory) {
+  vk_device *v = impl;
+  vk_memory *m = memory;
+  if (m == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  if (m->block.b.memory == VK_NULL_HANDLE) return TG_OK;
+  if (m->mapped == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  return sync_mapped(v, m, 1);
+}
+
+/* Submit what the run recorded so far, wait for it, and go on recording into a fresh command
+ * buffer that starts after everything before it (and after the host's writes). */
+static tg_status vk_check_sync(void *impl) {
+  vk_device *v = impl;
+  check_run *run = &v->run;
+  if (!run->active || run->pending) return TG_ERROR_INVALID_ARGUMENT;
+  VkCommandBuffer cb = v->command_buffer;
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+  v->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                             0, 1, &mb, 0, NULL, 0, NULL);
+  VkResult r = v->vk.vkEndCommandBuffer(cb);
+  if (r != VK_SUCCESS) return fail(v, r);
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  si.commandBufferCount = 1;
+  si.pCommandBuffers = &cb;
+  r = v->vk.vkQueueSubmit(v->queue, 1, &si, v->fence);
+  if (r != VK_SUCCESS) return fail(v, r);
+  run->pending = 1;
+  r = v->vk.vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX);
+  if (r != VK_SUCCESS) return fail(v, r);
+  v->vk.vkResetFences(v->device, 1, &v->fence);
+  run->pending = 0;
+  if ((r = v->vk.vkResetCommandPool(v->device, v->command_pool, 0)) != VK_SUCCESS) return fail(v, r);
+  VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  if ((r = v->vk.vkBeginCommandBuffer(cb, &bi)) != VK_SUCCESS) return fail(v, r);
+  VkMemoryBarrier after = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  after.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_HOST_WRITE_BIT;
+  after.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  v->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_HOST_BIT,
+                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &after, 0, NULL, 0, NULL);
+  return TG_OK;
+}
+
 /* ---- the backend ---- */
 
 static const tg__backend_vtable k_vulkan = {
     TG_BACKEND_VULKAN, vk_open,        vk_close,       vk_native_error, vk_validation_messages,
     vk_requirements,   vk_allocate,    vk_release,     vk_bind,         vk_unbind,
     vk_handle,         vk_check_begin, vk_check_op,    vk_check_end,    vk_check_abort,
+    vk_allocate_shared, vk_map,        vk_unmap,       vk_check_sync,
 };
 
 const tg__backend_vtable *tg__vulkan_backend(void) { return &k_vulkan; }
