@@ -473,6 +473,23 @@ static tg_status build_accesses(const tg_realization *z, const tg_check_desc *de
       }
       record_of_tensor[desc->tensor_of_record[r]] = (int32_t)r;
     }
+    /* A record no op writes (a planned graph input: the engine fills it before the first op)
+     * has no signature to verify: its reads are not checked. Marked by negating its entry. */
+    int32_t *written = tg__calloc(a, n ? n : 1, sizeof *written);
+    if (written == NULL) {
+      tg__free(a, record_of_tensor);
+      return TG_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    for (size_t o = 0; o < g->op_count; ++o)
+      for (uint32_t i = 0; i < g->ops[o].output_count; ++i) {
+        int32_t t = g->ops[o].outputs[i];
+        if (t >= 0 && (size_t)t < g->tensor_count && record_of_tensor[t] >= 0)
+          written[record_of_tensor[t]] = 1;
+      }
+    for (size_t t = 0; t < g->tensor_count; ++t)
+      if (record_of_tensor[t] >= 0 && !written[record_of_tensor[t]])
+        record_of_tensor[t] = -2 - record_of_tensor[t];
+    tg__free(a, written);
   } else {
     for (size_t r = 0; r < n; ++r)
       if ((size_t)z->records[r].last_task + 1 > ops) ops = (size_t)z->records[r].last_task + 1;
