@@ -473,8 +473,10 @@ static tg_status build_accesses(const tg_realization *z, const tg_check_desc *de
       }
       record_of_tensor[desc->tensor_of_record[r]] = (int32_t)r;
     }
-    /* A record no op writes (a planned graph input: the engine fills it before the first op)
-     * has no signature to verify: its reads are not checked. Marked by negating its entry. */
+    /* A planned graph input (TG_TENSOR_INPUT) that no op writes is filled by the engine before
+     * the first op: it has no signature to verify, so its reads are not checked. Any other
+     * record read and never written stays checked (and reported: reading unwritten memory).
+     * Marked by negating its entry. */
     int32_t *written = tg__calloc(a, n ? n : 1, sizeof *written);
     if (written == NULL) {
       tg__free(a, record_of_tensor);
@@ -487,7 +489,8 @@ static tg_status build_accesses(const tg_realization *z, const tg_check_desc *de
           written[record_of_tensor[t]] = 1;
       }
     for (size_t t = 0; t < g->tensor_count; ++t)
-      if (record_of_tensor[t] >= 0 && !written[record_of_tensor[t]])
+      if (record_of_tensor[t] >= 0 && !written[record_of_tensor[t]] &&
+          (g->tensors[t].flags & TG_TENSOR_INPUT))
         record_of_tensor[t] = -2 - record_of_tensor[t];
     tg__free(a, written);
   } else {
