@@ -660,7 +660,7 @@ static void vk_handle(void *impl, void *memory, void *view, tg_tensor_handle *ou
   vk_memory *m = memory;
   vk_view *w = view;
   out->memory = HANDLE_U64(m->memory);
-  out->native = w->image ? HANDLE_U64(w->vk_image) : HANDLE_U64(w->buffer);
+  out->native = w == NULL ? 0 : w->image ? HANDLE_U64(w->vk_image) : HANDLE_U64(w->buffer);
 }
 
 /* ---- check objects (made on the first check, kept until close) ---- */
