@@ -253,8 +253,8 @@ static int reserve_block_slot(tg_pool *p) {
 static tg_status capacity_error(tg_pool *p, uint64_t required, tg_error_info *err) {
   p->capacity_failures++;
   return tg__error(err, TG_ERROR_POOL_CAPACITY,
-                   "pool capacity exceeded: required %llu bytes more, in use %llu, reserved %llu "
-                   "(%llu free in the pool's blocks), capacity %llu",
+                   "pool capacity exceeded: required %llu bytes, in use %llu, reserved %llu "
+                   "(%llu of them in free blocks), capacity %llu",
                    (unsigned long long)required, (unsigned long long)p->in_use,
                    (unsigned long long)p->reserved, (unsigned long long)(p->reserved - p->in_use),
                    (unsigned long long)p->capacity);
