@@ -397,8 +397,8 @@ static tg_status alloc_fit(tg_pool *p, uint64_t size, tg_pool_allocation *out, t
 tg_status tg_pool_alloc(tg_pool *p, uint64_t bytes, tg_pool_allocation *out, tg_error_info *err) {
   if (out) memset(out, 0, sizeof *out);
   if (p == NULL || out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "pool: NULL pool or result");
-  uint64_t size;
-  if (!tg__align_up(bytes ? bytes : 1, p->alignment, &size))
+  uint64_t size = bytes ? bytes : 1, mask = p->alignment - 1; /* a power of two */
+  if (size > UINT64_MAX - mask || ((size = (size + mask) & ~mask), 0))
     return tg__error(err, TG_ERROR_OVERFLOW, "pool: %llu bytes overflow when rounded up to the alignment %llu",
                      (unsigned long long)bytes, (unsigned long long)p->alignment);
   lock(p);
