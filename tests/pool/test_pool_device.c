@@ -8,6 +8,7 @@
  * Outside CI a backend that cannot open is skipped loudly; under CI (CI=true) that fails. */
 #include "support/tg_test.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,24 @@
 #endif
 
 #define MiB (1024ull * 1024ull)
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TG_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TG_TEST_ASAN 1
+#endif
+#endif
+
+#ifdef TG_TEST_ASAN
+/* LeakSanitizer: lavapipe (and its LLVM) and the validation layer keep allocations past their
+ * own teardown, as in tests/backends/vulkan; main() keeps those libraries loaded so that the
+ * reports name them and these suppressions match. */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void) {
+  return "leak:libLLVM\nleak:libvulkan_lvp.so\nleak:libVkLayer_khronos_validation.so\n";
+}
+#endif
 
 static int quick(void) {
   const char *q = getenv("TANGRAM_TEST_QUICK");
@@ -82,13 +101,14 @@ static void close_device_after_broken_run(tg_device *d) {
   tg_device_close(d);
 }
 
-static const tg_backend_kind k_backends[] = {TG_BACKEND_HOST, TG_BACKEND_OPENCL, TG_BACKEND_VULKAN};
+static tg_backend_kind k_backends[] = {TG_BACKEND_HOST, TG_BACKEND_OPENCL, TG_BACKEND_VULKAN};
+static size_t k_backend_count = 3;
 
 /* ---- seed 004 in device memory ---- */
 
 static void seed_004_on_every_device(void **state) {
   (void)state;
-  for (size_t b = 0; b < sizeof k_backends / sizeof k_backends[0]; ++b) {
+  for (size_t b = 0; b < k_backend_count; ++b) {
     tg_device *d = open_backend(k_backends[b], 0);
     if (d == NULL) continue;
     for (int less = 0; less < 2; ++less) {
@@ -224,7 +244,7 @@ static void models_run_clean_through_every_policy(void **state) {
   (void)state;
   static const char *const models[] = {"selfie_segmentation", "hand_landmark_lite", "face_detection_short_range",
                                        "pose_landmark_lite"};
-  for (size_t b = 0; b < sizeof k_backends / sizeof k_backends[0]; ++b) {
+  for (size_t b = 0; b < k_backend_count; ++b) {
     tg_device *d = open_backend(k_backends[b], 0);
     if (d == NULL) continue;
     size_t nmodels = quick() && k_backends[b] != TG_BACKEND_HOST ? 1 : 4;
@@ -248,7 +268,7 @@ static void models_run_clean_through_every_policy(void **state) {
 
 static void freeing_too_early_is_caught(void **state) {
   (void)state;
-  for (size_t b = 0; b < sizeof k_backends / sizeof k_backends[0]; ++b) {
+  for (size_t b = 0; b < k_backend_count; ++b) {
     tg_device *d = open_backend_with(k_backends[b], 0, 0);
     if (d == NULL) continue;
     tg_pool_stats s;
@@ -266,7 +286,7 @@ static void freeing_too_early_is_caught(void **state) {
 
 static void device_failures_roll_back(void **state) {
   (void)state;
-  for (size_t b = 0; b < sizeof k_backends / sizeof k_backends[0]; ++b) {
+  for (size_t b = 0; b < k_backend_count; ++b) {
     tg_device *probe = open_backend(k_backends[b], 0);
     if (probe == NULL) continue;
     int images = tg_device_get_info(probe)->images;
@@ -319,7 +339,19 @@ static void device_failures_roll_back(void **state) {
   }
 }
 
-int main(void) {
+/* `test_pool_device [CASE]`: one case by name; TG_TEST_BACKEND=host|opencl|vulkan: one backend. */
+int main(int argc, char **argv) {
+  const char *only = getenv("TG_TEST_BACKEND");
+  tg_backend_kind kind;
+  if (only && *only && tg_backend_from_name(only, &kind) == TG_OK) {
+    k_backends[0] = kind;
+    k_backend_count = 1;
+  }
+#ifdef TG_TEST_ASAN
+  static const char *const keep[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"};
+  for (size_t i = 0; i < sizeof keep / sizeof keep[0]; ++i) (void)dlopen(keep[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+#endif
+  if (argc >= 2) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(seed_004_on_every_device),
       cmocka_unit_test(models_run_clean_through_every_policy),
