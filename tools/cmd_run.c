@@ -321,8 +321,13 @@ int tg_cli_run(int argc, char **argv) {
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
   const char *budget_s = NULL, *svg_out = NULL;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
+  int help = 0;
+  for (int i = 1; i < argc; ++i) help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+  if (help) {
+    run_usage(stdout);
+    return TG_EXIT_OK;
+  }
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) break;
     if (strncmp(argv[i], "--runtime-pool", 14) == 0 && (argv[i][14] == '\0' || argv[i][14] == '='))
       return tg_cli_run_pool(argc, argv);
     if (strcmp(argv[i], "--capacity") == 0 || strcmp(argv[i], "--block-size") == 0 ||

@@ -191,6 +191,10 @@ static void usage_errors(void **state) {
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "2D records"));
   cli_free(&r);
+  r = cli("run %s --runtime-pool tlsf --help", csv);
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "usage: tangram run"));
+  cli_free(&r);
   r = cli("run --help");
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "--runtime-pool exact|best-fit|first-fit|tlsf"));
