@@ -78,9 +78,11 @@ typedef struct tg_pool tg_pool;
 /* Create a pool over `device` (any backend; NULL = a virtual pool). The device is borrowed:
  * it must stay open until the pool is destroyed, and the pool releases only the blocks it
  * allocated. Creating a pool makes no driver allocation. TG_ERROR_INVALID_ARGUMENT for a
- * policy out of range, an alignment that is not a power of two, a block size with exact, or
- * a virtual pool without a capacity; TG_ERROR_OUT_OF_HOST_MEMORY. `*out` is NULL on failure;
- * host memory comes from `alloc` (NULL = default). */
+ * policy or precision out of range, an alignment that is not a power of two, a block size
+ * with exact, or a virtual pool without a capacity; TG_ERROR_OVERFLOW for a block size that
+ * overflows when rounded up to the alignment; TG_ERROR_OUT_OF_HOST_MEMORY; TG_ERROR_INTERNAL
+ * when the lock cannot be made. `*out` is NULL on failure; host memory comes from `alloc`
+ * (NULL = default). */
 tg_status tg_pool_create(tg_device *device, const tg_pool_options *options,
                          const tg_allocator *alloc, tg_pool **out, tg_error_info *err);
 
