@@ -32,6 +32,7 @@ struct tg_realization {
   tg_tensor_resource *resources;   /* per record (copy) */
   tg_usage_record *records;        /* per record (copy) */
   tg_realization_stats stats;
+  int borrowed;                    /* memories belong to the caller (tg__realization_create_placed) */
 };
 
 static const char *const k_backend_names[TG_BACKEND_COUNT] = {"auto", "host", "opencl", "vulkan"};
@@ -254,7 +255,7 @@ void tg_realization_destroy(tg_realization *z) {
       if (z->views[r]) d->vt->unbind(d->impl, z->views[r]);
   if (z->memories)
     for (size_t k = 0; k < z->memory_count; ++k)
-      if (z->memories[k]) d->vt->release(d->impl, z->memories[k]);
+      if (z->memories[k] && !z->borrowed) d->vt->release(d->impl, z->memories[k]);
   tg_allocator a = z->alloc;
   tg__free(&a, z->memories);
   tg__free(&a, z->objects);
@@ -722,5 +723,111 @@ done:
   tg__free(a, reads);
   tg__free(a, writes);
   accesses_free(a, &x);
+  return st;
+}
+
+/* ---- single allocations and placed realizations (run-time pools) ---- */
+
+tg_status tg__device_allocate(tg_device *d, const tg_tensor_resource *resource, tg_precision precision,
+                              int arena, void **memory, tg_error_info *err) {
+  *memory = NULL;
+  if (inject_failure(d))
+    return tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
+                     (unsigned long long)d->creations);
+  tg_status st = d->vt->allocate(d->impl, resource, precision, arena, memory);
+  if (st != TG_OK) {
+    *memory = NULL;
+    return tg__error(err, st, "allocating %llu bytes on the %s device failed: %s (driver code %lld)",
+                     (unsigned long long)resource->bytes, tg_backend_name(d->info.backend),
+                     tg_status_string(st), (long long)tg_device_get_native_error(d));
+  }
+  return TG_OK;
+}
+
+void tg__device_release(tg_device *d, void *memory) {
+  if (d != NULL && memory != NULL) d->vt->release(d->impl, memory);
+}
+
+uint64_t tg__device_memory_native(tg_device *d, void *memory) {
+  if (d == NULL || memory == NULL) return 0;
+  tg_tensor_handle h;
+  memset(&h, 0, sizeof h);
+  d->vt->handle(d->impl, memory, NULL, &h);
+  return h.memory;
+}
+
+tg_status tg__realization_create_placed(tg_device *d, const tg__placed_desc *desc,
+                                        const tg_allocator *alloc, tg_realization **out,
+                                        tg_error_info *err) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (d == NULL || desc == NULL ||
+      (desc->record_count && (!desc->records || !desc->resources || !desc->memory_of || !desc->offset_of)) ||
+      (desc->memory_count && (!desc->memories || !desc->objects)))
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "placed realization: missing arrays");
+  for (size_t r = 0; r < desc->record_count; ++r)
+    if (desc->memory_of[r] >= desc->memory_count)
+      return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "placed realization: record %zu names memory %u of %zu",
+                       r, desc->memory_of[r], desc->memory_count);
+  alloc = tg__alloc_or_default(alloc);
+  tg_realization *z = tg__calloc(alloc, 1, sizeof *z);
+  if (z == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+  z->device = d;
+  z->alloc = *alloc;
+  z->mode = TG_MODE_OBJECTS; /* sharing = same memory: a superset of real overlap, for waits */
+  z->precision = desc->precision;
+  z->record_count = desc->record_count;
+  z->memory_count = desc->memory_count;
+  z->borrowed = 1;
+  size_t nr = desc->record_count ? desc->record_count : 1;
+  size_t nm = desc->memory_count ? desc->memory_count : 1;
+  z->memories = tg__calloc(alloc, nm, sizeof *z->memories);
+  z->objects = tg__calloc(alloc, nm, sizeof *z->objects);
+  z->memory_of = tg__calloc(alloc, nr, sizeof *z->memory_of);
+  z->offset_of = tg__calloc(alloc, nr, sizeof *z->offset_of);
+  z->views = tg__calloc(alloc, nr, sizeof *z->views);
+  z->resources = tg__calloc(alloc, nr, sizeof *z->resources);
+  z->records = tg__calloc(alloc, nr, sizeof *z->records);
+  tg_status st = TG_OK;
+  if (!z->memories || !z->objects || !z->memory_of || !z->offset_of || !z->views ||
+      !z->resources || !z->records) {
+    st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    goto fail;
+  }
+  if (desc->memory_count) {
+    memcpy(z->memories, desc->memories, desc->memory_count * sizeof *z->memories);
+    memcpy(z->objects, desc->objects, desc->memory_count * sizeof *z->objects);
+  }
+  if (desc->record_count) {
+    memcpy(z->memory_of, desc->memory_of, desc->record_count * sizeof *z->memory_of);
+    memcpy(z->offset_of, desc->offset_of, desc->record_count * sizeof *z->offset_of);
+    memcpy(z->resources, desc->resources, desc->record_count * sizeof *z->resources);
+    memcpy(z->records, desc->records, desc->record_count * sizeof *z->records);
+  }
+  for (size_t r = 0; r < z->record_count; ++r) {
+    uint32_t k = z->memory_of[r];
+    int arena = !tg__storage_is_image(z->objects[k].storage);
+    if (inject_failure(d)) {
+      st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
+                     (unsigned long long)d->creations);
+      goto fail;
+    }
+    st = d->vt->bind(d->impl, z->memories[k], &z->objects[k], z->offset_of[r], &z->resources[r],
+                     z->precision, arena, &z->views[r]);
+    if (st != TG_OK) {
+      tg__error(err, st, "placing record %zu in memory %u at offset %llu failed: %s (driver code %lld)",
+                r, k, (unsigned long long)z->offset_of[r], tg_status_string(st),
+                (long long)tg_device_get_native_error(d));
+      z->views[r] = NULL;
+      goto fail;
+    }
+    z->stats.views++;
+  }
+  *out = z;
+  return TG_OK;
+fail:
+  tg_realization_destroy(z);
   return st;
 }

@@ -40,6 +40,7 @@ typedef struct tg__backend_vtable {
                     uint64_t offset, const tg_tensor_resource *tensor, tg_precision precision,
                     int arena, void **view);
   void (*unbind)(void *impl, void *view);
+  /* Fill out->memory from `memory` and out->native from `view` (NULL view: memory only). */
   void (*handle)(void *impl, void *memory, void *view, tg_tensor_handle *out);
   /* Shadow run. begin: prepare for `op_count` ops and `record_count` mismatch counters; images
    * hold texels of `precision`.
@@ -114,6 +115,37 @@ int tg__device_inject_failure(tg_device *device);
 
 /* The number of the last device object creation counted (for messages). */
 uint64_t tg__device_creations(const tg_device *device);
+
+/* Run-time pools (pool/) make single allocations through these. tg__device_allocate: one
+ * driver allocation of `resource` (a buffer block with `arena` = 1, or an image), counted by
+ * fault injection like every device object creation; `*memory` is NULL on failure and `err`
+ * says why. tg__device_release gives it back (NULL is a no-op). tg__device_memory_native: the
+ * driver's handle of an allocation (cl_mem, VkDeviceMemory, host pointer). */
+tg_status tg__device_allocate(tg_device *device, const tg_tensor_resource *resource,
+                              tg_precision precision, int arena, void **memory, tg_error_info *err);
+void tg__device_release(tg_device *device, void *memory);
+uint64_t tg__device_memory_native(tg_device *device, void *memory);
+
+/* A realization over allocations the caller owns (a pool's blocks and images): record r is
+ * `resources[r]`, placed in memories[memory_of[r]] at offset_of[r]. A memory whose object is
+ * a buffer is bound like an arena (a view at the offset); an image like an object (offset 0).
+ * tg_realization_destroy unbinds the views and leaves the memories alone; they must outlive
+ * the realization. The check runs on it as on any realization (out-of-order waits treat
+ * records in one memory as sharing it). On failure every view made is unbound. */
+typedef struct tg__placed_desc {
+  const tg_usage_record *records;
+  const tg_tensor_resource *resources;
+  size_t record_count;
+  tg_precision precision;
+  void *const *memories;
+  const tg_tensor_resource *objects;   /* per memory: what was allocated */
+  size_t memory_count;
+  const uint32_t *memory_of;
+  const uint64_t *offset_of;
+} tg__placed_desc;
+tg_status tg__realization_create_placed(tg_device *device, const tg__placed_desc *desc,
+                                        const tg_allocator *alloc, tg_realization **out,
+                                        tg_error_info *err);
 
 /* Bytes per texel (4 channels) for a precision. */
 static inline uint64_t tg__texel_bytes(tg_precision p) { return p == TG_PRECISION_FP16 ? 8u : 16u; }

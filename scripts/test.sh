@@ -44,10 +44,10 @@ if [ "$quick" -eq 0 ]; then
   LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
     run_suite build-asan -DTANGRAM_SANITIZE=ON -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF
 
-  echo "=== ThreadSanitizer: planning from 4 threads"
+  echo "=== ThreadSanitizer: planning from 4 threads, one run-time pool shared by 4 threads"
   cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANGRAM_TSAN=ON -DTANGRAM_WERROR="$TANGRAM_WERROR" -DTANGRAM_OPENCL=OFF \
     -DTANGRAM_VULKAN=OFF -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF >/dev/null
-  cmake --build build-tsan -j"$jobs" --target test_threads
+  cmake --build build-tsan -j"$jobs" --target test_threads test_pool_threads
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan -V -L threads
 
   echo "=== libFuzzer smoke: every fuzz target, 10 s each (scripts/fuzz.sh SECONDS for long runs)"

@@ -43,6 +43,16 @@ static void run_usage(FILE *to) {
       "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
       TG_CLI_PLACE_USAGE
       "                           (then CPU ops run on the host in the on-device check)\n"
+      "  --runtime-pool exact|best-fit|first-fit|tlsf\n"
+      "                           no plan: allocate each tensor from a run-time pool of this\n"
+      "                           policy when its producer runs, free it after its last reader,\n"
+      "                           check, and report the pool's peak next to the plan's total\n"
+      "                           (--storage auto = buffer, --mode default offsets for buffers,\n"
+      "                           objects for textures; CSV records work too)\n"
+      "  --capacity BYTES         with --runtime-pool: the pool's capacity (K/M/G suffixes;\n"
+      "                           default the device's budget); over it the run fails\n"
+      "  --block-size BYTES       with --runtime-pool best-fit, first-fit or tlsf: least size of\n"
+      "                           a new block (default 0: just the request that needs it)\n"
       "  -h, --help               this text\n"
       "\n"
       "Exit status: 0 ok, 1 failure (device error, corruption found, budget exceeded), 2 bad input\n"
@@ -402,6 +412,21 @@ int tg_cli_run(int argc, char **argv) {
   memset(&shapes, 0, sizeof shapes);
   tg_cli_place_request place;
   memset(&place, 0, sizeof place);
+  int help = 0;
+  for (int i = 1; i < argc; ++i) help |= strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0;
+  if (help) {
+    run_usage(stdout);
+    return TG_EXIT_OK;
+  }
+  for (int i = 1; i < argc; ++i) {
+    if (strncmp(argv[i], "--runtime-pool", 14) == 0 && (argv[i][14] == '\0' || argv[i][14] == '='))
+      return tg_cli_run_pool(argc, argv);
+    if (strcmp(argv[i], "--capacity") == 0 || strcmp(argv[i], "--block-size") == 0 ||
+        strncmp(argv[i], "--capacity=", 11) == 0 || strncmp(argv[i], "--block-size=", 13) == 0) {
+      tg_cli_error("run: %s applies to --runtime-pool (see tangram run --help)", argv[i]);
+      return TG_EXIT_USAGE;
+    }
+  }
   for (int i = 1; i < argc;) {
     const char *v;
     int m;

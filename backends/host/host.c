@@ -143,7 +143,7 @@ static void host_handle(void *impl, void *memory, void *view, tg_tensor_handle *
   host_memory *m = memory;
   host_view *v = view;
   out->memory = (uint64_t)(uintptr_t)m->base;
-  out->native = (uint64_t)(uintptr_t)(m->base + v->offset);
+  out->native = (uint64_t)(uintptr_t)(m->base + (v ? v->offset : 0));
 }
 
 static tg_status host_check_begin(void *impl, size_t record_count, size_t op_count,

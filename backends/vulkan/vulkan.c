@@ -741,7 +741,7 @@ static void vk_handle(void *impl, void *memory, void *view, tg_tensor_handle *ou
   vk_view *w = view;
   out->memory = HANDLE_U64(m->block.b.memory);
   out->offset = m->block.b.offset; /* the generic layer adds the tensor's place */
-  out->native = w->image ? HANDLE_U64(w->vk_image) : HANDLE_U64(w->buffer);
+  out->native = w == NULL ? 0 : w->image ? HANDLE_U64(w->vk_image) : HANDLE_U64(w->buffer);
 }
 
 void tg__vulkan_describe_tensor(const void *impl, const void *memory, const void *view,

@@ -25,7 +25,8 @@ extern "C" {
   X(TG_ERROR_LIMIT, 14, "exceeds a device limit")                              \
   X(TG_ERROR_CORRUPTION, 15, "on-device check found corrupted tensors")        \
   X(TG_ERROR_TIMEOUT, 16, "time limit reached")                                \
-  X(TG_ERROR_INTERNAL, 17, "internal error")
+  X(TG_ERROR_INTERNAL, 17, "internal error")                                  \
+  X(TG_ERROR_POOL_CAPACITY, 18, "pool capacity exceeded")
 
 typedef enum tg_status {
 #define TG_STATUS_ENUM_(name, value, text) name = value,

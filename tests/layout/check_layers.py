@@ -5,7 +5,7 @@ usage: check_layers.py SOURCE_DIR OBJECT_DIR [NM]
 
 Layers, in the order data flows (a file may use its own layer and the ones before it):
   core -> model -> planner/base -> planner/strategies -> planner/bounds -> planner/search
-  -> planner (front door, validator) -> schedule -> placement -> planfile -> backends -> report -> tools
+  -> planner (front door, validator) -> schedule -> placement -> planfile -> backends -> pool -> report -> tools
 
 Checks, each failing with the offending file and line:
   1. includes: no file includes an internal header (or a public header of
@@ -21,7 +21,7 @@ import subprocess
 import sys
 
 LAYERS = ["core", "model", "planner/base", "planner/strategies", "planner/bounds",
-          "planner/search", "planner", "schedule", "placement", "planfile", "backends", "report", "tools"]
+          "planner/search", "planner", "schedule", "placement", "planfile", "backends", "pool", "report", "tools"]
 
 # Public headers, by the layer that implements them.
 PUBLIC = {
@@ -31,6 +31,7 @@ PUBLIC = {
     "schedule.h": "schedule", "order.h": "schedule",
     "plan_file.h": "planfile", "placement.h": "placement",
     "backend.h": "backends", "hetero.h": "backends",
+    "pool.h": "pool",
     "report.h": "report",
 }
 
@@ -62,7 +63,7 @@ def header_layer(inc, src_dir, including):
 
 def check_includes(src_dir):
     errors = []
-    for top in ["core", "model", "planner", "schedule", "placement", "planfile", "backends", "report", "tools"]:
+    for top in ["core", "model", "planner", "schedule", "placement", "planfile", "backends", "pool", "report", "tools"]:
         for root, _, files in os.walk(os.path.join(src_dir, top)):
             for f in sorted(files):
                 if not f.endswith((".c", ".h", ".inc")):

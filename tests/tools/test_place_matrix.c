@@ -91,7 +91,7 @@ static void matrix(void **state) {
     for (int p = 0; p < PLACEMENTS; ++p) {
       /* Quick: auto and one k per model, rotating. */
       if (q && p != 0 && p != 1 + (int)(m % 3)) continue;
-      char place[320];
+      char place[1400]; /* room for any of files[] after the option name */
       if (p == 0) snprintf(place, sizeof place, "--place auto");
       else if (p == PLACEMENTS - 1) snprintf(place, sizeof place, "--place 'cpu:*'");
       else snprintf(place, sizeof place, "--place-file %s", files[p]);
@@ -110,7 +110,7 @@ static void matrix(void **state) {
             const char *io = p == 2 ? "--plan-io" : "";
             cli_result r = cli("run %s --backend %s --storage %s --mode %s --policy %s %s %s %s --json", path,
                                k_backends[b], storage, mode, policy, ooo ? "--out-of-order" : "", io, place);
-            char what[512];
+            char what[2048];
             snprintf(what, sizeof what, "%s %s %s %s %s %s %s %s", k_models[m], k_backends[b], storage, mode, policy,
                      ooo ? "out-of-order" : "in-order", io, place);
             if (r.code != 0) fail_msg("%s: exit %d: %s", what, r.code, r.err);
