@@ -168,6 +168,15 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   const tg_record_set *set = sp->in.records;
   int image = storage == TG_STORAGE_TEXTURE_2D || storage == TG_STORAGE_TEXTURE_ARRAY ||
               storage == TG_STORAGE_TEXTURE_3D || storage == TG_STORAGE_SINGLE_TEXTURE_2D;
+  if ((set->dims > 1 && !image) ||
+      (set->dims == 3 && storage != TG_STORAGE_TEXTURE_3D && storage != TG_STORAGE_TEXTURE_ARRAY)) {
+    /* Record files of 2D/3D extents hold texels: only a texture storage of as many dimensions
+     * (3D: texture_3d or texture_array) realises them. */
+    uint32_t dims = set->dims;
+    storage_plan_free(sp);
+    return tg__error(err, TG_ERROR_UNSUPPORTED, "the records are %uD texel extents, which %s cannot hold",
+                     dims, tg_storage_name(storage));
+  }
   if (image && !info->images) {
     storage_plan_free(sp);
     return tg__error(err, TG_ERROR_UNSUPPORTED, "%s: the device has no image support", tg_storage_name(storage));

@@ -234,6 +234,27 @@ static void run_plan_io(void **state) {
   }
 }
 
+/* Record files of texel extents: `run` picks a texture storage of as many dimensions (a buffer
+ * once won the storage choice and failed to realise), and refuses a storage that cannot hold
+ * them with the reason. */
+static void run_texel_records(void **state) {
+  (void)state;
+  char path[512];
+  const char *files[] = {"records/face_detection_short_range.tex2.csv",
+                         "records/face_detection_short_range.tex3.csv"};
+  for (int f = 0; f < 2; ++f) {
+    cli_result r = cli("run %s --backend host --json", tg_test_data_path(path, sizeof path, files[f]));
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
+    assert_null(strstr(r.out, "\"storage\":\"buffer\""));
+    cli_free(&r);
+  }
+  cli_result r = cli("run %s --backend host --storage buffer", tg_test_data_path(path, sizeof path, files[0]));
+  assert_int_equal(r.code, 1);
+  assert_non_null(strstr(r.err, "2D texel extents, which buffer cannot hold"));
+  cli_free(&r);
+}
+
 /* Out of order: a serial plan without its reuse edges is refused; parallel-safe needs none. */
 static void run_out_of_order(void **state) {
   (void)state;
@@ -290,6 +311,7 @@ int main(void) {
       cmocka_unit_test(run_budget),
       cmocka_unit_test(run_out_of_order),
       cmocka_unit_test(run_plan_io),
+      cmocka_unit_test(run_texel_records),
       cmocka_unit_test(host_allocation_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
