@@ -153,10 +153,11 @@ typedef struct tg_plan_options {
 
 /* The record count up to which `best` runs min-cost-flow when mcf_max_records is 0. */
 #define TG_DEFAULT_MCF_MAX_RECORDS ((size_t)500)
-/* `best` runs beam and hill-climb only up to this many records, hill-climb only without a
- * may-share relation (their time, many greedy passes' worth, is better spent by the search;
- * hill-climb's passes are quadratic with a relation), and min-cost-flow, beam and hill-climb
- * only while no plan of the others meets the lower bound (they could only tie). */
+/* `best` runs allocation-tree, beam and hill-climb only up to this many records, hill-climb
+ * only without a may-share relation (their time, up to many greedy passes' worth, is better
+ * spent by the search; hill-climb's passes are quadratic with a relation), and these and
+ * min-cost-flow only while no plan of the others meets the lower bound (they could only
+ * tie). */
 #define TG_BEST_PEERS_MAX_RECORDS ((size_t)1000)
 
 /* A plan. Objects mode: `object_of[r]` is record r's object; `object_sizes[k]` is object k's

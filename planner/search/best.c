@@ -204,9 +204,9 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
     if (!tg_strategy_applies(s, in->options->mode, in->dims)) continue;
     tg__strategy_fn fn = tg__strategy_fn_get(in->options->mode, s);
     if (s == TG_STRATEGY_MIN_COST_FLOW && in->count > mcf_max) continue;
-    const int costly = s == TG_STRATEGY_MIN_COST_FLOW || s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB;
-    if ((s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB) && in->count > TG_BEST_PEERS_MAX_RECORDS)
-      continue;
+    const int peer = s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB || s == TG_STRATEGY_ALLOCATION_TREE;
+    const int costly = peer || s == TG_STRATEGY_MIN_COST_FLOW;
+    if (peer && in->count > TG_BEST_PEERS_MAX_RECORDS) continue;
     if (s == TG_STRATEGY_HILL_CLIMB && in->options->relation != NULL) continue;
     if (costly && best != NULL) {
       /* No plan is below the bound: once one meets it, the costly strategies can only tie

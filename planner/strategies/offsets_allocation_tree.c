@@ -409,12 +409,19 @@ static void at_place(at_tree *t, uint32_t tn, uint32_t r) {
   if (t->failed) return;
   n = &t->nodes[tn];
   at_add_range(t, tn, b, e, n->nkids - 1);
-  /* The size: the largest child (a grow changed them all). */
+  /* The size: the largest child. Sizes only grow, so the new child (or, after a grow, which
+   * changed every child, all of them) decides. */
   n = &t->nodes[tn];
-  uint64_t size = 0;
-  for (uint32_t k = 0; k < n->nkids; ++k)
-    if (t->nodes[n->kids[k]].size > size) size = t->nodes[n->kids[k]].size;
-  n->size = size;
+  if (slot < vol) {
+    uint64_t size = 0;
+    for (uint32_t k = 0; k < n->nkids; ++k)
+      if (t->nodes[n->kids[k]].size > size) size = t->nodes[n->kids[k]].size;
+    n->size = size;
+  } else if (t->nodes[n->kids[n->nkids - 1]].size > slot) {
+    n->size = t->nodes[n->kids[n->nkids - 1]].size;
+  } else {
+    n->size = slot;
+  }
 }
 
 static int at_push(at_tree *t, size_t *top, uint32_t node, uint8_t is_last) {

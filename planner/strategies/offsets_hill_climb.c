@@ -14,15 +14,18 @@
  * size) and when no top record has an earlier conflict (the top record then sits alone at
  * offset 0). Random choices come from options->seed only. Cost: HC_ROUNDS greedy passes at
  * most, plus O(n) per round to find the move; a round places again only the records from the
- * first swapped position on. Serial inputs whose records conflict in few pairs (at most
- * HC_LIST_PAIRS per record) keep each record's conflicts in a list and place a record by
- * sorting its placed conflicts (TVM's own way); others use the gap index. */
+ * first swapped position on. Inputs whose conflicts fit in lists (HC_LIST_PAIRS per record
+ * serially, HC_LIST_MAX entries in all with a relation) keep each record's conflicts in a
+ * list and place a record by sorting its placed conflicts (TVM's own way); others use the
+ * gap index. */
 #include "planner/strategies/usmp_common.h"
 
 /* TVM's round count. */
 #define HC_ROUNDS 500u
-/* Conflict lists when the pairs are at most this many per record (both directions). */
+/* Conflict lists when they hold at most this many entries per record (two per pair), or, with
+ * a relation, at most HC_LIST_MAX in all if that is more. */
 #define HC_LIST_PAIRS 64u
+#define HC_LIST_MAX ((size_t)1 << 22)
 
 typedef struct hc_rng {
   uint64_t state;
@@ -41,68 +44,14 @@ typedef struct hc_state {
   const tg__plan_input *in;
   tg__obj_share share;
   size_t *order, *pos;
-  size_t *scratch; /* n entries */
   size_t *tops;    /* n entries */
   hc_rng rng;
   /* Serial, sparse: record r's conflicts are adj[adj_at[r] .. adj_at[r + 1]). */
   size_t *adj_at;
   uint32_t *adj;
   uint64_t *pairs; /* scratch: (offset, end) of one record's placed conflicts */
+  tg__sort_item *items; /* scratch: 2n items, to sort those by offset */
 } hc_state;
-
-/* Conflict lists of a serial input, unless they would exceed HC_LIST_PAIRS per record: then
- * nothing (adj NULL). */
-static tg_status hc_lists(hc_state *h) {
-  const tg__plan_input *in = h->in;
-  const size_t n = in->count;
-  if (in->options->relation != NULL || n == 0 || n >= UINT32_MAX) return TG_OK;
-  tg__sort_item *items = tg__alloc_array(in->alloc, 2 * n, sizeof *items);
-  h->adj_at = tg__calloc(in->alloc, n + 1, sizeof *h->adj_at);
-  if (items == NULL || h->adj_at == NULL) {
-    tg__free(in->alloc, items);
-    return TG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  for (size_t r = 0; r < n; ++r) items[r] = (tg__sort_item){in->records[r].first_task, r};
-  tg__sort_items_stable(items, n, items + n);
-  /* Pairs: each record with the later-starting ones that start before it ends. */
-  const uint64_t cap = (uint64_t)HC_LIST_PAIRS * n;
-  uint64_t total = 0;
-  for (size_t i = 0; i < n && total <= cap; ++i)
-    for (size_t j = i + 1; j < n && items[j].key <= in->records[items[i].idx].last_task; ++j) {
-      h->adj_at[items[i].idx + 1]++;
-      h->adj_at[items[j].idx + 1]++;
-      total += 2;
-    }
-  tg_status st = TG_OK;
-  if (total <= cap) {
-    for (size_t r = 0; r < n; ++r) h->adj_at[r + 1] += h->adj_at[r];
-    h->adj = tg__alloc_array(in->alloc, total ? total : 1, sizeof *h->adj);
-    h->pairs = tg__alloc_array(in->alloc, 2 * n, sizeof *h->pairs);
-    size_t *fill = tg__alloc_array(in->alloc, n, sizeof *fill);
-    if (h->adj == NULL || h->pairs == NULL || fill == NULL) {
-      st = TG_ERROR_OUT_OF_HOST_MEMORY;
-    } else {
-      memcpy(fill, h->adj_at, n * sizeof *fill);
-      for (size_t i = 0; i < n; ++i)
-        for (size_t j = i + 1; j < n && items[j].key <= in->records[items[i].idx].last_task; ++j) {
-          size_t a = items[i].idx, b = items[j].idx;
-          h->adj[fill[a]++] = (uint32_t)b;
-          h->adj[fill[b]++] = (uint32_t)a;
-        }
-    }
-    tg__free(in->alloc, fill);
-  }
-  if (total > cap || st != TG_OK) {
-    tg__free(in->alloc, h->adj);
-    tg__free(in->alloc, h->pairs);
-    tg__free(in->alloc, h->adj_at);
-    h->adj = NULL;
-    h->pairs = NULL;
-    h->adj_at = NULL;
-  }
-  tg__free(in->alloc, items);
-  return st;
-}
 
 static int hc_conflict(const hc_state *h, size_t a, size_t b) {
   const tg_usage_record *ra = &h->in->records[a], *rb = &h->in->records[b];
@@ -111,30 +60,36 @@ static int hc_conflict(const hc_state *h, size_t a, size_t b) {
 }
 
 /* A record of nonzero size conflicting with x and placed before it, at random; SIZE_MAX when
- * none. `skip` is excluded. */
+ * none. `skip` is excluded. The one whose id hashes lowest with a fresh random number wins,
+ * which makes the choice independent of the order candidates are met in (conflict lists are
+ * built in an order that a relation's windows change). */
 static size_t hc_earlier_conflict(hc_state *h, size_t x, size_t skip) {
-  size_t k = 0;
+  uint64_t u = hc_next(&h->rng), best_key = UINT64_MAX;
+  size_t best = SIZE_MAX;
   if (h->adj != NULL) {
     for (size_t e = h->adj_at[x]; e < h->adj_at[x + 1]; ++e) {
       size_t s = h->adj[e];
       if (s == skip || h->pos[s] >= h->pos[x] || h->in->volumes[s] == 0) continue;
-      h->scratch[k++] = s;
-    }
-    /* The list is in no particular order: choose by position, as the scan below does. */
-    for (size_t i = 1; i < k; ++i)
-      for (size_t j = i; j > 0 && h->pos[h->scratch[j - 1]] > h->pos[h->scratch[j]]; --j) {
-        size_t t = h->scratch[j];
-        h->scratch[j] = h->scratch[j - 1];
-        h->scratch[j - 1] = t;
+      hc_rng k = {u ^ (uint64_t)s};
+      uint64_t key = hc_next(&k);
+      if (key < best_key || (key == best_key && s < best)) {
+        best_key = key;
+        best = s;
       }
-    return k ? h->scratch[hc_below(&h->rng, k)] : SIZE_MAX;
+    }
+    return best;
   }
   for (size_t i = 0; i < h->pos[x]; ++i) {
     size_t s = h->order[i];
     if (s == skip || h->in->volumes[s] == 0 || !hc_conflict(h, s, x)) continue;
-    h->scratch[k++] = s;
+    hc_rng k = {u ^ (uint64_t)s};
+    uint64_t key = hc_next(&k);
+    if (key < best_key || (key == best_key && s < best)) {
+      best_key = key;
+      best = s;
+    }
   }
-  return k ? h->scratch[hc_below(&h->rng, k)] : SIZE_MAX;
+  return best;
 }
 
 /* The move on the plan `off` of total `total`: *b and *c to swap; 0 when there is none. */
@@ -199,16 +154,24 @@ static tg_status hc_replace(hc_state *h, tg__gap_index *ix, size_t from, const u
       size_t r = h->order[i], m = 0;
       for (size_t e = h->adj_at[r]; e < h->adj_at[r + 1]; ++e) {
         size_t c = h->adj[e];
-        if (h->pos[c] >= i) continue;
-        uint64_t o = out[c], end = o + in->volumes[c];
-        size_t j = m++; /* insertion by offset */
-        while (j > 0 && h->pairs[2 * (j - 1)] > o) {
-          h->pairs[2 * j] = h->pairs[2 * (j - 1)];
-          h->pairs[2 * j + 1] = h->pairs[2 * (j - 1) + 1];
-          --j;
+        if (h->pos[c] < i) h->items[m++] = (tg__sort_item){out[c], c};
+      }
+      if (m < 32) { /* insertion sort by offset; else the radix sort */
+        for (size_t a = 1; a < m; ++a) {
+          tg__sort_item x = h->items[a];
+          size_t b = a;
+          while (b > 0 && h->items[b - 1].key > x.key) {
+            h->items[b] = h->items[b - 1];
+            --b;
+          }
+          h->items[b] = x;
         }
-        h->pairs[2 * j] = o;
-        h->pairs[2 * j + 1] = end;
+      } else {
+        tg__sort_items_stable(h->items, m, h->items + in->count);
+      }
+      for (size_t j = 0; j < m; ++j) {
+        h->pairs[2 * j] = h->items[j].key;
+        h->pairs[2 * j + 1] = h->items[j].key + in->volumes[h->items[j].idx];
       }
       /* TVM's walk: past every placed conflict the record would overlap. */
       uint64_t at = 0, size = in->volumes[r], a = tg__record_alignment(in, r), end;
@@ -264,18 +227,25 @@ tg_status tg__offsets_hill_climb(const tg__plan_input *in, tg_plan **out) {
   uint64_t *cand = tg__alloc_array(in->alloc, n, sizeof *cand);
   h.order = tg__alloc_array(in->alloc, n, sizeof *h.order);
   h.pos = tg__alloc_array(in->alloc, n, sizeof *h.pos);
-  h.scratch = tg__alloc_array(in->alloc, n, sizeof *h.scratch);
   h.tops = tg__alloc_array(in->alloc, n, sizeof *h.tops);
   uint64_t target = 0, cur_total = 0, best_total = 0;
   if (counts == NULL || cur == NULL || cand == NULL || h.order == NULL || h.pos == NULL ||
-      h.scratch == NULL || h.tops == NULL)
+      h.tops == NULL)
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
   if (st == TG_OK) st = tg__obj_share_init(&h.share, in);
-  if (st == TG_OK) st = tg__usmp_conflict_counts(in, counts);
+  /* Conflict lists when they are short enough: few pairs per record serially; with a
+   * relation (whose gap index tests every placed record) whenever they fit. */
+  size_t max_entries = (size_t)HC_LIST_PAIRS * in->count;
+  if (in->options->relation != NULL && max_entries < HC_LIST_MAX) max_entries = HC_LIST_MAX;
+  if (st == TG_OK) st = tg__usmp_conflicts(in, max_entries, counts, &h.adj_at, &h.adj);
+  if (st == TG_OK && h.adj != NULL) {
+    h.pairs = tg__alloc_array(in->alloc, 2 * n, sizeof *h.pairs);
+    h.items = tg__alloc_array(in->alloc, 2 * n, sizeof *h.items);
+    if (h.pairs == NULL || h.items == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
   if (st == TG_OK) st = tg__usmp_order(in, counts, 0, h.order);
   if (st == TG_OK) st = hc_peak_live(in, &target);
   if (st == TG_OK) st = tg__usmp_place(in, h.order, cur, &cur_total);
-  if (st == TG_OK) st = hc_lists(&h);
   if (st == TG_OK && h.adj == NULL) { /* one index for every round: records leave and come back */
     st = tg__gap_index_create(in, &ix);
     for (size_t r = 0; st == TG_OK && r < in->count; ++r) tg__gap_index_insert(ix, r, cur[r]);
@@ -329,11 +299,11 @@ tg_status tg__offsets_hill_climb(const tg__plan_input *in, tg_plan **out) {
   tg__free(in->alloc, cand);
   tg__free(in->alloc, h.order);
   tg__free(in->alloc, h.pos);
-  tg__free(in->alloc, h.scratch);
   tg__free(in->alloc, h.tops);
   tg__free(in->alloc, h.adj_at);
   tg__free(in->alloc, h.adj);
   tg__free(in->alloc, h.pairs);
+  tg__free(in->alloc, h.items);
   if (st != TG_OK) {
     tg_plan_destroy(*out);
     *out = NULL;

@@ -40,12 +40,12 @@ int tg_strategy_applies(tg_strategy s, tg_mode mode, uint32_t dims) {
 }
 
 /* Every strategy but `best`: TFLite's as `best` always ran them, then the peers' that cost
- * about a greedy pass, then those that cost many (min-cost-flow, beam, hill-climb), which
- * `best` skips once a plan meets the lower bound. */
+ * about a greedy pass, then those that can cost many (min-cost-flow, allocation-tree, beam,
+ * hill-climb), which `best` skips once a plan meets the lower bound. */
 static const tg_strategy k_best_runs[] = {
     TG_STRATEGY_NAIVE,           TG_STRATEGY_EQUALITY,        TG_STRATEGY_GREEDY_IN_ORDER,
-    TG_STRATEGY_GREEDY_BY_BREADTH, TG_STRATEGY_GREEDY_BY_SIZE, TG_STRATEGY_ALLOCATION_TREE,
-    TG_STRATEGY_GREEDY_COLORING, TG_STRATEGY_GREEDY_BY_CONFLICTS, TG_STRATEGY_MIN_COST_FLOW,
+    TG_STRATEGY_GREEDY_BY_BREADTH, TG_STRATEGY_GREEDY_BY_SIZE, TG_STRATEGY_GREEDY_COLORING,
+    TG_STRATEGY_GREEDY_BY_CONFLICTS, TG_STRATEGY_MIN_COST_FLOW, TG_STRATEGY_ALLOCATION_TREE,
     TG_STRATEGY_BEAM,            TG_STRATEGY_HILL_CLIMB};
 
 size_t tg__best_strategy_count(void) { return sizeof k_best_runs / sizeof k_best_runs[0]; }

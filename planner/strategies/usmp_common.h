@@ -13,6 +13,13 @@
  * intersecting windows (every such pair without windows). */
 tg_status tg__usmp_conflict_counts(const tg__plan_input *in, uint64_t *counts);
 
+/* The counts as above, and (when adj_at is not NULL) each record's conflicts as lists in CSR
+ * form: record r's are (*adj)[(*adj_at)[r] .. (*adj_at)[r + 1]), in no particular order. The
+ * lists are made only when they hold at most `max_entries` entries (two per conflicting pair);
+ * otherwise *adj_at and *adj are NULL (not an error). The caller frees both (tg__free). */
+tg_status tg__usmp_conflicts(const tg__plan_input *in, size_t max_entries, uint64_t *counts,
+                             size_t **adj_at, uint32_t **adj);
+
 /* order[0..count): greedy-by-conflicts' order (conflicts descending, then volume descending,
  * then index) when `by_conflicts`, else USMP greedy-by-size's (volume descending, then
  * conflicts descending, then index). */

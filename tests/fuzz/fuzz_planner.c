@@ -253,7 +253,8 @@ static int applicable(tg_mode mode, tg_strategy s, uint32_t dims) {
 static int in_best(const input *in, tg_strategy s) {
   size_t mcf_max = in->mcf_max_records ? in->mcf_max_records : TG_DEFAULT_MCF_MAX_RECORDS;
   if (s == TG_STRATEGY_MIN_COST_FLOW) return in->count <= mcf_max;
-  if (s == TG_STRATEGY_BEAM) return in->count <= TG_BEST_PEERS_MAX_RECORDS;
+  if (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_ALLOCATION_TREE)
+    return in->count <= TG_BEST_PEERS_MAX_RECORDS;
   if (s == TG_STRATEGY_HILL_CLIMB)
     return in->count <= TG_BEST_PEERS_MAX_RECORDS && !in->use_relation;
   return 1;

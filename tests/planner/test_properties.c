@@ -158,7 +158,7 @@ static uint64_t run(const run_ctx *c, tg_mode mode, tg_strategy s, tg_fit fit) {
 /* Does `best` run strategy s on n records (beside applying to the mode)? */
 static int in_best(tg_strategy s, size_t n, int relation) {
   if (s == TG_STRATEGY_MIN_COST_FLOW) return n <= TG_DEFAULT_MCF_MAX_RECORDS;
-  if (s == TG_STRATEGY_BEAM) return n <= TG_BEST_PEERS_MAX_RECORDS;
+  if (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_ALLOCATION_TREE) return n <= TG_BEST_PEERS_MAX_RECORDS;
   if (s == TG_STRATEGY_HILL_CLIMB) return n <= TG_BEST_PEERS_MAX_RECORDS && !relation;
   return 1;
 }

@@ -74,7 +74,8 @@ static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_
 }
 
 /* The smallest total of the strategies that take about one greedy pass (all but
- * min-cost-flow, beam and hill-climb): what `best` with a time limit never exceeds on inputs
+ * min-cost-flow, allocation-tree, beam and hill-climb): what `best` with a time limit never
+ * exceeds on inputs
  * of at most TG__LNS_MIN_RECORDS - 1 records (it runs them in full before anything the
  * deadline can cut short). */
 static uint64_t one_pass_total(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
@@ -82,7 +83,8 @@ static uint64_t one_pass_total(const tg_usage_record *r, size_t n, uint32_t dims
   uint64_t best = UINT64_MAX;
   for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
     if (s == TG_STRATEGY_BEST || s == TG_STRATEGY_MIN_COST_FLOW || s == TG_STRATEGY_BEAM ||
-        s == TG_STRATEGY_HILL_CLIMB || !tg_strategy_applies((tg_strategy)s, mode, dims))
+        s == TG_STRATEGY_HILL_CLIMB || s == TG_STRATEGY_ALLOCATION_TREE ||
+        !tg_strategy_applies((tg_strategy)s, mode, dims))
       continue;
     for (int f = 0; f < (mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER ? 3 : 1); ++f) {
       tg_plan_options o;

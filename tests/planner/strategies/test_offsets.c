@@ -647,7 +647,9 @@ static void relation_is_honoured(void **state) {
     uint64_t align = tg_test_rng_range(&rng, 0, 1) ? 1 : 16;
     for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
       if (!tg_strategy_applies((tg_strategy)s, TG_MODE_OFFSETS, 1)) continue;
-      for (int f = 0; f < 3; ++f) {
+      /* The fit matters to greedy-in-order only; hill-climb (500 greedy passes) on a third. */
+      if (s == TG_STRATEGY_HILL_CLIMB && iter % 3 != 0) continue;
+      for (int f = 0; f < (s == TG_STRATEGY_GREEDY_IN_ORDER ? 3 : 1); ++f) {
         tg_plan *p = plan_ok(r, n, (tg_strategy)s, (tg_fit)f, align, &rel);
         /* Direct check, independent of the validator: every address-overlapping pair either
          * is disjoint in time and allowed, or ... nothing else. */
@@ -756,6 +758,7 @@ static void window_relation_gives_the_same_plans(void **state) {
     uint64_t align = tg_test_rng_range(&rng, 0, 2) == 0 ? 16 : 1;
     for (int s = TG_STRATEGY_GREEDY_IN_ORDER; s < TG_STRATEGY_COUNT; ++s) {
       if (!tg_strategy_applies((tg_strategy)s, TG_MODE_OFFSETS, 1)) continue;
+      if (s == TG_STRATEGY_HILL_CLIMB && iter % 5 != 0) continue; /* 500 passes: a sample */
       for (int f = 0; f < (s == TG_STRATEGY_GREEDY_IN_ORDER ? 3 : 1); ++f) {
         tg_plan *pw = plan_ok(r, n, (tg_strategy)s, (tg_fit)f, align, &with);
         tg_plan *pn = plan_ok(r, n, (tg_strategy)s, (tg_fit)f, align, &without);
