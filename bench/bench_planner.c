@@ -140,6 +140,52 @@ static void gen_perfect(rng *g, tg_usage_record *r, size_t n) {
   free(p);
 }
 
+/* A size like a compiler's: not a power of two, and no common unit across records (2^k + 1,
+ * 2^k - 3, 1.5 * 2^k + 7, or 2^k plus an odd offset), k in [lo, hi]. */
+static uint64_t odd_size(rng *g, unsigned lo, unsigned hi) {
+  unsigned k = (unsigned)rrange(g, lo, hi);
+  uint64_t base = (uint64_t)1 << k;
+  switch (rnext(g) % 4) {
+    case 0: return base + 1;
+    case 1: return base > 4 ? base - 3 : base + 3;
+    case 2: return base + base / 2 + 7;
+    default: return base + (rrange(g, 1, base / 2) | 1);
+  }
+}
+
+/* Compiler traces (ML-compiler buffer traces): tens of thousands of short-lived buffers (1-7
+ * tasks over n/6 tasks) and a few hundred long-lived ones (a quarter to all of the trace)
+ * holding about a third of the peak; sizes from odd_size; records in random order. */
+static void gen_compiler(rng *g, tg_usage_record *r, size_t n) {
+  size_t longs = n >= 3000 ? 300 : n / 10;
+  uint64_t tasks = n / 6 + 8;
+  double short_live = 0;
+  for (size_t i = longs; i < n; ++i) {
+    uint64_t f = rrange(g, 0, tasks - 8);
+    uint64_t len = rrange(g, 0, 6); /* one draw per statement (see gen_chain) */
+    uint64_t size = odd_size(g, 10, 18);
+    r[i] = rec1(size, f, f + len);
+    short_live += (double)size * (double)(len + 1);
+  }
+  short_live /= (double)tasks;
+  /* Long-lived buffers live 5/8 of the trace on average: half the short-lived live sum. */
+  double avg = longs ? short_live / 2 / ((double)longs * 5 / 8) : 0;
+  unsigned k = 1;
+  while (k < 40 && (double)((uint64_t)1 << (k + 1)) < avg) ++k;
+  for (size_t i = 0; i < longs; ++i) {
+    uint64_t len = rrange(g, tasks / 4, tasks - 1);
+    uint64_t f = rrange(g, 0, tasks - 1 - len);
+    uint64_t size = odd_size(g, k > 1 ? k - 1 : 1, k + 1);
+    r[i] = rec1(size, f, f + len);
+  }
+  for (size_t i = n; i > 1; --i) { /* shuffle */
+    size_t j = (size_t)rrange(g, 0, i - 1);
+    tg_usage_record t = r[i - 1];
+    r[i - 1] = r[j];
+    r[j] = t;
+  }
+}
+
 typedef struct family {
   const char *name;
   void (*gen)(rng *, tg_usage_record *, size_t);
@@ -162,6 +208,12 @@ typedef struct out {
  * --markdown's note column only (the callers print it on its own line in the plain table). */
 static void row(out *o, const char *set, size_t n, const char *mode, const char *what,
                 double ms, double ratio, double vs_qsort, const char *note, const char *detail) {
+  /* The strategy's origin, from the name's first word ("beam(width=4)" is beam). */
+  char base[64];
+  snprintf(base, sizeof base, "%s", what);
+  base[strcspn(base, "(+")] = '\0';
+  tg_strategy st;
+  const char *origin = tg_strategy_from_name(base, &st) == TG_OK ? tg_strategy_origin(st) : "-";
   if (o->markdown) {
     char t[32] = "-", r[32] = "-", q[32] = "-";
     if (note == NULL) {
@@ -169,11 +221,11 @@ static void row(out *o, const char *set, size_t n, const char *mode, const char 
       snprintf(r, sizeof r, "%.4f", ratio);
       if (vs_qsort > 0) snprintf(q, sizeof q, "%.1fx", vs_qsort);
     }
-    printf("| %-28s | %7zu | %-7s | %-24s | %9s | %7s | %8s | %s |\n", set, n, mode, what, t, r, q,
-           note != NULL ? note : detail != NULL ? detail : "");
+    printf("| %-28s | %7zu | %-7s | %-24s | %-10s | %9s | %7s | %8s | %s |\n", set, n, mode, what,
+           origin, t, r, q, note != NULL ? note : detail != NULL ? detail : "");
   } else if (o->json) {
-    printf("%s{\"set\":\"%s\",\"records\":%zu,\"mode\":\"%s\",\"strategy\":\"%s\"", o->rows ? ",\n" : "",
-           set, n, mode, what);
+    printf("%s{\"set\":\"%s\",\"records\":%zu,\"mode\":\"%s\",\"strategy\":\"%s\",\"origin\":\"%s\"",
+           o->rows ? ",\n" : "", set, n, mode, what, origin);
     if (note != NULL) {
       printf(",\"skipped\":\"%s\"}", note);
     } else {
@@ -182,13 +234,13 @@ static void row(out *o, const char *set, size_t n, const char *mode, const char 
       printf("}");
     }
   } else if (note != NULL) {
-    printf("| %-28s | %7zu | %-7s | %-24s | %9s | %7s | %8s | %s\n", set, n, mode, what, "-", "-",
-           "-", note);
+    printf("| %-28s | %7zu | %-7s | %-24s | %-10s | %9s | %7s | %8s | %s\n", set, n, mode, what,
+           origin, "-", "-", "-", note);
   } else {
     char q[32] = "-";
     if (vs_qsort > 0) snprintf(q, sizeof q, "%.1fx", vs_qsort);
-    printf("| %-28s | %7zu | %-7s | %-24s | %9.3f | %7.4f | %8s |\n", set, n, mode, what, ms,
-           ratio, q);
+    printf("| %-28s | %7zu | %-7s | %-24s | %-10s | %9.3f | %7.4f | %8s |\n", set, n, mode, what,
+           origin, ms, ratio, q);
   }
   o->rows++;
 }
@@ -255,11 +307,11 @@ static void arena_free(void *user, void *ptr) {
 }
 
 /* Plan with `opt`, best of `reps` runs (through `alloc`, reset before each run, when given);
- * `*total` is the fastest run's (a search stopped by the clock may differ between runs); -1
- * on failure. */
+ * `*total` is the fastest run's (a search stopped by the clock may differ between runs) and
+ * `*slowest` (may be NULL) the slowest run's time; -1 on failure. */
 static double time_plan(const tg_usage_record *r, size_t n, uint32_t dims, const tg_plan_options *opt,
-                        int reps, arena *ar, uint64_t *total) {
-  double best = 1e30;
+                        int reps, arena *ar, uint64_t *total, double *slowest) {
+  double best = 1e30, worst = 0;
   tg_allocator al = {arena_alloc, arena_realloc, arena_free, ar};
   for (int k = 0; k < reps; ++k) {
     tg_plan *p = NULL;
@@ -275,19 +327,74 @@ static double time_plan(const tg_usage_record *r, size_t n, uint32_t dims, const
       best = ms;
       *total = p->total;
     }
+    if (ms > worst) worst = ms;
     tg_plan_destroy(p);
   }
+  if (slowest != NULL) *slowest = worst;
   return best;
+}
+
+/* The time-limit check over every search row: a call with time_limit_ms = L must return
+ * within L + L/10 + 20 ms (planner.h), every run counted. */
+typedef struct limit_stats {
+  int rows, violations;
+  double worst_over_ms; /* the largest (time - L), negative when all finished early */
+  char worst[160];
+} limit_stats;
+
+static void limit_check(limit_stats *ls, const char *set, size_t n, const char *mode,
+                        uint32_t limit_ms, double slowest_ms) {
+  double allowed = limit_ms + limit_ms / 10.0 + 20.0, over = slowest_ms - limit_ms;
+  ls->rows++;
+  if (ls->rows == 1 || over > ls->worst_over_ms) {
+    ls->worst_over_ms = over;
+    snprintf(ls->worst, sizeof ls->worst, "%s %zu %s, limit %u ms: %.1f ms", set, n, mode,
+             (unsigned)limit_ms, slowest_ms);
+  }
+  if (slowest_ms > allowed) {
+    ls->violations++;
+    fprintf(stderr, "bench_planner: time limit exceeded: %s %zu records %s: %.1f ms for a %u ms "
+                    "limit (allowed %.1f)\n", set, n, mode, slowest_ms, (unsigned)limit_ms, allowed);
+  }
 }
 
 typedef struct bench_cfg {
   uint32_t search_ms;
+  uint32_t long_ms;      /* 0, or a second search row (the compiler traces: 1000) */
   uint32_t exact_ms;
   int mode;              /* -1 = both */
   const char *strategy;  /* NULL = all */
   int reps;              /* 0 = by size */
+  size_t hill_max;       /* hill-climb rows only up to this many records (0 = all) */
   arena *arena;          /* NULL: plan with malloc (--alloc malloc) */
+  limit_stats *limits;
 } bench_cfg;
+
+/* One row of run_set: a strategy, a beam width (0 = default), a time limit. */
+typedef struct row_spec {
+  tg_strategy strategy;
+  uint32_t width;
+  uint32_t limit_ms; /* TG_TIME_LIMIT_NONE for every row but best+search */
+} row_spec;
+
+/* Every strategy of the mode (enum order, `best` without search last), beam also at widths
+ * 1, 4 and 32 beside its default 8, then best + search (and the long search). */
+static size_t row_specs(const bench_cfg *cfg, tg_mode mode, uint32_t dims, row_spec *out) {
+  size_t k = 0;
+  for (int i = 0; i < TG_STRATEGY_COUNT - 1; ++i) {
+    tg_strategy s = (tg_strategy)(i < TG_STRATEGY_BEST ? i : i + 1);
+    if (!tg_strategy_applies(s, mode, dims)) continue;
+    out[k++] = (row_spec){s, 0, TG_TIME_LIMIT_NONE};
+    if (s == TG_STRATEGY_BEAM) {
+      static const uint32_t widths[] = {1, 4, 32};
+      for (size_t w = 0; w < 3; ++w) out[k++] = (row_spec){s, widths[w], TG_TIME_LIMIT_NONE};
+    }
+  }
+  out[k++] = (row_spec){TG_STRATEGY_BEST, 0, TG_TIME_LIMIT_NONE};
+  out[k++] = (row_spec){TG_STRATEGY_BEST, 0, cfg->search_ms};
+  if (cfg->long_ms) out[k++] = (row_spec){TG_STRATEGY_BEST, 0, cfg->long_ms};
+  return k;
+}
 
 /* Every strategy of both modes (objects only when `objects`), then best + search. */
 static void run_set(out *o, const bench_cfg *cfg, const char *set, const tg_usage_record *r, size_t n,
@@ -301,38 +408,45 @@ static void run_set(out *o, const bench_cfg *cfg, const char *set, const tg_usag
     if ((mode == TG_MODE_OFFSETS && !offsets) || (mode == TG_MODE_OBJECTS && !objects)) continue;
     if (cfg->mode >= 0 && mode != cfg->mode) continue;
     uint64_t lb = mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max;
-    for (int s = 0; s <= TG_STRATEGY_BEST + 1; ++s) {
+    row_spec specs[3 * TG_STRATEGY_COUNT];
+    size_t nspecs = row_specs(cfg, (tg_mode)mode, dims, specs);
+    for (size_t i = 0; i < nspecs; ++i) {
+      const row_spec *rs = &specs[i];
+      const int search = rs->limit_ms != TG_TIME_LIMIT_NONE;
       tg_plan_options opt;
       memset(&opt, 0, sizeof opt);
       opt.mode = (tg_mode)mode;
-      opt.strategy = s > TG_STRATEGY_BEST ? TG_STRATEGY_BEST : (tg_strategy)s;
+      opt.strategy = rs->strategy;
+      opt.beam_width = rs->width;
+      opt.time_limit_ms = rs->limit_ms;
       char name[64];
-      snprintf(name, sizeof name, "%s", tg_strategy_name(opt.strategy));
-      if (s > TG_STRATEGY_BEST) {
-        opt.time_limit_ms = cfg->search_ms;
-        snprintf(name, sizeof name, "best+search(%ums)", (unsigned)cfg->search_ms);
-      }
+      if (search) snprintf(name, sizeof name, "best+search(%ums)", (unsigned)rs->limit_ms);
+      else if (rs->width) snprintf(name, sizeof name, "beam(width=%u)", (unsigned)rs->width);
+      else snprintf(name, sizeof name, "%s", tg_strategy_name(rs->strategy));
       if (cfg->strategy != NULL &&
-          strcmp(cfg->strategy, s > TG_STRATEGY_BEST ? "best+search" : name) != 0)
-        continue;
-      if (mode == TG_MODE_OFFSETS &&
-          (opt.strategy == TG_STRATEGY_EQUALITY || opt.strategy == TG_STRATEGY_MIN_COST_FLOW))
+          strcmp(cfg->strategy, search ? "best+search" : tg_strategy_name(rs->strategy)) != 0)
         continue;
       if (opt.strategy == TG_STRATEGY_MIN_COST_FLOW && n > TG_DEFAULT_MCF_MAX_RECORDS) {
         row(o, set, n, tg_mode_name(opt.mode), name, 0, 0, 0, "skipped: above min-cost-flow limit",
             NULL);
         continue;
       }
+      if (opt.strategy == TG_STRATEGY_HILL_CLIMB && cfg->hill_max && n > cfg->hill_max) {
+        row(o, set, n, tg_mode_name(opt.mode), name, 0, 0, 0,
+            "skipped: above --hill-climb-max (500 greedy passes)", NULL);
+        continue;
+      }
       uint64_t total = 0;
+      double slowest = 0;
       /* With the arena, a second run at least: the first one faults its pages in (for the
        * search rows too: at 100k those faults ate most of a 100 ms limit). */
-      int runs = s > TG_STRATEGY_BEST ? (cfg->arena != NULL ? 2 : 1)
-                                      : cfg->arena != NULL && reps < 2 ? 2 : reps;
-      double ms = time_plan(r, n, dims, &opt, runs, cfg->arena, &total);
+      int runs = search ? (cfg->arena != NULL ? 2 : 1) : cfg->arena != NULL && reps < 2 ? 2 : reps;
+      double ms = time_plan(r, n, dims, &opt, runs, cfg->arena, &total, &slowest);
       if (ms < 0) continue;
       double ratio = lb ? (double)total / (double)lb : 1.0;
       row(o, set, n, tg_mode_name(opt.mode), name, ms, ratio, q > 0 ? ms / q : 0, NULL, NULL);
-      if (s > TG_STRATEGY_BEST) {
+      if (search) limit_check(cfg->limits, set, n, tg_mode_name(opt.mode), rs->limit_ms, slowest);
+      if (search && rs->limit_ms == cfg->search_ms) {
         if (mode == TG_MODE_OFFSETS && mean_off) *mean_off += ratio;
         if (mode == TG_MODE_OBJECTS && mean_obj) *mean_obj += ratio;
       }
@@ -379,15 +493,16 @@ static void run_perfect_instance(out *o, const bench_cfg *cfg, const tg_usage_re
     memset(&opt, 0, sizeof opt);
     opt.mode = TG_MODE_OFFSETS;
     opt.strategy = TG_STRATEGY_BEST;
-    opt.time_limit_ms = k ? cfg->search_ms : 0;
+    opt.time_limit_ms = k ? cfg->search_ms : TG_TIME_LIMIT_NONE;
     char name[64];
     if (k) snprintf(name, sizeof name, "best+search(%ums)", (unsigned)cfg->search_ms);
     else snprintf(name, sizeof name, "best");
     uint64_t total = 0;
-    double ms = time_plan(r, n, 1, &opt, 1, NULL, &total);
+    double ms = time_plan(r, n, 1, &opt, 1, NULL, &total, NULL);
     if (ms < 0) continue;
     double ratio = b.peak_live ? (double)total / (double)b.peak_live : 1.0;
     row(o, "perfect-packing", n, "offsets", name, ms, ratio, 0, NULL, NULL);
+    if (k) limit_check(cfg->limits, "perfect-packing", n, "offsets", cfg->search_ms, ms);
     if (k) *search_ratio = ratio;
   }
 }
@@ -427,7 +542,9 @@ static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
   opt.strategy = TG_STRATEGY_BEST;
   opt.time_limit_ms = cfg->search_ms;
   uint64_t total = 0;
-  if (time_plan(set->records, set->count, set->dims, &opt, 1, NULL, &total) < 0 || lb == 0) return 0;
+  double ms = time_plan(set->records, set->count, set->dims, &opt, 1, NULL, &total, NULL);
+  if (ms < 0 || lb == 0) return 0;
+  limit_check(cfg->limits, set_name, set->count, "objects", cfg->search_ms, ms);
   *most = 1 - (double)lb / (double)tflite;
   *got = 1 - (double)total / (double)tflite;
   char detail[256];
@@ -443,7 +560,10 @@ static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
 
 int main(int argc, char **argv) {
   out o = {0, 0, 0};
-  bench_cfg cfg = {100, 2000, -1, NULL, 0, NULL};
+  limit_stats limits;
+  memset(&limits, 0, sizeof limits);
+  bench_cfg cfg = {100, 0, 2000, -1, NULL, 0, 0, NULL, &limits};
+  size_t sizes_given = 0;
   int use_arena = 1;
   int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0, perfect_seeds = 1;
   const char *family_name = NULL;
@@ -479,6 +599,8 @@ int main(int argc, char **argv) {
     }
     else if (strcmp(argv[i], "--strategy") == 0 && i + 1 < argc) cfg.strategy = argv[++i];
     else if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc) cfg.reps = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--hill-climb-max") == 0 && i + 1 < argc)
+      cfg.hill_max = (size_t)strtoull(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--alloc") == 0 && i + 1 < argc) {
       ++i;
       if (strcmp(argv[i], "arena") == 0) use_arena = 1;
@@ -499,6 +621,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
       char *p = argv[++i];
       size_count = 0;
+      sizes_given = 1;
       while (*p != '\0' && size_count < sizeof sizes / sizeof *sizes) {
         sizes[size_count++] = (size_t)strtoull(p, &p, 10);
         if (*p == ',') ++p;
@@ -508,7 +631,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: bench_planner [--json | --markdown] [--quick] [--records DIR] [--search-ms N] "
                       "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "
                       "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc] "
-                      "[--exact-sets] [--perfect-seeds K]\n");
+                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N]\n");
       return 2;
     }
   }
@@ -516,9 +639,10 @@ int main(int argc, char **argv) {
     int known = 0;
     for (size_t f = 0; f < sizeof k_families / sizeof *k_families; ++f)
       known |= strcmp(family_name, k_families[f].name) == 0;
+    known |= strcmp(family_name, "compiler-trace") == 0;
     if (!known) {
       fprintf(stderr, "bench_planner: unknown family '%s' (chain, wide-dag, transformer, "
-                      "perfect-packing)\n", family_name);
+                      "perfect-packing, compiler-trace)\n", family_name);
       return 2;
     }
   }
@@ -543,14 +667,14 @@ int main(int argc, char **argv) {
   if (o.json) printf("{\"alloc\":\"%s\",\"rows\":[\n", use_arena ? "arena" : "malloc");
   else if (o.markdown) {
     printf("allocator: %s\n\n", use_arena ? "arena (one bump arena, reset between runs)" : "malloc");
-    printf("| %-28s | %7s | %-7s | %-24s | %9s | %7s | %8s | %s |\n", "set", "records", "mode",
-           "strategy", "ms", "ratio", "vs qsort", "note");
-    printf("|------------------------------|--------:|---------|--------------------------|----------:|--------:|---------:|------|\n");
+    printf("| %-28s | %7s | %-7s | %-24s | %-10s | %9s | %7s | %8s | %s |\n", "set", "records", "mode",
+           "strategy", "origin", "ms", "ratio", "vs qsort", "note");
+    printf("|------------------------------|--------:|---------|--------------------------|------------|----------:|--------:|---------:|------|\n");
   } else {
     printf("allocator: %s\n\n", use_arena ? "arena (one bump arena, reset between runs)" : "malloc");
-    printf("| %-28s | %7s | %-7s | %-24s | %9s | %7s | %8s |\n", "set", "records", "mode",
-           "strategy", "ms", "ratio", "vs qsort");
-    printf("|------------------------------|---------|---------|--------------------------|-----------|---------|----------|\n");
+    printf("| %-28s | %7s | %-7s | %-24s | %-10s | %9s | %7s | %8s |\n", "set", "records", "mode",
+           "strategy", "origin", "ms", "ratio", "vs qsort");
+    printf("|------------------------------|---------|---------|--------------------------|------------|-----------|---------|----------|\n");
   }
   /* Synthetic families at three scales. */
   for (size_t s = 0; s < size_count && !perfect_only && !models_only; ++s) {
@@ -568,6 +692,23 @@ int main(int argc, char **argv) {
       int unused = 0;
       if (exact_sets && n <= TG_EXACT_MAX_SERIAL_RECORDS && cfg.mode != (int)TG_MODE_OBJECTS)
         run_exact(&o, &cfg, k_families[f].name, r, n, &unused);
+      free(r);
+    }
+  }
+  /* Compiler traces, 30k and 60k records (or --sizes), with a second search row of 1 s. */
+  if (!perfect_only && !models_only && !quick &&
+      (family_name == NULL || strcmp(family_name, "compiler-trace") == 0)) {
+    static const size_t trace_sizes[] = {30000, 60000};
+    size_t count = sizes_given ? size_count : 2;
+    for (size_t s = 0; s < count; ++s) {
+      size_t n = sizes_given ? sizes[s] : trace_sizes[s];
+      tg_usage_record *r = malloc((n ? n : 1) * sizeof *r);
+      if (r == NULL) return 1;
+      rng g = {0xC0DE0000u + n};
+      gen_compiler(&g, r, n);
+      bench_cfg tc = cfg;
+      tc.long_ms = 1000;
+      run_set(&o, &tc, "compiler-trace", r, n, 1, 1, 1, NULL, NULL);
       free(r);
     }
   }
@@ -641,13 +782,14 @@ int main(int argc, char **argv) {
     }
   }
   if (o.json) {
-    printf("\n],\"summary\":{\"perfect_packing_instances\":%d,\"perfect_packing_exact_at_bound\":%d,"
+    printf("\n],\"summary\":{\"time_limit_rows\":%d,\"time_limit_violations\":%d,"
+           "\"perfect_packing_instances\":%d,\"perfect_packing_exact_at_bound\":%d,"
            "\"perfect_packing_search_within_2pct\":%d,\"perfect_packing_search_worst_ratio\":%.4f,"
            "\"perfect_packing_search_mean_ratio\":%.4f,\"models_objects_search_mean_ratio\":%.4f,"
            "\"models_offsets_search_mean_ratio\":%.4f,\"tex2_saving_vs_tflite\":%.4f,"
            "\"tex2_most_any_plan_saves\":%.4f,\"tex3_saving_vs_tflite\":%.4f,"
            "\"tex3_most_any_plan_saves\":%.4f}}\n",
-           instances, proved, within2, search_worst, instances ? search_sum / instances : 0,
+           limits.rows, limits.violations, instances, proved, within2, search_worst, instances ? search_sum / instances : 0,
            obj_n ? obj_sum / obj_n : 0,
            off_n ? off_sum / off_n : 0, ceil_n[0] ? got_sum[0] / ceil_n[0] : 0,
            ceil_n[0] ? ceil_sum[0] / ceil_n[0] : 0, ceil_n[1] ? got_sum[1] / ceil_n[1] : 0,
@@ -677,6 +819,16 @@ int main(int argc, char **argv) {
         gap = 0;
       }
   }
+  /* The time-limit check: every search row within limit + 10% + 20 ms. */
+  if (o.json) {
+    /* (after the JSON document: a line of its own on stderr) */
+    fprintf(stderr, "time limits: %d search rows, %d over limit + 10%% + 20 ms; slowest: %s\n",
+            limits.rows, limits.violations, limits.rows ? limits.worst : "-");
+  } else {
+    printf("%stime limits: %d search rows, %d over limit + 10%% + 20 ms; slowest: %s\n",
+           o.markdown ? "- " : "\n", limits.rows, limits.violations,
+           limits.rows ? limits.worst : "-");
+  }
   free(ar.base);
-  return 0;
+  return limits.violations ? 1 : 0;
 }

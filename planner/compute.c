@@ -12,11 +12,11 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
   *out = NULL;
   static const tg_plan_options k_defaults = {0};
   if (options == NULL) options = &k_defaults;
+  const uint64_t t0 = options->strategy == TG_STRATEGY_BEST ? tg__now_us() : 0;
   if ((records == NULL && count > 0) || dims < 1 || dims > 3) return TG_ERROR_INVALID_ARGUMENT;
   if ((unsigned)options->strategy >= TG_STRATEGY_COUNT) return TG_ERROR_INVALID_ARGUMENT;
   if (options->mode == TG_MODE_OFFSETS && dims != 1) return TG_ERROR_UNSUPPORTED;
-  if (options->strategy != TG_STRATEGY_BEST && tg__strategy_fn_get(options->mode, options->strategy) == NULL)
-    return TG_ERROR_UNSUPPORTED;
+  if (!tg_strategy_applies(options->strategy, options->mode, dims)) return TG_ERROR_UNSUPPORTED;
   alloc = tg__alloc_or_default(alloc);
 
   uint64_t *volumes = tg__calloc(alloc, count ? count : 1, sizeof *volumes);
@@ -38,9 +38,20 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
       return TG_ERROR_OVERFLOW;
     }
   }
-  tg__plan_input in = {records, count, dims, options, alloc, volumes};
+  tg__plan_input in = {records, count, dims, options, alloc, volumes, 0};
   tg_status st;
   if (options->strategy == TG_STRATEGY_BEST) {
+    /* The time limit as the search reads it: 0 = no search (with `exact`: 1000 ms), and a
+     * deadline when the caller set one. */
+    tg_plan_options eff = *options;
+    if (eff.time_limit_ms == TG_TIME_LIMIT_NONE) {
+      eff.time_limit_ms = 0;
+    } else if (eff.time_limit_ms == 0) {
+      if (!eff.exact) eff.time_limit_ms = TG_DEFAULT_TIME_LIMIT_MS;
+    } else if (!eff.exact) {
+      in.deadline_us = t0 + (uint64_t)eff.time_limit_ms * 1000;
+    }
+    in.options = &eff;
     st = tg__best_plan(&in, out);
   } else {
     st = tg__strategy_fn_get(options->mode, options->strategy)(&in, out);

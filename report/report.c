@@ -277,9 +277,11 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
       st = tg__error(err, TG_ERROR_OVERFLOW, "%s: bound does not fit 64 bits", tg_storage_name(in->storage));
       goto fail;
     }
-    for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
-      if (mode == TG_MODE_OFFSETS && (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW))
-        continue;
+    for (int si = 0; si < TG_STRATEGY_COUNT; ++si) {
+      /* Every strategy of the mode in enum order, best last (rows exist for each; those that
+       * do not plan the dimensionality are skipped rows). */
+      const int s = si == TG_STRATEGY_COUNT - 1 ? TG_STRATEGY_BEST : si < TG_STRATEGY_BEST ? si : si + 1;
+      if (!tg_strategy_applies((tg_strategy)s, mode, 1)) continue;
       tg_evaluation_result *r = &ev->results[ev->result_count++];
       memset(r, 0, sizeof *r);
       r->storage = in->storage;
@@ -303,7 +305,9 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
       if (st == TG_ERROR_UNSUPPORTED) {
         result_plans_clear(&rp);
         r->skipped = 1;
-        r->skip_reason = "not available in this build for this mode and dimensionality";
+        r->skip_reason = s == TG_STRATEGY_GREEDY_COLORING
+                             ? "Mini-Infer's colouring sizes pools in bytes (1D records only)"
+                             : "not available in this build for this mode and dimensionality";
         continue;
       }
       if (st != TG_OK) {

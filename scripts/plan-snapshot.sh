@@ -3,7 +3,8 @@
 # cached public models, with timing fields removed, so that two builds can be diffed:
 #   scripts/plan-snapshot.sh build/tangram > before.txt   # ... change, rebuild ...
 #   scripts/plan-snapshot.sh build/tangram > after.txt && diff before.txt after.txt
-# Deterministic: no time limit, so no search that the clock could stop.
+# Deterministic: --time-limit 0, so no search that the clock could stop (the default runs
+# a short one).
 set -euo pipefail
 cli=$(realpath "${1:?usage: plan-snapshot.sh PATH/TO/tangram}")
 cd "$(dirname "$0")/.."
@@ -14,13 +15,13 @@ for csv in tests/data/records/*.csv; do
   case "$csv" in *.buffer.csv) modes="objects offsets" ;; esac
   for mode in $modes; do
     echo "== $csv $mode"
-    "$cli" plan "$csv" --strategy all --mode "$mode" --json | strip
+    "$cli" plan "$csv" --strategy all --mode "$mode" --time-limit 0 --json | strip
   done
 done
 for model in "$cache"/*.tflite; do
   [ -e "$model" ] || continue
   for storage in buffer texture_2d texture_3d; do
     echo "== $(basename "$model") $storage"
-    "$cli" plan "$model" --storage "$storage" --strategy all --policy all --json | strip
+    "$cli" plan "$model" --storage "$storage" --strategy all --policy all --time-limit 0 --json | strip
   done
 done

@@ -125,8 +125,8 @@ static void text_header(tg__strbuf *b, const evaluate_args *a, const tg_evaluati
 }
 
 static void text_results(tg__strbuf *b, const tg_evaluation *ev) {
-  tg__strbuf_printf(b, "\n%-18s %-8s %-24s %12s %10s %8s %8s %9s %5s %8s\n", "storage", "mode",
-                    "strategy", "bytes", "", "x bound", "objects", "time", "valid", "fallback");
+  tg__strbuf_printf(b, "\n%-18s %-8s %-30s %-10s %12s %10s %8s %8s %9s %5s %8s\n", "storage", "mode",
+                    "strategy", "origin", "bytes", "", "x bound", "objects", "time", "valid", "fallback");
   int prev = -1;
   for (size_t i = 0; i < ev->result_count; ++i) {
     const tg_evaluation_result *r = &ev->results[i];
@@ -136,13 +136,14 @@ static void text_results(tg__strbuf *b, const tg_evaluation *ev) {
     strategy_label(r, strat, sizeof strat);
     int best = ev->best_of_storage[r->storage] == i;
     if (r->skipped) {
-      tg__strbuf_printf(b, "%-18s %-8s %-24s skipped: %s\n", tg_storage_name(r->storage),
-                        tg_mode_name(r->mode), strat, r->skip_reason);
+      tg__strbuf_printf(b, "%-18s %-8s %-30s %-10s skipped: %s\n", tg_storage_name(r->storage),
+                        tg_mode_name(r->mode), strat, tg_strategy_origin(r->strategy), r->skip_reason);
       continue;
     }
     time_label(r->plan_us, time, sizeof time);
-    tg__strbuf_printf(b, "%-18s %-8s %-24s %12llu %10s %8.3f %8zu %9s %5s %8zu%s\n",
+    tg__strbuf_printf(b, "%-18s %-8s %-30s %-10s %12llu %10s %8.3f %8zu %9s %5s %8zu%s\n",
                       tg_storage_name(r->storage), tg_mode_name(r->mode), strat,
+                      tg_strategy_origin(r->strategy),
                       (unsigned long long)r->bytes, tg_report_format_bytes(r->bytes, human, sizeof human),
                       ratio_of(r), r->objects, time, r->valid ? "yes" : "NO", r->fallback_tensors,
                       best ? "  <- best" : "");
@@ -299,8 +300,9 @@ static void text_policies(tg__strbuf *b, const evaluate_args *a, tg_evaluation *
 /* JSON. */
 
 static void json_result_fields(tg__strbuf *b, const tg_evaluation *ev, const tg_evaluation_result *r) {
-  tg__strbuf_printf(b, "\"storage\":\"%s\",\"mode\":\"%s\",\"strategy\":\"%s\"",
-                    tg_storage_name(r->storage), tg_mode_name(r->mode), tg_strategy_name(r->strategy));
+  tg__strbuf_printf(b, "\"storage\":\"%s\",\"mode\":\"%s\",\"strategy\":\"%s\",\"origin\":\"%s\"",
+                    tg_storage_name(r->storage), tg_mode_name(r->mode), tg_strategy_name(r->strategy),
+                    tg_strategy_origin(r->strategy));
   if (r->strategy == TG_STRATEGY_BEST) tg__strbuf_printf(b, ",\"winner\":\"%s\"", tg_strategy_name(r->winner));
   if (r->mode == TG_MODE_OFFSETS && r->winner == TG_STRATEGY_GREEDY_IN_ORDER)
     tg__strbuf_printf(b, ",\"fit\":\"%s\"", tg_fit_name(r->fit));

@@ -20,10 +20,16 @@ static void plan_usage(FILE *to) {
       "options:\n"
       "  --mode objects|offsets   shared objects (default) or offsets in one arena (1D only)\n"
       "  --strategy NAME|all      naive, equality, greedy-in-order, greedy-by-breadth,\n"
-      "                           greedy-by-size, min-cost-flow, best, or all (default)\n"
+      "                           greedy-by-size, min-cost-flow (TFLite), beam (seed 000),\n"
+      "                           allocation-tree (PyTorch), greedy-coloring (Mini-Infer),\n"
+      "                           greedy-by-conflicts, hill-climb (TVM), best (Tangram), or\n"
+      "                           all (default: those of the mode, best last; the table and\n"
+      "                           JSON \"origin\" name each one's source)\n"
+      "  --beam-width K           strategy beam: states kept per step (default 8; 1 = greedy)\n"
       "  --fit best|first|worst   free-block choice for offsets greedy-in-order (default: all\n"
       "                           three with --strategy all, else best)\n"
-      "  --alignment N            offsets are multiples of N bytes (default 1)\n"
+      "  --alignment N            offsets are multiples of N bytes (default 1); objects mode:\n"
+      "                           greedy-coloring rounds 1D sizes up to N (Mini-Infer: 256)\n"
       "  --storage S              models: buffer (default), image_buffer, texture_2d,\n"
       "                           texture_array, texture_3d, single_texture_2d\n"
       "  --precision fp32|fp16    models: element precision (default fp32)\n"
@@ -35,7 +41,10 @@ static void plan_usage(FILE *to) {
       "                           for small graphs, heuristic otherwise, never worse than the\n"
       "                           model's order) and plan the records of that order; reports\n"
       "                           the peak before and after (JSON key \"reorder\")\n"
-      "  --time-limit MS          strategy best: improvement search for MS milliseconds\n"
+      "  --time-limit MS          strategy best: the whole call within MS milliseconds (plus\n"
+      "                           at most a tenth and 20 ms), searching for a smaller plan;\n"
+      "                           0 = no search; default: a short search after every\n"
+      "                           strategy (TG_DEFAULT_TIME_LIMIT_MS), ended at the bound\n"
       "  --seed N                 search seed (same seed, same plan; default 0)\n"
       "  --exact                  strategy best, 1D: branch-and-bound (--time-limit, default\n"
       "                           1000 ms); proves optimality or reports the gap. Offsets: after\n"
@@ -79,7 +88,7 @@ typedef struct plan_result {
   const char *skipped;  /* reason, when not run */
 } plan_result;
 
-#define MAX_RESULTS (TG_POLICY_COUNT * 12)
+#define MAX_RESULTS (TG_POLICY_COUNT * (TG_STRATEGY_COUNT + 2)) /* greedy-in-order: 3 fits */
 
 /* What `--policy all` shows per policy: the smallest plan, and for serial what running it on a
  * parallel runtime costs. */
@@ -97,9 +106,16 @@ static void json_u64_array(tg__strbuf *b, const char *key, const uint64_t *v, si
   tg__strbuf_puts(b, "]");
 }
 
+/* --strategy all: every strategy but best in enum order, then best. */
+static tg_strategy display_strategy(int i) {
+  return i == TG_STRATEGY_COUNT - 1 ? TG_STRATEGY_BEST
+                                    : (tg_strategy)(i < TG_STRATEGY_BEST ? i : i + 1);
+}
+
 static void json_result(tg__strbuf *b, const plan_result *r, uint32_t dims) {
-  tg__strbuf_printf(b, "{\"policy\":\"%s\",\"strategy\":\"%s\"", tg_policy_name(r->policy),
-                    tg_strategy_name(r->strategy));
+  tg__strbuf_printf(b, "{\"policy\":\"%s\",\"strategy\":\"%s\",\"origin\":\"%s\"",
+                    tg_policy_name(r->policy), tg_strategy_name(r->strategy),
+                    tg_strategy_origin(r->strategy));
   if (r->has_fit) tg__strbuf_printf(b, ",\"fit\":\"%s\"", tg_fit_name(r->fit));
   if (r->plan == NULL) {
     tg__strbuf_puts(b, ",\"skipped\":");
@@ -250,7 +266,7 @@ static void exact_progress(void *user, const tg_exact_stats *s) {
 int tg_cli_plan(int argc, char **argv) {
   const char *file = NULL, *mode_s = "objects", *strategy_s = "all", *fit_s = NULL;
   const char *align_s = NULL, *csv_out = NULL, *svg_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
-  const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL, *save_out = NULL;
+  const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL, *save_out = NULL, *beam_s = NULL;
   int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
@@ -278,9 +294,9 @@ int tg_cli_plan(int argc, char **argv) {
     if (strcmp(argv[i], "--subset-bound") == 0) { want_subset = 1; ++i; continue; }
     static const char *const k_value_options[] = {"--mode", "--strategy", "--fit", "--alignment",
                                                    "--csv-out", "--storage", "--precision", "--policy",
-                                                   "--time-limit", "--seed", "--svg", "--save"};
+                                                   "--time-limit", "--seed", "--svg", "--save", "--beam-width"};
     const char **k_targets[] = {&mode_s, &strategy_s, &fit_s, &align_s, &csv_out, &storage_s, &precision_s, &policy_s,
-                                &time_s, &seed_s, &svg_out, &save_out};
+                                &time_s, &seed_s, &svg_out, &save_out, &beam_s};
     int matched = 0;
     for (size_t o = 0; o < sizeof k_value_options / sizeof k_value_options[0] && !matched; ++o) {
       if ((m = tg_cli_option(argc, argv, &i, k_value_options[o], &v)) != 0) {
@@ -311,15 +327,20 @@ int tg_cli_plan(int argc, char **argv) {
   if (!all && tg_strategy_from_name(strategy_s, &one) != TG_OK)
     return parse_error("--strategy", strategy_s,
                        "naive, equality, greedy-in-order, greedy-by-breadth, greedy-by-size, "
-                       "min-cost-flow, best or all");
+                       "min-cost-flow, beam, allocation-tree, greedy-coloring, "
+                       "greedy-by-conflicts, hill-climb, best or all");
   tg_fit fit = TG_FIT_BEST;
   if (fit_s && tg_fit_from_name(fit_s, &fit) != TG_OK) return parse_error("--fit", fit_s, "best, first or worst");
   uint64_t alignment = 1;
   if (align_s && (!tg_cli_parse_u64(align_s, 0, &alignment) || alignment == 0))
     return parse_error("--alignment", align_s, "a positive integer");
   uint64_t time_limit = 0, seed = 0;
-  if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit > UINT32_MAX))
-    return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967295)");
+  if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE))
+    return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967294)");
+  if (time_s && time_limit == 0) time_limit = TG_TIME_LIMIT_NONE; /* 0: no search */
+  uint64_t beam_width = 0;
+  if (beam_s && (!tg_cli_parse_u64(beam_s, 0, &beam_width) || beam_width == 0 || beam_width > 65536))
+    return parse_error("--beam-width", beam_s, "a number of states from 1 to 65536");
   if (seed_s && !tg_cli_parse_u64(seed_s, 0, &seed))
     return parse_error("--seed", seed_s, "a non-negative integer");
   tg_exact_stats exact_stats;
@@ -403,8 +424,9 @@ int tg_cli_plan(int argc, char **argv) {
     st = TG_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
-  if (!all && mode == TG_MODE_OFFSETS && (one == TG_STRATEGY_EQUALITY || one == TG_STRATEGY_MIN_COST_FLOW)) {
-    tg_cli_error("plan: strategy %s exists only in objects mode", strategy_s);
+  if (!all && !tg_strategy_applies(one, mode, set->dims)) {
+    tg_cli_error("plan: strategy %s does not plan %uD records in %s mode", strategy_s, set->dims,
+                 tg_mode_name(mode));
     st = TG_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
@@ -435,10 +457,11 @@ int tg_cli_plan(int argc, char **argv) {
     }
     const tg_share_relation *relation = tg_policy_relation_get(rel);
     summary[pol].present = 1;
-    for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+    for (int si = 0; si < TG_STRATEGY_COUNT; ++si) {
+      const int s = (int)display_strategy(si);
       if (!all && s != (int)one) continue;
       if (all_policies && s != TG_STRATEGY_BEST) continue; /* side by side: best per policy */
-      if (mode == TG_MODE_OFFSETS && (s == TG_STRATEGY_EQUALITY || s == TG_STRATEGY_MIN_COST_FLOW)) continue;
+      if (!tg_strategy_applies((tg_strategy)s, mode, set->dims)) continue;
       int fits = (mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER && all && !fit_s) ? 3 : 1;
       for (int f = 0; f < fits; ++f) {
         plan_result *r = &results[nres++];
@@ -456,6 +479,7 @@ int tg_cli_plan(int argc, char **argv) {
         opt.fit = r->fit;
         opt.alignment = alignment;
         opt.relation = relation;
+        opt.beam_width = (uint32_t)beam_width;
         if (s == TG_STRATEGY_BEST) {
           opt.time_limit_ms = (uint32_t)time_limit;
           opt.seed = seed;
@@ -612,8 +636,8 @@ int tg_cli_plan(int argc, char **argv) {
     if (in.model_records && in.model_records->fallback && in.model_records->fallback->count)
       tg__strbuf_printf(&out, "%zu tensors do not fit %s and fall back to buffers (not in this plan; see --json)\n",
                         in.model_records->fallback->count, tg_storage_name(iopt.storage));
-    tg__strbuf_printf(&out, "\n%-14s %-26s %14s %8s %10s %8s %10s  %s\n", "policy", "strategy", "total",
-                      "objects", "% of naive", "x bound", "time", "valid");
+    tg__strbuf_printf(&out, "\n%-14s %-26s %-10s %14s %8s %10s %8s %10s  %s\n", "policy", "strategy",
+                      "origin", "total", "objects", "% of naive", "x bound", "time", "valid");
     for (size_t i = 0; i < nres; ++i) {
       const plan_result *r = &results[i];
       char name[64];
@@ -622,7 +646,8 @@ int tg_cli_plan(int argc, char **argv) {
         snprintf(name, sizeof name, "best (= %s)", tg_strategy_name(r->plan->strategy));
       else snprintf(name, sizeof name, "%s", tg_strategy_name(r->strategy));
       if (r->plan == NULL) {
-        tg__strbuf_printf(&out, "%-14s %-26s skipped: %s\n", tg_policy_name(r->policy), name, r->skipped);
+        tg__strbuf_printf(&out, "%-14s %-26s %-10s skipped: %s\n", tg_policy_name(r->policy), name,
+                          tg_strategy_origin(r->strategy), r->skipped);
         continue;
       }
       double pct = bounds.naive ? 100.0 * (double)r->plan->total / (double)bounds.naive : 100.0;
@@ -630,9 +655,9 @@ int tg_cli_plan(int argc, char **argv) {
       char time[32];
       if (r->plan_us < 10000) snprintf(time, sizeof time, "%llu us", (unsigned long long)r->plan_us);
       else snprintf(time, sizeof time, "%.1f ms", (double)r->plan_us / 1000.0);
-      tg__strbuf_printf(&out, "%-14s %-26s %14llu %8zu %9.1f%% %8.3f %10s  %s\n", tg_policy_name(r->policy),
-                        name, (unsigned long long)r->plan->total, r->plan->object_count, pct, ratio,
-                        time, r->valid ? "yes" : "NO");
+      tg__strbuf_printf(&out, "%-14s %-26s %-10s %14llu %8zu %9.1f%% %8.3f %10s  %s\n", tg_policy_name(r->policy),
+                        name, tg_strategy_origin(r->strategy), (unsigned long long)r->plan->total,
+                        r->plan->object_count, pct, ratio, time, r->valid ? "yes" : "NO");
     }
     if (exact_ran)
       tg__strbuf_printf(&out, "\nexact: %s, %llu nodes, lower bound %llu, gap %llu %s\n",

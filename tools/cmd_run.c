@@ -184,6 +184,11 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   if (image && mode == TG_MODE_OFFSETS && !info->arena_images) {
     sp->mode = TG_MODE_OBJECTS;
     sp->note = "this device cannot place images in an arena: textures use objects mode";
+    if (!tg_strategy_applies(strategy, TG_MODE_OBJECTS, tg_storage_dims(storage))) {
+      strategy = TG_STRATEGY_BEST;
+      sp->note = "this device cannot place images in an arena: textures use objects mode, and "
+                 "strategy best (the one asked for plans offsets only)";
+    }
   }
   if ((st = make_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
   tg_policy_relation *rel = NULL;
@@ -633,7 +638,8 @@ int tg_cli_run(int argc, char **argv) {
       tg_strategy sg = attempt == 0 ? strategy : (tg_strategy)((attempt - 1 + TG_STRATEGY_COUNT) % TG_STRATEGY_COUNT);
       if (attempt == TG_STRATEGY_COUNT) sg = strategy;
       if (attempt > 0 && attempt < TG_STRATEGY_COUNT && sg == strategy) continue;
-      if (m == TG_MODE_OFFSETS && (sg == TG_STRATEGY_EQUALITY || sg == TG_STRATEGY_MIN_COST_FLOW)) continue;
+      /* Strategies that do not plan this mode (or, objects mode, this storage's records). */
+      if (!tg_strategy_applies(sg, m, m == TG_MODE_OBJECTS ? tg_storage_dims(s) : 1)) continue;
       storage_plan sp;
       tg_error_info perr = {{0}};
       st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, &shapes.options, alloc, &sp, &perr);

@@ -131,7 +131,8 @@ static int parse_args(int argc, char **argv, schedule_args *a) {
   if (tg_strategy_from_name(strategy_s, &a->strategy) != TG_OK)
     return parse_error("--strategy", strategy_s,
                        "naive, equality, greedy-in-order, greedy-by-breadth, greedy-by-size, "
-                       "min-cost-flow or best");
+                       "min-cost-flow, beam, allocation-tree, greedy-coloring, "
+                       "greedy-by-conflicts, hill-climb or best");
   if (tg_mode_from_name(mode_s, &a->mode) != TG_OK)
     return parse_error("--mode", mode_s, "objects or offsets");
   if (tg_storage_from_name(storage_s, &a->input.storage) != TG_OK)
@@ -140,9 +141,10 @@ static int parse_args(int argc, char **argv, schedule_args *a) {
                        "single_texture_2d");
   if (tg_precision_from_name(precision_s, &a->input.precision) != TG_OK)
     return parse_error("--precision", precision_s, "fp32 or fp16");
-  if (a->mode == TG_MODE_OFFSETS &&
-      (a->strategy == TG_STRATEGY_EQUALITY || a->strategy == TG_STRATEGY_MIN_COST_FLOW))
-    return parse_error("--strategy", strategy_s, "one that exists in offsets mode");
+  if (!tg_strategy_applies(a->strategy, a->mode, 1))
+    return parse_error("--strategy", strategy_s,
+                       a->mode == TG_MODE_OFFSETS ? "one that exists in offsets mode"
+                                                  : "one that exists in objects mode");
   if (a->mode == TG_MODE_OFFSETS && tg_storage_dims(a->input.storage) != 1)
     return parse_error("--mode", mode_s, "objects for texture storage (offsets need 1D records)");
   return -1;

@@ -31,8 +31,14 @@ typedef enum tg_strategy {
   TG_STRATEGY_GREEDY_BY_SIZE,    /* objects: TFLite's distance priority; offsets: TFLite's */
   TG_STRATEGY_MIN_COST_FLOW,     /* objects mode */
   TG_STRATEGY_BEST,              /* the smallest of the applicable strategies' plans, improved
-                                  * by a search when time_limit_ms > 0 (then large offsets
-                                  * inputs may start it from fewer greedy strategies) */
+                                  * by a search (see time_limit_ms) */
+  /* Peers' planners, side by side (tg_strategy_origin says whose). Values after BEST. */
+  TG_STRATEGY_BEAM,              /* beam search over placements in first-task order (beam_width
+                                  * states kept); both modes */
+  TG_STRATEGY_ALLOCATION_TREE,   /* PyTorch inductor's allocation tree; offsets mode */
+  TG_STRATEGY_GREEDY_COLORING,   /* Mini-Infer's interference-graph colouring; objects mode */
+  TG_STRATEGY_GREEDY_BY_CONFLICTS, /* TVM USMP's greedy by liveness conflicts; offsets mode */
+  TG_STRATEGY_HILL_CLIMB,        /* TVM USMP's hill climbing over the placement order; offsets */
   TG_STRATEGY_COUNT              /* number of strategies; not a strategy */
 } tg_strategy;
 
@@ -41,8 +47,21 @@ typedef enum tg_strategy {
 typedef enum tg_fit { TG_FIT_BEST = 0, TG_FIT_FIRST = 1, TG_FIT_WORST = 2 } tg_fit;
 
 /* "naive", "equality", "greedy-in-order", "greedy-by-breadth", "greedy-by-size",
- * "min-cost-flow", "best"; NULL for out-of-range values. Static strings, here and below. */
+ * "min-cost-flow", "best", "beam", "allocation-tree", "greedy-coloring", "greedy-by-conflicts",
+ * "hill-climb"; NULL for out-of-range values. Static strings, here and below. */
 const char *tg_strategy_name(tg_strategy strategy);
+/* Where a strategy comes from: "TFLite" (naive, equality, the greedy strategies, min-cost-flow:
+ * the GPU delegate's memory_management), "PyTorch" (allocation-tree: inductor's memory_plan),
+ * "Mini-Infer" (greedy-coloring), "TVM" (greedy-by-conflicts, hill-climb: USMP), "seed 000"
+ * (beam: the beam search of the tensor-lifetime article, docs/strategies.md), "Tangram" (best);
+ * NULL for out-of-range values. */
+const char *tg_strategy_origin(tg_strategy strategy);
+/* 1 when tg_plan_compute runs `strategy` in `mode` on records of `dims` dimensions, 0 when it
+ * answers TG_ERROR_UNSUPPORTED or a value is out of range. Offsets mode needs 1D records and
+ * runs every strategy but equality, min-cost-flow and greedy-coloring; objects mode runs every
+ * strategy but allocation-tree, greedy-by-conflicts and hill-climb, and greedy-coloring on 1D
+ * records only (Mini-Infer sizes pools in bytes). */
+int tg_strategy_applies(tg_strategy strategy, tg_mode mode, uint32_t dims);
 /* Parse a strategy name as above. TG_ERROR_INVALID_ARGUMENT if unknown (`*out` untouched). */
 tg_status tg_strategy_from_name(const char *name, tg_strategy *out);
 /* "objects" / "offsets"; NULL if out of range. */
@@ -77,26 +96,38 @@ typedef struct tg_share_relation {
 } tg_share_relation;
 
 /* Planning options. A zeroed struct (or NULL for tg_plan_compute) means: objects mode, naive
- * strategy, best fit, no alignment, serial relation, no search. Read only during the call. */
+ * strategy, best fit, no alignment, serial relation, default search budget for `best`, beam
+ * width 8. Read only during the call. */
 typedef struct tg_plan_options {
   tg_mode mode;
   tg_strategy strategy;
   tg_fit fit;                          /* offsets-mode greedy-in-order only */
-  uint64_t alignment;                  /* offsets mode: offsets are multiples (0 or 1 = none) */
+  /* Offsets mode: offsets are multiples (0 or 1 = none). Objects mode: greedy-coloring rounds
+   * each 1D record's size up to a multiple before sizing its object (Mini-Infer's pool
+   * alignment, 256 there), so its objects may exceed their records; other objects strategies
+   * and 2D/3D records ignore it. */
+  uint64_t alignment;
   const tg_share_relation *relation;   /* NULL = serial */
   /* `best` runs min-cost-flow only up to this many records (0 = TG_DEFAULT_MCF_MAX_RECORDS). */
   size_t mcf_max_records;
-  /* Strategy best only: milliseconds of wall time for the improvement search that follows the
-   * greedy strategies; 0 = no search (with `exact`: 0 = 1000). The greedy strategies run
-   * before it and are not counted; work the search cannot interrupt (the lower bound, a greedy
-   * pass, an index build) may overrun the limit, typically by less than one greedy pass over
-   * the input. The search only ever replaces the plan by a smaller valid one. Same records,
-   * options and seed give the same plan when every stage of the search ends at the lower bound
-   * or at its work cap (caps scale with time_limit_ms); when the clock stops a stage, or
-   * measures the share of the limit a stage gets, the plan may depend on the machine's speed
-   * and load. docs/architecture.md describes the search. */
+  /* Strategy best: the search for a plan smaller than the greedy strategies' (only a smaller
+   * valid plan ever replaces theirs; it ends as soon as the plan meets the lower bound).
+   * - 0, as in a zeroed struct: the default budget. Every strategy `best` runs, then at most
+   *   TG_DEFAULT_TIME_LIMIT_MS of search. Not a limit on the call: the strategies before the
+   *   search are not counted.
+   * - TG_TIME_LIMIT_NONE: no search; the smallest plan of the strategies `best` runs.
+   * - any other value: a limit on the whole call, set-up and strategies included: it returns
+   *   within time_limit_ms plus at most a tenth of it plus 20 ms, on inputs of any size (the
+   *   search skips what cannot fit, and on large inputs starts from fewer strategies, or, when
+   *   not even one greedy pass fits, from a plan whose last records are stacked above the
+   *   others).
+   * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000. Same records, options and seed give the
+   * same plan when every stage of the search ends at the lower bound or at its work cap (caps
+   * scale with the limit); when the clock stops a stage, or measures the share of the limit a
+   * stage gets, the plan may depend on the machine's speed and load. docs/architecture.md
+   * describes the search. */
   uint32_t time_limit_ms;
-  uint64_t seed;                       /* the search's only source of randomness */
+  uint64_t seed;                       /* the search's and hill-climb's only source of randomness */
   /* Strategy best: after the greedy strategies, spend time_limit_ms in all (0 = 1000) on
    * finding a plan and proving it optimal, or else a lower bound on every plan's total; part
    * of the time goes to the improvement search first. The plan is never worse than the best
@@ -107,10 +138,27 @@ typedef struct tg_plan_options {
   /* Where the exact mode reports what it proved (may be NULL; read only with `exact`). Must
    * stay valid during the call. See tg_exact_stats. */
   struct tg_exact_stats *exact_stats;
+  /* Strategy beam: states kept at each step (0 = TG_DEFAULT_BEAM_WIDTH; 1 is the greedy).
+   * Time and memory grow about linearly with it. `best` runs beam with the default width. */
+  uint32_t beam_width;
 } tg_plan_options;
+
+/* time_limit_ms: the default search budget of `best` (what 0 means), and the value that turns
+ * the search off. */
+#define TG_DEFAULT_TIME_LIMIT_MS 10u
+#define TG_TIME_LIMIT_NONE UINT32_MAX
+
+/* beam_width 0 means this. */
+#define TG_DEFAULT_BEAM_WIDTH 8u
 
 /* The record count up to which `best` runs min-cost-flow when mcf_max_records is 0. */
 #define TG_DEFAULT_MCF_MAX_RECORDS ((size_t)500)
+/* `best` runs allocation-tree, beam and hill-climb only up to this many records, hill-climb
+ * only without a may-share relation (their time, up to many greedy passes' worth, is better
+ * spent by the search; hill-climb's passes are quadratic with a relation), and these and
+ * min-cost-flow only while no plan of the others meets the lower bound (they could only
+ * tie). */
+#define TG_BEST_PEERS_MAX_RECORDS ((size_t)1000)
 
 /* A plan. Objects mode: `object_of[r]` is record r's object; `object_sizes[k]` is object k's
  * extent (per-dimension max of its records); `total` = sum of object volumes (bytes for 1D,

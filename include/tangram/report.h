@@ -100,7 +100,8 @@ typedef struct tg_evaluation {
   size_t record_count;          /* planned tensors (primary + fallback, same for every storage) */
   size_t result_count;
   tg_evaluation_result *results; /* storage-major; per storage objects then offsets; per mode
-                                  * strategies in enum order, best last */
+                                  * the mode's strategies in enum order, best last
+                                  * (tg_strategy_origin says whose each one is) */
   /* Index into `results` of the smallest valid result of each storage (fewest bytes; ties keep
    * the earlier row, so objects mode and named strategies win ties), or TG_EVALUATION_NONE when
    * the storage was not evaluated or had no valid result. */
@@ -122,8 +123,8 @@ typedef struct tg_evaluation {
  * `mcf_max_records`, give skipped rows. Fails with the reader's errors (TG_ERROR_GRAPH,
  * TG_ERROR_LIMIT, ...; `err` says why), TG_ERROR_OUT_OF_HOST_MEMORY, or a planner error other
  * than "unsupported". `*out` is NULL on failure. The caller owns the evaluation; free with
- * tg_evaluation_destroy. Cost: one tg_plan_compute and one tg_plan_validate per row (no
- * search) plus the lower bounds, for every storage. */
+ * tg_evaluation_destroy. Cost: one tg_plan_compute (default options: `best` with its default
+ * search budget) and one tg_plan_validate per row plus the lower bounds, for every storage. */
 tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
                                           const tg_evaluation_options *options,
                                           const tg_allocator *alloc, tg_evaluation **out,

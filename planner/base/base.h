@@ -14,6 +14,9 @@ typedef struct tg__plan_input {
   const tg_plan_options *options;  /* never NULL */
   const tg_allocator *alloc;       /* never NULL */
   const uint64_t *volumes;         /* volumes[r] = w*h*d of record r, overflow already rejected */
+  /* When the call must return (tg__now_us() clock), 0 = no deadline. Set by `best` under an
+   * explicit time limit; strategies that can cut their work short (beam, hill-climb) read it. */
+  uint64_t deadline_us;
 } tg__plan_input;
 
 /* A strategy creates `*out` (with tg_plan_create) and fills it; on failure `*out` is NULL. */
@@ -33,12 +36,27 @@ tg_status tg__offsets_greedy_in_order(const tg__plan_input *in, tg_plan **out); 
 tg_status tg__offsets_greedy_by_breadth(const tg__plan_input *in, tg_plan **out);
 tg_status tg__offsets_greedy_by_size(const tg__plan_input *in, tg_plan **out);
 
+/* The peers' planners (planner/strategies/, one file each). */
+tg_status tg__objects_beam(const tg__plan_input *in, tg_plan **out);    /* options->beam_width */
+tg_status tg__offsets_beam(const tg__plan_input *in, tg_plan **out);
+tg_status tg__offsets_allocation_tree(const tg__plan_input *in, tg_plan **out);
+tg_status tg__objects_greedy_coloring(const tg__plan_input *in, tg_plan **out); /* alignment */
+tg_status tg__offsets_greedy_by_conflicts(const tg__plan_input *in, tg_plan **out);
+tg_status tg__offsets_hill_climb(const tg__plan_input *in, tg_plan **out);   /* options->seed */
+
 /* Given plan->object_of filled for every record, set object_sizes (per-dimension max) and
  * total (sum of volumes). object_count must already be right. TG_ERROR_OVERFLOW if the total
  * does not fit 64 bits. */
 /* The function that plans strategy `s` in `mode` (planner/strategies/strategies.c); NULL where
  * the strategy does not apply to the mode, and for TG_STRATEGY_BEST. */
 tg__strategy_fn tg__strategy_fn_get(tg_mode mode, tg_strategy s);
+
+/* The strategies `best` runs (every one but `best`, whether or not it applies to a mode), in
+ * the order it runs them: tg__best_strategy_at(i) for i < tg__best_strategy_count(). Code that
+ * walks "every strategy" walks this list, never an enum range (the peers' strategies come
+ * after TG_STRATEGY_BEST in the enum). */
+size_t tg__best_strategy_count(void);
+tg_strategy tg__best_strategy_at(size_t i);
 
 tg_status tg__plan_finish_objects(const tg__plan_input *in, tg_plan *plan);
 /* Keep in `*best` the smaller of `*best` (may be NULL) and `cand` (ties keep `*best`); the

@@ -5,11 +5,21 @@
 
 static const char *const k_strategy_names[TG_STRATEGY_COUNT] = {
     "naive", "equality", "greedy-in-order", "greedy-by-breadth", "greedy-by-size",
-    "min-cost-flow", "best"};
+    "min-cost-flow", "best", "beam", "allocation-tree", "greedy-coloring",
+    "greedy-by-conflicts", "hill-climb"};
+
+static const char *const k_strategy_origins[TG_STRATEGY_COUNT] = {
+    "TFLite", "TFLite", "TFLite", "TFLite", "TFLite", "TFLite", "Tangram",
+    "seed 000", "PyTorch", "Mini-Infer", "TVM", "TVM"};
 
 const char *tg_strategy_name(tg_strategy s) {
   return ((unsigned)s < TG_STRATEGY_COUNT) ? k_strategy_names[s] : NULL;
 }
+
+const char *tg_strategy_origin(tg_strategy s) {
+  return ((unsigned)s < TG_STRATEGY_COUNT) ? k_strategy_origins[s] : NULL;
+}
+
 
 tg_status tg_strategy_from_name(const char *name, tg_strategy *out) {
   if (name == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;

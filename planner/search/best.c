@@ -82,7 +82,9 @@ static tg_status plan_blocks(const tg_usage_record *records, size_t count,
   uint64_t *volumes = tg__calloc(alloc, count ? count : 1, sizeof *volumes);
   if (volumes == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   for (size_t r = 0; r < count; ++r) volumes[r] = records[r].size.w;
-  tg__plan_input in = {records, count, 1, options, alloc, volumes};
+  tg__plan_input in = {records, count, 1, options, alloc, volumes, 0};
+  if (options->time_limit_ms > 0 && !options->exact)
+    in.deadline_us = tg__now_us() + (uint64_t)options->time_limit_ms * 1000;
   tg_status st = tg__best_plan(&in, out);
   tg__free(alloc, volumes);
   if (st != TG_OK) {
@@ -183,7 +185,7 @@ static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
 }
 
 tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
-  if (in->options->mode == TG_MODE_OFFSETS && in->options->time_limit_ms > 0 &&
+  if (in->options->mode == TG_MODE_OFFSETS && in->deadline_us != 0 &&
       !in->options->exact && in->options->relation == NULL && in->count >= TG__LNS_MIN_RECORDS) {
     tg_status st = run_best_large(in, out);
     if (st != TG_ERROR_OVERFLOW) return st;
@@ -195,10 +197,39 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
   tg_plan_options opt = *in->options;
   tg__plan_input sub = *in;
   sub.options = &opt;
-  for (int s = 0; s < TG_STRATEGY_BEST; ++s) {
-    tg__strategy_fn fn = tg__strategy_fn_get(in->options->mode, (tg_strategy)s);
-    if (fn == NULL) continue;
+  uint64_t bound = 0;
+  int have_bound = 0;
+  for (size_t i = 0; i < tg__best_strategy_count(); ++i) {
+    const tg_strategy s = tg__best_strategy_at(i);
+    if (!tg_strategy_applies(s, in->options->mode, in->dims)) continue;
+    tg__strategy_fn fn = tg__strategy_fn_get(in->options->mode, s);
     if (s == TG_STRATEGY_MIN_COST_FLOW && in->count > mcf_max) continue;
+    const int peer = s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB || s == TG_STRATEGY_ALLOCATION_TREE;
+    const int costly = peer || s == TG_STRATEGY_MIN_COST_FLOW;
+    if (peer && in->count > TG_BEST_PEERS_MAX_RECORDS) continue;
+    if (s == TG_STRATEGY_HILL_CLIMB && in->options->relation != NULL) continue;
+    if (costly && best != NULL) {
+      /* No plan is below the bound: once one meets it, the costly strategies can only tie
+       * (and ties keep the earlier plan), so they are skipped. */
+      if (!have_bound) {
+        tg_status bs = tg__search_bound(in, &bound);
+        if (bs != TG_OK && bs != TG_ERROR_OVERFLOW) {
+          tg_plan_destroy(best);
+          return bs;
+        }
+        if (bs != TG_OK) bound = 0;
+        have_bound = 1;
+      }
+      if (best->total <= bound) break;
+    }
+    opt.beam_width = 0; /* `best` runs beam with the default width */
+    /* Under a time limit, beam and hill-climb (searches of their own) get half of what is
+     * left, and stop there; the one-pass strategies always run in full. */
+    sub.deadline_us = in->deadline_us;
+    if (in->deadline_us != 0 && (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB)) {
+      uint64_t now = tg__now_us();
+      sub.deadline_us = now < in->deadline_us ? now + (in->deadline_us - now) / 2 : now;
+    }
     int fits = (in->options->mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER) ? 3 : 1;
     for (int f = 0; f < fits; ++f) {
       if (fits > 1) opt.fit = (tg_fit)f;
@@ -217,7 +248,7 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
         tg_plan_destroy(best);
         return st;
       }
-      cand->strategy = (tg_strategy)s;
+      cand->strategy = s;
       cand->fit = opt.fit;
       tg__keep_smaller(&best, cand);
     }

@@ -604,9 +604,31 @@ void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset) {
   }
 }
 
+/* Relation lists: the entry of record r leaves the list (entries `all`, record of each in
+ * `idx`, `*len` of them). */
+static void list_remove_rec(gap_entry_w *all, size_t *idx, size_t *len, size_t r) {
+  for (size_t i = 0; i < *len; ++i) {
+    if (idx[i] != r) continue;
+    memmove(all + i, all + i + 1, (*len - i - 1) * sizeof *all);
+    memmove(idx + i, idx + i + 1, (*len - i - 1) * sizeof *idx);
+    --*len;
+    return;
+  }
+}
+
 void tg__gap_index_remove(tg__gap_index *ix, size_t r, uint64_t offset) {
-  if (ix->relation || ix->windowed) return;
   const gap_record *rec = &ix->rec[r];
+  if (ix->relation) {
+    list_remove_rec(ix->all, ix->rel_idx, &ix->all_len[0], r);
+    return;
+  }
+  if (ix->windowed) {
+    size_t bf = rec->pf >> ix->shift, bl = rec->pl >> ix->shift;
+    for (size_t b = first_window(bf); b <= bl; ++b)
+      list_remove_rec((gap_entry_w *)ix->all + ix->all_begin[b], ix->all_idx + ix->all_begin[b],
+                      &ix->all_len[b], r);
+    return;
+  }
   gap_entry_w e = entry_of(ix, r, offset);
   size_t bf = rec->pf >> ix->shift, bl = rec->pl >> ix->shift;
   if (ix->narrow) {

@@ -90,8 +90,8 @@ tg_status tg__gap_index_find(tg__gap_index *ix, size_t r, tg_fit fit, uint64_t *
 /* Record r now lives at `offset` (offset + volume must not overflow; callers check). */
 void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset);
 
-/* Record r, inserted at `offset`, leaves the index again. Serial index only (no relation):
- * a no-op otherwise. */
+/* Record r, inserted at `offset`, leaves the index again. With a relation, a search for its
+ * entry (linear in the list it is on). */
 void tg__gap_index_remove(tg__gap_index *ix, size_t r, uint64_t offset);
 
 #endif

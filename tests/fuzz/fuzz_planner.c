@@ -165,6 +165,7 @@ typedef struct input {
   uint64_t fail_at;
   uint8_t fault_choice;
   uint64_t shape_bound;      /* tg_bounds_objects_shape when the bounds succeeded */
+  uint32_t beam_width;       /* 0 (the default, 8) to 3, from the relation byte */
 } input;
 
 static void decode(const uint8_t *data, size_t size, input *in) {
@@ -179,6 +180,7 @@ static void decode(const uint8_t *data, size_t size, input *in) {
   in->alignment = read_alignment(&r);
   in->rel_state.seed = read_u8(&r) * 0x0101010101010101ull;
   in->rel_state.threshold = read_u8(&r);
+  in->beam_width = (uint32_t)(in->rel_state.threshold >> 6);
   in->use_structured = in->use_relation && (flags >> 7);
   memset(&in->relation, 0, sizeof in->relation);
   memset(&in->plain, 0, sizeof in->plain);
@@ -241,8 +243,21 @@ static int same_plan(const tg_plan *a, const tg_plan *b) {
           memcmp(a->object_sizes, b->object_sizes, a->object_count * sizeof *a->object_sizes) == 0);
 }
 
-static int applicable(tg_mode mode, tg_strategy s) {
-  return mode == TG_MODE_OBJECTS || (s != TG_STRATEGY_EQUALITY && s != TG_STRATEGY_MIN_COST_FLOW);
+static int applicable(tg_mode mode, tg_strategy s, uint32_t dims) {
+  /* Offsets mode on 2D/3D records is checked apart (TG_ERROR_UNSUPPORTED whatever the
+   * strategy): ask about 1D there. */
+  return tg_strategy_applies(s, mode, mode == TG_MODE_OFFSETS ? 1 : dims);
+}
+
+/* Does `best` run strategy s on this input (beside applying to the mode)? */
+static int in_best(const input *in, tg_strategy s) {
+  size_t mcf_max = in->mcf_max_records ? in->mcf_max_records : TG_DEFAULT_MCF_MAX_RECORDS;
+  if (s == TG_STRATEGY_MIN_COST_FLOW) return in->count <= mcf_max;
+  if (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_ALLOCATION_TREE)
+    return in->count <= TG_BEST_PEERS_MAX_RECORDS;
+  if (s == TG_STRATEGY_HILL_CLIMB)
+    return in->count <= TG_BEST_PEERS_MAX_RECORDS && !in->use_relation;
+  return 1;
 }
 
 static tg_plan_options options_for(const input *in, tg_mode mode, tg_strategy s, tg_fit fit) {
@@ -254,6 +269,10 @@ static tg_plan_options options_for(const input *in, tg_mode mode, tg_strategy s,
   o.alignment = in->alignment;
   o.relation = in->use_relation ? &in->relation : NULL;
   o.mcf_max_records = in->mcf_max_records;
+  /* Beam: a width from the input (0 = the default); best: no search, so that it is the
+   * smallest of its strategies' plans (the search is checked by the property test). */
+  o.beam_width = in->beam_width;
+  o.time_limit_ms = TG_TIME_LIMIT_NONE;
   return o;
 }
 
@@ -267,7 +286,7 @@ static tg_plan *plan_checked(const input *in, const tg_plan_options *o, const tg
     if (p != NULL) FUZZ_FAIL();
     if (o->mode == TG_MODE_OFFSETS && in->dims != 1) {
       if (st != TG_ERROR_UNSUPPORTED) FUZZ_FAIL();
-    } else if (!applicable(o->mode, o->strategy)) {
+    } else if (!applicable(o->mode, o->strategy, in->dims)) {
       if (st != TG_ERROR_UNSUPPORTED) FUZZ_FAIL();
     } else if (in->invalid) {
       if (st != TG_ERROR_INVALID_ARGUMENT && !(st == TG_ERROR_OVERFLOW && in->volume_overflow))
@@ -277,13 +296,16 @@ static tg_plan *plan_checked(const input *in, const tg_plan_options *o, const tg
     } else if (bounds_ok && !in->volume_overflow) {
       /* The naive sum fits: a 1D objects total (each object at most the sum of its records)
        * and an unaligned offsets total (each record placed below the sum of those before it)
-       * fit too. 2D/3D objects are per-dimension maxima and can legitimately overflow. */
-      if (o->mode == TG_MODE_OBJECTS && in->dims == 1) FUZZ_FAIL();
+       * fit too (greedy-coloring's objects are rounded up to the alignment first). 2D/3D
+       * objects are per-dimension maxima and can legitimately overflow. */
+      if (o->mode == TG_MODE_OBJECTS && in->dims == 1 &&
+          !(o->strategy == TG_STRATEGY_GREEDY_COLORING && o->alignment > 1))
+        FUZZ_FAIL();
       if (o->mode == TG_MODE_OFFSETS && o->alignment <= 1 && !in->per_record_alignment) FUZZ_FAIL();
     }
     return NULL;
   }
-  if (p == NULL || in->invalid || in->volume_overflow || !applicable(o->mode, o->strategy) ||
+  if (p == NULL || in->invalid || in->volume_overflow || !applicable(o->mode, o->strategy, in->dims) ||
       (o->mode == TG_MODE_OFFSETS && in->dims != 1))
     FUZZ_FAIL();
   if (p->mode != o->mode || p->dims != in->dims || p->record_count != in->count) FUZZ_FAIL();
@@ -301,8 +323,11 @@ static tg_plan *plan_checked(const input *in, const tg_plan_options *o, const tg
       FUZZ_FAIL();
   }
   /* The objects -> offsets layout of a 1D plan. Record alignments are the caller's business
-   * there (the function aligns objects only to its argument), so validate only without them. */
-  if (o->mode == TG_MODE_OBJECTS && in->dims == 1) {
+   * there (the function aligns objects only to its argument), so validate only without them.
+   * greedy-coloring with an alignment pads its objects (Mini-Infer's pools), which that layout
+   * keeps: its total may then exceed the records' extent, and only the unpadded plans count. */
+  if (o->mode == TG_MODE_OBJECTS && in->dims == 1 &&
+      !(o->strategy == TG_STRATEGY_GREEDY_COLORING && in->alignment > 1)) {
     tg_plan *q = NULL;
     tg_status st = tg_plan_objects_to_offsets(p, in->alignment, a, &q);
     if (st == TG_OK) {
@@ -349,14 +374,14 @@ static int run_one(const input *in, tg_mode mode, tg_strategy s, tg_fit fit, con
  * it runs does, with the smallest of their totals. */
 static void run_mode(const input *in, tg_mode mode, const tg_bounds *b, int bounds_ok,
                      const tg_allocator *a) {
-  size_t mcf_max = in->mcf_max_records ? in->mcf_max_records : TG_DEFAULT_MCF_MAX_RECORDS;
   int any = 0;
   uint64_t smallest = UINT64_MAX, total = 0;
-  for (int s = 0; s < TG_STRATEGY_BEST; ++s) {
+  for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
+    if (s == TG_STRATEGY_BEST) continue;
     int fits = mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER ? 3 : 1;
     for (int f = 0; f < fits; ++f) {
       if (!run_one(in, mode, (tg_strategy)s, (tg_fit)f, b, bounds_ok, a, &total)) continue;
-      if (s == TG_STRATEGY_MIN_COST_FLOW && in->count > mcf_max) continue;
+      if (!in_best(in, (tg_strategy)s)) continue;
       any = 1;
       if (total < smallest) smallest = total;
     }

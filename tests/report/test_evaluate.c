@@ -55,11 +55,16 @@ static const tg_evaluation_result *find(const tg_evaluation *ev, tg_storage s, t
  * adds up to the result's bytes. */
 static void check_evaluation(const tg_evaluation *ev, int allow_skips) {
   size_t expect = ev->from_records ? 1 : TG_STORAGE_COUNT;
-  /* objects: 6 strategies + best; offsets: 4 + best */
-  assert_int_equal(ev->result_count, expect * 12);
+  /* objects: 6 TFLite strategies, beam, greedy-coloring + best; offsets: 4 TFLite strategies,
+   * beam, allocation-tree, greedy-by-conflicts, hill-climb + best */
+  assert_int_equal(ev->result_count, expect * 18);
   for (size_t i = 0; i < ev->result_count; ++i) {
     const tg_evaluation_result *r = &ev->results[i];
     if (r->skipped) {
+      /* Mini-Infer's colouring sizes pools in bytes: 1D records only. */
+      if (r->strategy == TG_STRATEGY_GREEDY_COLORING && r->mode == TG_MODE_OBJECTS &&
+          r->storage != TG_STORAGE_BUFFER)
+        continue;
       if (!allow_skips) fail_msg("%s %s %s skipped: %s", tg_storage_name(r->storage), tg_mode_name(r->mode),
                                  tg_strategy_name(r->strategy), r->skip_reason);
       continue;
@@ -229,7 +234,9 @@ static void allocation_failures_leak_nothing(void **state) {
   (void)state;
   tg_graph *g = small_graph();
   int succeeded = 0;
-  for (uint64_t at = 1; at < 5000 && !succeeded; ++at) {
+  /* Every one of the first 3000 allocations, then a sample growing with the index (an
+   * evaluation runs every strategy of both modes on six storages: thousands). */
+  for (uint64_t at = 1; at < 200000 && !succeeded; at += at < 3000 ? 1 : at / 64) {
     tg_failing_allocator fa;
     tg_failing_allocator_init(&fa, NULL, at);
     tg_evaluation_options opt;
@@ -340,11 +347,12 @@ static void check_json_keys(const char *json, int all_policies) {
   assert_null(strstr(json, "\"valid\":false"));
   assert_int_equal(count_substr(json, "\"policy\":\"parallel-safe\"") > 0, all_policies);
   assert_int_equal(strstr(json, "\"recommendations\":[") != NULL, all_policies);
-  /* Per policy 6 storages x (7 + 5) results and 6 bests, none skipped; the recommendation,
-   * the objects-mode one, and with all policies one recommendation per policy. */
+  /* Per policy 6 storages x (9 + 9) results, less greedy-coloring on the four texture
+   * storages (skipped: 1D only), and 6 bests; the recommendation, the objects-mode one, and
+   * with all policies one recommendation per policy. */
   assert_non_null(strstr(json, "\"recommendation_objects_mode\":{"));
   assert_int_equal(count_substr(json, "\"lower_bound_bytes\":"),
-                   (size_t)(all_policies ? 3 : 1) * (72 + 6) + 2 + (size_t)(all_policies ? 3 : 0));
+                   (size_t)(all_policies ? 3 : 1) * (6 * 18 - 4 + 6) + 2 + (size_t)(all_policies ? 3 : 0));
 }
 
 static void models_cli(void **state) {

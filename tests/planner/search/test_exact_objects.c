@@ -94,7 +94,7 @@ static void matches_brute_force(void **state) {
     assert_int_equal(stats.total, p->total);
     assert_int_equal(stats.lower_bound, p->total);
     /* Greedy alone is sometimes worse: the search has to do something. */
-    opt.time_limit_ms = 0;
+    opt.time_limit_ms = TG_TIME_LIMIT_NONE;
     opt.exact = 0;
     tg_plan *g = NULL;
     assert_int_equal(tg_plan_compute(rec, spec.count, 1, &opt, NULL, &g), TG_OK);
