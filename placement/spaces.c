@@ -598,9 +598,7 @@ static tg_status plan_alone(const tg_record_set *set, const tg_space_options *o,
   tg_plan_options opt = o->plan;
   opt.relation = NULL;
   if (set->dims != 1) opt.mode = TG_MODE_OBJECTS;
-  if (opt.mode == TG_MODE_OFFSETS &&
-      (opt.strategy == TG_STRATEGY_EQUALITY || opt.strategy == TG_STRATEGY_MIN_COST_FLOW))
-    opt.strategy = TG_STRATEGY_BEST;
+  if (!tg_strategy_applies(opt.strategy, opt.mode, set->dims)) opt.strategy = TG_STRATEGY_BEST;
   tg_plan *p = NULL;
   tg_status st = tg_plan_compute(set->records, set->count, set->dims, &opt, alloc, &p);
   if (st != TG_OK) return st;

@@ -741,7 +741,8 @@ int tg_cli_place_run(const tg_cli_place_request *req) {
                                     : (tg_strategy)((attempt - 1 + TG_STRATEGY_COUNT) % TG_STRATEGY_COUNT);
       if (attempt == TG_STRATEGY_COUNT) sg = req->strategy;
       if (attempt > 0 && attempt < TG_STRATEGY_COUNT && sg == req->strategy) continue;
-      if (m == TG_MODE_OFFSETS && (sg == TG_STRATEGY_EQUALITY || sg == TG_STRATEGY_MIN_COST_FLOW)) continue;
+      /* Strategies that do not plan this mode (or, objects mode, this storage's records). */
+      if (!tg_strategy_applies(sg, m, m == TG_MODE_OBJECTS ? tg_storage_dims(s) : 1)) continue;
       hetero h;
       int code = load_placed(req, "run", s, &info->limits, alloc, &h);
       if (code >= 0) {
