@@ -116,11 +116,10 @@ typedef struct tg_plan_options {
    *   TG_DEFAULT_TIME_LIMIT_MS of search. Not a limit on the call: the strategies before the
    *   search are not counted.
    * - TG_TIME_LIMIT_NONE: no search; the smallest plan of the strategies `best` runs.
-   * - any other value: a limit on the whole call, set-up and strategies included: it returns
-   *   within time_limit_ms plus at most a tenth of it plus 20 ms, on inputs of any size (the
-   *   search skips what cannot fit, and on large inputs starts from fewer strategies, or, when
-   *   not even one greedy pass fits, from a plan whose last records are stacked above the
-   *   others).
+   * - any other value: milliseconds of wall time for the search. The greedy strategies run
+   *   before it and are not counted (on large offsets inputs the search starts from fewer of
+   *   them); work the search cannot interrupt (the lower bound, a greedy pass, an index
+   *   build) may overrun the limit, typically by less than one greedy pass over the input.
    * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000. Same records, options and seed give the
    * same plan when every stage of the search ends at the lower bound or at its work cap (caps
    * scale with the limit); when the clock stops a stage, or measures the share of the limit a
