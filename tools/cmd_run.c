@@ -587,6 +587,7 @@ int tg_cli_run(int argc, char **argv) {
     tg_model_destroy(probe);
     if (ps != TG_OK) {
       tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(ps));
+      tg_plan_file_destroy(pf);
       return tg_cli_exit_code(ps);
     }
   }

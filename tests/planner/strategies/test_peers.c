@@ -761,7 +761,10 @@ static void against_references(void **state) {
   }
   /* Where the start is above the bound, the climb must find something at least sometimes. */
   print_message("hill-climb improved %zu of %zu sets above the bound\n", improved, climbs);
-  assert_true(climbs > 10 && improved > climbs / 10);
+  /* The climb is time-bounded, and the quick run (TANGRAM_TEST_QUICK, under the sanitizers) has
+   * too few sets for the rate: there it must still never end above its start (checked above). */
+  const char *quick = getenv("TANGRAM_TEST_QUICK");
+  if (quick == NULL || *quick == '\0' || *quick == '0') assert_true(climbs > 10 && improved > climbs / 10);
 }
 
 int main(void) {
