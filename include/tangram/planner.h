@@ -117,10 +117,12 @@ typedef struct tg_plan_options {
    *   search are not counted.
    * - TG_TIME_LIMIT_NONE: no search; the smallest plan of the strategies `best` runs.
    * - any other value: a limit on the whole call, set-up and strategies included: it returns
-   *   within time_limit_ms plus at most a tenth of it plus 20 ms, on inputs of any size (the
-   *   search skips what cannot fit, and on large inputs starts from fewer strategies, or, when
-   *   not even one greedy pass fits, from a plan whose last records are stacked above the
-   *   others).
+   *   within time_limit_ms plus at most a tenth of it plus 20 ms (measured on inputs up to
+   *   100k records). What cannot fit is skipped or cut short: strategies are skipped or stop
+   *   (beam, hill-climb), large inputs start from fewer of them (offsets: greedy-by-size
+   *   alone, whose unplaced records go right above what they meet in time when it is cut
+   *   short), and a limit too short for even that (well under 0.5 us per record) gives the
+   *   naive plan. So a short limit can give a larger plan than the default.
    * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000. Same records, options and seed give the
    * same plan when every stage of the search ends at the lower bound or at its work cap (caps
    * scale with the limit); when the clock stops a stage, or measures the share of the limit a
