@@ -761,7 +761,7 @@ static void against_references(void **state) {
   }
   /* Where the start is above the bound, the climb must find something at least sometimes. */
   print_message("hill-climb improved %zu of %zu sets above the bound\n", improved, climbs);
-  assert_true(climbs > 10 && improved > climbs / 10);
+  assert_true(climbs >= 5 && improved > climbs / 10);
 }
 
 int main(void) {
