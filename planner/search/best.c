@@ -266,13 +266,17 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
                                            : tg__best_strategy_count();
   for (size_t i = 0; i < runs; ++i) {
     const tg_strategy s = in->deadline_us != 0 ? k_hurried[i] : tg__best_strategy_at(i);
-    if (in->deadline_us != 0 && best != NULL) {
+    const int one_pass = s != TG_STRATEGY_MIN_COST_FLOW && s != TG_STRATEGY_ALLOCATION_TREE &&
+                         s != TG_STRATEGY_BEAM && s != TG_STRATEGY_HILL_CLIMB;
+    /* Inputs of at most TG_EXACT_MAX_RECORDS records: the one-pass strategies always run (a
+     * few milliseconds in all), so a limit never makes the plan worse than theirs. */
+    if (in->deadline_us != 0 && best != NULL && !(one_pass && in->count <= TG_EXACT_MAX_RECORDS)) {
       /* Naive first: a plan at once. Then nothing starts after the deadline, and a strategy
        * expected to end past it (twice the slowest so far), plus the overrun allowed, waits
        * for no one: the ones with their own deadline (beam, hill-climb, greedy-coloring,
        * objects greedy-by-size) stop there. */
       uint64_t now = tg__now_us();
-      if (now >= in->deadline_us) break;
+      if (now >= in->deadline_us) continue;
       /* Before any is measured: about 0.3 us per record (the greedy passes on 100k records
        * take 5-40 ms here). */
       uint64_t expect = 2 * slowest_us, floor = (uint64_t)in->count * 45 / 100;
@@ -306,7 +310,7 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
     opt.beam_width = 0; /* `best` runs beam with the default width */
     /* Under a time limit, beam and hill-climb (searches of their own) get half of what is
      * left, and stop there; the one-pass strategies always run in full. */
-    sub.deadline_us = in->deadline_us;
+    sub.deadline_us = one_pass && in->count <= TG_EXACT_MAX_RECORDS ? 0 : in->deadline_us;
     if (in->deadline_us != 0 && (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB)) {
       uint64_t now = tg__now_us();
       sub.deadline_us = now < in->deadline_us ? now + (in->deadline_us - now) / 2 : now;
