@@ -308,12 +308,13 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
       if (best->total <= bound) break;
     }
     opt.beam_width = 0; /* `best` runs beam with the default width */
-    /* Under a time limit, beam and hill-climb (searches of their own) get half of what is
-     * left, and stop there; the one-pass strategies always run in full. */
+    /* Under a time limit, beam and hill-climb (searches of their own) get half and a quarter
+     * of what is left, and stop there; the search after them usually does more with it. */
     sub.deadline_us = one_pass && in->count <= TG_EXACT_MAX_RECORDS ? 0 : in->deadline_us;
     if (in->deadline_us != 0 && (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB)) {
       uint64_t now = tg__now_us();
-      sub.deadline_us = now < in->deadline_us ? now + (in->deadline_us - now) / 2 : now;
+      uint64_t share = now < in->deadline_us ? (in->deadline_us - now) / (s == TG_STRATEGY_BEAM ? 2 : 4) : 0;
+      sub.deadline_us = now + share;
     }
     int fits = (in->options->mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER) ? 3 : 1;
     for (int f = 0; f < fits; ++f) {
