@@ -154,8 +154,9 @@ static uint64_t odd_size(rng *g, unsigned lo, unsigned hi) {
 }
 
 /* Compiler traces (ML-compiler buffer traces): tens of thousands of short-lived buffers (1-7
- * tasks over n/6 tasks) and a few hundred long-lived ones (a quarter to all of the trace)
- * holding about a third of the peak; sizes from odd_size; records in random order. */
+ * tasks over n/6 tasks, sizes from odd_size) and 300 long-lived ones (a quarter to all of the
+ * trace, odd sizes around one mean) holding about a third of the peak; records in random
+ * order. */
 static void gen_compiler(rng *g, tg_usage_record *r, size_t n) {
   size_t longs = n >= 3000 ? 300 : n / 10;
   uint64_t tasks = n / 6 + 8;
@@ -168,14 +169,14 @@ static void gen_compiler(rng *g, tg_usage_record *r, size_t n) {
     short_live += (double)size * (double)(len + 1);
   }
   short_live /= (double)tasks;
-  /* Long-lived buffers live 5/8 of the trace on average: half the short-lived live sum. */
-  double avg = longs ? short_live / 2 / ((double)longs * 5 / 8) : 0;
-  unsigned k = 1;
-  while (k < 40 && (double)((uint64_t)1 << (k + 1)) < avg) ++k;
+  /* Long-lived buffers live 5/8 of the trace on average and hold as much as the short-lived
+   * buffers' mean live sum, which puts them at about a third of the peak. */
+  double avg = longs ? short_live / ((double)longs * 5 / 8) : 0;
   for (size_t i = 0; i < longs; ++i) {
     uint64_t len = rrange(g, tasks / 4, tasks - 1);
     uint64_t f = rrange(g, 0, tasks - 1 - len);
-    uint64_t size = odd_size(g, k > 1 ? k - 1 : 1, k + 1);
+    uint64_t pct = rrange(g, 50, 150); /* one draw per statement (see gen_chain) */
+    uint64_t size = (uint64_t)(avg * (double)pct / 100.0) | 1; /* odd: no common unit */
     r[i] = rec1(size, f, f + len);
   }
   for (size_t i = n; i > 1; --i) { /* shuffle */

@@ -116,10 +116,14 @@ typedef struct tg_plan_options {
    *   TG_DEFAULT_TIME_LIMIT_MS of search. Not a limit on the call: the strategies before the
    *   search are not counted.
    * - TG_TIME_LIMIT_NONE: no search; the smallest plan of the strategies `best` runs.
-   * - any other value: milliseconds of wall time for the search. The greedy strategies run
-   *   before it and are not counted (on large offsets inputs the search starts from fewer of
-   *   them); work the search cannot interrupt (the lower bound, a greedy pass, an index
-   *   build) may overrun the limit, typically by less than one greedy pass over the input.
+   * - any other value: a limit on the whole call, set-up and strategies included: it returns
+   *   within time_limit_ms plus at most a tenth of it plus 20 ms (measured on inputs up to
+   *   100k records). What cannot fit is skipped or cut short: strategies are skipped or stop
+   *   (beam, hill-climb; up to TG_EXACT_MAX_RECORDS records every strategy that costs about
+   *   one greedy pass still runs in full), large inputs start from fewer of them (offsets: greedy-by-size
+   *   alone, whose unplaced records go right above what they meet in time when it is cut
+   *   short), and a limit too short for even that (well under 0.5 us per record) gives the
+   *   naive plan. So a short limit can give a larger plan than the default.
    * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000. Same records, options and seed give the
    * same plan when every stage of the search ends at the lower bound or at its work cap (caps
    * scale with the limit); when the clock stops a stage, or measures the share of the limit a
@@ -261,7 +265,8 @@ tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_
  * sizes when unaligned). Uses `object_sizes` as given, so an object larger than its records,
  * or one with no records, still takes its full size; the total then exceeds max(offset +
  * size) and tg_plan_validate rejects the result. Plans from tg_plan_compute size every object
- * to its largest record, so theirs validate. TG_ERROR_UNSUPPORTED for 2D/3D plans,
+ * to its largest record, so theirs validate (except greedy-coloring's with an alignment, whose
+ * objects are rounded up). TG_ERROR_UNSUPPORTED for 2D/3D plans,
  * TG_ERROR_INVALID_ARGUMENT for an offsets plan or an object id out of range,
  * TG_ERROR_OVERFLOW if the layout does not fit 64 bits. The new plan is the caller's;
  * `*out` is NULL on failure. O(records + objects). */

@@ -24,7 +24,7 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
   if (exact) tg__exact_stats_reset(stats);
   uint64_t limit_ms = o->time_limit_ms;
   if (exact && limit_ms == 0) limit_ms = 1000;
-  uint64_t search_ms = exact ? (limit_ms + 9) / 10 : limit_ms;
+  uint64_t search_ms = tg__ms_left(in, exact ? (limit_ms + 9) / 10 : limit_ms);
   tg_status st = TG_OK;
   if (search_ms > 0 && o->mode == TG_MODE_OFFSETS && o->relation == NULL &&
       in->count <= TG_EXACT_MAX_RECORDS) {
@@ -115,24 +115,78 @@ static tg_status search_after_greedy(const tg__plan_input *in, tg_plan **best) {
     uint64_t used = (tg__now_us() - t0) / 1000;
     if (reduced) opt.time_limit_ms = (uint32_t)(limit > used + 1 ? limit - used : 1);
   }
+  /* Under the call's deadline, what is left of it. */
+  if (in->deadline_us != 0) {
+    opt.time_limit_ms = (uint32_t)tg__ms_left(in, opt.time_limit_ms);
+    if (opt.time_limit_ms == 0) return TG_OK;
+  }
   int split = 0;
   st = tg__search_split(&sub, bound, search_after_greedy_bound, best, &split);
   if (st != TG_OK || split) return st;
   return search_after_greedy_bound(&sub, bound, best);
 }
 
+/* Milliseconds left before in->deadline_us (which must be set), rounded down. */
+static uint32_t time_left_ms(const tg__plan_input *in) {
+  uint64_t now = tg__now_us();
+  return now < in->deadline_us ? (uint32_t)((in->deadline_us - now) / 1000) : 0;
+}
+
 /* `best` with a time limit on large serial offsets inputs (see TG__LNS_MIN_RECORDS): the other
- * greedy passes cost several times greedy-by-size at 100k records, and the search closes
- * their gap, so greedy-by-size alone is the first answer and the search (which may start again
- * from greedy-by-breadth, see tg__search_improve) gets the time. Returns TG_ERROR_OVERFLOW, for
+ * greedy passes cost up to several times greedy-by-size at 100k records, and the search closes
+ * their gap, so greedy-by-size is the first answer (and greedy-by-breadth and -conflicts join
+ * it when the limit leaves time), and the search (which may start again from
+ * greedy-by-breadth, see tg__search_improve) gets the time. Returns TG_ERROR_OVERFLOW, for
  * tg__best_plan to try every strategy, when that layout does not fit 64 bits. */
 static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
   tg_plan *best = NULL;
-  tg_status st = tg__offsets_greedy_by_size(in, &best);
-  if (st == TG_OK) {
-    best->strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-    st = search_after_greedy(in, &best);
+  /* Setting greedy-by-size up and finishing its plan cannot be interrupted: about 0.35 us
+   * per record. When even that would end past the overrun allowed (a tenth of the limit and
+   * 20 ms), the plan is naive's. */
+  uint64_t now = tg__now_us(), allowed = in->deadline_us + (uint64_t)in->options->time_limit_ms * 100 + 20000;
+  if (now + (uint64_t)in->count * 35 / 100 > allowed) {
+    tg_status nst = tg__offsets_naive(in, &best);
+    if (nst == TG_OK) {
+      best->strategy = TG_STRATEGY_NAIVE;
+      *out = best;
+    }
+    return nst;
   }
+  /* Greedy-by-size stops at the deadline, less what finishing its plan takes (about 0.3 us
+   * per record, at most half the limit). */
+  tg__plan_input greedy = *in;
+  uint64_t reserve = (uint64_t)in->count * 3 / 10, limit_us = (uint64_t)in->options->time_limit_ms * 1000;
+  if (reserve > limit_us / 2) reserve = limit_us / 2;
+  greedy.deadline_us = in->deadline_us > reserve ? in->deadline_us - reserve : 1;
+  uint64_t t0 = tg__now_us();
+  tg_status st = tg__offsets_greedy_by_size(&greedy, &best);
+  uint64_t took = tg__now_us() - t0;
+  if (st == TG_OK) best->strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+  /* Greedy-by-breadth and greedy-by-conflicts too, each when the time left covers about
+   * greedy-by-size's time and still a quarter of the limit (100 ms at least) for the search:
+   * on compiler-like traces (a few hundred long-lived buffers holding a third of the peak)
+   * their plans are the better start by percents, and they cost less than greedy-by-size. */
+  static const tg_strategy k_more[] = {TG_STRATEGY_GREEDY_BY_BREADTH, TG_STRATEGY_GREEDY_BY_CONFLICTS};
+  const uint64_t keep_for_search = limit_us / 4 > 100000 ? limit_us / 4 : 100000;
+  for (size_t i = 0; i < 2 && st == TG_OK; ++i) {
+    uint64_t t = tg__now_us();
+    if (t >= in->deadline_us || in->deadline_us - t < took + keep_for_search) break;
+    tg_plan *other = NULL;
+    st = k_more[i] == TG_STRATEGY_GREEDY_BY_BREADTH ? tg__offsets_greedy_by_breadth(in, &other)
+                                                     : tg__offsets_greedy_by_conflicts(in, &other);
+    if (st == TG_OK) {
+      other->strategy = k_more[i];
+      tg__keep_smaller(&best, other);
+    } else {
+      tg_plan_destroy(other);
+      if (st == TG_ERROR_OVERFLOW) st = TG_OK; /* no start from there */
+    }
+  }
+  tg_plan_options left = *in->options;
+  tg__plan_input rest = *in;
+  rest.options = &left;
+  left.time_limit_ms = time_left_ms(in);
+  if (st == TG_OK && left.time_limit_ms > 0) st = search_after_greedy(&rest, &best);
   if (st != TG_OK) {
     tg_plan_destroy(best);
     return st;
@@ -199,8 +253,39 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
   sub.options = &opt;
   uint64_t bound = 0;
   int have_bound = 0;
-  for (size_t i = 0; i < tg__best_strategy_count(); ++i) {
-    const tg_strategy s = tg__best_strategy_at(i);
+  /* Under a deadline: the slowest one-pass strategy so far, to predict the next one's time. */
+  uint64_t slowest_us = 0;
+  const uint64_t slack_us = (uint64_t)in->options->time_limit_ms * 100 + 20000;
+  /* Under a deadline, the strategies that usually win first (after naive: a plan at once). */
+  static const tg_strategy k_hurried[] = {
+      TG_STRATEGY_NAIVE,           TG_STRATEGY_GREEDY_IN_ORDER,   TG_STRATEGY_GREEDY_BY_SIZE,
+      TG_STRATEGY_GREEDY_BY_BREADTH, TG_STRATEGY_GREEDY_BY_CONFLICTS, TG_STRATEGY_GREEDY_COLORING,
+      TG_STRATEGY_EQUALITY,        TG_STRATEGY_MIN_COST_FLOW,     TG_STRATEGY_ALLOCATION_TREE,
+      TG_STRATEGY_BEAM,            TG_STRATEGY_HILL_CLIMB};
+  const size_t runs = in->deadline_us != 0 ? sizeof k_hurried / sizeof k_hurried[0]
+                                           : tg__best_strategy_count();
+  for (size_t i = 0; i < runs; ++i) {
+    const tg_strategy s = in->deadline_us != 0 ? k_hurried[i] : tg__best_strategy_at(i);
+    const int one_pass = s != TG_STRATEGY_MIN_COST_FLOW && s != TG_STRATEGY_ALLOCATION_TREE &&
+                         s != TG_STRATEGY_BEAM && s != TG_STRATEGY_HILL_CLIMB;
+    /* Inputs of at most TG_EXACT_MAX_RECORDS records: the one-pass strategies always run (a
+     * few milliseconds in all), so a limit never makes the plan worse than theirs. */
+    if (in->deadline_us != 0 && best != NULL && !(one_pass && in->count <= TG_EXACT_MAX_RECORDS)) {
+      /* Naive first: a plan at once. Then nothing starts after the deadline, and a strategy
+       * expected to end past it (twice the slowest so far), plus the overrun allowed, waits
+       * for no one: the ones with their own deadline (beam, hill-climb, greedy-coloring,
+       * objects greedy-by-size) stop there. */
+      uint64_t now = tg__now_us();
+      if (now >= in->deadline_us) continue;
+      /* Before any is measured: about 0.3 us per record (the greedy passes on 100k records
+       * take 5-40 ms here). */
+      uint64_t expect = 2 * slowest_us, floor = (uint64_t)in->count * 45 / 100;
+      if (expect < floor) expect = floor;
+      const int own_deadline = s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB ||
+                               s == TG_STRATEGY_GREEDY_COLORING ||
+                               (s == TG_STRATEGY_GREEDY_BY_SIZE && in->options->mode == TG_MODE_OBJECTS);
+      if (!own_deadline && now + expect > in->deadline_us + slack_us) continue;
+    }
     if (!tg_strategy_applies(s, in->options->mode, in->dims)) continue;
     tg__strategy_fn fn = tg__strategy_fn_get(in->options->mode, s);
     if (s == TG_STRATEGY_MIN_COST_FLOW && in->count > mcf_max) continue;
@@ -223,28 +308,35 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
       if (best->total <= bound) break;
     }
     opt.beam_width = 0; /* `best` runs beam with the default width */
-    /* Under a time limit, beam and hill-climb (searches of their own) get half of what is
-     * left, and stop there; the one-pass strategies always run in full. */
-    sub.deadline_us = in->deadline_us;
+    /* Under a time limit, beam and hill-climb (searches of their own) get half and a quarter
+     * of what is left, and stop there; the search after them usually does more with it. */
+    sub.deadline_us = one_pass && in->count <= TG_EXACT_MAX_RECORDS ? 0 : in->deadline_us;
     if (in->deadline_us != 0 && (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB)) {
       uint64_t now = tg__now_us();
-      sub.deadline_us = now < in->deadline_us ? now + (in->deadline_us - now) / 2 : now;
+      uint64_t share = now < in->deadline_us ? (in->deadline_us - now) / (s == TG_STRATEGY_BEAM ? 2 : 4) : 0;
+      sub.deadline_us = now + share;
     }
     int fits = (in->options->mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER) ? 3 : 1;
     for (int f = 0; f < fits; ++f) {
       if (fits > 1) opt.fit = (tg_fit)f;
       tg_plan *cand = NULL;
+      uint64_t started = tg__now_us();
       tg_status st = fn(&sub, &cand);
+      uint64_t took = tg__now_us() - started;
+      if (!costly && s != TG_STRATEGY_NAIVE && st != TG_ERROR_TIMEOUT && took > slowest_us)
+        slowest_us = took;
       if (st != TG_OK) {
         /* A strategy may leave a half-filled plan behind when it fails (an overflowing
          * total is found after the plan was created): free it like tg_plan_compute does. */
         tg_plan_destroy(cand);
         /* A layout that does not fit 64 bits is no candidate, but another strategy's may
-         * (sizes near 2^64 that only fit when shared): keep looking. */
+         * (sizes near 2^64 that only fit when shared): keep looking. The same for a
+         * strategy the deadline stopped. */
         if (st == TG_ERROR_OVERFLOW) {
           overflowed = 1;
           continue;
         }
+        if (st == TG_ERROR_TIMEOUT) continue;
         tg_plan_destroy(best);
         return st;
       }
@@ -254,12 +346,17 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
     }
   }
   if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;
+  /* Under a deadline the search gets the time left (none when it is up). */
+  tg_plan_options left = *in->options;
+  tg__plan_input rest = *in;
+  rest.options = &left;
+  if (in->deadline_us != 0) left.time_limit_ms = time_left_ms(in);
   /* Objects mode, 1D: the branch-and-bound over assignments (exact_objects.c) is both the
    * exact mode and, under a node cap, the improvement search (objects_1d_improve). The
    * iterated-greedy search alone only runs where it cannot (textures, too many records). */
-  if ((in->options->exact || in->options->time_limit_ms > 0) && in->options->mode == TG_MODE_OBJECTS &&
-      in->dims == 1 && in->count <= TG__EXACT_OBJECTS_MAX_RECORDS) {
-    tg_status st = objects_1d_improve(in, &best);
+  if ((left.exact || left.time_limit_ms > 0) && left.mode == TG_MODE_OBJECTS && in->dims == 1 &&
+      in->count <= TG__EXACT_OBJECTS_MAX_RECORDS) {
+    tg_status st = objects_1d_improve(&rest, &best);
     if (st != TG_OK) {
       tg_plan_destroy(best);
       return st;
@@ -268,8 +365,8 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
     return TG_OK;
   }
   /* Improvement search (and the exact mode) on top of the best greedy plan. */
-  if (in->options->time_limit_ms > 0 || in->options->exact) {
-    tg_status st = search_after_greedy(in, &best);
+  if (left.time_limit_ms > 0 || left.exact) {
+    tg_status st = search_after_greedy(&rest, &best);
     if (st != TG_OK) {
       tg_plan_destroy(best);
       return st;

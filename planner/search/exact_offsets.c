@@ -1241,6 +1241,8 @@ static tg_status sky_complete(sky *k) {
   for (size_t i = 0; i < k->n; ++i) {
     size_t u = items[i].idx;
     uint64_t o = k->off[u], end;
+    /* The call's deadline (`best` under a time limit): the partial plan is dropped. */
+    if (in->deadline_us != 0 && (i & 255) == 255 && tg__now_us() >= in->deadline_us) goto done;
     if (i >= placed && (st = tg__gap_index_find(ix, i, TG_FIT_BEST, &o)) != TG_OK) goto done;
     if (!tg__add_u64(o, k->vol[u], &end)) {
       st = TG_ERROR_OVERFLOW;

@@ -313,8 +313,9 @@ static tg_status object_add(obj_state *s, size_t k, size_t r) {
   return TG_OK;
 }
 
-/* Assign records in `order`; *total = sum of object volumes (UINT64_MAX on overflow). */
-static tg_status place_objects(obj_state *s, const size_t *order, uint64_t *total) {
+/* Assign records in `order`; *total = sum of object volumes (UINT64_MAX on overflow).
+ * TG_ERROR_TIMEOUT when `deadline` passes first (checked every 1024 records). */
+static tg_status place_objects(obj_state *s, const size_t *order, uint64_t deadline, uint64_t *total) {
   const tg__plan_input *in = s->in;
   for (size_t k = 0; k < s->count; ++k) {
     s->objs[k].len = 0;
@@ -324,6 +325,7 @@ static tg_status place_objects(obj_state *s, const size_t *order, uint64_t *tota
   s->count = 0;
   uint64_t sum = 0;
   for (size_t i = 0; i < in->count; ++i) {
+    if ((i & 1023) == 1023 && tg__now_us() >= deadline) return TG_ERROR_TIMEOUT;
     size_t r = order[i];
     const tg_extent *e = &in->records[r].size;
     size_t pick = SIZE_MAX;
@@ -379,7 +381,10 @@ static tg_status search_objects(const tg__plan_input *in, uint64_t bound, uint64
   for (size_t i = 0; i < n; ++i) order[i] = items[i].idx;
   uint64_t cur_total, best_total = (*best)->total;
   int improved = 0;
-  if ((st = place_objects(&s, order, &cur_total)) != TG_OK) goto done;
+  if ((st = place_objects(&s, order, deadline, &cur_total)) != TG_OK) {
+    if (st == TG_ERROR_TIMEOUT) st = TG_OK; /* out of time: the incumbent stays */
+    goto done;
+  }
   if (cur_total < best_total) {
     best_total = cur_total;
     memcpy(keep, s.object_of, n * sizeof *keep);
@@ -393,7 +398,11 @@ static tg_status search_objects(const tg__plan_input *in, uint64_t bound, uint64
     if (tg__rng_below(&g, 100) < 60) m = random_promote(&g, order, 1 + tg__rng_below(&g, n - 1));
     else m = random_swap(&g, order, n);
     uint64_t t;
-    if ((st = place_objects(&s, order, &t)) != TG_OK) goto done;
+    if ((st = place_objects(&s, order, deadline, &t)) != TG_OK) {
+      if (st != TG_ERROR_TIMEOUT) goto done;
+      st = TG_OK; /* out of time: keep what was found */
+      break;
+    }
     if (t <= cur_total) {
       cur_total = t;
       if (t < best_total) {
@@ -463,6 +472,10 @@ tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t dea
  * capped per millisecond of the budget, as elsewhere. */
 static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
                               uint64_t budget_us, tg_plan **best) {
+  /* The dive's and the neighbourhood search's set-up (their indexes, 0.1-0.3 us per record)
+   * cannot be interrupted: not without the time for it. */
+  uint64_t now = tg__now_us();
+  if (now >= deadline || deadline - now < (uint64_t)in->count / 4) return TG_OK;
   uint64_t steps, stall = TG__LNS_STALL_STEPS;
   if (!tg__mul_u64(budget_us / 1000 + 1, TG__LNS_STEPS_PER_MS, &steps)) steps = UINT64_MAX;
   uint64_t setup_us = 0;
@@ -517,7 +530,9 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
                              uint64_t max_iters, tg_plan **best) {
   if (*best == NULL || in->count < 2 || (*best)->total <= bound) return TG_OK;
   uint64_t now = tg__now_us();
-  uint64_t deadline = UINT64_MAX - now < budget_us ? UINT64_MAX : now + budget_us;
+  uint64_t deadline = tg__deadline_cap(in, UINT64_MAX - now < budget_us ? UINT64_MAX : now + budget_us);
+  if (deadline <= now) return TG_OK;
+  if (deadline - now < budget_us) budget_us = deadline - now;
   if (in->options->mode == TG_MODE_OFFSETS) {
     if (in->count >= TG__LNS_MIN_RECORDS && in->options->relation == NULL)
       return search_large(in, bound, deadline, budget_us, best);

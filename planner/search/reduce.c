@@ -370,6 +370,7 @@ done:
 static void reduce_all(reducer *rd, int stack_when_stuck, size_t target) {
   int stuck = stack_when_stuck;
   for (int pass = 0; pass < TG__REDUCE_MAX_PASSES; ++pass) {
+    if (rd->in->deadline_us != 0 && tg__now_us() >= rd->in->deadline_us) return;
     size_t merges = reduce_pass(rd, stuck);
     if (merges == 0 && (stuck || !stack_when_stuck)) return;
     if (!stack_when_stuck && rd->alive_count > target && merges < (rd->alive_count - target) / 8)
@@ -384,6 +385,9 @@ tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, uint32_t 
   const tg_plan_options *o = in->options;
   if (o->mode != TG_MODE_OFFSETS || o->relation != NULL || in->dims != 1 || in->count < 2)
     return TG_OK;
+  /* Under the call's deadline: only with time for the merging passes (about 0.2 us per
+   * record each) and some planning. */
+  if (in->deadline_us != 0 && tg__ms_left(in, UINT32_MAX) < 1 + in->count / 2500) return TG_OK;
   uint64_t t0 = tg__now_us();
   reducer rd;
   tg_status st = reducer_init(&rd, in);
@@ -404,6 +408,10 @@ tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, uint32_t 
     last = rd.alive_count;
     if (rd.alive_count > target) continue;
     uint64_t used = (tg__now_us() - t0) / 1000, left = time_limit_ms > used ? time_limit_ms - used : 0;
+    left = tg__ms_left(in, left);
+    /* Planning the blocks without a limit would run every greedy strategy on them, which
+     * nothing interrupts: not when the call's time is up. */
+    if (in->deadline_us != 0 && left == 0) break;
     *reduced = 1;
     st = try_blocks(&rd, (uint32_t)(stage == 0 ? left / 2 : left), plan, best);
   }

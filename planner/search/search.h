@@ -25,6 +25,19 @@ static inline size_t tg__rng_below(tg__rng *g, size_t n) {
   return (size_t)(tg__rng_next(g) % (uint64_t)n);
 }
 
+/* `deadline` (tg__now_us clock), or the call's deadline when that is earlier (in->deadline_us:
+ * `best` under an explicit time limit, which every stage keeps). */
+static inline uint64_t tg__deadline_cap(const tg__plan_input *in, uint64_t deadline) {
+  return in->deadline_us != 0 && in->deadline_us < deadline ? in->deadline_us : deadline;
+}
+
+/* Milliseconds the stage may use: `ms`, or less when the call's deadline comes first. */
+static inline uint64_t tg__ms_left(const tg__plan_input *in, uint64_t ms) {
+  if (in->deadline_us == 0) return ms;
+  uint64_t now = tg__now_us(), left = in->deadline_us > now ? (in->deadline_us - now) / 1000 : 0;
+  return left < ms ? left : ms;
+}
+
 /* Candidate plans tried per millisecond of time limit at most (see tg_plan_options). */
 #define TG__SEARCH_ITERS_PER_MS 20u
 

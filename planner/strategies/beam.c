@@ -51,6 +51,17 @@ typedef struct bm_top {
   size_t n, k;
 } bm_top;
 
+/* Could a candidate of these keys enter the list? (Checked before its hash is computed.) */
+static int bm_may_enter(const bm_top *t, const bm_cand *c) {
+  return t->n < t->k || bm_less(c, &t->c[t->n - 1]);
+}
+
+/* Would every candidate of a state whose total is `total` rank below the list's worst? States
+ * come in rank order, so then those after it would too. */
+static int bm_state_out(const bm_top *t, uint64_t total) {
+  return t->n == t->k && total > t->c[t->n - 1].total;
+}
+
 static void bm_offer(bm_top *t, const bm_cand *c) {
   if (t->n == t->k && !bm_less(c, &t->c[t->n - 1])) return;
   for (size_t i = 0; i < t->n; ++i) {
@@ -293,6 +304,7 @@ tg_status tg__offsets_beam(const tg__plan_input *in, tg_plan **out) {
     c.top.n = 0;
     c.top.k = width;
     for (size_t j = 0; j < kept; ++j) {
+      if (bm_state_out(&c.top, cur_total[j])) break;
       const bm_live *l = cur + j * stride;
       size_t nl = cur_n[j], nb = 0, x = 0, y = 0;
       if (c.nblocked > 0) { /* the blocked records' places in this state, by offset */
@@ -326,8 +338,10 @@ tg_status tg__offsets_beam(const tg__plan_input *in, tg_plan **out) {
           cand.total = end > cur_total[j] ? end : cur_total[j];
           cand.waste = o - end;
           cand.value = at;
-          cand.hash = cur_hash[j] ^ bm_mix2(r, at) ^ bm_total_hash(cand.total);
-          bm_offer(&c.top, &cand);
+          if (bm_may_enter(&c.top, &cand)) {
+            cand.hash = cur_hash[j] ^ bm_mix2(r, at) ^ bm_total_hash(cand.total);
+            bm_offer(&c.top, &cand);
+          }
         }
         if (e > prev) prev = e;
       }
@@ -336,8 +350,10 @@ tg_status tg__offsets_beam(const tg__plan_input *in, tg_plan **out) {
         cand.total = end > cur_total[j] ? end : cur_total[j];
         cand.waste = cand.total - end; /* below the total, the top is a free block too */
         cand.value = at;
-        cand.hash = cur_hash[j] ^ bm_mix2(r, at) ^ bm_total_hash(cand.total);
-        bm_offer(&c.top, &cand);
+        if (bm_may_enter(&c.top, &cand)) {
+          cand.hash = cur_hash[j] ^ bm_mix2(r, at) ^ bm_total_hash(cand.total);
+          bm_offer(&c.top, &cand);
+        }
       }
     }
     if (c.top.n == 0) {
@@ -465,6 +481,7 @@ tg_status tg__objects_beam(const tg__plan_input *in, tg_plan **out) {
     c.top.n = 0;
     c.top.k = width;
     for (size_t j = 0; j < kept; ++j) {
+      if (bm_state_out(&c.top, cur_total[j])) break;
       const bm_obj *ob = cur + j * stride;
       if (c.nblocked > 0) { /* the objects of the blocked records in this state */
         bm_blocked_values(&c, i, (uint32_t)j);
@@ -484,6 +501,7 @@ tg_status tg__objects_beam(const tg__plan_input *in, tg_plan **out) {
         cand.total = tg__add_sat_u64(cur_total[j], after - before);
         cand.waste = after - vol;
         cand.value = o;
+        if (!bm_may_enter(&c.top, &cand)) continue;
         cand.hash = cur_hash[j] ^ bm_obj_hash(o, &ob[o]) ^ bm_obj_hash(o, &grown) ^
                     bm_total_hash(cand.total);
         bm_offer(&c.top, &cand);
@@ -492,8 +510,10 @@ tg_status tg__objects_beam(const tg__plan_input *in, tg_plan **out) {
       cand.total = tg__add_sat_u64(cur_total[j], vol);
       cand.waste = 0;
       cand.value = cur_n[j];
-      cand.hash = cur_hash[j] ^ bm_obj_hash(cur_n[j], &fresh) ^ bm_total_hash(cand.total);
-      bm_offer(&c.top, &cand);
+      if (bm_may_enter(&c.top, &cand)) {
+        cand.hash = cur_hash[j] ^ bm_obj_hash(cur_n[j], &fresh) ^ bm_total_hash(cand.total);
+        bm_offer(&c.top, &cand);
+      }
     }
     /* Room for one more object in every state. */
     size_t need = 0;

@@ -351,6 +351,11 @@ static tg_status by_size_fast(const tg__plan_input *in, const uint32_t *by_first
   tg__mintree_setup(&f.t2, f.t2_nodes, n, UINT32_MAX);
   size_t objects = 0;
   for (size_t i = 0; i < n; ++i) {
+    /* `best` under a time limit: no plan when its deadline comes first. */
+    if (in->deadline_us != 0 && (i & 255) == 255 && tg__now_us() >= in->deadline_us) {
+      st = TG_ERROR_TIMEOUT;
+      break;
+    }
     const uint32_t r = f.order[i];
     gap g;
     nearest_gap(&f, object_of, r, &g);
@@ -363,7 +368,7 @@ static tg_status by_size_fast(const tg__plan_input *in, const uint32_t *by_first
   *object_count = objects;
   tg__obj_share_free(&f.share);
   tg__free(in->alloc, block);
-  return TG_OK;
+  return st;
 }
 
 /* ---- 2D / 3D ------------------------------------------------------------------------------ */

@@ -55,6 +55,12 @@ tg_status tg__objects_greedy_coloring(const tg__plan_input *in, tg_plan **out) {
   }
   if ((st = tg__obj_members_init(&mem, in)) != TG_OK) goto done;
   for (size_t i = 0; i < n; ++i) {
+    /* `best` under a time limit: no plan when the deadline comes first (a pass can cost
+     * records x pools tests). */
+    if (in->deadline_us != 0 && (i & 255) == 255 && tg__now_us() >= in->deadline_us) {
+      st = TG_ERROR_TIMEOUT;
+      goto done;
+    }
     uint32_t r = order[i], p = 0;
     while (p < pools && !(tg__obj_occ_free_for(&occ, p, r) && tg__obj_may_join(&mem, p, r))) ++p;
     if (p == pools) ++pools;

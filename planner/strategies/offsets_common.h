@@ -94,4 +94,12 @@ void tg__gap_index_insert(tg__gap_index *ix, size_t r, uint64_t offset);
  * entry (linear in the list it is on). */
 void tg__gap_index_remove(tg__gap_index *ix, size_t r, uint64_t offset);
 
+/* Serial relation only: the records rest[0..count) (not yet placed; every other record has
+ * its offset in offset_of) each go, in that order, right above the highest placed record that
+ * meets it in time (aligned; records of size 0 at 0). O((n + count) log n): how a strategy cut
+ * short by a deadline finishes its plan. TG_ERROR_OVERFLOW when an offset does not fit 64
+ * bits, TG_ERROR_INTERNAL with a relation. */
+tg_status tg__offsets_complete_on_top(const tg__plan_input *in, const size_t *rest, size_t count,
+                                      uint64_t *offset_of);
+
 #endif
