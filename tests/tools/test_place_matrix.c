@@ -113,12 +113,20 @@ static void matrix(void **state) {
             char what[2048];
             snprintf(what, sizeof what, "%s %s %s %s %s %s %s %s", k_models[m], k_backends[b], storage, mode, policy,
                      ooo ? "out-of-order" : "in-order", io, place);
-            if (r.code != 0) fail_msg("%s: exit %d: %s", what, r.code, r.err);
-            if (!tg_test_json_valid(r.out)) fail_msg("%s: invalid JSON", what);
+            /* A failure prints the run's whole stderr first (a sanitizer's report from the CLI
+             * lands there), so that a log cut to its tail still names the cause. */
+            if (r.code != 0) {
+              fprintf(stderr, "FAILED RUN %s\n--- its stderr ---\n%s\n--- end ---\n", what, r.err);
+              fail_msg("%s: exit %d", what, r.code);
+            }
+            if (!tg_test_json_valid(r.out)) fail_msg("%s: invalid JSON: %.2000s", what, r.out);
             long long bad = pj_int(r.out, "corrupted_tensors"), msgs = pj_int(r.out, "validation_messages");
             corrupted += (size_t)bad;
             messages += (size_t)msgs;
-            if (bad || msgs) fail_msg("%s: %lld corrupted, %lld validation messages", what, bad, msgs);
+            if (bad || msgs) {
+              fprintf(stderr, "FAILED RUN %s\n--- its stderr ---\n%s\n--- end ---\n", what, r.err);
+              fail_msg("%s: %lld corrupted, %lld validation messages", what, bad, msgs);
+            }
             shared_records += pj_check_spaces(r.out);
             ++runs;
             ++per_backend[b];
