@@ -7,6 +7,7 @@
  * Outside CI a machine without any OpenCL platform skips these tests loudly; under CI
  * (CI=true) a missing platform fails them. */
 #include "support/tg_test.h"
+#include "support/tg_models.h"
 
 #include <errno.h>
 #include <spawn.h>
@@ -62,54 +63,6 @@ static tg_status open_opencl(const tg_device_options *base, const tg_allocator *
   tg_device_options opt = base ? *base : (tg_device_options){0};
   opt.backend = TG_BACKEND_OPENCL;
   return tg_device_open(&opt, alloc, out, NULL, NULL, err);
-}
-
-/* A model's graph and everything derived from it that does not depend on the device. */
-typedef struct model_data {
-  const char *name;
-  tg_model *model;
-  tg_lifetimes *lifetimes;
-  tg_schedule *schedule;
-} model_data;
-
-static int model_load(const char *name, model_data *m) {
-  memset(m, 0, sizeof *m);
-  m->name = name;
-  char file[256], path[1024];
-  snprintf(file, sizeof file, "%s.tflite", name);
-  if (tg_test_model_path(path, sizeof path, file) == NULL) return 0;
-  tg_error_info err = {{0}};
-  if (tg_model_load(path, NULL, &m->model, &err) != TG_OK) fail_msg("%s: %s", path, err.message);
-  assert_int_equal(m->model->kind, TG_MODEL_GRAPH);
-  if (tg_graph_compute_lifetimes(m->model->graph, NULL, NULL, &m->lifetimes, &err) != TG_OK)
-    fail_msg("%s: lifetimes: %s", name, err.message);
-  if (tg_schedule_create(m->model->graph, NULL, NULL, &m->schedule, &err) != TG_OK)
-    fail_msg("%s: schedule: %s", name, err.message);
-  return 1;
-}
-
-static void model_free(model_data *m) {
-  tg_schedule_destroy(m->schedule);
-  tg_lifetimes_destroy(m->lifetimes);
-  tg_model_destroy(m->model);
-  memset(m, 0, sizeof *m);
-}
-
-/* Resources of a record set in `storage` (1D sets are buffers of that many bytes). */
-static tg_tensor_resource *resources_for(const tg_record_set *set, tg_storage storage,
-                                         tg_precision precision) {
-  tg_tensor_resource *res = calloc(set->count ? set->count : 1, sizeof *res);
-  assert_non_null(res);
-  uint64_t tb = tg_precision_texel_bytes(precision);
-  for (size_t r = 0; r < set->count; ++r) {
-    const tg_extent *s = &set->records[r].size;
-    if (set->dims == 1) {
-      res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {s->w, 1, 1}, s->w};
-    } else {
-      res[r] = (tg_tensor_resource){storage, *s, s->w * s->h * s->d * tb};
-    }
-  }
-  return res;
 }
 
 /* Per-op waits for an out-of-order check: the graph edges, plus the reuse edges if asked. */
@@ -196,7 +149,7 @@ typedef struct case_result {
 } case_result;
 
 /* Realise `plan` and check it in order, then out of order. */
-static void realise_and_check(tg_device *d, const model_data *m, const tg_record_set *set,
+static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_record_set *set,
                               const uint32_t *tensor_of, const tg_tensor_resource *res,
                               tg_precision precision, const tg_plan *plan, int serial,
                               case_result *out, int fallback) {
@@ -291,7 +244,7 @@ static void realise_and_check(tg_device *d, const model_data *m, const tg_record
 }
 
 /* One model x storage x mode x policy at `precision`. */
-static void run_case(tg_device *d, const model_data *m, tg_storage storage, tg_mode mode,
+static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, tg_mode mode,
                      tg_policy policy, tg_precision precision, case_result *out) {
   memset(out, 0, sizeof *out);
   const tg_device_info *info = tg_device_get_info(d);
@@ -305,7 +258,7 @@ static void run_case(tg_device *d, const model_data *m, tg_storage storage, tg_m
   assert_int_equal(
       tg_policy_relation_create(m->schedule, policy, mr->tensor_of, set->count, NULL, &rel), TG_OK);
   int image = tg_storage_dims(storage) > 1;
-  tg_tensor_resource *res = resources_for(set, storage, precision);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, precision);
   tg_mode real_mode = mode;
   if (image && mode == TG_MODE_OFFSETS && !info->arena_images) {
     /* The device cannot place images in an arena: the realisation says so and names the way
@@ -342,7 +295,7 @@ static void run_case(tg_device *d, const model_data *m, tg_storage storage, tg_m
   /* Tensors that did not fit the texture storage live in buffers of their own plan. */
   out->fallback_records = mr->fallback->count;
   if (mr->fallback->count) {
-    tg_tensor_resource *fres = resources_for(mr->fallback, TG_STORAGE_BUFFER, precision);
+    tg_tensor_resource *fres = tg_test_resources_for(mr->fallback, TG_STORAGE_BUFFER, precision);
     tg_record_set *farena = NULL;
     tg_plan *fplan = plan_for(d, mr->fallback, fres, precision, mode, NULL, &farena);
     realise_and_check(d, m, mr->fallback, mr->fallback_tensor_of, fres, precision, fplan, 1, out,
@@ -587,7 +540,7 @@ static void record_sets_realise_clean(void **state) {
         for (int mode = 0; mode < (k == 0 ? 2 : 1); ++mode)
           for (int p = 0; p < 2; ++p) {
             tg_precision prec = (tg_precision)p;
-            tg_tensor_resource *res = resources_for(set, storages[si], prec);
+            tg_tensor_resource *res = tg_test_resources_for(set, storages[si], prec);
             tg_record_set *arena = NULL;
             tg_plan *plan = plan_for(s->device, set, res, prec, (tg_mode)mode, NULL, &arena);
             tg_realize_desc desc = {plan, set->records, set->count, set->dims, res, prec, 0};
@@ -622,8 +575,8 @@ static void models_realise_clean(void **state) {
                 "policy", "alloc", "bytes", "corr", "ooo", "reuse", "unsafe-serial");
   size_t cases = 0;
   for (size_t m = 0; m < MODEL_COUNT; ++m) {
-    model_data md;
-    if (!model_load(k_models[m], &md)) continue;
+    tg_test_model md;
+    if (!tg_test_model_open(k_models[m], &md)) continue;
     for (size_t si = 0; si < STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
@@ -644,7 +597,7 @@ static void models_realise_clean(void **state) {
                         r.fallback_records ? " (+fallback buffers)" : "");
           ++cases;
         }
-    model_free(&md);
+    tg_test_model_close(&md);
   }
   print_message("%zu cases\n", cases);
 }
@@ -655,8 +608,8 @@ static void models_realise_clean_fp16(void **state) {
   REQUIRE_DEVICE(s);
   if (!s->info->fp16_images) skip();
   for (size_t m = 0; m < MODEL_COUNT; ++m) {
-    model_data md;
-    if (!model_load(k_models[m], &md)) continue;
+    tg_test_model md;
+    if (!tg_test_model_open(k_models[m], &md)) continue;
     for (size_t si = 1; si < STORAGE_COUNT; ++si) {
       case_result r;
       run_case(s->device, &md, k_storages[si], TG_MODE_OBJECTS, TG_POLICY_SERIAL, TG_PRECISION_FP16,
@@ -665,7 +618,7 @@ static void models_realise_clean_fp16(void **state) {
                     tg_storage_name(k_storages[si]), (unsigned long long)r.allocations,
                     (unsigned long long)r.bytes, (unsigned long long)r.corrupted);
     }
-    model_free(&md);
+    tg_test_model_close(&md);
   }
 }
 
@@ -674,8 +627,8 @@ static void models_realise_clean_fp16(void **state) {
 static void broken_plan_is_caught_and_named(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  model_data md;
-  if (!model_load("face_detection_short_range", &md)) skip();
+  tg_test_model md;
+  if (!tg_test_model_open("face_detection_short_range", &md)) skip();
   for (size_t si = 0; si < STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode) {
       tg_storage storage = k_storages[si];
@@ -705,7 +658,7 @@ static void broken_plan_is_caught_and_named(void **state) {
         }
       }
       assert_true(victim < set->count);
-      tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP32);
+      tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       tg_record_set *arena = NULL;
       tg_plan *plan = plan_for(s->device, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
       if (mode == TG_MODE_OBJECTS) {
@@ -755,7 +708,7 @@ static void broken_plan_is_caught_and_named(void **state) {
       free(res);
       tg_model_records_destroy(mr);
     }
-  model_free(&md);
+  tg_test_model_close(&md);
 }
 
 /* A tensor smaller than its shared image uses the object's pitch: a narrow tensor written
@@ -911,7 +864,7 @@ static void oversized_allocations_fail_cleanly(void **state) {
 /* Walk the failure point over every device object creation of a full realisation of a real
  * model: each run fails cleanly with TG_ERROR_OUT_OF_DEVICE_MEMORY, or succeeds past the last;
  * no cl_mem and no host block outlives it. */
-static void walk_failures(const suite *s, const model_data *md, tg_storage storage, tg_mode mode,
+static void walk_failures(const suite *s, const tg_test_model *md, tg_storage storage, tg_mode mode,
                           uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
@@ -919,7 +872,7 @@ static void walk_failures(const suite *s, const model_data *md, tg_storage stora
                                            TG_PRECISION_FP16, &s->info->limits, NULL, &mr, &err),
                    TG_OK);
   const tg_record_set *set = mr->records;
-  tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP16);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP16);
   tg_record_set *arena = NULL;
   tg_plan *plan = plan_for(s->device, set, res, TG_PRECISION_FP16, mode, NULL, &arena);
   uint64_t n;
@@ -968,8 +921,8 @@ static void walk_failures(const suite *s, const model_data *md, tg_storage stora
 static void device_alloc_failures_roll_back(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  model_data md;
-  if (!model_load("pose_landmark_lite", &md)) skip();
+  tg_test_model md;
+  if (!tg_test_model_open("pose_landmark_lite", &md)) skip();
   uint64_t points = 0;
   walk_failures(s, &md, TG_STORAGE_BUFFER, TG_MODE_OBJECTS, &points);
   walk_failures(s, &md, TG_STORAGE_BUFFER, TG_MODE_OFFSETS, &points);
@@ -977,7 +930,7 @@ static void device_alloc_failures_roll_back(void **state) {
   walk_failures(s, &md, TG_STORAGE_TEXTURE_ARRAY, TG_MODE_OBJECTS, &points);
   walk_failures(s, &md, TG_STORAGE_TEXTURE_3D, TG_MODE_OBJECTS, &points);
   print_message("%llu failure points in all\n", (unsigned long long)points);
-  model_free(&md);
+  tg_test_model_close(&md);
 }
 
 /* Every host allocation of open + realise + check fails once: clean status, nothing leaks. */

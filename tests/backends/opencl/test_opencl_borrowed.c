@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "support/tg_test.h"
+#include "support/tg_models.h"
 
 #ifdef TANGRAM_TEST_HAVE_OPENCL
 
@@ -370,50 +371,7 @@ static uint64_t live_mem_objects(tg_device *d) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
-/* Models (as in test_opencl.c). */
-
-typedef struct model_data {
-  const char *name;
-  tg_model *model;
-  tg_lifetimes *lifetimes;
-  tg_schedule *schedule;
-} model_data;
-
-static int model_load(const char *name, model_data *m) {
-  memset(m, 0, sizeof *m);
-  m->name = name;
-  char file[256], path[1024];
-  snprintf(file, sizeof file, "%s.tflite", name);
-  if (tg_test_model_path(path, sizeof path, file) == NULL) return 0;
-  tg_error_info err = {{0}};
-  if (tg_model_load(path, NULL, &m->model, &err) != TG_OK) fail_msg("%s: %s", path, err.message);
-  assert_int_equal(m->model->kind, TG_MODEL_GRAPH);
-  if (tg_graph_compute_lifetimes(m->model->graph, NULL, NULL, &m->lifetimes, &err) != TG_OK)
-    fail_msg("%s: lifetimes: %s", name, err.message);
-  if (tg_schedule_create(m->model->graph, NULL, NULL, &m->schedule, &err) != TG_OK)
-    fail_msg("%s: schedule: %s", name, err.message);
-  return 1;
-}
-
-static void model_free(model_data *m) {
-  tg_schedule_destroy(m->schedule);
-  tg_lifetimes_destroy(m->lifetimes);
-  tg_model_destroy(m->model);
-  memset(m, 0, sizeof *m);
-}
-
-static tg_tensor_resource *resources_for(const tg_record_set *set, tg_storage storage,
-                                         tg_precision precision) {
-  tg_tensor_resource *res = calloc(set->count ? set->count : 1, sizeof *res);
-  assert_non_null(res);
-  uint64_t tb = tg_precision_texel_bytes(precision);
-  for (size_t r = 0; r < set->count; ++r) {
-    const tg_extent *x = &set->records[r].size;
-    res[r] = set->dims == 1 ? (tg_tensor_resource){TG_STORAGE_BUFFER, {x->w, 1, 1}, x->w}
-                            : (tg_tensor_resource){storage, *x, x->w * x->h * x->d * tb};
-  }
-  return res;
-}
+/* Models: tests/support/tg_models.h. */
 
 /* Plan for the device: objects, or offsets over the device's arena records. */
 static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
@@ -825,7 +783,7 @@ typedef struct case_result {
 
 /* Realise on one borrowed device, look at the handles, check in order (and out of order on an
  * out-of-order queue), and let the engine use a few tensors. */
-static void realise_on(suite *s, tg_device *d, cl_command_queue q, const model_data *m,
+static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test_model *m,
                        const tg_record_set *set, const uint32_t *tensor_of,
                        const tg_tensor_resource *res, const tg_plan *plan, case_result *out) {
   tg_error_info err = {{0}};
@@ -881,7 +839,7 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const model_d
   assert_int_equal(live_mem_objects(d), 0);
 }
 
-static void run_case(suite *s, const model_data *m, tg_storage storage, tg_mode mode,
+static void run_case(suite *s, const tg_test_model *m, tg_storage storage, tg_mode mode,
                      tg_policy policy, int *offsets_as_objects, case_result *out) {
   memset(out, 0, sizeof *out);
   tg_error_info err = {{0}};
@@ -893,7 +851,7 @@ static void run_case(suite *s, const model_data *m, tg_storage storage, tg_mode 
   tg_policy_relation *rel = NULL;
   assert_int_equal(
       tg_policy_relation_create(m->schedule, policy, mr->tensor_of, set->count, NULL, &rel), TG_OK);
-  tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP32);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   /* A device that cannot place images in an arena realises image plans as objects
    * (test_opencl covers the refusal). */
   *offsets_as_objects =
@@ -908,7 +866,7 @@ static void run_case(suite *s, const model_data *m, tg_storage storage, tg_mode 
   /* Tensors that did not fit the texture storage: buffers of their own plan. */
   if (mr->fallback->count) {
     out->fallback = 1;
-    tg_tensor_resource *fres = resources_for(mr->fallback, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
+    tg_tensor_resource *fres = tg_test_resources_for(mr->fallback, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
     tg_record_set *farena = NULL;
     tg_plan *fplan = plan_for(s->in_order, mr->fallback, fres, mode, NULL, &farena);
     case_result fr;
@@ -939,8 +897,8 @@ static void models_realise_clean_borrowed(void **state) {
   size_t cases = 0, checks = 0;
   uint64_t corrupted = 0;
   for (size_t mi = first; mi < models; ++mi) {
-    model_data md;
-    if (!model_load(k_models[mi], &md)) continue;
+    tg_test_model md;
+    if (!tg_test_model_open(k_models[mi], &md)) continue;
     for (size_t si = 0; si < STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
@@ -960,7 +918,7 @@ static void models_realise_clean_borrowed(void **state) {
           checks += r.checks;
           corrupted += r.corrupted + r.ooo_corrupted;
         }
-    model_free(&md);
+    tg_test_model_close(&md);
   }
   print_message("%zu cases, %zu on-device checks through the engine's queues, %llu corrupted\n",
                 cases, checks, (unsigned long long)corrupted);
@@ -1052,7 +1010,7 @@ static void check_runs_on_the_engine_queue(void **state) {
 /* Every device object creation of a model's realisation fails in turn through a borrowed
  * device: TG_ERROR_OUT_OF_DEVICE_MEMORY, no cl_mem and no host block left, the engine's
  * context back at its reference count, its queues and kernel working. */
-static void walk_failures(suite *s, const model_data *md, tg_storage storage, tg_mode mode,
+static void walk_failures(suite *s, const tg_test_model *md, tg_storage storage, tg_mode mode,
                           uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
@@ -1060,7 +1018,7 @@ static void walk_failures(suite *s, const model_data *md, tg_storage storage, tg
                                            TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
                    TG_OK);
   const tg_record_set *set = mr->records;
-  tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP32);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
   tg_plan *plan = plan_for(s->in_order, set, res, mode, NULL, &arena);
   uint64_t n;
@@ -1111,8 +1069,8 @@ static void walk_failures(suite *s, const model_data *md, tg_storage storage, tg
 static void device_alloc_failures_roll_back_borrowed(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  model_data md;
-  if (!model_load(quick() ? "hand_landmark_lite" : "pose_landmark_lite", &md)) skip();
+  tg_test_model md;
+  if (!tg_test_model_open(quick() ? "hand_landmark_lite" : "pose_landmark_lite", &md)) skip();
   uint64_t points = 0;
   walk_failures(s, &md, TG_STORAGE_BUFFER, TG_MODE_OBJECTS, &points);
   walk_failures(s, &md, TG_STORAGE_BUFFER, TG_MODE_OFFSETS, &points);
@@ -1124,7 +1082,7 @@ static void device_alloc_failures_roll_back_borrowed(void **state) {
     }
   }
   print_message("%llu failure points in all\n", (unsigned long long)points);
-  model_free(&md);
+  tg_test_model_close(&md);
 }
 
 /* Every host allocation of wrap + realise + check (in order and out of order) + close fails

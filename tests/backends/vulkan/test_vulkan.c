@@ -9,6 +9,7 @@
  * Outside CI a machine without a Vulkan device skips these tests loudly; under CI (CI=true) a
  * missing device fails them. */
 #include "support/tg_test.h"
+#include "support/tg_models.h"
 
 #include <dlfcn.h>
 #include <spawn.h>
@@ -113,52 +114,6 @@ static void assert_no_messages(tg_device *d, const char *what) {
                   first_message(d));
 }
 
-/* A model's graph and what derives from it independently of the device. */
-typedef struct model_data {
-  const char *name;
-  tg_model *model;
-  tg_lifetimes *lifetimes;
-  tg_schedule *schedule;
-} model_data;
-
-static int model_load(const char *name, model_data *m) {
-  memset(m, 0, sizeof *m);
-  m->name = name;
-  char file[256], path[1024];
-  snprintf(file, sizeof file, "%s.tflite", name);
-  if (tg_test_model_path(path, sizeof path, file) == NULL) return 0;
-  tg_error_info err = {{0}};
-  if (tg_model_load(path, NULL, &m->model, &err) != TG_OK) fail_msg("%s: %s", path, err.message);
-  assert_int_equal(m->model->kind, TG_MODEL_GRAPH);
-  if (tg_graph_compute_lifetimes(m->model->graph, NULL, NULL, &m->lifetimes, &err) != TG_OK)
-    fail_msg("%s: lifetimes: %s", name, err.message);
-  if (tg_schedule_create(m->model->graph, NULL, NULL, &m->schedule, &err) != TG_OK)
-    fail_msg("%s: schedule: %s", name, err.message);
-  return 1;
-}
-
-static void model_free(model_data *m) {
-  tg_schedule_destroy(m->schedule);
-  tg_lifetimes_destroy(m->lifetimes);
-  tg_model_destroy(m->model);
-  memset(m, 0, sizeof *m);
-}
-
-/* Resources of a record set: 1D sets are buffers of that many bytes, others images of their
- * extent in `storage`. */
-static tg_tensor_resource *resources_for(const tg_record_set *set, tg_storage storage,
-                                         tg_precision precision) {
-  tg_tensor_resource *res = calloc(set->count ? set->count : 1, sizeof *res);
-  assert_non_null(res);
-  uint64_t tb = tg_precision_texel_bytes(precision);
-  for (size_t r = 0; r < set->count; ++r) {
-    const tg_extent *s = &set->records[r].size;
-    if (set->dims == 1) res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {s->w, 1, 1}, s->w};
-    else res[r] = (tg_tensor_resource){storage, *s, s->w * s->h * s->d * tb};
-  }
-  return res;
-}
-
 static const char *record_name(const tg_record_set *set, size_t r) {
   return set->names && set->names[r] ? set->names[r] : "?";
 }
@@ -239,7 +194,7 @@ static double now_ms(void) {
 
 /* Realise a plan of `set` (records `planned` of the plan: the set itself, or its arena records)
  * and check it in order and out of order with the scheduler's waits. */
-static void realise_and_check(tg_device *d, const model_data *m, const tg_record_set *set,
+static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_record_set *set,
                               const tg_record_set *planned, const uint32_t *tensor_of,
                               const tg_tensor_resource *res, tg_precision precision,
                               const tg_plan *plan, int serial, case_result *out) {
@@ -311,7 +266,7 @@ static void realise_and_check(tg_device *d, const model_data *m, const tg_record
 /* The records of a model in `storage`, and one realisation per set: the primary records, and
  * the buffers of tensors that did not fit the texture storage (their own plan in objects mode;
  * in offsets mode the same arena as the images). */
-static void run_case(tg_device *d, const model_data *m, tg_storage storage, tg_mode mode,
+static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, tg_mode mode,
                      tg_policy policy, tg_precision precision, case_result *out) {
   memset(out, 0, sizeof *out);
   const tg_device_info *info = tg_device_get_info(d);
@@ -323,7 +278,7 @@ static void run_case(tg_device *d, const model_data *m, tg_storage storage, tg_m
   const tg_record_set *set = mr->records;
   out->records = set->count;
   out->fallback_records = mr->fallback->count;
-  tg_tensor_resource *res = resources_for(set, storage, precision);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, precision);
   const uint32_t *tensor_of = mr->tensor_of;
   tg_record_set *all = NULL;
   uint32_t *all_tensor_of = NULL;
@@ -355,7 +310,7 @@ static void run_case(tg_device *d, const model_data *m, tg_storage storage, tg_m
   tg_record_set_destroy(arena);
   tg_policy_relation_destroy(rel);
   if (mode == TG_MODE_OBJECTS && mr->fallback->count) {
-    tg_tensor_resource *fres = resources_for(mr->fallback, TG_STORAGE_BUFFER, precision);
+    tg_tensor_resource *fres = tg_test_resources_for(mr->fallback, TG_STORAGE_BUFFER, precision);
     assert_int_equal(tg_policy_relation_create(m->schedule, policy, mr->fallback_tensor_of,
                                                mr->fallback->count, NULL, &rel),
                      TG_OK);
@@ -626,7 +581,7 @@ static void record_sets_realise_clean(void **state) {
         for (int mode = 0; mode < 2; ++mode)
           for (int p = 0; p < 2; ++p) {
             tg_precision prec = (tg_precision)p;
-            tg_tensor_resource *res = resources_for(set, storages[si], prec);
+            tg_tensor_resource *res = tg_test_resources_for(set, storages[si], prec);
             tg_record_set *arena = NULL;
             tg_plan *plan = plan_for(dev, set, res, prec, (tg_mode)mode, NULL, &arena);
             const tg_record_set *planned = arena ? arena : set;
@@ -666,8 +621,8 @@ static void models_realise_clean(void **state) {
   size_t cases = 0;
   uint64_t texture_bytes[2][2] = {{0, 0}, {0, 0}}; /* [policy][mode] over every texture case */
   for (size_t m = 0; m < MODEL_COUNT; ++m) {
-    model_data md;
-    if (!model_load(k_models[m], &md)) continue;
+    tg_test_model md;
+    if (!tg_test_model_open(k_models[m], &md)) continue;
     for (size_t si = 0; si < STORAGE_COUNT; ++si) {
       uint64_t bytes[2][2] = {{0, 0}, {0, 0}};
       for (int mode = 0; mode < 2; ++mode)
@@ -695,7 +650,7 @@ static void models_realise_clean(void **state) {
                                            (double)bytes[pi][0]
                                      : 0.0);
     }
-    model_free(&md);
+    tg_test_model_close(&md);
   }
   for (size_t pi = 0; pi < 2; ++pi)
     print_message("all textures, %s: arena %llu bytes vs objects %llu bytes\n",
@@ -714,8 +669,8 @@ static void models_realise_clean_fp16(void **state) {
   if (!s->info.fp16_images) skip();
   tg_device *dev = test_device();
   for (size_t m = 0; m < MODEL_COUNT; ++m) {
-    model_data md;
-    if (!model_load(k_models[m], &md)) continue;
+    tg_test_model md;
+    if (!tg_test_model_open(k_models[m], &md)) continue;
     for (size_t si = 1; si < STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode) {
         case_result r;
@@ -725,7 +680,7 @@ static void models_realise_clean_fp16(void **state) {
                       (unsigned long long)r.allocations, (unsigned long long)r.bytes,
                       (unsigned long long)r.corrupted);
       }
-    model_free(&md);
+    tg_test_model_close(&md);
   }
   assert_no_messages(dev, "fp16");
   close_clean(dev);
@@ -739,8 +694,8 @@ static void mixed_arena_realises_clean(void **state) {
   REQUIRE_DEVICE(s);
   tg_device *dev = test_device();
   for (size_t m = 0; m < MODEL_COUNT; ++m) {
-    model_data md;
-    if (!model_load(k_models[m], &md)) continue;
+    tg_test_model md;
+    if (!tg_test_model_open(k_models[m], &md)) continue;
     tg_error_info err = {{0}};
     tg_model_records *mr = NULL;
     assert_int_equal(tg_model_records_create(md.model->graph, md.lifetimes, TG_STORAGE_BUFFER,
@@ -778,7 +733,7 @@ static void mixed_arena_realises_clean(void **state) {
     tg_record_set_destroy(arena);
     free(res);
     tg_model_records_destroy(mr);
-    model_free(&md);
+    tg_test_model_close(&md);
   }
   assert_no_messages(dev, "mixed arena");
   close_clean(dev);
@@ -789,8 +744,8 @@ static void mixed_arena_realises_clean(void **state) {
 static void broken_plan_is_caught_and_named(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  model_data md;
-  if (!model_load("face_detection_short_range", &md)) skip();
+  tg_test_model md;
+  if (!tg_test_model_open("face_detection_short_range", &md)) skip();
   tg_device *d = NULL;
   tg_error_info err = {{0}};
   assert_int_equal(open_vulkan(NULL, NULL, &d, &err), TG_OK);
@@ -819,7 +774,7 @@ static void broken_plan_is_caught_and_named(void **state) {
         }
       }
       assert_true(victim < set->count);
-      tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP32);
+      tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       tg_record_set *arena = NULL;
       tg_plan *plan = plan_for(d, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
       const tg_record_set *planned = arena ? arena : set;
@@ -880,7 +835,7 @@ static void broken_plan_is_caught_and_named(void **state) {
       tg_model_records_destroy(mr);
     }
   tg_device_close(d);
-  model_free(&md);
+  tg_test_model_close(&md);
 }
 
 /* Out of order with one needed wait dropped. A dropped graph edge reaches the device, where
@@ -893,8 +848,8 @@ static void broken_plan_is_caught_and_named(void **state) {
 static void dropped_wait_is_caught(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  model_data md;
-  if (!model_load("selfie_segmentation", &md)) skip();
+  tg_test_model md;
+  if (!tg_test_model_open("selfie_segmentation", &md)) skip();
   static const tg_storage storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D};
   for (size_t si = 0; si < 2; ++si)
     for (int kind = 0; kind < 2; ++kind) { /* 0: a graph edge, 1: a reuse edge */
@@ -905,7 +860,7 @@ static void dropped_wait_is_caught(void **state) {
                                                TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
                        TG_OK);
       const tg_record_set *set = mr->records;
-      tg_tensor_resource *res = resources_for(set, storages[si], TG_PRECISION_FP32);
+      tg_tensor_resource *res = tg_test_resources_for(set, storages[si], TG_PRECISION_FP32);
       /* A graph edge is dropped from a plan without any reuse (naive: the dropped edge then
        * orders nothing else, and the device sees the race); a reuse edge from the best serial
        * plan. */
@@ -997,7 +952,7 @@ static void dropped_wait_is_caught(void **state) {
       tg_model_records_destroy(mr);
       tg_device_close(d); /* it reported hazards on purpose */
     }
-  model_free(&md);
+  tg_test_model_close(&md);
 }
 
 /* Buffers whose size is not a multiple of 4, empty tensors, and a tensor read with nothing
@@ -1109,7 +1064,7 @@ static void misplaced_resources_are_refused(void **state) {
 /* Walk the failure point over every device object creation of a full realisation of a real
  * model: each run fails cleanly with TG_ERROR_OUT_OF_DEVICE_MEMORY, or succeeds past the last;
  * nothing outlives it (our count, the layer's leak report at vkDestroyDevice, host blocks). */
-static void walk_failures(const suite *s, tg_device *dev, const model_data *md, tg_storage storage,
+static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *md, tg_storage storage,
                           tg_mode mode, uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
@@ -1117,7 +1072,7 @@ static void walk_failures(const suite *s, tg_device *dev, const model_data *md, 
                                            &s->info.limits, NULL, &mr, &err),
                    TG_OK);
   const tg_record_set *set = mr->records;
-  tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP32);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
   tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP32, mode, NULL, &arena);
   const tg_record_set *planned = arena ? arena : set;
@@ -1167,7 +1122,7 @@ static void walk_failures(const suite *s, tg_device *dev, const model_data *md, 
  * (each probe, buffer, image, image view, allocation and memory binding) fails. Every failure
  * leaves nothing behind: our count after each, the layer's leak report when the device is
  * closed at the end. */
-static void walk_driver_failures(const suite *s, tg_device *dev, const model_data *md,
+static void walk_driver_failures(const suite *s, tg_device *dev, const tg_test_model *md,
                                  tg_storage storage, tg_mode mode, uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
@@ -1175,7 +1130,7 @@ static void walk_driver_failures(const suite *s, tg_device *dev, const model_dat
                                            &s->info.limits, NULL, &mr, &err),
                    TG_OK);
   const tg_record_set *set = mr->records;
-  tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP16);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP16);
   tg_record_set *arena = NULL;
   tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP16, mode, NULL, &arena);
   const tg_record_set *planned = arena ? arena : set;
@@ -1214,8 +1169,8 @@ static void walk_driver_failures(const suite *s, tg_device *dev, const model_dat
 static void device_alloc_failures_roll_back(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  model_data md;
-  if (!model_load("pose_landmark_lite", &md)) skip();
+  tg_test_model md;
+  if (!tg_test_model_open("pose_landmark_lite", &md)) skip();
   uint64_t points = 0;
   tg_device *dev = test_device();
   /* A fresh device (with validation) per failure point costs an instance and a device each:
@@ -1232,7 +1187,7 @@ static void device_alloc_failures_roll_back(void **state) {
   print_message("%llu driver call failures in all\n", (unsigned long long)calls);
 #endif
   close_clean(dev);
-  model_free(&md);
+  tg_test_model_close(&md);
 }
 
 /* Every host allocation of open + realise + check fails once: a clean status, nothing leaks. */

@@ -23,6 +23,7 @@
  * loudly; under CI (CI=true) that fails them. */
 #define VK_NO_PROTOTYPES /* as an engine on volk: every call through the entry point */
 #include "support/tg_test.h"
+#include "support/tg_models.h"
 
 #include <dlfcn.h>
 #include <stdatomic.h>
@@ -682,49 +683,6 @@ static void close_wrapped(tg_device *d, wrapped *w, engine *e, const char *when)
 /* ------------------------------------------------------------------------------------------ */
 /* Models, records, plans, checks (as the engine would drive them). */
 
-typedef struct model_data {
-  const char *name;
-  tg_model *model;
-  tg_lifetimes *lifetimes;
-  tg_schedule *schedule;
-} model_data;
-
-static int model_load(const char *name, model_data *m) {
-  memset(m, 0, sizeof *m);
-  m->name = name;
-  char file[256], path[1024];
-  snprintf(file, sizeof file, "%s.tflite", name);
-  if (tg_test_model_path(path, sizeof path, file) == NULL) return 0;
-  tg_error_info err = {{0}};
-  if (tg_model_load(path, NULL, &m->model, &err) != TG_OK) fail_msg("%s: %s", path, err.message);
-  assert_int_equal(m->model->kind, TG_MODEL_GRAPH);
-  if (tg_graph_compute_lifetimes(m->model->graph, NULL, NULL, &m->lifetimes, &err) != TG_OK)
-    fail_msg("%s: lifetimes: %s", name, err.message);
-  if (tg_schedule_create(m->model->graph, NULL, NULL, &m->schedule, &err) != TG_OK)
-    fail_msg("%s: schedule: %s", name, err.message);
-  return 1;
-}
-
-static void model_free(model_data *m) {
-  tg_schedule_destroy(m->schedule);
-  tg_lifetimes_destroy(m->lifetimes);
-  tg_model_destroy(m->model);
-  memset(m, 0, sizeof *m);
-}
-
-static tg_tensor_resource *resources_for(const tg_record_set *set, tg_storage storage,
-                                         tg_precision precision) {
-  tg_tensor_resource *res = calloc(set->count ? set->count : 1, sizeof *res);
-  assert_non_null(res);
-  uint64_t tb = tg_precision_texel_bytes(precision);
-  for (size_t r = 0; r < set->count; ++r) {
-    const tg_extent *s = &set->records[r].size;
-    if (set->dims == 1) res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {s->w, 1, 1}, s->w};
-    else res[r] = (tg_tensor_resource){storage, *s, s->w * s->h * s->d * tb};
-  }
-  return res;
-}
-
 /* Plan a record set for the device: objects, or offsets over its arena records (`*arena`). */
 static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
                          tg_precision precision, tg_mode mode, const tg_share_relation *relation,
@@ -842,7 +800,7 @@ typedef struct case_result {
 
 /* Realise a plan on the borrowed device and check it in order and out of order (the
  * scheduler's waits as events) on the engine's queue. */
-static void realise_and_check(tg_device *d, engine *e, const model_data *m,
+static void realise_and_check(tg_device *d, engine *e, const tg_test_model *m,
                               const tg_record_set *set, const tg_record_set *planned,
                               const uint32_t *tensor_of, const tg_tensor_resource *res,
                               const tg_plan *plan, const test_memory *engine_memory,
@@ -901,7 +859,7 @@ static void realise_and_check(tg_device *d, engine *e, const model_data *m,
 /* One case of the matrix: the model's records in `storage` (in offsets mode with the buffers
  * of tensors too large for the textures in the same arena; in objects mode those get their
  * own plan), planned under `policy`, realised and checked. */
-static void run_case(tg_device *d, engine *e, const model_data *m, tg_storage storage,
+static void run_case(tg_device *d, engine *e, const tg_test_model *m, tg_storage storage,
                      tg_mode mode, tg_policy policy, const test_memory *engine_memory,
                      case_result *out) {
   memset(out, 0, sizeof *out);
@@ -912,7 +870,7 @@ static void run_case(tg_device *d, engine *e, const model_data *m, tg_storage st
                               &info->limits, NULL, &mr, &err) != TG_OK)
     fail_msg("%s: records: %s", m->name, err.message);
   const tg_record_set *set = mr->records;
-  tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP32);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   const uint32_t *tensor_of = mr->tensor_of;
   tg_record_set *all = NULL;
   uint32_t *all_tensor_of = NULL;
@@ -943,7 +901,7 @@ static void run_case(tg_device *d, engine *e, const model_data *m, tg_storage st
   tg_record_set_destroy(arena);
   tg_policy_relation_destroy(rel);
   if (mode == TG_MODE_OBJECTS && mr->fallback->count) {
-    tg_tensor_resource *fres = resources_for(mr->fallback, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
+    tg_tensor_resource *fres = tg_test_resources_for(mr->fallback, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
     assert_int_equal(tg_policy_relation_create(m->schedule, policy, mr->fallback_tensor_of,
                                                mr->fallback->count, NULL, &rel),
                      TG_OK);
@@ -1290,9 +1248,9 @@ static void borrowed_models_realise_clean(void **state) {
                   "policy", "recs", "alloc", "bytes", "corr", "ooo", "reuse");
     size_t models = quick() ? 1 : (engine_memory ? MODEL_COUNT : 1);
     for (size_t mi = 0; mi < models; ++mi) {
-      model_data md;
+      tg_test_model md;
       /* Tangram's own memory: one model (the other path of the same code). */
-      if (!model_load(k_models[engine_memory ? mi : MODEL_COUNT - 1], &md)) continue;
+      if (!tg_test_model_open(k_models[engine_memory ? mi : MODEL_COUNT - 1], &md)) continue;
       for (size_t si = 0; si < STORAGE_COUNT; ++si)
         for (int mode = 0; mode < 2; ++mode)
           for (size_t pi = 0; pi < 2; ++pi) {
@@ -1308,7 +1266,7 @@ static void borrowed_models_realise_clean(void **state) {
             corrupted += r.corrupted + r.ooo_corrupted;
             ++cases;
           }
-      model_free(&md);
+      tg_test_model_close(&md);
     }
     if (engine_memory) {
       /* Every device allocation came from the engine: none of Tangram's own. */
@@ -1391,7 +1349,7 @@ static void engine_memory_errors_are_clean(void **state) {
 /* The walks: each failure point a clean TG_ERROR_OUT_OF_DEVICE_MEMORY with nothing left
  * behind (Tangram's count of live objects, the engine's blocks, its allocation callbacks) and
  * the engine's own dispatch still correct; past the last point, the realisation checks clean. */
-static void walk_case(engine *e, const model_data *md, tg_storage storage, tg_mode mode,
+static void walk_case(engine *e, const tg_test_model *md, tg_storage storage, tg_mode mode,
                       uint64_t *points) {
   wrapped w;
   wrapped_init(&w, e, 1);
@@ -1402,7 +1360,7 @@ static void walk_case(engine *e, const model_data *md, tg_storage storage, tg_mo
                                            &tg_device_get_info(dev)->limits, NULL, &mr, &err),
                    TG_OK);
   const tg_record_set *set = mr->records;
-  tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP32);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
   tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP32, mode, NULL, &arena);
   const tg_record_set *planned = arena ? arena : set;
@@ -1510,8 +1468,8 @@ static void walk_case(engine *e, const model_data *md, tg_storage storage, tg_mo
 static void borrowed_alloc_failures_roll_back(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  model_data md;
-  if (!model_load(quick() ? "face_detection_short_range" : "pose_landmark_lite", &md)) skip();
+  tg_test_model md;
+  if (!tg_test_model_open(quick() ? "face_detection_short_range" : "pose_landmark_lite", &md)) skip();
   engine e;
   new_engine(&e);
   uint64_t points = 0;
@@ -1522,7 +1480,7 @@ static void borrowed_alloc_failures_roll_back(void **state) {
     }
   print_message("%llu failure points in all, the engine's device correct after each walk\n",
                 (unsigned long long)points);
-  model_free(&md);
+  tg_test_model_close(&md);
   engine_destroy_clean(&e);
 }
 
