@@ -71,6 +71,21 @@ int tg_cli_option(int argc, char **argv, int *i, const char *name, const char **
   return 1;
 }
 
+int tg_cli_option_table(int argc, char **argv, int *i, const char *const *names, const char **const *targets,
+                        size_t count, size_t *which) {
+  for (size_t k = 0; k < count; ++k) {
+    const char *v;
+    int m = tg_cli_option(argc, argv, i, names[k], &v);
+    if (m < 0) return -1;
+    if (m > 0) {
+      *targets[k] = v;
+      *which = k;
+      return 1;
+    }
+  }
+  return 0;
+}
+
 const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa) {
   uint64_t n = tg_fail_host_alloc_at_from_env();
   if (n == 0) return tg_allocator_default();

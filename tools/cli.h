@@ -34,6 +34,12 @@ int tg_cli_parse_u64(const char *s, int allow_suffix, uint64_t *out);
  * argument, print an error and return -1. Otherwise return 0. */
 int tg_cli_option(int argc, char **argv, int *i, const char *name, const char **value);
 
+/* tg_cli_option over a table: the first of names[0..count) that matches stores its value in
+ * *targets[k] and sets *which = k; returns 1, -1 (a name without its value, error printed) or
+ * 0 when none matches. */
+int tg_cli_option_table(int argc, char **argv, int *i, const char *const *names, const char **const *targets,
+                        size_t count, size_t *which);
+
 /* The host allocator the CLI uses: the default, wrapped in a failing allocator when
  * TANGRAM_FAIL_HOST_ALLOC_AT=N is set (the Nth host allocation fails). `fa` is caller storage. */
 const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa);

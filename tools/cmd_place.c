@@ -62,27 +62,6 @@ static void hetero_free(hetero *h) {
   memset(h, 0, sizeof *h);
 }
 
-static tg_status make_resources(const tg_record_set *set, tg_storage storage, tg_precision precision,
-                                const tg_allocator *alloc, tg_tensor_resource **out) {
-  *out = tg__calloc(alloc, set->count ? set->count : 1, sizeof **out);
-  if (*out == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-  uint64_t texel = tg_precision_texel_bytes(precision);
-  for (size_t r = 0; r < set->count; ++r) {
-    tg_tensor_resource *res = &(*out)[r];
-    res->storage = storage;
-    if (set->dims == 1) {
-      res->bytes = set->records[r].size.w;
-      res->extent = (tg_extent){res->bytes, 1, 1};
-    } else {
-      res->extent = set->records[r].size;
-      uint64_t v;
-      if (tg_extent_volume(res->extent, &v) != TG_OK || !tg__mul_u64(v, texel, &res->bytes))
-        return TG_ERROR_OVERFLOW;
-    }
-  }
-  return TG_OK;
-}
-
 /* Load the model and place its ops. Exit code on failure (message printed), -1 on success. */
 static int load_placed(const tg_cli_place_request *req, const char *cmd, tg_storage storage,
                        const tg_device_limits *limits, const tg_allocator *alloc, hetero *h) {
@@ -146,7 +125,7 @@ static tg_status plan_all(const tg_cli_place_request *req, tg_device *dev, tg_mo
     o->plan.fit = req->fit;
     o->policy = req->policy;
     if (ss->space != TG_SPACE_HOST) o->budget = budget;
-    tg_status st = make_resources(ss->records, ss->storage, sp->precision, alloc, &h->resources[k]);
+    tg_status st = tg_cli_resources(ss->records, ss->storage, sp->precision, alloc, &h->resources[k]);
     if (st != TG_OK) return tg__error(err, st, "resources: %s", tg_status_string(st));
     if (ss->records->count == 0) continue;
     const tg_record_set *planned = NULL;

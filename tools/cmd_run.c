@@ -90,27 +90,6 @@ static void storage_plan_free(storage_plan *sp) {
   memset(sp, 0, sizeof *sp);
 }
 
-static tg_status make_resources(const tg_record_set *set, tg_storage storage, tg_precision precision,
-                                const tg_allocator *alloc, tg_tensor_resource **out) {
-  *out = tg__calloc(alloc, set->count ? set->count : 1, sizeof **out);
-  if (*out == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-  uint64_t texel = tg_precision_texel_bytes(precision);
-  for (size_t r = 0; r < set->count; ++r) {
-    tg_tensor_resource *res = &(*out)[r];
-    res->storage = storage;
-    if (set->dims == 1) {
-      res->bytes = set->records[r].size.w;
-      res->extent = (tg_extent){res->bytes, 1, 1};
-    } else {
-      res->extent = set->records[r].size;
-      uint64_t v;
-      if (tg_extent_volume(res->extent, &v) != TG_OK || !tg__mul_u64(v, texel, &res->bytes))
-        return TG_ERROR_OVERFLOW;
-    }
-  }
-  return TG_OK;
-}
-
 /* Bytes of a plan over `set` with `resources`. */
 static uint64_t plan_bytes(const tg_plan *p, tg_precision precision) {
   if (p == NULL) return 0;
@@ -190,7 +169,7 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
                  "strategy best (the one asked for plans offsets only)";
     }
   }
-  if ((st = make_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
+  if ((st = tg_cli_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
   tg_policy_relation *rel = NULL;
   if ((st = tg_cli_input_relation(&sp->in, policy, &rel, err)) != TG_OK) goto fail;
   uint64_t t0 = tg__now_us();
@@ -207,7 +186,7 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
    * does not apply; fallback buffers use the serial rule. */
   const tg_record_set *fb = sp->in.model_records ? sp->in.model_records->fallback : NULL;
   if (fb && fb->count) {
-    if ((st = make_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
+    if ((st = tg_cli_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
     tg_mode fmode = mode;
     st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, alloc,
                       &sp->fallback_arena, &sp->fallback_plan);
@@ -268,7 +247,7 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
     st = tg__error(err, TG_ERROR_LIMIT, "%zu tensors of %s do not fit %s on this device (first: %s: %s); the plan "
                    "needs all of them there", fb->count, path, tg_storage_name(pf->storage),
                    fb->names[0] ? fb->names[0] : "?", sp->in.model_records->fallback_reasons[0]);
-  else if ((st = make_resources(set, pf->storage, pf->precision, alloc, &sp->resources)) == TG_OK &&
+  else if ((st = tg_cli_resources(set, pf->storage, pf->precision, alloc, &sp->resources)) == TG_OK &&
            (st = tg_cli_input_relation(&sp->in, pf->policy, &rel, err)) == TG_OK)
     st = tg_plan_file_match(pf, set->records, (const char *const *)set->names, set->count, set->dims,
                             tg_policy_relation_get(rel), alloc, err);
@@ -442,7 +421,6 @@ int tg_cli_run(int argc, char **argv) {
     }
   }
   for (int i = 1; i < argc;) {
-    const char *v;
     int m;
     if ((m = tg_cli_input_shape_option(argc, argv, &i, &shapes)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
@@ -464,15 +442,12 @@ int tg_cli_run(int argc, char **argv) {
                                          "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
                                 &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path};
-    int matched = 0;
-    for (size_t o = 0; o < sizeof k_opts / sizeof k_opts[0] && !matched; ++o)
-      if ((m = tg_cli_option(argc, argv, &i, k_opts[o], &v)) != 0) {
-        if (m < 0) return TG_EXIT_USAGE;
-        *k_targets[o] = v;
-        given |= 1u << o;
-        matched = 1;
-      }
-    if (matched) continue;
+    size_t o;
+    if ((m = tg_cli_option_table(argc, argv, &i, k_opts, k_targets, sizeof k_opts / sizeof k_opts[0], &o)) != 0) {
+      if (m < 0) return TG_EXIT_USAGE;
+      given |= 1u << o;
+      continue;
+    }
     if (argv[i][0] == '-' && argv[i][1] != '\0') {
       tg_cli_error("run: unknown option '%s' (see tangram run --help)", argv[i]);
       return TG_EXIT_USAGE;

@@ -132,7 +132,6 @@ int tg_cli_run_pool(int argc, char **argv) {
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
   for (int i = 1; i < argc;) {
-    const char *v;
     int m;
     if ((m = tg_cli_input_shape_option(argc, argv, &i, &shapes)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
@@ -144,14 +143,11 @@ int tg_cli_run_pool(int argc, char **argv) {
                                          "--strategy", "--runtime-pool", "--capacity", "--block-size"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s, &mode_s,
                                 &strategy_s, &policy_s, &capacity_s, &block_s};
-    int matched = 0;
-    for (size_t o = 0; o < sizeof k_opts / sizeof k_opts[0] && !matched; ++o)
-      if ((m = tg_cli_option(argc, argv, &i, k_opts[o], &v)) != 0) {
-        if (m < 0) return TG_EXIT_USAGE;
-        *k_targets[o] = v;
-        matched = 1;
-      }
-    if (matched) continue;
+    size_t o;
+    if ((m = tg_cli_option_table(argc, argv, &i, k_opts, k_targets, sizeof k_opts / sizeof k_opts[0], &o)) != 0) {
+      if (m < 0) return TG_EXIT_USAGE;
+      continue;
+    }
     if (argv[i][0] == '-' && argv[i][1] != '\0') {
       tg_cli_error("run: option '%s' does not apply with --runtime-pool (see tangram run --help)", argv[i]);
       return TG_EXIT_USAGE;

@@ -183,3 +183,24 @@ tg_status tg_cli_input_reorder(tg_cli_input *in, const tg_cli_input_options *opt
   tg_cli_input_free(in);
   return st;
 }
+
+tg_status tg_cli_resources(const tg_record_set *set, tg_storage storage, tg_precision precision,
+                           const tg_allocator *alloc, tg_tensor_resource **out) {
+  *out = tg__calloc(alloc, set->count ? set->count : 1, sizeof **out);
+  if (*out == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  uint64_t texel = tg_precision_texel_bytes(precision);
+  for (size_t r = 0; r < set->count; ++r) {
+    tg_tensor_resource *res = &(*out)[r];
+    res->storage = storage;
+    if (set->dims == 1) {
+      res->bytes = set->records[r].size.w;
+      res->extent = (tg_extent){res->bytes, 1, 1};
+    } else {
+      res->extent = set->records[r].size;
+      uint64_t v;
+      if (tg_extent_volume(res->extent, &v) != TG_OK || !tg__mul_u64(v, texel, &res->bytes))
+        return TG_ERROR_OVERFLOW;
+    }
+  }
+  return TG_OK;
+}

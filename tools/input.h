@@ -3,6 +3,7 @@
 #ifndef TANGRAM_TOOLS_INPUT_H
 #define TANGRAM_TOOLS_INPUT_H
 
+#include "tangram/backend.h"
 #include "tangram/graph.h"
 #include "tangram/layout.h"
 #include "tangram/model.h"
@@ -72,5 +73,11 @@ tg_status tg_cli_record_sizes(const tg_graph *graph, const tg_model_records *rec
  * inputs have no graph, so only `serial` is possible there (TG_ERROR_INVALID_ARGUMENT). */
 tg_status tg_cli_input_relation(const tg_cli_input *in, tg_policy policy,
                                 tg_policy_relation **out, tg_error_info *err);
+
+/* Per record of `set`, what the backend creates: a buffer of the record's bytes (1D sets) or
+ * an image of its extent in `storage` with `precision`'s texels. `*out` is allocated from
+ * `alloc` (count entries, at least one); TG_ERROR_OVERFLOW when an image's bytes overflow. */
+tg_status tg_cli_resources(const tg_record_set *set, tg_storage storage, tg_precision precision,
+                           const tg_allocator *alloc, tg_tensor_resource **out);
 
 #endif
