@@ -300,8 +300,44 @@ static void host_allocation_failures(void **state) {
   remove(path);
 }
 
+/* The test runner runs a command again only when LeakSanitizer failed itself (twice at most),
+ * never for a finding: a leak report or an ordinary failure comes back at the first run. */
+static void runner_reruns_only_sanitizer_self_failures(void **state) {
+  (void)state;
+  char dir[] = "/tmp/tg_cli_rerunXXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char cmd[1024], out[256], err[256];
+  /* Fails like LeakSanitizer's tracer on its first run, then succeeds. */
+  snprintf(cmd, sizeof cmd,
+           "echo run >> %s/a; if [ $(wc -l < %s/a) -lt 2 ]; then "
+           "echo '==1==LeakSanitizer has encountered a fatal error.' >&2; exit 1; fi; echo ok",
+           dir, dir);
+  assert_int_equal(tg_test_run(cmd, out, sizeof out, err, sizeof err), 0);
+  assert_string_equal(out, "ok\n");
+  /* Always fails so: three runs, then its failure. */
+  snprintf(cmd, sizeof cmd, "echo run >> %s/b; echo 'LeakSanitizer has encountered a fatal error' >&2; exit 23", dir);
+  assert_int_equal(tg_test_run(cmd, NULL, 0, NULL, 0), 23);
+  /* A leak report and a plain failure: one run each. */
+  snprintf(cmd, sizeof cmd, "echo run >> %s/c; echo 'ERROR: LeakSanitizer: detected memory leaks' >&2; exit 23", dir);
+  assert_int_equal(tg_test_run(cmd, NULL, 0, err, sizeof err), 23);
+  snprintf(cmd, sizeof cmd, "echo run >> %s/d; exit 4", dir);
+  assert_int_equal(tg_test_run(cmd, NULL, 0, NULL, 0), 4);
+  static const struct {
+    const char *file;
+    int runs;
+  } want[] = {{"a", 2}, {"b", 3}, {"c", 1}, {"d", 1}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i) {
+    snprintf(cmd, sizeof cmd, "wc -l < %s/%s", dir, want[i].file);
+    assert_int_equal(tg_test_run(cmd, out, sizeof out, NULL, 0), 0);
+    if (atoi(out) != want[i].runs) fail_msg("%s: %d runs, expected %d", want[i].file, atoi(out), want[i].runs);
+  }
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  assert_int_equal(tg_test_run(cmd, NULL, 0, NULL, 0), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(runner_reruns_only_sanitizer_self_failures),
       cmocka_unit_test(usage_and_help),
       cmocka_unit_test(bad_input),
       cmocka_unit_test(plan_json_contract),
