@@ -234,8 +234,8 @@ int tg_test_json_valid(const char *text) {
   return *c.p == '\0';
 }
 
-/* The words LeakSanitizer prints when it fails itself (its tracer crashed while it stopped the
- * process's threads at exit, which happens now and then with driver threads still exiting),
+/* The words LeakSanitizer prints when it fails itself (its tracer crashed at exit, as it did on
+ * a bogus dynamic-TLS range PoCL's pthread device leaves until scripts/test.sh set use_tls=0),
  * as opposed to "detected memory leaks". */
 static const char k_lsan_internal_failure[] = "LeakSanitizer has encountered a fatal error";
 
