@@ -325,9 +325,10 @@ static tg_plan *plan_checked(const input *in, const tg_plan_options *o, const tg
   /* The objects -> offsets layout of a 1D plan. Record alignments are the caller's business
    * there (the function aligns objects only to its argument), so validate only without them.
    * greedy-coloring with an alignment pads its objects (Mini-Infer's pools), which that layout
-   * keeps: its total may then exceed the records' extent, and only the unpadded plans count. */
+   * keeps: its total may then exceed the records' extent, and only the unpadded plans count.
+   * The plan's own strategy decides: `best` may keep greedy-coloring's padded plan. */
   if (o->mode == TG_MODE_OBJECTS && in->dims == 1 &&
-      !(o->strategy == TG_STRATEGY_GREEDY_COLORING && in->alignment > 1)) {
+      !(p->strategy == TG_STRATEGY_GREEDY_COLORING && in->alignment > 1)) {
     tg_plan *q = NULL;
     tg_status st = tg_plan_objects_to_offsets(p, in->alignment, a, &q);
     if (st == TG_OK) {
