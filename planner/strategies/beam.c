@@ -113,6 +113,20 @@ typedef struct bm_common {
   size_t nblocked;
 } bm_common;
 
+/* The next layer's per-state counts, totals and hashes become the current layer's. */
+static void bm_swap_layers(size_t **cur_n, size_t **next_n, uint64_t **cur_total, uint64_t **next_total,
+                           uint64_t **cur_hash, uint64_t **next_hash) {
+  size_t *tn = *cur_n;
+  *cur_n = *next_n;
+  *next_n = tn;
+  uint64_t *tt = *cur_total;
+  *cur_total = *next_total;
+  *next_total = tt;
+  tt = *cur_hash;
+  *cur_hash = *next_hash;
+  *next_hash = tt;
+}
+
 static tg_status bm_common_init(bm_common *c, const tg__plan_input *in, int skip_empty) {
   memset(c, 0, sizeof *c);
   c->in = in;
@@ -378,15 +392,7 @@ tg_status tg__offsets_beam(const tg__plan_input *in, tg_plan **out) {
     bm_live *tl = cur;
     cur = next;
     next = tl;
-    size_t *tn = cur_n;
-    cur_n = next_n;
-    next_n = tn;
-    uint64_t *tt = cur_total;
-    cur_total = next_total;
-    next_total = tt;
-    tt = cur_hash;
-    cur_hash = next_hash;
-    next_hash = tt;
+    bm_swap_layers(&cur_n, &next_n, &cur_total, &next_total, &cur_hash, &next_hash);
     live[r] = 1;
     tg__heap_push(heap, &nheap, ((uint64_t)rec->last_task << 32) | r);
   }
@@ -561,15 +567,7 @@ tg_status tg__objects_beam(const tg__plan_input *in, tg_plan **out) {
     bm_obj *to = cur;
     cur = next;
     next = to;
-    size_t *tn = cur_n;
-    cur_n = next_n;
-    next_n = tn;
-    uint64_t *tt = cur_total;
-    cur_total = next_total;
-    next_total = tt;
-    tt = cur_hash;
-    cur_hash = next_hash;
-    next_hash = tt;
+    bm_swap_layers(&cur_n, &next_n, &cur_total, &next_total, &cur_hash, &next_hash);
   }
   {
     uint64_t *ids = tg__obj_alloc(a, n, sizeof *ids);
