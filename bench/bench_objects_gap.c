@@ -5,9 +5,11 @@
  * For each model (default: every .tflite in the model cache, scripts/fetch-models.sh) and each
  * storage (buffer, 2D texture, 3D texture, fp32), plans objects with strategy best and
  * --time-limit MS (default 1000), validates the plan, and prints the plan's total over the
- * larger of the shape-aware and subset lower bounds (tg_bounds_objects_shape,
- * tg_bounds_objects_subset). Totals are bytes for buffers and texels for textures. The last
- * line counts the plans within 1% of their bound. Exit 1 when a plan fails or is invalid. */
+ * largest of the shape-aware, subset and LP lower bounds (tg_bounds_objects_shape,
+ * tg_bounds_objects_subset, tg_bounds_objects_lp; the LP bound stops once it proves the plan
+ * optimal). Totals are bytes for buffers and texels for textures. The last line counts the
+ * plans within 1% of their bound. Exit 1 when a plan fails or is invalid, or a bound exceeds
+ * a plan. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <inttypes.h>
@@ -77,23 +79,36 @@ static void run_model(const char *path, uint32_t limit_ms, int markdown, totals 
     uint64_t plan_us = now_us() - t0;
     if (st == TG_OK)
       st = tg_plan_validate(set->records, set->count, set->dims, plan, 0, NULL, NULL, &err);
+    uint64_t lp = 0, lp_us = 0;
+    if (st == TG_OK) {
+      t0 = now_us();
+      st = tg_bounds_objects_lp(set->records, set->count, set->dims, plan->total, 0, NULL, &lp);
+      lp_us = now_us() - t0;
+    }
+    if (st == TG_OK && (shape > plan->total || subset > plan->total || lp > plan->total)) {
+      fprintf(stderr, "%s %s: a lower bound exceeds the plan's total %" PRIu64 "\n", base, kinds[k].name,
+              plan->total);
+      ++t->failures;
+    }
     if (st != TG_OK) {
       fprintf(stderr, "%s %s: %s %s\n", base, kinds[k].name, tg_status_name(st), err.message);
       ++t->failures;
     } else {
       uint64_t lb = shape > subset ? shape : subset;
+      if (lp > lb) lb = lp;
       double ratio = lb ? (double)plan->total / (double)lb : 0;
       ++t->plans;
       t->within += ratio <= 1.01;
       if (ratio > t->worst) t->worst = ratio;
       if (markdown)
-        printf("| %s | %s | %zu | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.4f | %.0f |\n", base, kinds[k].name,
-               set->count, plan->total, shape, subset, ratio, (double)plan_us / 1000.0);
+        printf("| %s | %s | %zu | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %" PRIu64 " | %.4f | %.0f | %.0f |\n",
+               base, kinds[k].name, set->count, plan->total, shape, subset, lp, ratio, (double)plan_us / 1000.0,
+               (double)lp_us / 1000.0);
       else
         printf("%-40s %-6s %5zu records  plan %10" PRIu64 "  shape %10" PRIu64 "  subset %10" PRIu64
-               "  x%.4f  plan %.0f ms, bounds %.0f ms\n",
-               base, kinds[k].name, set->count, plan->total, shape, subset, ratio, (double)plan_us / 1000.0,
-               (double)bound_us / 1000.0);
+               "  lp %10" PRIu64 "  x%.4f  plan %.0f ms, bounds %.0f + %.0f ms\n",
+               base, kinds[k].name, set->count, plan->total, shape, subset, lp, ratio, (double)plan_us / 1000.0,
+               (double)bound_us / 1000.0, (double)lp_us / 1000.0);
     }
     tg_plan_destroy(plan);
     tg_model_records_destroy(mr);
@@ -158,8 +173,8 @@ int main(int argc, char **argv) {
     qsort(owned, nowned, sizeof *owned, by_name);
   }
   if (markdown)
-    printf("| model | storage | records | plan | shape bound | subset bound | plan / bound | plan ms |\n"
-           "|---|---|---|---|---|---|---|---|\n");
+    printf("| model | storage | records | plan | shape bound | subset bound | LP bound | plan / bound | plan ms | LP ms |\n"
+           "|---|---|---|---|---|---|---|---|---|---|\n");
   totals t = {0, 0, 0, 0};
   for (size_t i = 0; i < (nfiles ? nfiles : nowned); ++i) run_model(nfiles ? files[i] : owned[i], limit_ms, markdown, &t);
   printf("%s%d objects plans, %d within 1%% of their bound, worst x%.4f, %d failures (time limit %u ms)\n",

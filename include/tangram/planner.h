@@ -245,6 +245,22 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
 tg_status tg_bounds_objects_subset(const tg_usage_record *records, size_t count, uint32_t dims,
                                    size_t max_subset, const tg_allocator *alloc, uint64_t *out);
 
+/* A lower bound on objects-mode totals from the linear programme over objects: weights on the
+ * records such that no object (a set of pairwise time-disjoint records) weighs more than the
+ * volume of its per-dimension maximum bound every objects plan from below by their sum; the
+ * best weights (the LP dual) are searched by column generation and the bound is then computed
+ * in exact integer arithmetic, so it is a proof whatever the floating point did. Holds under
+ * any may-share relation. Usually the tightest of the objects bounds (on every MediaPipe model
+ * it meets Tangram's plans within 1%), and the costliest: about n^2 per simplex pivot and
+ * n per record shape per round. `max_work` caps the inner-loop steps (0 = the default, about a
+ * second at most on this library's benchmark machines; deterministic: no clock, no randomness);
+ * stopping early still gives a valid, weaker bound. Inputs of more than 1024 records, or with
+ * more than 16384 distinct record shapes, get the positional maximum. `*out` is at least the
+ * positional maximum. Statuses as tg_bounds_compute (the same input checks), or
+ * TG_ERROR_OUT_OF_HOST_MEMORY (then `*out` is 0). Allocates about 24 n^2 bytes of scratch. */
+tg_status tg_bounds_objects_lp(const tg_usage_record *records, size_t count, uint32_t dims,
+                               uint64_t target, uint64_t max_work, const tg_allocator *alloc, uint64_t *out);
+
 /* Independent validation of a plan against its records: every record placed; in objects
  * mode object ids in range and each object covering its records in every dimension and the
  * total equal to the sum of object volumes; in offsets mode offsets aligned (to

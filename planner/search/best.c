@@ -55,8 +55,18 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
                               best);
     if (st != TG_OK) return st;
   } else if (search_ms > 0) {
-    st = tg__search_improve(in, bound, search_ms * 1000, search_ms * TG__SEARCH_ITERS_PER_MS,
-                            best);
+    /* Objects: the LP dive first, for up to 80% of the time; its proof ends the search when
+     * the plan meets it. */
+    uint64_t proved = 0, left_us = search_ms * 1000;
+    if (o->mode == TG_MODE_OBJECTS && (*best)->total > bound) {
+      st = tg__search_lp_dive(in, t0 + search_ms * 800, best, &proved);
+      if (st != TG_OK) return st;
+      uint64_t used = tg__now_us() - t0;
+      left_us = left_us > used ? left_us - used : 0;
+    }
+    if ((*best)->total > proved && left_us > 0)
+      st = tg__search_improve(in, proved > bound ? proved : bound, left_us,
+                              search_ms * TG__SEARCH_ITERS_PER_MS, best);
     if (st != TG_OK) return st;
   }
   if (exact) {
@@ -211,8 +221,29 @@ static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
   if (o->exact) tg__exact_stats_reset(stats); /* the branch-and-bound skips 0 records */
   uint64_t ms = o->time_limit_ms ? o->time_limit_ms : 1000, t0 = tg__now_us();
   uint64_t search_ms = o->exact ? (ms / 5 ? ms / 5 : 1) : ms, bb_ms = (search_ms + 1) / 2;
-  tg_status st = tg__exact_objects_improve(in, bb_ms * 1000, bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS,
-                                           best, stats);
+  /* The LP dive first, for up to half the search time: its bound (the LP's) proves the plan
+   * optimal when the plan meets it, which ends the search. */
+  uint64_t proved = 0;
+  tg_status st = TG_OK;
+  if ((*best)->total > stats->lower_bound) {
+    st = tg__search_lp_dive(in, t0 + search_ms * 500, best, &proved);
+    if (st != TG_OK) return st;
+  }
+  if (proved > 0 && proved >= (*best)->total) {
+    stats->proved_optimal = 1;
+    stats->lower_bound = stats->total = (*best)->total;
+    stats->elapsed_us = tg__now_us() - t0;
+    if (o->exact && stats->progress != NULL) stats->progress(stats->progress_user, stats);
+    return TG_OK;
+  }
+  {
+    uint64_t used = (tg__now_us() - t0) / 1000;
+    uint64_t rest = search_ms > used ? search_ms - used : 1;
+    bb_ms = (rest + 1) / 2;
+  }
+  st = tg__exact_objects_improve(in, bb_ms * 1000, bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS, best, stats);
+  if (st == TG_OK && proved > stats->lower_bound && stats->lower_bound < (*best)->total)
+    stats->lower_bound = proved < (*best)->total ? proved : (*best)->total;
   if (st == TG_OK && !stats->proved_optimal) {
     uint64_t bound, used = tg__now_us() - t0;
     uint64_t left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;

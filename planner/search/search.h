@@ -145,6 +145,14 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
                            uint64_t deadline, uint64_t max_nodes, uint64_t *nodes,
                            tg_plan **best);
 
+/* Objects mode, no relation, 2 to 400 records: the LP dive (lp_dive.c) until `deadline`
+ * (tg__now_us clock): each step solves the LP over objects of the records left and makes its
+ * columns at 1 (or its largest) objects. Replaces `*best` (strategy TG_STRATEGY_BEST) when the
+ * plan is smaller; drops a dive the deadline cuts. `*proved` receives the LP bound of all the
+ * records when the first LP was solved (a proof: no plan is smaller), else 0. */
+tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline, tg_plan **best,
+                             uint64_t *proved);
+
 /* tg__skyline_dive with the limit rising by a thousandth of `bound` (at least the largest
  * alignment) at each stall, for at most `cap` nodes, when that covers
  * TG__DIVE_NODES_PER_RECORD nodes per record (else nothing); `*nodes` (when not NULL)

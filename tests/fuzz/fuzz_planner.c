@@ -31,7 +31,7 @@
  *
  * Properties: statuses as the API documents them; every successful plan passes
  * tg_plan_validate (with the same alignment and relation); bounds are ordered (peak_live <=
- * positional_max <= shape-aware bound <= naive) and at most every total they bound;
+ * positional_max <= shape-aware bound, LP bound <= naive) and at most every total they bound;
  * objects-mode naive equals the naive bound; a 1D objects plan, and an offsets plan without
  * alignment, never overflows when the naive sum fits; the same input gives the same plan
  * twice; tg_plan_objects_to_offsets of a 1D objects plan is valid; `best` succeeds exactly
@@ -165,6 +165,7 @@ typedef struct input {
   uint64_t fail_at;
   uint8_t fault_choice;
   uint64_t shape_bound;      /* tg_bounds_objects_shape when the bounds succeeded */
+  uint64_t lp_bound;         /* tg_bounds_objects_lp (small work cap) when they succeeded */
   uint32_t beam_width;       /* 0 (the default, 8) to 3, from the relation byte */
 } input;
 
@@ -318,7 +319,7 @@ static tg_plan *plan_checked(const input *in, const tg_plan_options *o, const tg
   if (bounds_ok) {
     if (p->total < b->peak_live) FUZZ_FAIL();
     if (o->mode == TG_MODE_OBJECTS && p->total < b->positional_max) FUZZ_FAIL();
-    if (o->mode == TG_MODE_OBJECTS && p->total < in->shape_bound) FUZZ_FAIL();
+    if (o->mode == TG_MODE_OBJECTS && (p->total < in->shape_bound || p->total < in->lp_bound)) FUZZ_FAIL();
     if (o->mode == TG_MODE_OBJECTS && o->strategy == TG_STRATEGY_NAIVE && p->total != b->naive)
       FUZZ_FAIL();
   }
@@ -469,6 +470,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (st != TG_OK || shape < b.positional_max || shape > b.naive) FUZZ_FAIL();
     in->shape_bound = shape;
   } else if (st == TG_OK || shape != 0) {
+    FUZZ_FAIL();
+  }
+  /* The LP bound, on a small work cap (still a valid bound): the same input checks, at least
+   * the positional maximum, at most every objects plan (plan_checked). */
+  in->lp_bound = 0;
+  uint64_t lp = 0;
+  st = tg_bounds_objects_lp(in->records, in->count, in->dims, 0, 20000000, &fa.base, &lp);
+  if (bounds_ok) {
+    if (st != TG_OK || lp < b.positional_max || lp > b.naive) FUZZ_FAIL();
+    in->lp_bound = lp;
+  } else if (st == TG_OK || lp != 0) {
     FUZZ_FAIL();
   }
   run_mode(in, TG_MODE_OBJECTS, &b, bounds_ok, &fa.base);

@@ -433,6 +433,106 @@ static void subset_bound_errors(void **state) {
   assert_true(bound_fault_walk(subset_bound8, r, 30, 2, 16) >= 1);
 }
 
+/* ---- the LP bound ------------------------------------------------------------------------ */
+
+/* Against brute force on 2000 random sets of at most 8 records (1D/2D/3D): never above the
+ * optimum, never below the positional maximum, and equal to the optimum on most of them. */
+static void lp_bound_brute_force(void **state) {
+  (void)state;
+  tg_test_rng g = {4242};
+  int sets = 2000, exact = 0, above_shape = 0;
+  for (int round = 0; round < sets; ++round) {
+    uint32_t dims = 1 + (uint32_t)(round % 3);
+    tg_test_random_spec spec = {dims, 1 + (size_t)tg_test_rng_range(&g, 0, 7), 8, 4, 8, 0,
+                                round % 4 == 0};
+    tg_usage_record r[8];
+    tg_test_random_records(&g, &spec, r);
+    tg_bounds b = bounds_ok(r, spec.count, dims);
+    uint64_t lp = 0, shape = 0, opt = brute_objects_optimum(r, spec.count);
+    assert_int_equal(tg_bounds_objects_lp(r, spec.count, dims, 0, 0, NULL, &lp), TG_OK);
+    assert_int_equal(tg_bounds_objects_shape(r, spec.count, dims, NULL, &shape), TG_OK);
+    if (lp > opt || lp < b.positional_max)
+      fail_msg("set %d: LP bound %llu, optimum %llu, positional maximum %llu", round,
+               (unsigned long long)lp, (unsigned long long)opt, (unsigned long long)b.positional_max);
+    exact += lp == opt;
+    above_shape += lp > shape;
+  }
+  print_message("LP bound: %d of %d sets at the optimum, %d above the shape bound\n", exact, sets,
+                above_shape);
+  assert_true(exact >= sets * 9 / 10);
+  assert_true(above_shape >= sets / 20);
+}
+
+/* Every strategy's objects plan on random sets of 12-62 records totals at least the bound, and
+ * the bound reaches best's plan on many of them (a proof of optimality); a target stops it
+ * there and a tiny work cap still gives a valid bound. */
+static void lp_bound_below_every_plan(void **state) {
+  (void)state;
+  tg_test_rng g = {2718};
+  int rounds = 150, proved = 0;
+  for (int round = 0; round < rounds; ++round) {
+    uint32_t dims = 1 + (uint32_t)(round % 3);
+    tg_test_random_spec spec = {dims, 12 + (size_t)tg_test_rng_range(&g, 0, 50), 30, 8, 64, 0,
+                                round % 3 == 0};
+    tg_usage_record *r = calloc(spec.count, sizeof *r);
+    assert_non_null(r);
+    tg_test_random_records(&g, &spec, r);
+    tg_bounds b = bounds_ok(r, spec.count, dims);
+    uint64_t lp = 0, capped = 0, targeted = 0;
+    assert_int_equal(tg_bounds_objects_lp(r, spec.count, dims, 0, 0, NULL, &lp), TG_OK);
+    assert_true(lp >= b.positional_max);
+    every_objects_plan_at_least(r, spec.count, dims, lp, "LP");
+    assert_int_equal(tg_bounds_objects_lp(r, spec.count, dims, 0, 1000, NULL, &capped), TG_OK);
+    assert_true(capped >= b.positional_max && capped <= lp);
+    tg_plan_options o;
+    memset(&o, 0, sizeof o);
+    o.mode = TG_MODE_OBJECTS;
+    o.strategy = TG_STRATEGY_BEST;
+    tg_plan *p = NULL;
+    assert_int_equal(tg_plan_compute(r, spec.count, dims, &o, NULL, &p), TG_OK);
+    proved += p->total == lp;
+    assert_int_equal(tg_bounds_objects_lp(r, spec.count, dims, p->total, 0, NULL, &targeted), TG_OK);
+    assert_true(targeted <= p->total && targeted >= b.positional_max);
+    if (p->total == lp) assert_int_equal(targeted, lp);
+    tg_plan_destroy(p);
+    free(r);
+  }
+  print_message("LP bound: best's plan proved optimal on %d of %d sets\n", proved, rounds);
+  assert_true(proved >= rounds / 2);
+}
+
+static tg_status lp_bound(const tg_usage_record *r, size_t n, uint32_t dims, const tg_allocator *a,
+                          uint64_t *out) {
+  return tg_bounds_objects_lp(r, n, dims, 0, 0, a, out);
+}
+
+/* Known answers, bad input, allocation failures. */
+static void lp_bound_errors(void **state) {
+  (void)state;
+  /* a 64x64 and a 16x256 texture, never live together: two objects of 4096 beat one 64x256 */
+  const tg_usage_record r2[] = {{{64, 64, 1}, 0, 1, 0}, {{16, 256, 1}, 2, 3, 0}};
+  uint64_t v = 0;
+  assert_int_equal(tg_bounds_objects_lp(r2, 2, 2, 0, 0, NULL, &v), TG_OK);
+  assert_int_equal(v, 8192);
+  /* seed 004's four tensors (1D, sizes 32/28/36/16, lifetimes [0,1] [1,2] [2,3] [3,4]):
+   * two objects, 36 + 28 */
+  const tg_usage_record s4[] = {{{32, 1, 1}, 0, 1, 0}, {{28, 1, 1}, 1, 2, 0},
+                                {{36, 1, 1}, 2, 3, 0}, {{16, 1, 1}, 3, 4, 0}};
+  assert_int_equal(tg_bounds_objects_lp(s4, 4, 1, 0, 0, NULL, &v), TG_OK);
+  assert_int_equal(v, brute_objects_optimum(s4, 4));
+  const tg_usage_record bad[] = {{{4, 1, 1}, 3, 1, 0}, {{4, 1, 1}, 0, 1, 0}};
+  assert_int_equal(tg_bounds_objects_lp(bad, 2, 1, 0, 0, NULL, &v), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(v, 0);
+  assert_int_equal(tg_bounds_objects_lp(r2, 2, 2, 0, 0, NULL, NULL), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_bounds_objects_lp(NULL, 0, 2, 0, 0, NULL, &v), TG_OK);
+  assert_int_equal(v, 0);
+  tg_test_rng g = {78};
+  tg_test_random_spec spec = {2, 30, 20, 6, 32, 0, 0};
+  tg_usage_record r[30];
+  tg_test_random_records(&g, &spec, r);
+  assert_true(bound_fault_walk(lp_bound, r, 30, 2, 40) >= 10);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(tflite_vectors),
@@ -448,6 +548,9 @@ int main(void) {
       cmocka_unit_test(subset_bound_exact_on_small_sets),
       cmocka_unit_test(subset_bound_below_every_plan),
       cmocka_unit_test(subset_bound_errors),
+      cmocka_unit_test(lp_bound_brute_force),
+      cmocka_unit_test(lp_bound_below_every_plan),
+      cmocka_unit_test(lp_bound_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
