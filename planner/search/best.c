@@ -242,8 +242,6 @@ static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
     bb_ms = (rest + 1) / 2;
   }
   st = tg__exact_objects_improve(in, bb_ms * 1000, bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS, best, stats);
-  if (st == TG_OK && proved > stats->lower_bound && stats->lower_bound < (*best)->total)
-    stats->lower_bound = proved < (*best)->total ? proved : (*best)->total;
   if (st == TG_OK && !stats->proved_optimal) {
     uint64_t bound, used = tg__now_us() - t0;
     uint64_t left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;
@@ -257,12 +255,15 @@ static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
     st = tg__exact_objects_improve(in, ms * 1000 > used ? ms * 1000 - used : 0, 0, best, stats);
     stats->nodes += nodes;
   }
+  /* The best proved bound: the branch-and-bound's, the shape-aware one, the LP's. */
   uint64_t shape = 0;
   if (st == TG_OK && !stats->proved_optimal &&
-      (st = tg_bounds_objects_shape(in->records, in->count, 1, in->alloc, &shape)) == TG_OK &&
-      shape >= stats->lower_bound) {
-    stats->lower_bound = shape < (*best)->total ? shape : (*best)->total;
-    stats->proved_optimal = shape >= (*best)->total;
+      (st = tg_bounds_objects_shape(in->records, in->count, 1, in->alloc, &shape)) == TG_OK) {
+    uint64_t lower = shape > proved ? shape : proved;
+    if (lower >= stats->lower_bound) {
+      stats->lower_bound = lower < (*best)->total ? lower : (*best)->total;
+      stats->proved_optimal = lower >= (*best)->total;
+    }
   }
   stats->elapsed_us = tg__now_us() - t0;
   if (st == TG_OK && stats->progress != NULL) stats->progress(stats->progress_user, stats);
