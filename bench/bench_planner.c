@@ -16,7 +16,7 @@
  * --family or --family perfect-packing. --perfect-only runs just those 200-500 perfect
  * packings (greedy, best+search, exact) with one line per instance; --models-only just the
  * public models (with, for textures, the lower bounds that cap any plan's saving against
- * TFLite: tg_bounds_objects_shape and tg_bounds_objects_subset). --sizes replaces the
+ * TFLite: tg_bounds_objects_shape, tg_bounds_objects_subset, tg_bounds_objects_lp). --sizes replaces the
  * synthetic sizes 1000,10000,100000. --mode and --strategy keep only those rows (strategy
  * `best+search` for the search rows); --reps N times each plan N times and keeps the fastest
  * (default 5 / 3 / 1 runs at 1k / 10k / larger). --alloc arena (the default) hands the
@@ -525,18 +525,20 @@ static int read_set(const char *dir, const char *file, tg_record_set **set) {
 static const uint64_t k_tflite_best[2][4] = {{164224, 476672, 1285348, 450566},
                                              {333184, 713048, 1528692, 583742}};
 
-/* How far below TFLite any objects plan of a texture set can go: the larger of the shape-aware
- * and subset lower bounds, against `best` with the search. Prints a row "SET ceiling" (ratio =
+/* How far below TFLite any objects plan of a texture set can go: the largest of the
+ * shape-aware, subset and LP lower bounds, against `best` with the search. Prints a row "SET ceiling" (ratio =
  * best+search / lower bound). 0 when a bound or the plan fails. */
 static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
                            const tg_record_set *set, uint64_t tflite, double *most, double *got) {
-  uint64_t shape = 0, sub = 0;
+  uint64_t shape = 0, sub = 0, lp = 0;
   uint64_t t0 = now_us();
   if (tg_bounds_objects_shape(set->records, set->count, set->dims, NULL, &shape) != TG_OK ||
-      tg_bounds_objects_subset(set->records, set->count, set->dims, 0, NULL, &sub) != TG_OK)
+      tg_bounds_objects_subset(set->records, set->count, set->dims, 0, NULL, &sub) != TG_OK ||
+      tg_bounds_objects_lp(set->records, set->count, set->dims, 0, 0, NULL, &lp) != TG_OK)
     return 0;
   double bound_ms = (double)(now_us() - t0) / 1000.0;
   uint64_t lb = shape > sub ? shape : sub;
+  if (lp > lb) lb = lp;
   tg_plan_options opt;
   memset(&opt, 0, sizeof opt);
   opt.mode = TG_MODE_OBJECTS;
@@ -551,9 +553,9 @@ static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
   char detail[256];
   snprintf(detail, sizeof detail,
            "texels: best+search %" PRIu64 ", lower bound %" PRIu64 " (shape %" PRIu64
-           ", subset %" PRIu64 "), TFLite %" PRIu64 ": saves %.1f%%, at most %.1f%%",
-           total, lb, shape, sub, tflite, 100 * *got, 100 * *most);
-  row(o, set_name, set->count, "objects", "bounds(shape,subset)", bound_ms,
+           ", subset %" PRIu64 ", LP %" PRIu64 "), TFLite %" PRIu64 ": saves %.1f%%, at most %.1f%%",
+           total, lb, shape, sub, lp, tflite, 100 * *got, 100 * *most);
+  row(o, set_name, set->count, "objects", "bounds(shape,subset,LP)", bound_ms,
       (double)total / (double)lb, 0, NULL, detail);
   if (!o->json && !o->markdown) printf("|   %s\n", detail);
   return 1;

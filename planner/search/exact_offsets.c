@@ -392,6 +392,8 @@ typedef struct sky {
   uint64_t inc;             /* best total found (or the incumbent's) */
   int found;
   int stopped;              /* deadline or node cap */
+  int may_give_up;          /* relaxing dive: stop once it cannot reach its last record in time */
+  int gave_up;
   uint64_t max_nodes, deadline, next_report, t0;
   tg_exact_stats *stats;
 } sky;
@@ -996,6 +998,14 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
         k->stopped = 1;
         continue;
       }
+      /* A relaxing dive that, at the depth it has reached after a tenth of its time, would need
+       * more than its time to reach the last record gives up: the stages after it get the time
+       * (on compiler traces it visits a few dozen nodes per ms, where wide DAGs see 600). */
+      if (k->may_give_up && k->deadline > k->t0 && now - k->t0 > (k->deadline - k->t0) / 10 &&
+          (now - k->t0) / (k->max_depth + 1) > (k->deadline - k->t0) / k->n) {
+        k->stopped = k->gave_up = 1;
+        continue;
+      }
       if (now >= k->next_report) {
         k->next_report = now + 100000;
         sky_report(k, now);
@@ -1291,8 +1301,9 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
     k.relax_ceiling = (*best)->total - 1; /* > bound (checked above) */
     k.deadline = deadline;
     k.max_nodes = max_nodes ? max_nodes : UINT64_MAX;
+    k.may_give_up = 1;
     st = sky_run(&k, UINT64_MAX); /* stop at the first plan */
-    if (st == TG_OK && !k.found && k.placed_count > 0) st = sky_complete(&k);
+    if (st == TG_OK && !k.found && k.placed_count > 0 && !k.gave_up) st = sky_complete(&k);
   }
   if (st == TG_OK) st = sky_adopt(&k, best);
   if (nodes != NULL) *nodes = stats.nodes;
