@@ -129,6 +129,23 @@ static void plan_json_contract(void **state) {
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "--subset-bound"));
   cli_free(&r);
+  /* The LP bound: 143744 texels on face_detection_short_range's 3D textures, where the shape
+   * and subset bounds stop at 119808 and 136704; best reaches it (so the plan is optimal). */
+  r = cli("plan %s --strategy best --time-limit 2000 --lp-bound --json",
+          data("records/face_detection_short_range.tex3.csv"));
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"lp_bound\":143744"));
+  assert_non_null(strstr(r.out, "\"total\":143744"));
+  cli_free(&r);
+  r = cli("plan %s --strategy greedy-in-order --lp-bound", data("records/face_detection_short_range.tex3.csv"));
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "LP bound 143744 texels"));
+  cli_free(&r);
+  r = cli("plan %s --mode offsets --lp-bound", data("records/hand_landmark_lite.buffer.csv"));
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "--lp-bound"));
+  cli_free(&r);
   /* Textures have no offsets mode of their own. */
   r = cli("plan %s --mode offsets", data("records/hand_landmark_lite.tex2.csv"));
   assert_int_equal(r.code, 2);
