@@ -55,10 +55,10 @@ if [ "$quick" -eq 0 ]; then
   cmake --build build-tsan -j"$jobs" --target test_threads test_pool_threads
   TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan -V -L threads
 
-  echo "=== libFuzzer smoke: every fuzz target, 10 s each (scripts/fuzz.sh SECONDS for long runs)"
+  echo "=== libFuzzer smoke: every fuzz target, 6 s each (scripts/fuzz.sh SECONDS for long runs)"
   # A fixed seed: the smoke run tries the same mutations every time, so CI does not turn red on
   # the luck of a draw; long runs (scripts/fuzz.sh alone) draw a new seed each time.
-  TANGRAM_FUZZ_ARGS="${TANGRAM_FUZZ_ARGS:--seed=1}" bash scripts/fuzz.sh 10
+  TANGRAM_FUZZ_ARGS="${TANGRAM_FUZZ_ARGS:--seed=1}" bash scripts/fuzz.sh 6
 
   echo "=== valgrind memcheck of the backend tests"
   bash scripts/valgrind.sh
