@@ -82,10 +82,11 @@ static tg_status read_input(reader *r, const Onnx__ValueInfoProto *vi, onnx_valu
   if (tt->shape == NULL) {
     if (given == NULL)
       return onnx_fail(c, TG_ERROR_INVALID_ARGUMENT,
-                       "input '%s' has no shape in the file: give it with --input-shape %s:DxDx... "
-                       "(tg_model_options.input_shapes)", v->name, v->name);
+                       "input '%s' has no shape in the file: give it in tg_model_options.input_shapes "
+                       "(%s:DxDx...)", v->name, v->name);
     v->rank = given->rank;
     memcpy(v->dims, given->dims, sizeof v->dims);
+    v->dynamic = (uint8_t)((1u << v->rank) - 1u);
     v->has_shape = 1;
     return TG_OK;
   }
@@ -108,6 +109,7 @@ static tg_status read_input(reader *r, const Onnx__ValueInfoProto *vi, onnx_valu
       v->dims[d] = -1;
     }
   }
+  v->dynamic = dynamic;
   char shape[160];
   tg__shape_text(v->dims, v->rank, shape, sizeof shape);
   if (given == NULL) {
@@ -128,8 +130,8 @@ static tg_status read_input(reader *r, const Onnx__ValueInfoProto *vi, onnx_valu
         n += (size_t)w;
       }
       return onnx_fail(c, TG_ERROR_INVALID_ARGUMENT,
-                       "input '%s' (%s): dynamic dimension%s %s: give %s with --input-shape %s:%s "
-                       "(tg_model_options.input_shapes)", v->name, shape, count > 1 ? "s" : "", list,
+                       "input '%s' (%s): dynamic dimension%s %s: give %s in tg_model_options.input_shapes "
+                       "(%s:%s)", v->name, shape, count > 1 ? "s" : "", list,
                        count > 1 ? "the sizes" : "its size", v->name, shape);
     }
   } else {
@@ -331,7 +333,10 @@ static tg_status build_graph(reader *r, const tg_allocator *alloc, tg_graph **ou
     for (uint32_t d = 0; d < x->rank; ++d) t->shape[d] = x->dims[d];
     t->dtype = onnx_dtype(x->type);
     if (x->constant) t->flags |= TG_TENSOR_CONSTANT;
-    if (x->kind == ONNX_KIND_INPUT) ++inputs;
+    if (x->kind == ONNX_KIND_INPUT) {
+      ++inputs;
+      t->dynamic_dims = x->dynamic;
+    }
     if (x->is_output) ++outputs;
   }
   if (st == TG_OK) {

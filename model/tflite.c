@@ -383,11 +383,8 @@ static tg_status buffer_has_data(fb_reader *r, const tflite_model *m, uint32_t i
   return TG_OK;
 }
 
-/* Dynamic dimensions of one tensor: bit d of `dynamic` when shape_signature[d] is -1; bit d of
- * `unrecorded` when the file holds no size for it (no `shape`, or -1 there too). */
-typedef struct dyn_dims {
-  uint8_t dynamic, unrecorded;
-} dyn_dims;
+/* Dynamic dimensions of one tensor (model_internal.h). */
+typedef tg__tflite_dims dyn_dims;
 
 static tg_status read_tensor(fb_reader *r, const tflite_model *m, uint32_t i, tg_graph *g,
                              dyn_dims *dyn) {
@@ -605,12 +602,20 @@ static tg_status resolve_dynamic(fb_reader *r, tg_graph *g, const dyn_dims *dyn,
     const dyn_dims *dd = &dyn[g->inputs[k]];
     const tg_input_shape *given = tg__find_input_shape(options, t->name);
     char dims[64], shape[160], got[160];
+    t->dynamic_dims = dd->dynamic;
     if (given == NULL) {
       if (dd->dynamic == 0) continue;
-      describe_dynamic(t, dd->dynamic, dims, sizeof dims, shape, sizeof shape);
+      if ((dd->dynamic & dd->unrecorded) == 0) {
+        /* The file records a size for each dynamic dimension: TFLite's interpreter runs the
+         * model at it until the engine resizes the input, and so does the plan. */
+        t->flags |= TG_TENSOR_ASSUMED_SHAPE;
+        any_dynamic_input = 1;
+        continue;
+      }
+      describe_dynamic(t, dd->dynamic & dd->unrecorded, dims, sizeof dims, shape, sizeof shape);
       return tg__error(r->err, TG_ERROR_INVALID_ARGUMENT,
-                       "%s: input '%s': dimension%s %s %s dynamic (-1 in shape_signature): give %s "
-                       "with --input-shape %s:%s (tg_model_options.input_shapes)",
+                       "%s: input '%s': dimension%s %s %s dynamic (-1 in shape_signature) and the file "
+                       "records no size: give %s in tg_model_options.input_shapes (%s:%s)",
                        r->source, t->name, strchr(dims, ' ') ? "s" : "", dims,
                        strchr(dims, ' ') ? "are" : "is", strchr(dims, ' ') ? "their sizes" : "its size",
                        t->name, shape);
@@ -673,9 +678,29 @@ tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *sou
   return tg_graph_parse_tflite_with(data, length, source, NULL, alloc, out, err);
 }
 
+/* The reader behind tg_graph_parse_tflite_with and tg__tflite_parse_unresolved: with
+ * `dynamic_out`, dynamic dimensions are left as the file has them and their masks handed out. */
+static tg_status parse_tflite(const void *data, size_t length, const char *source,
+                              const tg_model_options *options, const tg_allocator *alloc,
+                              tg_graph **out, tg__tflite_dims **dynamic_out, tg_error_info *err);
+
 tg_status tg_graph_parse_tflite_with(const void *data, size_t length, const char *source,
                                      const tg_model_options *options, const tg_allocator *alloc,
                                      tg_graph **out, tg_error_info *err) {
+  return parse_tflite(data, length, source, options, alloc, out, NULL, err);
+}
+
+tg_status tg__tflite_parse_unresolved(const void *data, size_t length, const char *source,
+                                      const tg_allocator *alloc, tg_graph **out,
+                                      tg__tflite_dims **dynamic, tg_error_info *err) {
+  if (dynamic == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "dynamic is NULL");
+  *dynamic = NULL;
+  return parse_tflite(data, length, source, NULL, alloc, out, dynamic, err);
+}
+
+static tg_status parse_tflite(const void *data, size_t length, const char *source,
+                              const tg_model_options *options, const tg_allocator *alloc,
+                              tg_graph **out, tg__tflite_dims **dynamic_out, tg_error_info *err) {
   if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
   if (data == NULL && length > 0)
@@ -710,7 +735,11 @@ tg_status tg_graph_parse_tflite_with(const void *data, size_t length, const char
   if (st == TG_OK)
     st = read_io(&r, &m.outputs, g, TG_TENSOR_OUTPUT, "output", &g->outputs, &g->output_count);
   for (uint32_t i = 0; st == TG_OK && i < m.operators.count; ++i) st = read_op(&r, &m, i, g);
-  if (st == TG_OK) st = resolve_dynamic(&r, g, dyn, options);
+  if (st == TG_OK && dynamic_out == NULL) st = resolve_dynamic(&r, g, dyn, options);
+  if (st == TG_OK && dynamic_out != NULL) {
+    *dynamic_out = dyn;
+    dyn = NULL;
+  }
   tg__free(alloc, dyn);
   if (st != TG_OK) {
     if (st == TG_ERROR_OUT_OF_HOST_MEMORY) tg__error(err, st, "%s: out of memory", r.source);

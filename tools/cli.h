@@ -52,6 +52,7 @@ int tg_cli_plan(int argc, char **argv);
 int tg_cli_evaluate(int argc, char **argv);
 int tg_cli_schedule(int argc, char **argv);
 int tg_cli_run(int argc, char **argv);
+int tg_cli_inputs(int argc, char **argv);
 /* `run` with --runtime-pool (tools/cmd_run_pool.c): same arguments as tg_cli_run. */
 int tg_cli_run_pool(int argc, char **argv);
 

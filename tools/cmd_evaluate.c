@@ -338,11 +338,13 @@ static void json_recommendation(tg__strbuf *b, const tg_evaluation *ev) {
   tg__strbuf_puts(b, "}");
 }
 
-static void json_document(tg__strbuf *b, const evaluate_args *a, tg_evaluation *const *evs,
-                          const tg_policy *policies, size_t n, const tg_op_order *order) {
+static void json_document(tg__strbuf *b, const evaluate_args *a, const tg_graph *graph,
+                          tg_evaluation *const *evs, const tg_policy *policies, size_t n,
+                          const tg_op_order *order) {
   const tg_evaluation *ev0 = evs[0];
   tg__strbuf_puts(b, "{\"model\":");
   tg__strbuf_json_string(b, a->model_path);
+  tg_cli_json_assumed_inputs(b, graph);
   tg__strbuf_printf(b, ",\"input\":\"%s\",\"tensors\":%zu,\"ops\":%zu,\"records\":%zu,\"precision\":\"%s\"",
                     ev0->from_records ? "records" : "graph", ev0->tensor_count, ev0->op_count,
                     ev0->record_count, tg_precision_name(ev0->precision));
@@ -622,7 +624,7 @@ int tg_cli_evaluate(int argc, char **argv) {
   const tg_allocator *alloc = tg_cli_allocator(&fa);
   tg_error_info err = {{0}};
   tg_model *model = NULL;
-  tg_status st = tg_model_load_with(a.model_path, &a.shapes.options, alloc, &model, &err);
+  tg_status st = tg_cli_model_load(a.model_path, &a.shapes.options, alloc, 0, &model, &err);
   if (st != TG_OK) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
     return tg_cli_exit_code(st);
@@ -686,7 +688,7 @@ int tg_cli_evaluate(int argc, char **argv) {
 
   tg__strbuf out;
   tg__strbuf_init(&out, alloc);
-  if (a.json) json_document(&out, &a, evs, policies, n, order);
+  if (a.json) json_document(&out, &a, model->graph, evs, policies, n, order);
   else if (a.all_policies) text_policies(&out, &a, evs, policies, n);
   else text_single(&out, &a, evs[0]);
   if (!a.json && order)

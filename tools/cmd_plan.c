@@ -352,7 +352,7 @@ int tg_cli_plan(int argc, char **argv) {
   memset(&exact_stats, 0, sizeof exact_stats);
   int exact_ran = 0;
   if (exact && !json && isatty(STDERR_FILENO)) exact_stats.progress = exact_progress;
-  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, NULL, &shapes.options};
+  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, NULL, &shapes.options, 0};
   if (tg_storage_from_name(storage_s, &iopt.storage) != TG_OK)
     return parse_error("--storage", storage_s,
                        "buffer, image_buffer, texture_2d, texture_array, texture_3d or single_texture_2d");
@@ -584,6 +584,7 @@ int tg_cli_plan(int argc, char **argv) {
       tg__strbuf_printf(&out, ",\"subset_bound\":%llu", (unsigned long long)subset_bound);
     if (want_lp) tg__strbuf_printf(&out, ",\"lp_bound\":%llu", (unsigned long long)lp_bound);
     if (in.graph) json_model_records(&out, &in);
+    tg_cli_json_assumed_inputs(&out, in.graph);
     if (in.order) json_reorder(&out, in.order);
     if (exact_ran)
       tg__strbuf_printf(&out, ",\"exact\":{\"proved_optimal\":%s,\"nodes\":%llu,\"lower_bound\":%llu,"

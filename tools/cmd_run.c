@@ -141,7 +141,7 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   sp->storage = storage;
   sp->mode = mode;
   sp->strategy = strategy;
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, shapes};
+  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, shapes, 1};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -228,7 +228,7 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
   sp->storage = pf->storage;
   sp->mode = pf->plan->mode;
   sp->strategy = pf->strategy;
-  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, &info->limits, shapes};
+  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, &info->limits, shapes, 1};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -558,7 +558,7 @@ int tg_cli_run(int argc, char **argv) {
     /* Model errors (an input shape missing, an op without shape inference) are the model's,
      * not a storage's: report them before trying storages. */
     tg_model *probe = NULL;
-    tg_status ps = tg_model_load_with(file, &shapes.options, alloc, &probe, &err);
+    tg_status ps = tg_cli_model_load(file, &shapes.options, alloc, 0, &probe, &err);
     tg_model_destroy(probe);
     if (ps != TG_OK) {
       tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(ps));
@@ -685,6 +685,7 @@ int tg_cli_run(int argc, char **argv) {
   if (json) {
     tg__strbuf_puts(&b, "{\"model\":");
     tg__strbuf_json_string(&b, file);
+    tg_cli_json_assumed_inputs(&b, chosen.in.graph);
     if (pf) {
       tg__strbuf_puts(&b, ",\"plan_file\":");
       tg__strbuf_json_string(&b, plan_path);

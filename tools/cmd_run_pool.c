@@ -232,7 +232,7 @@ int tg_cli_run_pool(int argc, char **argv) {
 
   /* Records: CSV records as they are (1D buffers; 2D/3D images of --storage, or texture_2d /
    * texture_array under auto); models in --storage (auto: buffer). */
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, &shapes.options};
+  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, &shapes.options, 0};
   if ((st = tg_cli_input_load(file, &io, alloc, &in, &err)) != TG_OK) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
     code = tg_cli_exit_code(st);
@@ -353,6 +353,7 @@ int tg_cli_run_pool(int argc, char **argv) {
   if (json) {
     tg__strbuf_puts(&b, "{\"model\":");
     tg__strbuf_json_string(&b, file);
+    tg_cli_json_assumed_inputs(&b, in.graph);
     tg__strbuf_printf(&b, ",\"backend\":\"%s\",\"device\":", tg_backend_name(info->backend));
     tg__strbuf_json_string(&b, info->name);
     tg__strbuf_printf(&b,

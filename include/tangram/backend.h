@@ -13,9 +13,13 @@
 #include "tangram/planner.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* Which driver API a device is opened through. */
 typedef enum tg_backend_kind {
@@ -203,6 +207,8 @@ tg_status tg_realization_check(tg_realization *realization, const tg_check_desc 
  * exactly these. Pure functions. */
 uint32_t tg_signature_word(uint32_t id, uint32_t index);
 float tg_signature_texel(uint32_t id, uint32_t index);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

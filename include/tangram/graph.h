@@ -10,9 +10,13 @@
 #include "tangram/allocator.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* Element types. Values equal TFLite's TensorType so the reader can pass them through. */
 typedef enum tg_dtype {
@@ -28,7 +32,9 @@ typedef enum tg_dtype {
 enum {
   TG_TENSOR_INPUT = 1u << 0,    /* a graph input */
   TG_TENSOR_OUTPUT = 1u << 1,   /* a graph output */
-  TG_TENSOR_CONSTANT = 1u << 2  /* holds data in the file (weights) or marked constant */
+  TG_TENSOR_CONSTANT = 1u << 2, /* holds data in the file (weights) or marked constant */
+  TG_TENSOR_ASSUMED_SHAPE = 1u << 3 /* a graph input whose dynamic dimensions (dynamic_dims)
+                                       were given no size and take the size the file records */
 };
 
 /* Largest tensor rank Tangram represents (readers reject higher ranks). */
@@ -42,6 +48,8 @@ typedef struct tg_tensor {
                                   dimensions that tg_model_options does not fix */
   tg_dtype dtype;
   uint32_t flags;              /* TG_TENSOR_* */
+  uint32_t dynamic_dims;       /* graph inputs: bit d set when the file leaves dimension d
+                                  dynamic (shape[d] is then the size planned); else 0 */
 } tg_tensor;
 
 /* Where a graph's tensors keep their channels (which dimension the storage layouts pack into
@@ -133,6 +141,8 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *graph, const tg_lifetime_op
                                      tg_error_info *err);
 /* Free lifetimes. NULL is a no-op. */
 void tg_lifetimes_destroy(tg_lifetimes *lifetimes);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

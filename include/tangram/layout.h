@@ -12,9 +12,13 @@
 #include "tangram/records.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* Where a tensor lives. Channels are packed 4 to a texel/element group ("slices"). */
 typedef enum tg_storage {
@@ -153,6 +157,8 @@ tg_status tg_model_records_create(const tg_graph *graph, const tg_lifetimes *lif
 
 /* Free the records and everything they hold. NULL is a no-op. */
 void tg_model_records_destroy(tg_model_records *records);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

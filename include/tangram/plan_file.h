@@ -21,9 +21,13 @@
 #include "tangram/schedule.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* The format version this library writes, and the only one it reads. A file of another
  * version is refused with a message naming both versions. */
@@ -137,6 +141,8 @@ tg_status tg_plan_file_match(const tg_plan_file *file, const tg_usage_record *re
                              const char *const *names, size_t count, uint32_t dims,
                              const tg_share_relation *relation, const tg_allocator *alloc,
                              tg_error_info *err);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -11,9 +11,13 @@
 #include "tangram/records.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* What a plan assigns to each record. */
 typedef enum tg_mode {
@@ -323,6 +327,8 @@ typedef struct tg_exact_stats {
 tg_status tg_plan_compute_exact(const tg_usage_record *records, size_t count,
                                 const tg_plan_options *options, const tg_allocator *alloc,
                                 tg_plan **out, tg_exact_stats *stats);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -9,9 +9,13 @@
 #include "tangram/allocator.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* A size: bytes for 1D records (w = bytes, h = d = 1), a texture extent in texels for 2D
  * (w, h; d = 1) and 3D (w, h, d). Unused dimensions are 1. */
@@ -79,6 +83,8 @@ tg_status tg_records_parse_csv(const char *text, size_t length, const char *sour
 /* Read and parse a CSV file (see tg_records_parse_csv). TG_ERROR_IO when it cannot be read. */
 tg_status tg_records_read_csv(const char *path, const tg_allocator *alloc, tg_record_set **out,
                               tg_error_info *err);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

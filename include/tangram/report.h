@@ -20,9 +20,13 @@
 #include "tangram/schedule.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* ------------------------------------------------------------------------------------------ */
 /* Evaluation. */
@@ -201,6 +205,8 @@ tg_status tg_report_build_csv(const tg_usage_record *records, const char *const 
 
 /* Free text returned by this header's functions, with the same allocator. NULL is a no-op. */
 void tg_report_free(const tg_allocator *alloc, char *text);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -14,9 +14,13 @@
 #include "tangram/records.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* Returned by per-op queries for ops outside the run-time schedule (folded constant ops). */
 #define TG_SCHEDULE_NONE UINT32_MAX
@@ -196,6 +200,8 @@ tg_status tg_schedule_build_json(const tg_schedule *schedule, const tg_graph *gr
 
 /* Free text from tg_schedule_build_json with the same allocator. NULL is a no-op. */
 void tg_schedule_free_json(const tg_allocator *alloc, char *json);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }
