@@ -646,6 +646,13 @@ done:
   return st;
 }
 
+void tg_check_desc_use_waits(tg_check_desc *desc, const tg_wait_lists *lists) {
+  if (desc == NULL || lists == NULL) return;
+  desc->op_count = lists->op_count;
+  desc->wait_counts = lists->counts;
+  desc->waits = lists->lists;
+}
+
 tg_status tg_realization_check(tg_realization *z, const tg_check_desc *desc,
                                tg_check_result *out, tg_error_info *err) {
   if (z == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;

@@ -179,6 +179,41 @@ void tg_waits_destroy(tg_waits *w) {
   tg__free(&a, w);
 }
 
+tg_status tg_wait_lists_create(const tg_waits *waits, int with_reuse, const tg_allocator *alloc,
+                               tg_wait_lists **out) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (waits == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  alloc = tg__alloc_or_default(alloc);
+  size_t n = waits->op_count;
+  size_t total = waits->after_start[n] + (with_reuse ? waits->reuse_edge_count : 0);
+  /* One block: the lists' pointers, then the counts, then every list's entries. */
+  size_t bytes = sizeof(tg_wait_lists) + n * sizeof(uint32_t *) + n * sizeof(uint32_t) + total * sizeof(uint32_t);
+  tg_wait_lists *l = tg__calloc(alloc, 1, bytes);
+  if (l == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  l->alloc = *alloc;
+  l->op_count = n;
+  const uint32_t **lists = (const uint32_t **)(void *)(l + 1);
+  l->counts = (uint32_t *)(void *)(lists + n);
+  uint32_t *storage = l->counts + n, *at = storage;
+  for (size_t o = 0; o < n; ++o) {
+    lists[o] = at;
+    for (size_t i = waits->after_start[o]; i < waits->after_start[o + 1]; ++i) *at++ = waits->after[i];
+    if (with_reuse)
+      for (size_t i = waits->reuse_start[o]; i < waits->reuse_start[o + 1]; ++i) *at++ = waits->reuse_edges[i].after;
+    l->counts[o] = (uint32_t)(at - lists[o]);
+  }
+  l->lists = lists;
+  *out = l;
+  return TG_OK;
+}
+
+void tg_wait_lists_destroy(tg_wait_lists *l) {
+  if (l == NULL) return;
+  tg_allocator a = l->alloc;
+  tg__free(&a, l);
+}
+
 /* Drop candidates implied by longer paths; `cands` sorted by (op, after) and distinct. Kept
  * ones are flagged in `keep`. */
 static tg_status reduce_candidates(const tg_schedule *s, const candidate *cands, size_t count,

@@ -289,45 +289,6 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
   return TG_OK;
 }
 
-/* Per-op waits for an out-of-order check: graph edges, plus reuse edges unless left out. */
-typedef struct op_waits {
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-  size_t op_count;
-} op_waits;
-
-static void op_waits_free(const tg_allocator *a, op_waits *w) {
-  tg__free(a, w->counts);
-  tg__free(a, (void *)w->lists);
-  tg__free(a, w->storage);
-  memset(w, 0, sizeof *w);
-}
-
-static tg_status build_op_waits(const tg_waits *waits, int with_reuse, const tg_allocator *a, op_waits *w) {
-  memset(w, 0, sizeof *w);
-  size_t n = waits->op_count;
-  size_t total = waits->after_start[n] + (with_reuse ? waits->reuse_edge_count : 0);
-  w->op_count = n;
-  w->counts = tg__calloc(a, n ? n : 1, sizeof *w->counts);
-  w->lists = tg__calloc(a, n ? n : 1, sizeof *w->lists);
-  w->storage = tg__calloc(a, total ? total : 1, sizeof *w->storage);
-  if (!w->counts || !w->lists || !w->storage) {
-    op_waits_free(a, w);
-    return TG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  size_t at = 0;
-  for (size_t o = 0; o < n; ++o) {
-    w->lists[o] = w->storage + at;
-    for (size_t i = waits->after_start[o]; i < waits->after_start[o + 1]; ++i) w->storage[at++] = waits->after[i];
-    if (with_reuse)
-      for (size_t i = waits->reuse_start[o]; i < waits->reuse_start[o + 1]; ++i)
-        w->storage[at++] = waits->reuse_edges[i].after;
-    w->counts[o] = (uint32_t)(w->storage + at - w->lists[o]);
-  }
-  return TG_OK;
-}
-
 typedef struct run_outcome {
   tg_realization_stats stats;
   uint64_t corrupted;
@@ -354,7 +315,7 @@ static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const
   out->stats.allocated_bytes += stats.allocated_bytes;
   out->stats.views += stats.views;
   uint64_t *mismatches = tg__calloc(alloc, set->count ? set->count : 1, sizeof *mismatches);
-  op_waits w = {0};
+  tg_wait_lists *w = NULL;
   tg_waits *waits = NULL;
   if (mismatches == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
@@ -366,11 +327,9 @@ static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const
                                    plan, alloc, &waits, err);
     if (st != TG_OK) goto done;
     out->reuse_edges += waits->reuse_edge_count;
-    if ((st = build_op_waits(waits, with_reuse, alloc, &w)) != TG_OK) goto done;
+    if ((st = tg_wait_lists_create(waits, with_reuse, alloc, &w)) != TG_OK) goto done;
     cd.out_of_order = 1;
-    cd.op_count = w.op_count;
-    cd.wait_counts = w.counts;
-    cd.waits = w.lists;
+    tg_check_desc_use_waits(&cd, w);
   }
   tg_check_result result = {0, mismatches, 0};
   t0 = tg__now_us();
@@ -385,7 +344,7 @@ static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const
                    set->names[r] ? set->names[r] : "(unnamed)", (unsigned long long)mismatches[r]);
 done:
   tg_waits_destroy(waits);
-  op_waits_free(alloc, &w);
+  tg_wait_lists_destroy(w);
   tg__free(alloc, mismatches);
   tg_realization_destroy(z);
   return st;

@@ -11,6 +11,7 @@
 #include "tangram/graph.h"
 #include "tangram/layout.h"
 #include "tangram/planner.h"
+#include "tangram/schedule.h"
 #include "tangram/status.h"
 
 #include "tangram/export.h"
@@ -187,6 +188,11 @@ typedef struct tg_check_desc {
   const uint32_t *wait_counts;            /* per op: how many ops it waits for (NULL = in order) */
   const uint32_t *const *waits;           /* per op: the ops it waits for */
 } tg_check_desc;
+
+/* Point `desc`'s op_count, wait_counts and waits at `lists` (schedule.h), which must outlive
+ * the check: the out-of-order check then orders ops exactly as `lists` does. Cheap. A NULL
+ * argument leaves `desc` as it was. */
+void tg_check_desc_use_waits(tg_check_desc *desc, const tg_wait_lists *lists);
 
 /* What the check found. `mismatches` is set by the caller before the call; the rest is
  * output. */

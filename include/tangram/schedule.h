@@ -147,7 +147,9 @@ typedef struct tg_reuse_edge {
   size_t reused_record;   /* the earlier record */
 } tg_reuse_edge;
 
-/* What each op must wait for when a plan runs on a parallel runtime. Owns its arrays. */
+/* What each op must wait for when a plan runs on a parallel runtime. Owns its arrays. Ops are
+ * the graph's (indices into graph->ops); folded constant ops (tg_schedule_options) have no
+ * edges in either direction: nothing here orders them, see tg_wait_lists_create. */
 typedef struct tg_waits {
   size_t op_count;
   /* Graph edges: the scheduled producers of op i's inputs are
@@ -184,6 +186,31 @@ tg_status tg_schedule_compute_waits(const tg_schedule *schedule,
 
 /* Free waits. NULL is a no-op. */
 void tg_waits_destroy(tg_waits *waits);
+
+/* The waits of each op as one list of op indices, in the shape an engine's runtime and
+ * tg_check_desc (backend.h: op_count, wait_counts, waits) take: op i waits for
+ * lists[i][0 .. counts[i]), its graph edges first (ascending), then, with `with_reuse`, its
+ * reuse edges (by `after`). Owns its arrays; free with tg_wait_lists_destroy. */
+typedef struct tg_wait_lists {
+  size_t op_count;
+  uint32_t *counts;               /* op_count entries */
+  const uint32_t *const *lists;   /* op_count entries, pointing into one block */
+  tg_allocator alloc;
+} tg_wait_lists;
+
+/* Build the wait lists of `waits`. `with_reuse`: nonzero adds the reuse edges (what a serial
+ * plan run out of order needs); zero gives the graph edges alone (enough for parallel-safe and
+ * branch-local plans, which have none). Folded constant ops (see tg_schedule_options) wait for
+ * nothing and nothing waits for them here: they run at load time, before every scheduled op;
+ * an engine that runs them at inference time schedules them itself, or creates the schedule
+ * with keep_constant_ops so that they get graph edges like every op. `*out` is NULL on failure
+ * (TG_ERROR_INVALID_ARGUMENT for NULL arguments, TG_ERROR_OUT_OF_HOST_MEMORY). Linear in the
+ * edges. */
+tg_status tg_wait_lists_create(const tg_waits *waits, int with_reuse, const tg_allocator *alloc,
+                               tg_wait_lists **out);
+
+/* Free wait lists. NULL is a no-op. */
+void tg_wait_lists_destroy(tg_wait_lists *lists);
 
 /* Build the schedule as one JSON object (docs/scheduler.md):
  *   {"ops":N,"folded":[op,...],"waves":[[op,...],...],"waits":[{"op":i,"after":[j,...],
