@@ -28,6 +28,8 @@ static const tg_allocator k_default_allocator = {default_alloc, default_realloc,
 
 const tg_allocator *tg_allocator_default(void) { return &k_default_allocator; }
 
+const tg_allocator *tg__alloc_or_default(const tg_allocator *a) { return a ? a : &k_default_allocator; }
+
 static int failing_should_fail(tg_failing_allocator *fa) {
   fa->allocations++;
   if (fa->fail_at != 0 && fa->allocations == fa->fail_at) {

@@ -11,9 +11,7 @@
 #include "tangram/status.h"
 
 /* The allocator to use: `a`, or the default when NULL. */
-static inline const tg_allocator *tg__alloc_or_default(const tg_allocator *a) {
-  return a ? a : tg_allocator_default();
-}
+const tg_allocator *tg__alloc_or_default(const tg_allocator *a);
 
 void *tg__malloc(const tg_allocator *a, size_t size);
 /* calloc-like: NULL on overflow of n*size or allocation failure. Memory is zeroed. */

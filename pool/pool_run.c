@@ -1,9 +1,10 @@
 /* A model's tensors through a run-time pool, and a realization over where they landed
- * (pool_internal.h). */
+ * (pool_run.h). */
 #include <stdint.h>
 
 #include "backends/backend_internal.h"
 #include "pool/pool_internal.h"
+#include "pool/pool_run.h"
 
 void tg__pool_run_free(tg__pool_run *run) {
   if (run == NULL || run->alloc == NULL) return;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pool/pool_internal.h"
+#include "pool/pool_run.h"
 #include "tangram/backend.h"
 #include "tangram/pool.h"
 #include "tangram/report.h"

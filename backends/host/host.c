@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/backend_internal.h"
+#include "backends/protocol.h"
 
 #define HOST_ALIGNMENT 64u
 

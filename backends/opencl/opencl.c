@@ -42,8 +42,7 @@
 #include <CL/cl.h>
 #endif
 
-#include "backends/backend_internal.h"
-#include "backends/opencl/opencl_debug.h"
+#include "backends/protocol.h"
 #include "backends/opencl/opencl_internal.h"
 #include "tangram/opencl.h"
 

@@ -41,7 +41,7 @@
 #include "tangram_volk_rename.h" /* before volk.h: see backends/vulkan/CMakeLists.txt */
 #include <volk.h>
 
-#include "backends/backend_internal.h"
+#include "backends/protocol.h"
 #include "backends/vulkan/vulkan_internal.h"
 #include "tangram/vulkan.h"
 

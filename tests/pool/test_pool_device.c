@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "pool/pool_internal.h"
+#include "pool/pool_run.h"
 #include "tangram/backend.h"
 #include "tangram/layout.h"
 #include "tangram/pool.h"
