@@ -106,7 +106,7 @@ static tg_status open_one(tg_backend_kind kind, const tg_device_options *opt,
   return tg__device_open_with(kind, NULL, NULL, opt, alloc, out, err);
 }
 
-tg_status tg_device_open(const tg_device_options *options, const tg_allocator *alloc,
+static tg_status entry_device_open(const tg_device_options *options, const tg_allocator *alloc,
                          tg_device **out, tg_backend_skip *skipped, size_t *skipped_count,
                          tg_error_info *err) {
   if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
@@ -292,7 +292,7 @@ static tg_status make_object_resource(const tg_realize_desc *desc, size_t k,
   return TG_OK;
 }
 
-tg_status tg_realization_create(tg_device *d, const tg_realize_desc *desc,
+static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *desc,
                                 const tg_allocator *alloc, tg_realization **out,
                                 tg_error_info *err) {
   if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
@@ -653,7 +653,7 @@ void tg_check_desc_use_waits(tg_check_desc *desc, const tg_wait_lists *lists) {
   desc->waits = lists->lists;
 }
 
-tg_status tg_realization_check(tg_realization *z, const tg_check_desc *desc,
+static tg_status entry_realization_check(tg_realization *z, const tg_check_desc *desc,
                                tg_check_result *out, tg_error_info *err) {
   if (z == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
   static const tg_check_desc k_default = {0};
@@ -837,4 +837,22 @@ tg_status tg__realization_create_placed(tg_device *d, const tg__placed_desc *des
 fail:
   tg_realization_destroy(z);
   return st;
+}
+
+tg_status tg_device_open(const tg_device_options *options, const tg_allocator *alloc, tg_device **out,
+                         tg_backend_skip *skipped, size_t *skipped_count, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_device_open(options, alloc, out, skipped, skipped_count, err), "tg_device_open", NULL);
+}
+
+tg_status tg_realization_create(tg_device *device, const tg_realize_desc *desc, const tg_allocator *alloc,
+                                tg_realization **out, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_realization_create(device, desc, alloc, out, err), "tg_realization_create", "realize");
+}
+
+tg_status tg_realization_check(tg_realization *realization, const tg_check_desc *desc, tg_check_result *out,
+                               tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_realization_check(realization, desc, out, err), "tg_realization_check", "check");
 }

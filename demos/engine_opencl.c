@@ -322,7 +322,7 @@ static planned_run run_planned(const engine *e, const net *n, const tg_graph *g,
   /* On an out-of-order queue the engine orders ops by the graph alone: the plan must add no
    * waits (parallel-safe plans never do). */
   tg_waits *waits = NULL;
-  TG(tg_schedule_compute_waits(sched, set->records, mr->tensor_of, count, plan, NULL, &waits, &err),
+  TG(tg_schedule_compute_waits(sched, planned->records, mr->tensor_of, count, plan, NULL, &waits, &err),
      &err);
   int out_of_order = q == e->ooo;
   if (out_of_order && waits->reuse_edge_count) {

@@ -467,7 +467,7 @@ static tg_status build_branches(tg_schedule *s) {
   return TG_OK;
 }
 
-tg_status tg_schedule_create(const tg_graph *g, const tg_schedule_options *options,
+static tg_status entry_schedule_create(const tg_graph *g, const tg_schedule_options *options,
                              const tg_allocator *alloc, tg_schedule **out, tg_error_info *err) {
   if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
   *out = NULL;
@@ -579,3 +579,9 @@ uint32_t tg_schedule_get_branch(const tg_schedule *s, size_t op) {
 }
 
 uint32_t tg_schedule_get_trunk(const tg_schedule *s) { return s ? s->trunk : TG_SCHEDULE_NONE; }
+
+tg_status tg_schedule_create(const tg_graph *graph, const tg_schedule_options *options, const tg_allocator *alloc,
+                             tg_schedule **out, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_schedule_create(graph, options, alloc, out, err), "tg_schedule_create", "schedule");
+}

@@ -272,7 +272,7 @@ done:
   return st;
 }
 
-tg_status tg_schedule_compute_waits(const tg_schedule *s, const tg_usage_record *records,
+static tg_status entry_schedule_compute_waits(const tg_schedule *s, const tg_usage_record *records,
                                     const uint32_t *tensor_of_record, size_t record_count,
                                     const tg_plan *plan, const tg_allocator *alloc,
                                     tg_waits **out, tg_error_info *err) {
@@ -438,4 +438,11 @@ tg_status tg_schedule_build_json(const tg_schedule *s, const tg_graph *g, const 
 
 void tg_schedule_free_json(const tg_allocator *alloc, char *json) {
   tg__free(tg__alloc_or_default(alloc), json);
+}
+
+tg_status tg_schedule_compute_waits(const tg_schedule *schedule, const tg_usage_record *records,
+                                    const uint32_t *tensor_of_record, size_t record_count, const tg_plan *plan,
+                                    const tg_allocator *alloc, tg_waits **out, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_schedule_compute_waits(schedule, records, tensor_of_record, record_count, plan, alloc, out, err), "tg_schedule_compute_waits", "waits");
 }

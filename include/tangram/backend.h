@@ -118,7 +118,9 @@ tg_status tg_device_compute_requirements(tg_device *device, const tg_tensor_reso
 /* Byte records for an arena (offsets mode) holding these resources: each record gets the
  * device's real size and alignment (and granularity between linear and optimal resources),
  * with the task intervals of `records`. The result is a 1D record set to plan in offsets
- * mode and realise with the same resources. The caller owns the set; `*out` is NULL on
+ * mode and realise with the same resources, in the same order: its record i is resources[i]
+ * and records[i] (so a record -> tensor map of `records` holds for it too, for
+ * tg_policy_relation_create and the check). The caller owns the set; `*out` is NULL on
  * failure (statuses of tg_device_compute_requirements, TG_ERROR_OVERFLOW when rounding to
  * the granularity overflows, TG_ERROR_OUT_OF_HOST_MEMORY). */
 tg_status tg_device_compute_arena_records(tg_device *device, const tg_tensor_resource *resources,

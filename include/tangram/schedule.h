@@ -117,7 +117,8 @@ tg_status tg_policy_from_name(const char *name, tg_policy *out);
 typedef struct tg_policy_relation tg_policy_relation;
 
 /* Build the relation for `policy` over `record_count` records, where record r holds tensor
- * `tensor_of_record[r]` of the scheduled graph (every index < the graph's tensor count, else
+ * `tensor_of_record[r]` of the scheduled graph (only the order of the records matters, not
+ * their sizes: the model's records and their arena records share one relation) (every index < the graph's tensor count, else
  * TG_ERROR_INVALID_ARGUMENT). Precomputes one bitset of ops per record (at most record_count *
  * op_count / 8 bytes) so that may_share is O(1). Self-contained: the schedule may be destroyed
  * afterwards. `*out` is NULL on failure. */
@@ -169,7 +170,9 @@ typedef struct tg_waits {
 } tg_waits;
 
 /* Compute the waits of `plan` (made for `records`, record r holding tensor
- * `tensor_of_record[r]`) on the schedule's graph. Two records share memory when they have the
+ * `tensor_of_record[r]`) on the schedule's graph. `records` must be the set the plan was made
+ * for: in offsets mode on a device, the arena records of tg_device_compute_arena_records
+ * (their byte sizes decide which ranges intersect), not the model's. Two records share memory when they have the
  * same object (objects mode) or their [offset, offset + size) ranges intersect (offsets mode;
  * empty ranges intersect nothing). For each sharing pair A, B with A's interval before B's, each
  * op touching A (its producer and consumers) that does not happen before B's producer gets an
