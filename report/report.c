@@ -170,6 +170,7 @@ static tg_status build_view(storage_state *ss, const storage_input *in, tg_mode 
   }
   plan->strategy = rp->primary->strategy;
   plan->fit = rp->primary->fit;
+  if ((st = tg_plan_set_in_place(plan, rp->primary->in_place, rp->primary->in_place_count)) != TG_OK) goto fail;
   ss->view_records = recs;
   ss->view_names = names;
   ss->view_storage_of = where;
