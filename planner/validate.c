@@ -291,7 +291,10 @@ static tg_status check_pairs(const tg_usage_record *records, size_t count, const
       break;
     }
     const tg_usage_record *a = &records[p->input], *b = &records[p->output];
-    if (a->last_task != p->op)
+    if (a->last_task < p->op)
+      st = tg__error(err, INVALID, "in-place pair %zu: record %zu dies before op %" PRIu32 " (last task %" PRIu32 ")",
+                     i, p->input, p->op, a->last_task);
+    else if (a->last_task != p->op)
       st = tg__error(err, INVALID,
                      "in-place pair %zu: record %zu is still read after op %" PRIu32 " (last task %" PRIu32
                      "), so record %zu may not be written over it",
