@@ -60,6 +60,11 @@ void tg_cli_json_in_place(tg__strbuf *b, const tg_in_place_pair *pairs, size_t c
   "                           before writing it (no restrict). JSON \"in_place\" lists the\n"  \
   "                           pairs used (docs/models.md). Image storages: Vulkan only\n"
 
+/* Strategy best's search time on the command line when --time-limit is not given: the CLI
+ * plans offline, so it searches longer than the library's TG_DEFAULT_TIME_LIMIT_MS (meant for
+ * an engine at load time); the search still ends as soon as its plan meets a bound. */
+#define TG_CLI_DEFAULT_TIME_LIMIT_MS 1000u
+
 /* Subcommands: each takes the arguments after the subcommand name (argv[0] = subcommand). */
 int tg_cli_plan(int argc, char **argv);
 int tg_cli_evaluate(int argc, char **argv);

@@ -45,8 +45,9 @@ static void plan_usage(FILE *to) {
       "                           the peak before and after (JSON key \"reorder\")\n"
       "  --time-limit MS          strategy best: the whole call within MS milliseconds (plus\n"
       "                           at most a tenth and 20 ms), searching for a smaller plan;\n"
-      "                           0 = no search; default: a short search after every\n"
-      "                           strategy (TG_DEFAULT_TIME_LIMIT_MS), ended at the bound\n"
+      "                           0 = no search; default 1000 (the library's default is 10 ms,\n"
+      "                           for engines at load time); the search stops early once its\n"
+      "                           plan meets a proved bound\n"
       "  --seed N                 search seed (same seed, same plan; default 0)\n"
       "  --exact                  strategy best, 1D: branch-and-bound (--time-limit, default\n"
       "                           1000 ms); proves optimality or reports the gap. Offsets: after\n"
@@ -346,6 +347,7 @@ int tg_cli_plan(int argc, char **argv) {
   if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE))
     return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967294)");
   if (time_s && time_limit == 0) time_limit = TG_TIME_LIMIT_NONE; /* 0: no search */
+  if (time_s == NULL && !exact) time_limit = TG_CLI_DEFAULT_TIME_LIMIT_MS;
   uint64_t beam_width = 0;
   if (beam_s && (!tg_cli_parse_u64(beam_s, 0, &beam_width) || beam_width == 0 || beam_width > 65536))
     return parse_error("--beam-width", beam_s, "a number of states from 1 to 65536");

@@ -25,7 +25,10 @@ static void run_usage(FILE *to) {
       "                           (default auto: the least memory that fits the device)\n"
       "  --precision fp32|fp16    (default fp32)\n"
       "  --mode objects|offsets   shared objects (default) or one arena\n"
-      "  --strategy NAME          planning strategy (default best)\n"
+      "  --strategy NAME          planning strategy (default best: its search takes up to 1000 ms\n"
+      "                           per plan, stopping early once the plan meets a proved bound;\n"
+      "                           the library's default is 10 ms)\n"
+      "  --time-limit MS          strategy best: plan within MS milliseconds (0 = no search)\n"
       "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
       "  --out-of-order           run the check with ops overlapping where the schedule allows\n"
@@ -111,7 +114,8 @@ static uint64_t plan_bytes(const tg_plan *p, tg_precision precision) {
 static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg_tensor_resource *res,
                               tg_precision precision, tg_mode mode, tg_strategy strategy,
                               const tg_share_relation *relation, tg_in_place_pair *pairs, size_t *pair_count,
-                              const tg_allocator *alloc, tg_record_set **arena, tg_plan **plan) {
+                              uint32_t time_limit_ms, const tg_allocator *alloc, tg_record_set **arena,
+                              tg_plan **plan) {
   *arena = NULL;
   *plan = NULL;
   const tg_record_set *planned = set;
@@ -131,6 +135,7 @@ static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg
   tg_plan_options opt = {0};
   opt.in_place = pairs;
   opt.in_place_count = pairs ? *pair_count : 0;
+  if (strategy == TG_STRATEGY_BEST) opt.time_limit_ms = time_limit_ms;
   opt.mode = mode;
   opt.strategy = strategy;
   opt.relation = relation;
@@ -152,7 +157,8 @@ static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_all
 
 static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
                                     tg_precision precision, tg_mode mode, tg_strategy strategy,
-                                    tg_policy policy, int plan_io, int in_place, const tg_model_options *shapes,
+                                    tg_policy policy, int plan_io, int in_place, uint32_t time_limit_ms,
+                                    const tg_model_options *shapes,
                                     const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
@@ -203,7 +209,7 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   if ((st = tg_cli_input_relation(&sp->in, policy, &rel, err)) != TG_OK) goto fail;
   uint64_t t0 = tg__now_us();
   st = plan_records(dev, set, sp->resources, precision, sp->mode, strategy, tg_policy_relation_get(rel),
-                    sp->pairs, &sp->pair_count, alloc, &sp->arena_records, &sp->plan);
+                    sp->pairs, &sp->pair_count, time_limit_ms, alloc, &sp->arena_records, &sp->plan);
   tg_policy_relation_destroy(rel);
   if (st != TG_OK) {
     tg__error(err, st, "planning %s failed: %s", tg_storage_name(storage), tg_status_string(st));
@@ -217,8 +223,8 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   if (fb && fb->count) {
     if ((st = tg_cli_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
     tg_mode fmode = mode;
-    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, NULL, NULL, alloc,
-                      &sp->fallback_arena, &sp->fallback_plan);
+    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, NULL, NULL, time_limit_ms,
+                      alloc, &sp->fallback_arena, &sp->fallback_plan);
     if (st != TG_OK) {
       tg__error(err, st, "planning fallback buffers failed: %s", tg_status_string(st));
       goto fail;
@@ -435,7 +441,7 @@ static const tg_storage k_auto_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTU
 int tg_cli_run(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
-  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL;
+  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *time_s = NULL;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0, in_place = 0;
   unsigned given = 0; /* bit o: option k_opts[o] was given */
   tg_cli_model_options shapes;
@@ -477,9 +483,11 @@ int tg_cli_run(int argc, char **argv) {
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
     if (strcmp(argv[i], "--in-place") == 0) { in_place = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
-                                         "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan"};
+                                         "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan",
+                                         "--time-limit"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
-                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path};
+                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path,
+                                &time_s};
     size_t o;
     if ((m = tg_cli_option_table(argc, argv, &i, k_opts, k_targets, sizeof k_opts / sizeof k_opts[0], &o)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
@@ -526,6 +534,12 @@ int tg_cli_run(int argc, char **argv) {
     tg_cli_error("run: --budget must be a byte count such as 8388608 or 8M, not '%s'", budget_s);
     return TG_EXIT_USAGE;
   }
+  uint64_t time_limit = TG_CLI_DEFAULT_TIME_LIMIT_MS;
+  if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE)) {
+    tg_cli_error("run: --time-limit must be milliseconds (0 to 4294967294), not '%s'", time_s);
+    return TG_EXIT_USAGE;
+  }
+  const uint32_t time_limit_ms = time_limit == 0 ? TG_TIME_LIMIT_NONE : (uint32_t)time_limit;
   dopt.device = device_s;
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
@@ -656,8 +670,8 @@ int tg_cli_run(int argc, char **argv) {
       if (!tg_strategy_applies(sg, m, m == TG_MODE_OBJECTS ? tg_storage_dims(s) : 1)) continue;
       storage_plan sp;
       tg_error_info perr = {{0}};
-      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, in_place, &shapes.options, alloc, &sp,
-                              &perr);
+      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, in_place, time_limit_ms,
+                              &shapes.options, alloc, &sp, &perr);
       if (st == TG_ERROR_PARSE || st == TG_ERROR_IO || st == TG_ERROR_GRAPH || st == TG_ERROR_OUT_OF_HOST_MEMORY ||
           (st == TG_ERROR_INVALID_ARGUMENT && !auto_storage)) {
         tg_cli_error("%s", perr.message[0] ? perr.message : tg_status_string(st));
@@ -693,6 +707,24 @@ int tg_cli_run(int argc, char **argv) {
     return TG_EXIT_FAILURE;
   }
 
+  /* Objects mode: the LP bound over objects, often tighter than the shape-aware one (it proves
+   * most of best's plans optimal), for the chosen plan's primary records only. */
+  if (chosen.mode == TG_MODE_OBJECTS && !pf) {
+    uint64_t shape_lb = 0, naive_unused = 0, lp = 0;
+    const tg_record_set *pl = chosen.planned;
+    tg_bounds ib;
+    st = set_bounds(pl, TG_MODE_OBJECTS, alloc, &naive_unused, &shape_lb);
+    if (st == TG_OK && chosen.pair_count > 0) {
+      st = tg_bounds_compute_in_place(pl->records, pl->count, pl->dims, chosen.pairs, chosen.pair_count, alloc, &ib,
+                                      &lp);
+      shape_lb = ib.positional_max;
+    } else if (st == TG_OK) {
+      st = tg_bounds_objects_lp(pl->records, pl->count, pl->dims, 0, 0, alloc, &lp);
+    }
+    const uint64_t unit = pl->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
+    if (st == TG_OK && lp > shape_lb) chosen.lower_bound_bytes += (lp - shape_lb) * unit;
+    st = TG_OK;
+  }
   run_outcome out;
   memset(&out, 0, sizeof out);
   const tg_record_set *set = chosen.in.records;
