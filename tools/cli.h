@@ -64,6 +64,9 @@ void tg_cli_json_in_place(tg__strbuf *b, const tg_in_place_pair *pairs, size_t c
  * plans offline, so it searches longer than the library's TG_DEFAULT_TIME_LIMIT_MS (meant for
  * an engine at load time); the search still ends as soon as its plan meets a bound. */
 #define TG_CLI_DEFAULT_TIME_LIMIT_MS 1000u
+/* `run` plans every storage it tries (and other strategies and modes over a budget): a
+ * quarter of that per plan. */
+#define TG_CLI_RUN_TIME_LIMIT_MS 250u
 
 /* Subcommands: each takes the arguments after the subcommand name (argv[0] = subcommand). */
 int tg_cli_plan(int argc, char **argv);

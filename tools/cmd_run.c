@@ -25,10 +25,11 @@ static void run_usage(FILE *to) {
       "                           (default auto: the least memory that fits the device)\n"
       "  --precision fp32|fp16    (default fp32)\n"
       "  --mode objects|offsets   shared objects (default) or one arena\n"
-      "  --strategy NAME          planning strategy (default best: its search takes up to 1000 ms\n"
-      "                           per plan, stopping early once the plan meets a proved bound;\n"
-      "                           the library's default is 10 ms)\n"
-      "  --time-limit MS          strategy best: plan within MS milliseconds (0 = no search)\n"
+      "  --strategy NAME          planning strategy (default best)\n"
+      "  --time-limit MS          strategy best: each plan within MS milliseconds (0 = no\n"
+      "                           search; default 250, where the library's default is 10 ms of\n"
+      "                           search; the search stops early once its plan meets a proved\n"
+      "                           bound)\n"
       "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
       "  --out-of-order           run the check with ops overlapping where the schedule allows\n"
@@ -534,7 +535,7 @@ int tg_cli_run(int argc, char **argv) {
     tg_cli_error("run: --budget must be a byte count such as 8388608 or 8M, not '%s'", budget_s);
     return TG_EXIT_USAGE;
   }
-  uint64_t time_limit = TG_CLI_DEFAULT_TIME_LIMIT_MS;
+  uint64_t time_limit = TG_CLI_RUN_TIME_LIMIT_MS;
   if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE)) {
     tg_cli_error("run: --time-limit must be milliseconds (0 to 4294967294), not '%s'", time_s);
     return TG_EXIT_USAGE;
