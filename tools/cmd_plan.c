@@ -45,9 +45,9 @@ static void plan_usage(FILE *to) {
       "                           the peak before and after (JSON key \"reorder\")\n"
       "  --time-limit MS          strategy best: the whole call within MS milliseconds (plus\n"
       "                           at most a tenth and 20 ms), searching for a smaller plan;\n"
-      "                           0 = no search; default 1000 (with --place: the library's\n"
-      "                           default, 10 ms of search, meant for engines at load time); the\n"
-      "                           search stops early once its plan meets a proved bound\n"
+      "                           0 = no search; default 1000 (the library's default is 10 ms\n"
+      "                           of search, meant for engines at load time); the search stops\n"
+      "                           early once its plan meets a proved bound\n"
       "  --seed N                 search seed (same seed, same plan; default 0)\n"
       "  --exact                  strategy best, 1D: branch-and-bound (--time-limit, default\n"
       "                           1000 ms); proves optimality or reports the gap. Offsets: after\n"
@@ -382,7 +382,7 @@ int tg_cli_plan(int argc, char **argv) {
     place.policy = policy;
     place.plan_io = plan_io;
     place.json = json;
-    place.time_limit_ms = time_s ? (uint32_t)time_limit : 0; /* --place: the library's default */
+    place.time_limit_ms = (uint32_t)time_limit;
     place.seed = seed;
     place.alignment = alignment;
     place.fit = fit;
