@@ -35,6 +35,95 @@ static uint64_t get_u64(const uint8_t *p) {
   return v;
 }
 
+/* ---- version 2: tagged sections after the plan ----
+ * Each section is [u32 tag][u64 payload bytes][payload], between the plan arrays and the
+ * checksum. A reader refuses a tag it does not know, naming it. Each section has its own
+ * static size, write and read functions; a file without sections is written as version 1. */
+
+#define SECTION_HEADER 12u
+#define TAG_INPL 0x4C504E49u /* "INPL" in file order */
+#define INPL_PAIR 24u        /* u32 op, u32 view, u64 input, u64 output */
+
+static size_t inpl_bytes(const tg_plan *p) {
+  return p->in_place_count ? SECTION_HEADER + 8 + INPL_PAIR * p->in_place_count : 0;
+}
+
+static size_t inpl_write(uint8_t *b, const tg_plan *p) {
+  if (p->in_place_count == 0) return 0;
+  put_u32(b, TAG_INPL);
+  put_u64(b + 4, 8 + (uint64_t)INPL_PAIR * p->in_place_count);
+  put_u64(b + SECTION_HEADER, p->in_place_count);
+  uint8_t *e = b + SECTION_HEADER + 8;
+  for (size_t i = 0; i < p->in_place_count; ++i, e += INPL_PAIR) {
+    put_u32(e, p->in_place[i].op);
+    put_u32(e + 4, p->in_place[i].view ? 1u : 0u);
+    put_u64(e + 8, p->in_place[i].input);
+    put_u64(e + 16, p->in_place[i].output);
+  }
+  return inpl_bytes(p);
+}
+
+/* The INPL payload: u64 count, then the pairs; the validator checks them against the records. */
+static tg_status inpl_read(const uint8_t *d, uint64_t len, size_t record_count, tg_plan *p, const char *name,
+                           tg_error_info *err) {
+  if (p->in_place_count != 0)
+    return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: appears twice", name);
+  if (len < 8) return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: %llu bytes, too short", name, (unsigned long long)len);
+  uint64_t n = get_u64(d);
+  if (n == 0) return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: no pairs (written without the section)", name);
+  if (n > record_count || (len - 8) / INPL_PAIR != n || (len - 8) % INPL_PAIR != 0)
+    return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: %llu pairs do not fit %llu bytes (or exceed %zu records)",
+                     name, (unsigned long long)n, (unsigned long long)len, record_count);
+  tg_in_place_pair *pairs = tg__calloc(&p->alloc, n ? (size_t)n : 1, sizeof *pairs);
+  if (pairs == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", name);
+  for (size_t i = 0; i < (size_t)n; ++i) {
+    const uint8_t *e = d + 8 + INPL_PAIR * i;
+    uint32_t view = get_u32(e + 4);
+    uint64_t in = get_u64(e + 8), out = get_u64(e + 16);
+    if (view > 1 || in >= record_count || out >= record_count) {
+      tg__free(&p->alloc, pairs);
+      return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: pair %zu: view flag %u or records %llu -> %llu out of range",
+                       name, i, view, (unsigned long long)in, (unsigned long long)out);
+    }
+    pairs[i] = (tg_in_place_pair){get_u32(e), (size_t)in, (size_t)out, (int)view};
+  }
+  tg__free(&p->alloc, p->in_place);
+  p->in_place = pairs;
+  p->in_place_count = (size_t)n;
+  return TG_OK;
+}
+
+/* Every section of [d, d + len): sizes checked against the bytes present, tags dispatched. */
+static tg_status sections_read(const uint8_t *d, size_t len, size_t record_count, tg_plan *p, const char *name,
+                               tg_error_info *err) {
+  size_t at = 0;
+  while (at < len) {
+    if (len - at < SECTION_HEADER)
+      return tg__error(err, TG_ERROR_PARSE, "%s: section header at byte %zu of the sections runs past the end", name, at);
+    uint32_t tag = get_u32(d + at);
+    uint64_t bytes = get_u64(d + at + 4);
+    at += SECTION_HEADER;
+    if (bytes > len - at)
+      return tg__error(err, TG_ERROR_PARSE, "%s: a section of %llu bytes runs past the end (%zu bytes remain)", name,
+                       (unsigned long long)bytes, len - at);
+    tg_status st;
+    if (tag == TAG_INPL) {
+      st = inpl_read(d + at, bytes, record_count, p, name, err);
+    } else {
+      char t[5];
+      for (int i = 0; i < 4; ++i) {
+        uint8_t c = (uint8_t)(tag >> (8 * i));
+        t[i] = c >= 0x20 && c < 0x7F ? (char)c : '?';
+      }
+      t[4] = '\0';
+      st = tg__error(err, TG_ERROR_PARSE, "%s: unknown section tag '%s' (0x%08x)", name, t, tag);
+    }
+    if (st != TG_OK) return st;
+    at += (size_t)bytes;
+  }
+  return TG_OK;
+}
+
 /* ---- fingerprint ---- */
 
 /* One record of the fingerprint stream: w, h, d, alignment (u64), first, last (u32), the name's
@@ -182,7 +271,8 @@ tg_status tg_plan_file_write(const tg_plan_file_desc *desc, const tg_allocator *
   } else {
     ok = ok && tg__mul_size(n, 8, &part) && (total += part) >= part;
   }
-  ok = ok && (total += CHECKSUM) >= CHECKSUM;
+  const size_t sections = inpl_bytes(p);
+  ok = ok && (total += sections) >= sections && (total += CHECKSUM) >= CHECKSUM;
   if (!ok) return tg__error(err, TG_ERROR_OVERFLOW, "plan file: the file would not fit in memory");
   tg_error_info verr = {{0}};
   tg_status st = tg_plan_validate(desc->records, n, desc->dims, p, desc->alignment, NULL, alloc, &verr);
@@ -193,7 +283,7 @@ tg_status tg_plan_file_write(const tg_plan_file_desc *desc, const tg_allocator *
   uint8_t *b = tg__calloc(alloc, total, 1);
   if (b == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "plan file: out of memory (%zu bytes)", total);
   memcpy(b + TG__PF_MAGIC, k_magic, sizeof k_magic);
-  put_u32(b + TG__PF_VERSION, TG_PLAN_FILE_VERSION);
+  put_u32(b + TG__PF_VERSION, sections ? TG_PLAN_FILE_VERSION : 1u);
   put_u32(b + TG__PF_FLAGS, desc->flags);
   put_u64(b + TG__PF_FILE_BYTES, total);
   put_u32(b + TG__PF_DIMS, desc->dims);
@@ -239,6 +329,7 @@ tg_status tg_plan_file_write(const tg_plan_file_desc *desc, const tg_allocator *
   } else {
     for (size_t r = 0; r < n; ++r, at += 8) put_u64(b + at, p->offset_of[r]);
   }
+  at += inpl_write(b + at, p);
   put_u32(b + at, tg__crc32(b, at));
   *data = b;
   *size = total;
@@ -309,8 +400,8 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
     return tg__error(err, TG_ERROR_PARSE, "%s: truncated: %zu bytes, a plan file's header and checksum alone take %zu",
                      name, size, min);
   uint32_t version = get_u32(b + TG__PF_VERSION);
-  if (version != TG_PLAN_FILE_VERSION)
-    return tg__error(err, TG_ERROR_PARSE, "%s: format version %u; this library reads version %u", name, version,
+  if (version < 1 || version > TG_PLAN_FILE_VERSION)
+    return tg__error(err, TG_ERROR_PARSE, "%s: format version %u; this library reads versions 1 to %u", name, version,
                      TG_PLAN_FILE_VERSION);
   uint64_t file_bytes = get_u64(b + TG__PF_FILE_BYTES);
   if (file_bytes > size)
@@ -386,9 +477,11 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
       return tg__error(err, TG_ERROR_PARSE, "%s: plan of %zu offsets needs more than the %zu bytes left", name, n, left);
     plan_bytes = n * 8;
   }
-  if (plan_bytes != left)
+  if (plan_bytes != left && version == 1)
     return tg__error(err, TG_ERROR_PARSE, "%s: %zu bytes between the plan and the checksum, expected none", name,
                      left - plan_bytes);
+  if (plan_bytes == left && version > 1)
+    return tg__error(err, TG_ERROR_PARSE, "%s: version %u without sections (written as version 1)", name, version);
   const uint8_t *plan_at = b + at;
 
   /* Every size is known to lie within the file: build the objects. */
@@ -441,6 +534,8 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
   } else {
     for (size_t r = 0; r < n; ++r) p->offset_of[r] = get_u64(plan_at + 8 * r);
   }
+  if ((st = sections_read(plan_at + plan_bytes, left - plan_bytes, n, p, name, err)) != TG_OK) goto fail;
+  st = TG_ERROR_OUT_OF_HOST_MEMORY;
   /* The fingerprint must be that of the records, and the plan valid for them. */
   memcpy(f->fingerprint, b + TG__PF_FINGERPRINT, TG_FINGERPRINT_BYTES);
   uint8_t fp[TG_FINGERPRINT_BYTES];

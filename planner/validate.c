@@ -44,9 +44,15 @@ static int v_item_cmp(const void *pa, const void *pb) {
   return 0;
 }
 
+/* partner[r]: the record r is the output of a declared pair with (its input), or SIZE_MAX. */
+static int declared(const size_t *partner, size_t a, size_t b) {
+  return partner != NULL && (partner[a] == b || partner[b] == a);
+}
+
 static tg_status validate_objects(const tg_usage_record *records, size_t count,
                                   const tg_plan *plan, const tg_share_relation *relation,
-                                  const tg_allocator *alloc, tg_error_info *err) {
+                                  const size_t *partner, const tg_allocator *alloc,
+                                  tg_error_info *err) {
   if ((count > 0 && plan->object_of == NULL) || (plan->object_count > 0 && plan->object_sizes == NULL))
     return tg__error(err, INVALID, "objects plan without object arrays");
   for (size_t r = 0; r < count; ++r) {
@@ -85,7 +91,8 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
     size_t latest = items[i].idx;
     for (++j; j < count && items[j].k1 == items[i].k1; ++j) {
       const tg_usage_record *b = &records[items[j].idx], *a = &records[latest];
-      if (b->first_task <= a->last_task) {
+      if (b->first_task <= a->last_task && !(declared(partner, latest, items[j].idx) &&
+                                             b->first_task == a->last_task)) {
         st = tg__error(err, INVALID,
                        "records %zu and %zu share object %" PRIu64
                        " but their task intervals [%" PRIu32 ", %" PRIu32 "] and [%" PRIu32 ", %" PRIu32
@@ -102,7 +109,7 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
       for (size_t x = i; x < j && st == TG_OK; ++x) {
         for (size_t y = x + 1; y < j; ++y) {
           size_t a = items[x].idx, b = items[y].idx;
-          if (!relation->may_share(relation->user, a, b)) {
+          if (!intervals_meet(&records[a], &records[b]) && !relation->may_share(relation->user, a, b)) {
             st = tg__error(err, INVALID,
                            "records %zu and %zu share object %" PRIu64 " but the relation forbids sharing",
                            a < b ? a : b, a < b ? b : a, items[i].k1);
@@ -163,8 +170,8 @@ static tg_status overlap_error(tg_error_info *err, const tg_usage_record *record
 
 static tg_status validate_offsets(const tg_usage_record *records, size_t count,
                                   const tg_plan *plan, const uint64_t *vol, uint64_t alignment,
-                                  const tg_share_relation *relation, const tg_allocator *alloc,
-                                  tg_error_info *err) {
+                                  const tg_share_relation *relation, const size_t *partner,
+                                  const tg_allocator *alloc, tg_error_info *err) {
   if (plan->dims != 1) return tg__error(err, INVALID, "offsets plans must be 1D (plan has %" PRIu32 " dims)", plan->dims);
   if (count > 0 && plan->offset_of == NULL) return tg__error(err, INVALID, "offsets plan without offsets");
   const uint64_t *off = plan->offset_of;
@@ -215,15 +222,21 @@ static tg_status validate_offsets(const tg_usage_record *records, size_t count,
     size_t r = by_first[i].idx;
     for (; j < m && by_last[j].k1 < records[r].first_task; ++j) fw_add(&fw, rank[by_last[j].idx], -1);
     size_t below = fw_prefix(&fw, rank[r]);
-    if (below > 0) {
-      size_t p = by_off[fw_kth(&fw, below)].idx;
+    /* r's declared input (same offset and size, checked before) is live here and skipped: the
+     * neighbours beyond it are checked instead. */
+    const size_t in = partner ? partner[r] : SIZE_MAX;
+    size_t lo = below, hi = below + 1;
+    if (lo > 0 && by_off[fw_kth(&fw, lo)].idx == in) --lo;
+    else if (hi <= fw.total && by_off[fw_kth(&fw, hi)].idx == in) ++hi;
+    if (lo > 0) {
+      size_t p = by_off[fw_kth(&fw, lo)].idx;
       if (off[p] + vol[p] > off[r]) {
         st = overlap_error(err, records, off, vol, p, r, "while their task intervals intersect");
         goto done;
       }
     }
-    if (below < fw.total) {
-      size_t s = by_off[fw_kth(&fw, below + 1)].idx;
+    if (hi <= fw.total) {
+      size_t s = by_off[fw_kth(&fw, hi)].idx;
       if (off[s] < off[r] + vol[r]) {
         st = overlap_error(err, records, off, vol, r, s, "while their task intervals intersect");
         goto done;
@@ -253,6 +266,67 @@ done:
   tg__free(alloc, by_last);
   tg__free(alloc, rank);
   tg__free(alloc, fw.t);
+  return st;
+}
+
+/* The plan's declared in-place pairs: each follows the rules (input dies and output is born at
+ * the op, equal sizes, one pair per record as input and as output) and puts both records in one
+ * object or at one offset. `*partner_out[output] = input`. */
+static tg_status check_pairs(const tg_usage_record *records, size_t count, const tg_plan *plan,
+                             const tg_allocator *alloc, size_t **partner_out, tg_error_info *err) {
+  if (plan->in_place == NULL) return tg__error(err, INVALID, "plan declares in-place pairs without the array");
+  size_t *partner = tg__calloc(alloc, count ? count : 1, sizeof *partner);
+  unsigned char *is_input = tg__calloc(alloc, count ? count : 1, 1);
+  tg_status st = TG_OK;
+  if (partner == NULL || is_input == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  for (size_t r = 0; r < count; ++r) partner[r] = SIZE_MAX;
+  for (size_t i = 0; i < plan->in_place_count && st == TG_OK; ++i) {
+    const tg_in_place_pair *p = &plan->in_place[i];
+    if (p->input >= count || p->output >= count || p->input == p->output) {
+      st = tg__error(err, INVALID, "in-place pair %zu: records %zu -> %zu out of range or equal", i, p->input,
+                     p->output);
+      break;
+    }
+    const tg_usage_record *a = &records[p->input], *b = &records[p->output];
+    if (a->last_task < p->op)
+      st = tg__error(err, INVALID, "in-place pair %zu: record %zu dies before op %" PRIu32 " (last task %" PRIu32 ")",
+                     i, p->input, p->op, a->last_task);
+    else if (a->last_task != p->op)
+      st = tg__error(err, INVALID,
+                     "in-place pair %zu: record %zu is still read after op %" PRIu32 " (last task %" PRIu32
+                     "), so record %zu may not be written over it",
+                     i, p->input, p->op, a->last_task, p->output);
+    else if (b->first_task != p->op)
+      st = tg__error(err, INVALID, "in-place pair %zu: record %zu is not born at op %" PRIu32 " (first task %" PRIu32 ")",
+                     i, p->output, p->op, b->first_task);
+    else if (a->size.w != b->size.w || a->size.h != b->size.h || a->size.d != b->size.d)
+      st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu differ in size", i, p->input, p->output);
+    else if (partner[p->output] != SIZE_MAX)
+      st = tg__error(err, INVALID, "in-place pair %zu: record %zu is the output of two pairs", i, p->output);
+    else if (is_input[p->input])
+      st = tg__error(err, INVALID, "in-place pair %zu: record %zu is the input of two pairs", i, p->input);
+    else if (plan->mode == TG_MODE_OBJECTS && plan->object_of != NULL &&
+             plan->object_of[p->input] != plan->object_of[p->output])
+      st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu are in different objects", i, p->input,
+                     p->output);
+    else if (plan->mode == TG_MODE_OFFSETS && plan->offset_of != NULL &&
+             plan->offset_of[p->input] != plan->offset_of[p->output])
+      st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu are at different offsets", i, p->input,
+                     p->output);
+    if (st != TG_OK) break;
+    partner[p->output] = p->input;
+    is_input[p->input] = 1;
+  }
+done:
+  tg__free(alloc, is_input);
+  if (st != TG_OK) {
+    tg__free(alloc, partner);
+    partner = NULL;
+  }
+  *partner_out = partner;
   return st;
 }
 
@@ -286,11 +360,14 @@ tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_
     else if (!v_volume(rec->size, &vol[r]))
       st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "record %zu: size overflows 64 bits", r);
   }
+  size_t *partner = NULL;
+  if (st == TG_OK && plan->in_place_count > 0) st = check_pairs(records, count, plan, alloc, &partner, err);
   if (st == TG_OK) {
     st = plan->mode == TG_MODE_OBJECTS
-             ? validate_objects(records, count, plan, relation, alloc, err)
-             : validate_offsets(records, count, plan, vol, alignment, relation, alloc, err);
+             ? validate_objects(records, count, plan, relation, partner, alloc, err)
+             : validate_offsets(records, count, plan, vol, alignment, relation, partner, alloc, err);
   }
+  tg__free(alloc, partner);
   tg__free(alloc, vol);
   return st;
 }

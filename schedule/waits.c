@@ -57,12 +57,15 @@ typedef struct waits_ctx {
   size_t sharing_pairs;
   size_t unsafe_pairs;
   tg_error_info *err;
+  const size_t *in_place_input; /* per record: the input of the in-place pair it is the output of */
 } waits_ctx;
 
 /* Records a and b use the same memory: order them, check their intervals, and collect the
  * edges B's producer needs. */
 static tg_status examine_pair(waits_ctx *c, size_t a, size_t b) {
   const tg_usage_record *ra = &c->records[a], *rb = &c->records[b];
+  /* An in-place pair: the op that reads one writes the other; nothing to wait for. */
+  if (c->in_place_input && (c->in_place_input[a] == b || c->in_place_input[b] == a)) return TG_OK;
   if (ra->first_task <= rb->last_task && rb->first_task <= ra->last_task)
     return tg__error(c->err, TG_ERROR_INVALID_PLAN,
                      "records %zu and %zu share memory but their intervals [%u,%u] and [%u,%u] "
@@ -295,7 +298,16 @@ static tg_status entry_schedule_compute_waits(const tg_schedule *s, const tg_usa
   alloc = tg__alloc_or_default(alloc);
   size_t n = s->op_count;
 
-  waits_ctx c = {s, records, tensor_of_record, {NULL, 0, 0, alloc}, 0, 0, err};
+  waits_ctx c = {s, records, tensor_of_record, {NULL, 0, 0, alloc}, 0, 0, err, NULL};
+  size_t *in_place_input = NULL;
+  if (plan->in_place_count > 0) {
+    in_place_input = tg__calloc(alloc, record_count ? record_count : 1, sizeof *in_place_input);
+    if (in_place_input == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t r = 0; r < record_count; ++r) in_place_input[r] = SIZE_MAX;
+    for (size_t i = 0; i < plan->in_place_count; ++i)
+      if (plan->in_place[i].output < record_count) in_place_input[plan->in_place[i].output] = plan->in_place[i].input;
+    c.in_place_input = in_place_input;
+  }
   tg_status st = plan->mode == TG_MODE_OBJECTS ? pairs_objects(&c, plan, record_count, alloc)
                                                : pairs_offsets(&c, plan, record_count, alloc);
   tg_waits *w = NULL;
@@ -362,6 +374,7 @@ static tg_status entry_schedule_compute_waits(const tg_schedule *s, const tg_usa
   tg__free(alloc, keep);
   tg__free(alloc, level);
   tg__free(alloc, c.cands.items);
+  tg__free(alloc, in_place_input);
   *out = w;
   return TG_OK;
 
@@ -370,6 +383,7 @@ fail:
   tg__free(alloc, keep);
   tg__free(alloc, level);
   tg__free(alloc, c.cands.items);
+  tg__free(alloc, in_place_input);
   tg_waits_destroy(w);
   return st;
 }

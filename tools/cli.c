@@ -105,3 +105,11 @@ int tg_cli_write_file(const char *path, const char *text, size_t length) {
   if (!ok) tg_cli_error("%s: write failed", path);
   return ok;
 }
+
+void tg_cli_json_in_place(tg__strbuf *b, const tg_in_place_pair *pairs, size_t count) {
+  tg__strbuf_puts(b, ",\"in_place\":[");
+  for (size_t i = 0; i < count; ++i)
+    tg__strbuf_printf(b, "%s{\"op\":%u,\"input\":%zu,\"output\":%zu%s}", i ? "," : "", pairs[i].op,
+                      pairs[i].input, pairs[i].output, pairs[i].view ? ",\"view\":true" : "");
+  tg__strbuf_puts(b, "]");
+}

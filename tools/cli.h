@@ -47,6 +47,27 @@ const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa);
 /* Write `text` to `path` ("-" = stdout). Returns 1 on success; prints an error otherwise. */
 int tg_cli_write_file(const char *path, const char *text, size_t length);
 
+/* `,"in_place":[{"op":OP,"input":RECORD,"output":RECORD[,"view":true]},...]` (the top-level key
+ * of plan, evaluate and run JSON). */
+void tg_cli_json_in_place(tg__strbuf *b, const tg_in_place_pair *pairs, size_t count);
+
+/* The --in-place help line of plan, evaluate and run. */
+#define TG_CLI_IN_PLACE_HELP                                                                  \
+  "  --in-place               models: let elementwise ops (ADD, MUL, RELU, ...) write their\n" \
+  "                           output over an input that dies there, and RESHAPE-like ops be\n" \
+  "                           views of their input (one allocation each), where that lowers\n" \
+  "                           the total; the engine's kernels must then read each element\n"  \
+  "                           before writing it (no restrict). JSON \"in_place\" lists the\n"  \
+  "                           pairs used (docs/models.md). Image storages: Vulkan only\n"
+
+/* Strategy best's search time on the command line when --time-limit is not given: the CLI
+ * plans offline, so it searches longer than the library's TG_DEFAULT_TIME_LIMIT_MS (meant for
+ * an engine at load time); the search still ends as soon as its plan meets a bound. */
+#define TG_CLI_DEFAULT_TIME_LIMIT_MS 1000u
+/* `run` plans every storage it tries (and other strategies and modes over a budget): a
+ * quarter of that per plan. */
+#define TG_CLI_RUN_TIME_LIMIT_MS 250u
+
 /* Subcommands: each takes the arguments after the subcommand name (argv[0] = subcommand). */
 int tg_cli_plan(int argc, char **argv);
 int tg_cli_evaluate(int argc, char **argv);

@@ -35,7 +35,11 @@ static void evaluate_usage(FILE *to) {
       "                           by side; non-serial policies need a graph\n"
       "  --no-limits              no device limits (default: limits every current mobile GPU\n"
       "                           meets; tensors beyond them fall back to buffers)\n"
-      "  --json                   one JSON object on stdout instead of the tables\n"
+      "  --json                   one JSON object on stdout instead of the tables\n",
+      to);
+  fputs(TG_CLI_IN_PLACE_HELP
+      "                           Without it, each best row still says what it would need\n"
+      "                           with the pairs (JSON \"in_place_bytes\")\n"
       "  --svg-dir DIR            write a memory timeline (SVG) of each storage's best plan\n"
       "  --csv-out FILE           write the recommended plan, every tensor, as\n"
       "                           tensor_name,size,offset,start_time,end_time,object,storage\n"
@@ -64,6 +68,7 @@ typedef struct evaluate_args {
   int no_limits;
   int json;
   int reorder;
+  int in_place;
   const char *svg_dir;
   const char *csv_out;
   tg_cli_model_options shapes;
@@ -252,6 +257,30 @@ static void text_objects_recommendation(tg__strbuf *b, const tg_evaluation *ev) 
   tg__strbuf_puts(b, "\n");
 }
 
+/* What in place gives (or would give) for buffers and the recommended storage, by mode. */
+static void text_in_place(tg__strbuf *b, const evaluate_args *a, const tg_evaluation *ev) {
+  tg__strbuf_printf(b, "\nin place (%s): ", a->in_place ? "--in-place, on" : "off; --in-place would give");
+  int first = 1;
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
+    const int rec = ev->recommended != TG_EVALUATION_NONE && ev->results[ev->recommended].storage == (tg_storage)s;
+    if (s != TG_STORAGE_BUFFER && !rec) continue;
+    for (size_t i = 0; i < ev->result_count; ++i) {
+      const tg_evaluation_result *r = &ev->results[i];
+      if (r->storage != (tg_storage)s || r->strategy != TG_STRATEGY_BEST || r->skipped || !r->valid) continue;
+      const tg_evaluation_result *plain = best_of_mode(ev, r->storage, r->mode);
+      char h1[32], h2[32];
+      tg__strbuf_printf(b, "%s%s %s %s", first ? "" : "; ", tg_storage_name(r->storage), tg_mode_name(r->mode),
+                        tg_report_format_bytes(r->in_place_bytes, h2, sizeof h2));
+      if (!a->in_place && plain && plain->bytes)
+        tg__strbuf_printf(b, " instead of %s (%.1f%% less)", tg_report_format_bytes(plain->bytes, h1, sizeof h1),
+                          100.0 * (1.0 - (double)r->in_place_bytes / (double)plain->bytes));
+      tg__strbuf_printf(b, ", %zu pairs (%zu views)", r->in_place_pairs, r->in_place_views);
+      first = 0;
+    }
+  }
+  tg__strbuf_puts(b, first ? "no valid best plan\n" : "\n");
+}
+
 static void text_single(tg__strbuf *b, const evaluate_args *a, const tg_evaluation *ev) {
   text_header(b, a, ev);
   text_results(b, ev);
@@ -263,6 +292,7 @@ static void text_single(tg__strbuf *b, const evaluate_args *a, const tg_evaluati
   char sentence[512];
   tg__strbuf_printf(b, "\n%s\n", tg_evaluation_describe(ev, sentence, sizeof sentence));
   text_objects_recommendation(b, ev);
+  text_in_place(b, a, ev);
   text_fallbacks(b, ev);
 }
 
@@ -311,6 +341,9 @@ static void json_result_fields(tg__strbuf *b, const tg_evaluation *ev, const tg_
                     tg_policy_name(ev->policy), (unsigned long long)r->bytes,
                     (unsigned long long)r->lower_bound_bytes, ratio_of(r), r->objects,
                     r->valid ? "true" : "false", (unsigned long long)r->plan_us, r->fallback_tensors);
+  if (r->strategy == TG_STRATEGY_BEST)
+    tg__strbuf_printf(b, ",\"in_place_bytes\":%llu,\"in_place_pairs\":%zu,\"in_place_views\":%zu",
+                      (unsigned long long)r->in_place_bytes, r->in_place_pairs, r->in_place_views);
   if (!r->valid) {
     tg__strbuf_puts(b, ",\"invalid_reason\":");
     tg__strbuf_json_string(b, r->invalid_reason);
@@ -400,7 +433,16 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, const tg_graph 
       json_result_fields(b, evs[p], &evs[p]->results[i]);
       tg__strbuf_puts(b, "}");
     }
-  tg__strbuf_puts(b, "],\"recommendation\":");
+  tg__strbuf_printf(b, "],\"in_place_enabled\":%s", a->in_place ? "true" : "false");
+  if (a->in_place) {
+    /* The pairs of the recommended plan (record indices: its primary records, then fallbacks). */
+    tg_report_view v;
+    if (ev0->recommended != TG_EVALUATION_NONE && tg_evaluation_get_view(ev0, ev0->recommended, &v) == TG_OK)
+      tg_cli_json_in_place(b, v.plan->in_place, v.plan->in_place_count);
+    else
+      tg_cli_json_in_place(b, NULL, 0);
+  }
+  tg__strbuf_puts(b, ",\"recommendation\":");
   json_recommendation(b, ev0);
   if (ev0->recommended_objects != TG_EVALUATION_NONE) {
     tg__strbuf_puts(b, ",\"recommendation_objects_mode\":{");
@@ -545,6 +587,7 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
     if (strcmp(argv[i], "--json") == 0) { a->json = 1; ++i; continue; }
     if (strcmp(argv[i], "--no-limits") == 0) { a->no_limits = 1; ++i; continue; }
     if (strcmp(argv[i], "--reorder") == 0) { a->reorder = 1; ++i; continue; }
+    if (strcmp(argv[i], "--in-place") == 0) { a->in_place = 1; ++i; continue; }
     if ((m = tg_cli_input_shape_option(argc, argv, &i, &a->shapes)) != 0) {
       if (m < 0) return 0;
       continue;
@@ -675,6 +718,7 @@ int tg_cli_evaluate(int argc, char **argv) {
     opt.precision = a.precision;
     opt.policy = policies[p];
     opt.no_limits = a.no_limits;
+    opt.in_place = a.in_place;
     err.message[0] = '\0';
     st = model->kind == TG_MODEL_GRAPH
              ? tg_evaluation_create_from_graph(model->graph, &opt, alloc, &evs[p], &err)

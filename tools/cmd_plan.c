@@ -34,7 +34,9 @@ static void plan_usage(FILE *to) {
       "                           texture_array, texture_3d, single_texture_2d\n"
       "  --precision fp32|fp16    models: element precision (default fp32)\n"
       "  --policy P               serial (default), parallel-safe, branch-local, or all (models)\n"
-      "  --plan-io                models: plan graph inputs and outputs too\n"
+      "  --plan-io                models: plan graph inputs and outputs too\n",
+      to);
+  fputs(TG_CLI_IN_PLACE_HELP
       TG_CLI_INPUT_SHAPE_HELP
       "  --reorder                models, serial policy only: search a topological op order\n"
       "                           with a smaller peak of live memory (off by default; exact\n"
@@ -43,8 +45,9 @@ static void plan_usage(FILE *to) {
       "                           the peak before and after (JSON key \"reorder\")\n"
       "  --time-limit MS          strategy best: the whole call within MS milliseconds (plus\n"
       "                           at most a tenth and 20 ms), searching for a smaller plan;\n"
-      "                           0 = no search; default: a short search after every\n"
-      "                           strategy (TG_DEFAULT_TIME_LIMIT_MS), ended at the bound\n"
+      "                           0 = no search; default 1000 (the library's default is 10 ms\n"
+      "                           of search, meant for engines at load time); the search stops\n"
+      "                           early once its plan meets a proved bound\n"
       "  --seed N                 search seed (same seed, same plan; default 0)\n"
       "  --exact                  strategy best, 1D: branch-and-bound (--time-limit, default\n"
       "                           1000 ms); proves optimality or reports the gap. Offsets: after\n"
@@ -271,7 +274,7 @@ int tg_cli_plan(int argc, char **argv) {
   const char *file = NULL, *mode_s = "objects", *strategy_s = "all", *fit_s = NULL;
   const char *align_s = NULL, *csv_out = NULL, *svg_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
   const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL, *save_out = NULL, *beam_s = NULL;
-  int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0, want_lp = 0;
+  int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0, want_lp = 0, in_place = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
   tg_cli_place_request place;
@@ -293,6 +296,7 @@ int tg_cli_plan(int argc, char **argv) {
     }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    if (strcmp(argv[i], "--in-place") == 0) { in_place = 1; ++i; continue; }
     if (strcmp(argv[i], "--exact") == 0) { exact = 1; ++i; continue; }
     if (strcmp(argv[i], "--reorder") == 0) { reorder = 1; ++i; continue; }
     if (strcmp(argv[i], "--subset-bound") == 0) { want_subset = 1; ++i; continue; }
@@ -343,6 +347,7 @@ int tg_cli_plan(int argc, char **argv) {
   if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE))
     return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967294)");
   if (time_s && time_limit == 0) time_limit = TG_TIME_LIMIT_NONE; /* 0: no search */
+  if (time_s == NULL && !exact) time_limit = TG_CLI_DEFAULT_TIME_LIMIT_MS;
   uint64_t beam_width = 0;
   if (beam_s && (!tg_cli_parse_u64(beam_s, 0, &beam_width) || beam_width == 0 || beam_width > 65536))
     return parse_error("--beam-width", beam_s, "a number of states from 1 to 65536");
@@ -363,9 +368,9 @@ int tg_cli_plan(int argc, char **argv) {
   if (!all_policies && tg_policy_from_name(policy_s, &policy) != TG_OK)
     return parse_error("--policy", policy_s, "serial, parallel-safe, branch-local or all");
   if (tg_cli_place_given(&place)) {
-    if (all_policies || reorder || exact || want_subset || want_lp || csv_out || svg_out) {
+    if (all_policies || reorder || exact || want_subset || want_lp || csv_out || svg_out || in_place) {
       tg_cli_error("plan: --place does not combine with --policy all, --reorder, --exact, "
-                   "--subset-bound, --lp-bound, --csv-out or --svg");
+                   "--subset-bound, --lp-bound, --csv-out, --svg or --in-place");
       return TG_EXIT_USAGE;
     }
     place.model = file;
@@ -424,6 +429,11 @@ int tg_cli_plan(int argc, char **argv) {
     st = TG_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
+  if (want_subset && in_place) {
+    tg_cli_error("plan: --subset-bound does not combine with --in-place");
+    st = TG_ERROR_INVALID_ARGUMENT;
+    goto fail;
+  }
   if (exact && set->dims != 1) {
     tg_cli_error("plan: --exact needs 1D records (%s gives %uD texture extents)", file, set->dims);
     st = TG_ERROR_INVALID_ARGUMENT;
@@ -450,6 +460,16 @@ int tg_cli_plan(int argc, char **argv) {
   uint64_t lp_bound = 0; /* --lp-bound: the LP bound (>= positional_max) */
   if (st == TG_OK && want_lp)
     st = tg_bounds_objects_lp(set->records, set->count, set->dims, 0, 0, alloc, &lp_bound);
+  /* --in-place: the bounds of the problem with the candidates (each chain counted once). */
+  const tg_in_place_pair *ip = in_place ? in.in_place : NULL;
+  const size_t ip_count = in_place ? in.in_place_count : 0;
+  tg_bounds ip_bounds = bounds;
+  if (st == TG_OK && ip_count > 0) {
+    st = tg_bounds_compute_in_place(set->records, set->count, set->dims, ip, ip_count, alloc, &ip_bounds,
+                                    want_lp ? &lp_bound : NULL);
+    /* The shape-aware bound holds only without the pairs: the positional maximum with them. */
+    if (st == TG_OK && mode == TG_MODE_OBJECTS) shape_bound = ip_bounds.positional_max;
+  }
   if (st != TG_OK) {
     tg_cli_error("plan: bounds: %s", tg_status_string(st));
     goto fail;
@@ -488,6 +508,8 @@ int tg_cli_plan(int argc, char **argv) {
         opt.alignment = alignment;
         opt.relation = relation;
         opt.beam_width = (uint32_t)beam_width;
+        opt.in_place = ip;
+        opt.in_place_count = ip_count;
         if (s == TG_STRATEGY_BEST) {
           opt.time_limit_ms = (uint32_t)time_limit;
           opt.seed = seed;
@@ -538,6 +560,8 @@ int tg_cli_plan(int argc, char **argv) {
     tg_policy_relation_destroy(rel);
   }
 
+  /* With --in-place the plans may use the pairs: the in-place bounds are the ones they meet. */
+  if (ip_count > 0) bounds = (tg_bounds){ip_bounds.peak_live, ip_bounds.positional_max, bounds.naive};
   uint64_t lower = mode == TG_MODE_OBJECTS ? bounds.positional_max : bounds.peak_live;
   const plan_result *smallest = NULL;
   for (size_t i = 0; i < nres; ++i) {
@@ -585,6 +609,12 @@ int tg_cli_plan(int argc, char **argv) {
     if (want_lp) tg__strbuf_printf(&out, ",\"lp_bound\":%llu", (unsigned long long)lp_bound);
     if (in.graph) json_model_records(&out, &in);
     tg_cli_json_assumed_inputs(&out, in.graph);
+    if (in_place) {
+      size_t views = 0;
+      for (size_t k = 0; k < ip_count; ++k) views += ip[k].view != 0;
+      tg__strbuf_printf(&out, ",\"in_place_candidates\":%zu,\"in_place_views\":%zu", ip_count, views);
+      if (smallest) tg_cli_json_in_place(&out, smallest->plan->in_place, smallest->plan->in_place_count);
+    }
     if (in.order) json_reorder(&out, in.order);
     if (exact_ran)
       tg__strbuf_printf(&out, ",\"exact\":{\"proved_optimal\":%s,\"nodes\":%llu,\"lower_bound\":%llu,"
@@ -647,6 +677,15 @@ int tg_cli_plan(int argc, char **argv) {
                               "over objects): no objects plan is smaller\n",
                         (unsigned long long)lp_bound, unit, (double)lp_bound / (double)lower);
     if (in.order) text_reorder(&out, in.order, unit);
+    if (in_place) {
+      size_t views = 0, used_views = 0;
+      for (size_t k = 0; k < ip_count; ++k) views += ip[k].view != 0;
+      const size_t used = smallest ? smallest->plan->in_place_count : 0;
+      for (size_t k = 0; k < used; ++k) used_views += smallest->plan->in_place[k].view != 0;
+      tg__strbuf_printf(&out, "in place: %zu candidate pairs (%zu views); the smallest plan uses %zu (%zu views); "
+                              "the bounds count each chain once\n",
+                        ip_count, views, used, used_views);
+    }
     if (in.model_records && in.model_records->fallback && in.model_records->fallback->count)
       tg__strbuf_printf(&out, "%zu tensors do not fit %s and fall back to buffers (not in this plan; see --json)\n",
                         in.model_records->fallback->count, tg_storage_name(iopt.storage));

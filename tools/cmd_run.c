@@ -26,13 +26,23 @@ static void run_usage(FILE *to) {
       "  --precision fp32|fp16    (default fp32)\n"
       "  --mode objects|offsets   shared objects (default) or one arena\n"
       "  --strategy NAME          planning strategy (default best)\n"
+      "  --time-limit MS          strategy best: each plan within MS milliseconds (0 = no\n"
+      "                           search; default 250, where the library's default is 10 ms of\n"
+      "                           search; the search stops early once its plan meets a proved\n"
+      "                           bound)\n"
       "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
       "  --out-of-order           run the check with ops overlapping where the schedule allows\n"
       "                           (waits: graph edges, plus reuse edges for serial plans)\n"
       "  --no-reuse-edges         with --out-of-order: leave reuse edges out (to see the check\n"
       "                           refuse or catch an unsafe serial plan)\n"
-      "  --plan-io                plan graph inputs and outputs too\n"
+      "  --plan-io                plan graph inputs and outputs too\n",
+      to);
+  fputs(
+      "  --in-place               elementwise ops may write over an input that dies there and\n"
+      "                           RESHAPE-like ops are views (see tangram plan --help); with\n"
+      "                           OpenCL, images get views only (OpenCL 1.2 images are not\n"
+      "                           read-write); JSON \"in_place\" lists the pairs used\n"
       "  --plan FILE              do not plan: load a plan file (`tangram plan MODEL --save FILE`),\n"
       "                           check it was made for MODEL's records (with the file's storage,\n"
       "                           precision, policy and --plan-io; giving other values is an\n"
@@ -77,9 +87,12 @@ typedef struct storage_plan {
   uint64_t bytes, naive_bytes, lower_bound_bytes;
   uint64_t plan_us;
   const char *note;                /* e.g. textures fell back to objects mode */
+  tg_in_place_pair *pairs;         /* --in-place: the candidates this device and mode allow */
+  size_t pair_count;
 } storage_plan;
 
 static void storage_plan_free(storage_plan *sp) {
+  if (sp->pairs) tg__free(sp->in.alloc, sp->pairs);
   tg_plan_destroy(sp->plan);
   tg_plan_destroy(sp->fallback_plan);
   tg_record_set_destroy(sp->arena_records);
@@ -101,8 +114,9 @@ static uint64_t plan_bytes(const tg_plan *p, tg_precision precision) {
  * sizes and alignments). */
 static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg_tensor_resource *res,
                               tg_precision precision, tg_mode mode, tg_strategy strategy,
-                              const tg_share_relation *relation, const tg_allocator *alloc,
-                              tg_record_set **arena, tg_plan **plan) {
+                              const tg_share_relation *relation, tg_in_place_pair *pairs, size_t *pair_count,
+                              uint32_t time_limit_ms, const tg_allocator *alloc, tg_record_set **arena,
+                              tg_plan **plan) {
   *arena = NULL;
   *plan = NULL;
   const tg_record_set *planned = set;
@@ -112,7 +126,17 @@ static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg
     if (st != TG_OK) return st;
     planned = *arena;
   }
+  /* Pairs whose device sizes differ (arena records) cannot share one allocation. */
+  size_t kept = 0;
+  for (size_t i = 0; pairs && i < *pair_count; ++i) {
+    const tg_extent a = planned->records[pairs[i].input].size, b = planned->records[pairs[i].output].size;
+    if (a.w == b.w && a.h == b.h && a.d == b.d) pairs[kept++] = pairs[i];
+  }
+  if (pairs) *pair_count = kept;
   tg_plan_options opt = {0};
+  opt.in_place = pairs;
+  opt.in_place_count = pairs ? *pair_count : 0;
+  if (strategy == TG_STRATEGY_BEST) opt.time_limit_ms = time_limit_ms;
   opt.mode = mode;
   opt.strategy = strategy;
   opt.relation = relation;
@@ -134,7 +158,8 @@ static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_all
 
 static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
                                     tg_precision precision, tg_mode mode, tg_strategy strategy,
-                                    tg_policy policy, int plan_io, const tg_model_options *shapes,
+                                    tg_policy policy, int plan_io, int in_place, uint32_t time_limit_ms,
+                                    const tg_model_options *shapes,
                                     const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
@@ -170,11 +195,22 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
     }
   }
   if ((st = tg_cli_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
+  if (in_place && sp->in.in_place_count > 0) {
+    /* OpenCL 1.2 images cannot be read and written by one kernel: views only there. */
+    sp->pairs = tg__calloc(alloc, sp->in.in_place_count, sizeof *sp->pairs);
+    if (sp->pairs == NULL) {
+      st = TG_ERROR_OUT_OF_HOST_MEMORY;
+      goto fail;
+    }
+    for (size_t i = 0; i < sp->in.in_place_count; ++i)
+      if (sp->in.in_place[i].view || !image || info->backend != TG_BACKEND_OPENCL)
+        sp->pairs[sp->pair_count++] = sp->in.in_place[i];
+  }
   tg_policy_relation *rel = NULL;
   if ((st = tg_cli_input_relation(&sp->in, policy, &rel, err)) != TG_OK) goto fail;
   uint64_t t0 = tg__now_us();
   st = plan_records(dev, set, sp->resources, precision, sp->mode, strategy, tg_policy_relation_get(rel),
-                    alloc, &sp->arena_records, &sp->plan);
+                    sp->pairs, &sp->pair_count, time_limit_ms, alloc, &sp->arena_records, &sp->plan);
   tg_policy_relation_destroy(rel);
   if (st != TG_OK) {
     tg__error(err, st, "planning %s failed: %s", tg_storage_name(storage), tg_status_string(st));
@@ -188,8 +224,8 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   if (fb && fb->count) {
     if ((st = tg_cli_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
     tg_mode fmode = mode;
-    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, alloc,
-                      &sp->fallback_arena, &sp->fallback_plan);
+    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, NULL, NULL, time_limit_ms,
+                      alloc, &sp->fallback_arena, &sp->fallback_plan);
     if (st != TG_OK) {
       tg__error(err, st, "planning fallback buffers failed: %s", tg_status_string(st));
       goto fail;
@@ -199,6 +235,14 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   sp->bytes = plan_bytes(sp->plan, precision) + plan_bytes(sp->fallback_plan, precision);
   uint64_t naive, lb;
   if ((st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb)) != TG_OK) goto fail;
+  if (sp->pair_count > 0) {
+    /* The plan may use the pairs: the bound is the in-place one. */
+    tg_bounds ib;
+    if ((st = tg_bounds_compute_in_place(sp->planned->records, sp->planned->count, sp->planned->dims, sp->pairs,
+                                         sp->pair_count, alloc, &ib, NULL)) != TG_OK)
+      goto fail;
+    lb = sp->mode == TG_MODE_OBJECTS ? ib.positional_max : ib.peak_live;
+  }
   uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(precision);
   sp->naive_bytes = naive * unit;
   sp->lower_bound_bytes = lb * unit;
@@ -357,8 +401,8 @@ static const tg_storage k_auto_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTU
 int tg_cli_run(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
-  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL;
-  int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
+  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *time_s = NULL;
+  int json = 0, ooo = 0, no_reuse = 0, plan_io = 0, in_place = 0;
   unsigned given = 0; /* bit o: option k_opts[o] was given */
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
@@ -397,10 +441,13 @@ int tg_cli_run(int argc, char **argv) {
     if (strcmp(argv[i], "--out-of-order") == 0) { ooo = 1; ++i; continue; }
     if (strcmp(argv[i], "--no-reuse-edges") == 0) { no_reuse = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    if (strcmp(argv[i], "--in-place") == 0) { in_place = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
-                                         "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan"};
+                                         "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan",
+                                         "--time-limit"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
-                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path};
+                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path,
+                                &time_s};
     size_t o;
     if ((m = tg_cli_option_table(argc, argv, &i, k_opts, k_targets, sizeof k_opts / sizeof k_opts[0], &o)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
@@ -447,6 +494,12 @@ int tg_cli_run(int argc, char **argv) {
     tg_cli_error("run: --budget must be a byte count such as 8388608 or 8M, not '%s'", budget_s);
     return TG_EXIT_USAGE;
   }
+  uint64_t time_limit = TG_CLI_RUN_TIME_LIMIT_MS;
+  if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE)) {
+    tg_cli_error("run: --time-limit must be milliseconds (0 to 4294967294), not '%s'", time_s);
+    return TG_EXIT_USAGE;
+  }
+  const uint32_t time_limit_ms = time_limit == 0 ? TG_TIME_LIMIT_NONE : (uint32_t)time_limit;
   dopt.device = device_s;
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
@@ -577,7 +630,8 @@ int tg_cli_run(int argc, char **argv) {
       if (!tg_strategy_applies(sg, m, m == TG_MODE_OBJECTS ? tg_storage_dims(s) : 1)) continue;
       storage_plan sp;
       tg_error_info perr = {{0}};
-      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, &shapes.options, alloc, &sp, &perr);
+      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, in_place, time_limit_ms,
+                              &shapes.options, alloc, &sp, &perr);
       if (st == TG_ERROR_PARSE || st == TG_ERROR_IO || st == TG_ERROR_GRAPH || st == TG_ERROR_OUT_OF_HOST_MEMORY ||
           (st == TG_ERROR_INVALID_ARGUMENT && !auto_storage)) {
         tg_cli_error("%s", perr.message[0] ? perr.message : tg_status_string(st));
@@ -613,6 +667,24 @@ int tg_cli_run(int argc, char **argv) {
     return TG_EXIT_FAILURE;
   }
 
+  /* Objects mode: the LP bound over objects, often tighter than the shape-aware one (it proves
+   * most of best's plans optimal), for the chosen plan's primary records only. */
+  if (chosen.mode == TG_MODE_OBJECTS && !pf) {
+    uint64_t shape_lb = 0, naive_unused = 0, lp = 0;
+    const tg_record_set *pl = chosen.planned;
+    tg_bounds ib;
+    st = set_bounds(pl, TG_MODE_OBJECTS, alloc, &naive_unused, &shape_lb);
+    if (st == TG_OK && chosen.pair_count > 0) {
+      st = tg_bounds_compute_in_place(pl->records, pl->count, pl->dims, chosen.pairs, chosen.pair_count, alloc, &ib,
+                                      &lp);
+      shape_lb = ib.positional_max;
+    } else if (st == TG_OK) {
+      st = tg_bounds_objects_lp(pl->records, pl->count, pl->dims, 0, 0, alloc, &lp);
+    }
+    const uint64_t unit = pl->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
+    if (st == TG_OK && lp > shape_lb) chosen.lower_bound_bytes += (lp - shape_lb) * unit;
+    st = TG_OK;
+  }
   run_outcome out;
   memset(&out, 0, sizeof out);
   const tg_record_set *set = chosen.in.records;
@@ -675,6 +747,7 @@ int tg_cli_run(int argc, char **argv) {
       tg__strbuf_puts(&b, ",\"note\":");
       tg__strbuf_json_string(&b, chosen.note);
     }
+    tg_cli_json_in_place(&b, p->in_place, p->in_place_count);
     if (chosen.in.graph) {
       /* Per primary record: its tensor's shape in the model's own dimension order. */
       tg__strbuf_puts(&b, ",\"shape_of\":[");
@@ -703,6 +776,12 @@ int tg_cli_run(int argc, char **argv) {
                       tg_storage_name(chosen.storage), tg_precision_name(precision), tg_mode_name(chosen.mode),
                       tg_strategy_name(chosen.strategy), tg_strategy_name(p->strategy), tg_policy_name(policy));
     if (chosen.note) tg__strbuf_printf(&b, "  note: %s\n", chosen.note);
+    if (p->in_place_count) {
+      size_t views = 0;
+      for (size_t k = 0; k < p->in_place_count; ++k) views += p->in_place[k].view != 0;
+      tg__strbuf_printf(&b, "  in place: %zu ops write over a dying input or are views (%zu views)\n",
+                        p->in_place_count, views);
+    }
     if (pf) tg__strbuf_printf(&b, "  plan loaded from %s (made for %s), checked against these records\n", plan_path, pf->source);
     tg__strbuf_puts(&b, "\n");
     if (p->mode == TG_MODE_OBJECTS) {

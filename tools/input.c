@@ -34,6 +34,10 @@ static tg_status derive_from_graph(tg_cli_input *in, const tg_cli_input_options 
                                  options->limits ? options->limits : &def, in->alloc,
                                  &in->model_records, err);
   if (st == TG_OK) st = tg_schedule_create(in->graph, NULL, in->alloc, &in->schedule, err);
+  /* Image storages: the pairs assume one kernel may read and write one image (Vulkan). */
+  if (st == TG_OK)
+    st = tg_model_in_place_pairs(in->graph, in->lifetimes, in->model_records, 1, in->alloc, &in->in_place,
+                                 &in->in_place_count);
   if (st != TG_OK) {
     tg_cli_input_free(in);
     return st;
@@ -126,6 +130,7 @@ int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_option
 }
 
 void tg_cli_input_free(tg_cli_input *in) {
+  if (in->in_place) tg__free(in->alloc, in->in_place);
   tg_schedule_destroy(in->schedule);
   tg_model_records_destroy(in->model_records);
   tg_lifetimes_destroy(in->lifetimes);
@@ -179,6 +184,9 @@ tg_status tg_cli_input_reorder(tg_cli_input *in, const tg_cli_input_options *opt
     in->lifetimes = NULL;
     in->records = NULL;
     in->tensor_of = NULL;
+    if (in->in_place) tg__free(in->alloc, in->in_place);
+    in->in_place = NULL;
+    in->in_place_count = 0;
     in->graph = in->reordered;
     return derive_from_graph(in, options, err);
   }

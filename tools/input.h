@@ -21,6 +21,9 @@ typedef struct tg_cli_input {
   const tg_graph *graph;              /* models only: the graph planned (reordered with reorder) */
   tg_graph *reordered;                /* reorder only: the graph in the searched op order */
   tg_op_order *order;                 /* reorder only: the order and its gain */
+  tg_in_place_pair *in_place;         /* models only: the in-place candidates of `records`
+                                         (tg_model_in_place_pairs, images allowed) */
+  size_t in_place_count;
   const tg_allocator *alloc;
 } tg_cli_input;
 

@@ -29,9 +29,11 @@ extern "C" {
 
 TANGRAM_API_BEGIN
 
-/* The format version this library writes, and the only one it reads. A file of another
- * version is refused with a message naming both versions. */
-#define TG_PLAN_FILE_VERSION 1u
+/* The newest format version this library writes and reads: version 2 is version 1 followed by
+ * tagged sections (a plan's in-place pairs); a plan without sections is written as version 1,
+ * and version 1 files load as before. A file of another version is refused with a message
+ * naming both versions. */
+#define TG_PLAN_FILE_VERSION 2u
 
 /* Bytes of a records fingerprint (a SHA-256 digest). */
 #define TG_FINGERPRINT_BYTES 32

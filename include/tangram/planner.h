@@ -148,6 +148,16 @@ typedef struct tg_plan_options {
   /* Strategy beam: states kept at each step (0 = TG_DEFAULT_BEAM_WIDTH; 1 is the greedy).
    * Time and memory grow about linearly with it. `best` runs beam with the default width. */
   uint32_t beam_width;
+  /* In-place candidates (none by default: an engine must accept an output aliasing an input,
+   * reading each element before writing it). Each pair (see tg_in_place_pair) must satisfy its
+   * rules, and a record may be the input of one pair and the output of one pair at most
+   * (else TG_ERROR_INVALID_ARGUMENT). Chains of pairs become one allocation each; the planner
+   * plans the records with and without them (each with half of an explicit time limit) and
+   * keeps the smaller plan (ties: without), so in-place never raises a total. A pair whose
+   * chain would join records that conflict (the relation forbids them to share, or their
+   * intervals meet elsewhere) is left out. The pairs used are in tg_plan.in_place. */
+  const tg_in_place_pair *in_place;
+  size_t in_place_count;
 } tg_plan_options;
 
 /* time_limit_ms: the default search budget of `best` (what 0 means), and the value that turns
@@ -183,6 +193,10 @@ typedef struct tg_plan {
   tg_extent *object_sizes;/* objects mode: object_count entries; else NULL */
   uint64_t *offset_of;    /* offsets mode: record_count entries; else NULL */
   uint64_t total;
+  /* The in-place pairs the plan uses (see tg_plan_options.in_place): the records of each share
+   * one allocation. NULL / 0 when none; owned by the plan. */
+  tg_in_place_pair *in_place;
+  size_t in_place_count;
   tg_allocator alloc;     /* what the arrays came from */
 } tg_plan;
 
@@ -206,6 +220,12 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
  * outside 1..3 or an unknown mode. The caller owns the plan; `*out` is NULL on failure. */
 tg_status tg_plan_create(tg_mode mode, uint32_t dims, size_t record_count, size_t object_count,
                          const tg_allocator *alloc, tg_plan **out);
+
+/* Copy `count` in-place pairs into `plan` (replacing those it held; 0 clears them), from the
+ * plan's allocator. Nothing is checked here: tg_plan_validate checks them against the records.
+ * TG_ERROR_INVALID_ARGUMENT for a NULL plan (or NULL pairs with count > 0),
+ * TG_ERROR_OUT_OF_HOST_MEMORY (the plan is then unchanged). */
+tg_status tg_plan_set_in_place(tg_plan *plan, const tg_in_place_pair *pairs, size_t count);
 
 /* Free a plan and its arrays, with the allocator it records. NULL is a no-op. */
 void tg_plan_destroy(tg_plan *plan);
@@ -265,12 +285,26 @@ tg_status tg_bounds_objects_subset(const tg_usage_record *records, size_t count,
 tg_status tg_bounds_objects_lp(const tg_usage_record *records, size_t count, uint32_t dims,
                                uint64_t target, uint64_t max_work, const tg_allocator *alloc, uint64_t *out);
 
+/* The bounds of tg_bounds_compute for the problem with in-place pairs (rules as for
+ * tg_plan_options.in_place, every chain counted once: its records merged into one record over
+ * their union): no plan using any of these pairs can be smaller. `objects_lp` (may be NULL)
+ * receives tg_bounds_objects_lp of the merged records. Statuses as tg_bounds_compute, and
+ * TG_ERROR_INVALID_ARGUMENT for a pair breaking the rules. */
+tg_status tg_bounds_compute_in_place(const tg_usage_record *records, size_t count, uint32_t dims,
+                                     const tg_in_place_pair *pairs, size_t pair_count,
+                                     const tg_allocator *alloc, tg_bounds *out,
+                                     uint64_t *objects_lp);
+
 /* Independent validation of a plan against its records: every record placed; in objects
  * mode object ids in range and each object covering its records in every dimension and the
  * total equal to the sum of object volumes; in offsets mode offsets aligned (to
  * max(alignment, record alignment)), no arithmetic overflow, total = max(offset+size); no two
  * records that conflict (intersecting intervals, or `relation` says they may not share) use
- * the same object or intersecting address ranges. Returns TG_OK when valid,
+ * the same object or intersecting address ranges, except the in-place pairs the plan declares
+ * (tg_plan.in_place): each must follow the pair rules (the input's last task and the output's
+ * first task are the pair's op, equal sizes, one pair per record as input and as output) and
+ * put both records in the same object or at the same offset; they are the only records whose
+ * intervals may meet and still share. Returns TG_OK when valid,
  * TG_ERROR_INVALID_PLAN with `err` naming the records and the rule broken when not, or
  * another error (allocation). Reads only; allocates scratch. O(n log n) plus, with a
  * relation, one may_share test per pair of records sharing memory (quadratic at worst). */

@@ -34,6 +34,18 @@ typedef struct tg_usage_record {
   uint64_t alignment;
 } tg_usage_record;
 
+/* An op that writes its output record over an input record ("in place"), or whose output is a
+ * view of its input (`view` nonzero: the op copies nothing). Valid when the input's last task
+ * and the output's first task are both `op` and the two records have the same size; then they
+ * may share one allocation (same object, or the same offset) although their intervals meet at
+ * `op`. Record indices refer to the record set the pair comes with. */
+typedef struct tg_in_place_pair {
+  uint32_t op;
+  size_t input;
+  size_t output;
+  int view;
+} tg_in_place_pair;
+
 /* Largest task index accepted anywhere (readers reject larger). */
 #define TG_MAX_TASK 0xFFFFFFF0u
 /* Largest number of records a reader accepts (the planner itself takes any count that fits

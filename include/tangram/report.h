@@ -43,6 +43,11 @@ typedef struct tg_evaluation_options {
    * records without a graph support only the serial policy. */
   tg_policy policy;
   size_t mcf_max_records;         /* for min-cost-flow and `best`; 0 = the planner's default */
+  /* Nonzero: every plan may use the storage's in-place pairs (tg_model_in_place_pairs, images
+   * allowed: image storages assume Vulkan storage images), and the bounds are the in-place
+   * ones. Either way each `best` row also reports what `best` with the pairs needs
+   * (in_place_bytes). */
+  int in_place;
 } tg_evaluation_options;
 
 /* "No such result" in tg_evaluation's indices. */
@@ -65,6 +70,10 @@ typedef struct tg_evaluation_result {
   char invalid_reason[TG_ERROR_MESSAGE_MAX]; /* the validator's message when not valid */
   uint64_t plan_us;           /* wall time of both tg_plan_compute calls */
   size_t fallback_tensors;    /* tensors planned as buffers instead */
+  /* `best` rows: the bytes of `best` with the storage's in-place pairs (= bytes with
+   * options.in_place), the pairs its plan uses and how many of them are views; 0 elsewhere. */
+  uint64_t in_place_bytes;
+  size_t in_place_pairs, in_place_views;
 } tg_evaluation_result;
 
 /* A tensor that did not fit a storage and falls back to a plain buffer. */

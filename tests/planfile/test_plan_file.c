@@ -73,7 +73,7 @@ static tg_plan_file *parse_ok(const uint8_t *data, size_t size) {
 
 /* Everything written comes back: records, names, metadata, the plan's arrays. */
 static void assert_same(const tg_plan_file_desc *d, const tg_plan_file *f) {
-  assert_int_equal(f->version, TG_PLAN_FILE_VERSION);
+  assert_int_equal(f->version, d->plan->in_place_count ? TG_PLAN_FILE_VERSION : 1u);
   assert_int_equal(f->storage, d->storage);
   assert_int_equal(f->precision, d->precision);
   assert_int_equal(f->policy, d->policy);
@@ -463,7 +463,8 @@ static void damaged_fields_named(void **state) {
     int width; /* 4 or 8 bytes */
     const char *message;
   } cases[] = {
-      {TG__PF_VERSION, 2, 4, "format version 2; this library reads version 1"},
+      {TG__PF_VERSION, 3, 4, "format version 3; this library reads versions 1 to 2"},
+      {TG__PF_VERSION, 2, 4, "version 2 without sections"},
       {TG__PF_DIMS, 4, 4, "dims 4 is not 1, 2 or 3"},
       {TG__PF_MODE, 7, 4, "mode 7 is not objects (0) or offsets (1)"},
       {TG__PF_STORAGE, 2, 4, "storage texture_2d gives 2D records, not 1D"},
@@ -783,6 +784,71 @@ static void allocation_failures_are_clean(void **state) {
   tg_record_set_destroy(set);
 }
 
+
+/* Version 2: the in-place pairs travel in an INPL section; a damaged section, an unknown tag and
+ * a pair whose input is still read later are refused, each with its reason. */
+static void in_place_section(void **state) {
+  (void)state;
+  /* r0 -> r1 at op 1 (in place), r1 -> r2 at op 2 (a view), r3 live throughout. */
+  tg_usage_record rec[4] = {{{64, 1, 1}, 0, 1, 0}, {{64, 1, 1}, 1, 2, 0}, {{64, 1, 1}, 2, 3, 0}, {{32, 1, 1}, 0, 3, 0}};
+  const tg_in_place_pair pairs[2] = {{1, 0, 1, 0}, {2, 1, 2, 1}};
+  for (int mode = 0; mode < 2; ++mode) {
+    tg_plan_options o = {0};
+    o.mode = (tg_mode)mode;
+    o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+    o.in_place = pairs;
+    o.in_place_count = 2;
+    tg_plan *plan = NULL;
+    assert_int_equal(tg_plan_compute(rec, 4, 1, &o, NULL, &plan), TG_OK);
+    assert_int_equal(plan->total, 96);
+    assert_int_equal(plan->in_place_count, 2);
+    tg_record_set set = {1, 4, rec, NULL, *tg_allocator_default()};
+    tg_plan_file_desc d = desc_for(&set, plan, TG_STORAGE_BUFFER, TG_STRATEGY_GREEDY_BY_SIZE, 0, "pairs");
+    uint8_t *data = NULL;
+    size_t size = 0;
+    write_ok(&d, &data, &size);
+    assert_int_equal(data[TG__PF_VERSION], 2);
+    tg_plan_file *f = parse_ok(data, size);
+    assert_same(&d, f);
+    assert_int_equal(f->plan->in_place_count, 2);
+    for (size_t i = 0; i < 2; ++i) {
+      assert_int_equal(f->plan->in_place[i].op, pairs[i].op);
+      assert_int_equal(f->plan->in_place[i].input, pairs[i].input);
+      assert_int_equal(f->plan->in_place[i].output, pairs[i].output);
+      assert_int_equal(f->plan->in_place[i].view, pairs[i].view);
+    }
+    tg_plan_file_destroy(f);
+    /* The INPL section is the last 12 + 8 + 2 * 24 bytes before the checksum. */
+    const size_t sec = size - 4 - (12 + 8 + 48);
+    assert_memory_equal(data + sec, "INPL", 4);
+    struct {
+      size_t at;
+      uint8_t value;
+      const char *message;
+    } cases[] = {{sec, 'X', "unknown section tag 'XNPL'"},
+                 {sec + 4, 200, "runs past the end"},
+                 {sec + 12, 3, "pairs do not fit"},
+                 {sec + 20 + 24 + 8, 3, "still read after op 2"}}; /* pair 1's input: record 3 */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+      uint8_t *c = malloc(size);
+      assert_non_null(c);
+      memcpy(c, data, size);
+      c[cases[i].at] = cases[i].value;
+      tg__plan_file_reseal(c, size);
+      tg_plan_file *g = NULL;
+      tg_error_info err = {{0}};
+      tg_status st = tg_plan_file_parse(c, size, "test.tgplan", NULL, &g, &err);
+      assert_null(g);
+      assert_true(st == TG_ERROR_PARSE || st == TG_ERROR_INVALID_PLAN);
+      if (strstr(err.message, cases[i].message) == NULL)
+        fail_msg("case %zu: '%s' lacks '%s'", i, err.message, cases[i].message);
+      free(c);
+    }
+    tg_plan_file_free_data(NULL, data);
+    tg_plan_destroy(plan);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(golden_bytes),
@@ -791,6 +857,7 @@ int main(void) {
       cmocka_unit_test(every_prefix_is_refused),
       cmocka_unit_test(byte_flips_are_refused_or_valid),
       cmocka_unit_test(damaged_fields_named),
+      cmocka_unit_test(in_place_section),
       cmocka_unit_test(fingerprint_mismatch_names_the_model),
       cmocka_unit_test(policies_on_a_model),
       cmocka_unit_test(writer_refuses_bad_descriptions),
