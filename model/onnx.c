@@ -501,7 +501,8 @@ static tg_status read_named(reader *r, const onnx_node *n, const char *name, uin
                           "reads '%.100s', which is neither a graph input, an initializer nor an output of a node", name);
   if (!r->visible[v])
     return onnx_fail_node(c, n, TG_ERROR_GRAPH,
-                          "reads '%.100s' before it is written: the nodes are not in topological order", name);
+                          "reads '%.100s' before node %d writes it: the nodes are not in topological order",
+                          name, (int)r->node_of_value[v]);
   tg_status st = note_read(r, n, (uint32_t)v, scope);
   if (st != TG_OK) return st;
   *out = &r->values[v];
