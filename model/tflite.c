@@ -668,6 +668,447 @@ static tg_status resolve_dynamic(fb_reader *r, tg_graph *g, const dyn_dims *dyn,
   return TG_OK;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Control flow: IF, WHILE and CALL_ONCE run other subgraphs of the file. Their ops are laid out
+ * in the caller's op order (tangram/graph.h, tg_subgraph): an IF's branches then the IF (its
+ * branches read the IF's inputs directly); a WHILE's start op (writing the cond and body
+ * subgraphs' inputs), cond, body, then WHILE.end (reading both subgraphs' inputs and outputs,
+ * writing the WHILE's outputs); a CALL_ONCE's subgraph then the CALL_ONCE. */
+
+#define TFLITE_MAX_NESTING 16
+
+typedef struct cf_builder {
+  fb_reader *r;
+  const tflite_model *m;        /* the model (subgraph 0 selected) */
+  const tg_allocator *a;
+  tg_tensor *tensors;
+  size_t nt, ct;
+  tg_op *ops;
+  size_t no, co;
+  tg_subgraph *subs;
+  size_t ns, cs;
+  uint32_t stack[TFLITE_MAX_NESTING + 1]; /* subgraph indices being laid out */
+  unsigned depth;
+  char source[TFLITE_MAX_NESTING + 2][200]; /* "<file> (subgraph N)" per depth, for messages */
+} cf_builder;
+
+static tg_status cf_grow(cf_builder *b, void **p, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return TG_OK;
+  size_t n = *cap ? *cap * 2 : 16;
+  while (n < need) n *= 2;
+  void *q = tg__realloc(b->a, *p, *cap * elem, n * elem);
+  if (q == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  memset((char *)q + *cap * elem, 0, (n - *cap) * elem);
+  *p = q;
+  *cap = n;
+  return TG_OK;
+}
+
+static int is_flow_op(const char *name) {
+  return name && (strcmp(name, "IF") == 0 || strcmp(name, "WHILE") == 0 || strcmp(name, "CALL_ONCE") == 0);
+}
+
+/* Subgraph `index` of the file as a graph of its own (tensors, inputs, outputs, ops). */
+static tg_status cf_read_subgraph(cf_builder *b, uint32_t index, tflite_model *mk, tg_graph **out) {
+  fb_reader *r = b->r;
+  tg_status st;
+  *out = NULL;
+  *mk = *b->m;
+  snprintf(r->where, sizeof r->where, "subgraph %u", index);
+  if ((st = fb_vector_table(r, &mk->subgraphs, index, "subgraph", &mk->subgraph)) != TG_OK ||
+      (st = fb_vector_field(r, &mk->subgraph, 0, 4, "tensors", &mk->tensors)) != TG_OK ||
+      (st = fb_vector_field(r, &mk->subgraph, 1, 4, "inputs", &mk->inputs)) != TG_OK ||
+      (st = fb_vector_field(r, &mk->subgraph, 2, 4, "outputs", &mk->outputs)) != TG_OK ||
+      (st = fb_vector_field(r, &mk->subgraph, 3, 4, "operators", &mk->operators)) != TG_OK)
+    return st;
+  if (mk->tensors.count > (uint32_t)INT32_MAX) return fb_fail(r, "%u tensors is more than can be indexed", mk->tensors.count);
+  tg_graph *g = NULL;
+  if ((st = tg_graph_create(mk->tensors.count, mk->operators.count, b->a, &g)) != TG_OK) return st;
+  dyn_dims *dyn = tg__calloc(b->a, mk->tensors.count ? mk->tensors.count : 1, sizeof *dyn);
+  if (dyn == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (uint32_t i = 0; st == TG_OK && i < mk->tensors.count; ++i) st = read_tensor(r, mk, i, g, &dyn[i]);
+  if (st == TG_OK) {
+    snprintf(r->where, sizeof r->where, "subgraph %u", index);
+    st = read_io(r, &mk->inputs, g, TG_TENSOR_INPUT, "input", &g->inputs, &g->input_count);
+  }
+  if (st == TG_OK) st = read_io(r, &mk->outputs, g, TG_TENSOR_OUTPUT, "output", &g->outputs, &g->output_count);
+  for (uint32_t i = 0; st == TG_OK && i < mk->operators.count; ++i) st = read_op(r, mk, i, g);
+  tg__free(b->a, dyn);
+  if (st != TG_OK) {
+    tg_graph_destroy(g);
+    return st;
+  }
+  *out = g;
+  return TG_OK;
+}
+
+/* The subgraph indices in op `i`'s options (IfOptions, WhileOptions: fields 0 and 1;
+ * CallOnceOptions: field 0), each checked against the file's subgraphs. */
+static tg_status cf_op_subgraphs(cf_builder *b, const tflite_model *mk, uint32_t i, const char *opname,
+                                 unsigned count, uint32_t *out) {
+  fb_reader *r = b->r;
+  fb_table t, opts;
+  size_t pos, target;
+  tg_status st;
+  snprintf(r->where, sizeof r->where, "op %u (%s)", i, opname);
+  if ((st = fb_vector_table(r, &mk->operators, i, "operator", &t)) != TG_OK ||
+      (st = fb_field(r, &t, 4, 4, "builtin_options", &pos)) != TG_OK)
+    return st;
+  if (pos == 0) return fb_fail(r, "has no options, so no subgraph to run");
+  if ((st = fb_deref(r, pos, "builtin_options", &target)) != TG_OK ||
+      (st = fb_table_at(r, target, "builtin_options", &opts)) != TG_OK)
+    return st;
+  static const char *const k_names[3][2] = {{"then_subgraph_index", "else_subgraph_index"},
+                                            {"cond_subgraph_index", "body_subgraph_index"},
+                                            {"init_subgraph_index", ""}};
+  int kind = strcmp(opname, "IF") == 0 ? 0 : strcmp(opname, "WHILE") == 0 ? 1 : 2;
+  for (unsigned k = 0; k < count; ++k) {
+    int32_t v;
+    if ((st = fb_i32(r, &opts, k, k_names[kind][k], 0, &v)) != TG_OK) return st;
+    if (v < 0 || (uint32_t)v >= mk->subgraphs.count)
+      return fb_fail(r, "%s %d is out of range (the model has %u subgraphs)", k_names[kind][k], (int)v,
+                     mk->subgraphs.count);
+    for (unsigned d = 0; d <= b->depth; ++d)
+      if (b->stack[d] == (uint32_t)v)
+        return fb_fail(r, "%s %d: subgraph %d is already running (subgraph %u calls it, a cycle of subgraph calls)",
+                       k_names[kind][k], (int)v, (int)v, b->stack[b->depth]);
+    out[k] = (uint32_t)v;
+  }
+  return TG_OK;
+}
+
+static tg_status cf_add_tensor(cf_builder *b, const tg_tensor *t, uint32_t scope, int keep_io, int32_t *index) {
+  tg_status st = cf_grow(b, (void **)&b->tensors, &b->ct, b->nt + 1, sizeof *b->tensors);
+  if (st != TG_OK) return st;
+  tg_tensor *n = &b->tensors[b->nt];
+  *n = *t;
+  n->name = tg__strdup(b->a, t->name ? t->name : "");
+  if (n->name == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  if (!keep_io) n->flags &= ~(uint32_t)(TG_TENSOR_INPUT | TG_TENSOR_OUTPUT);
+  n->subgraph = scope;
+  *index = (int32_t)b->nt++;
+  return TG_OK;
+}
+
+/* Append an op (copying name and lists). */
+static tg_status cf_add_op(cf_builder *b, const char *name, const int32_t *ins, uint32_t nin, const int32_t *outs,
+                           uint32_t nout, uint32_t scope, size_t *index) {
+  tg_status st = cf_grow(b, (void **)&b->ops, &b->co, b->no + 1, sizeof *b->ops);
+  if (st != TG_OK) return st;
+  tg_op *op = &b->ops[b->no];
+  op->name = tg__strdup(b->a, name);
+  op->inputs = tg__calloc(b->a, nin ? nin : 1, sizeof *op->inputs);
+  op->outputs = tg__calloc(b->a, nout ? nout : 1, sizeof *op->outputs);
+  if (op->name == NULL || op->inputs == NULL || op->outputs == NULL) {
+    tg__free(b->a, op->name);
+    tg__free(b->a, op->inputs);
+    tg__free(b->a, op->outputs);
+    memset(op, 0, sizeof *op);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  if (nin) memcpy(op->inputs, ins, nin * sizeof *ins);
+  if (nout) memcpy(op->outputs, outs, nout * sizeof *outs);
+  op->input_count = nin;
+  op->output_count = nout;
+  op->subgraph = scope;
+  if (index) *index = b->no;
+  ++b->no;
+  return TG_OK;
+}
+
+static tg_status cf_add_scope(cf_builder *b, uint32_t parent, tg_subgraph_kind kind, uint32_t branch,
+                              uint32_t file_index, const tflite_model *mk, uint32_t *out) {
+  tg_status st = cf_grow(b, (void **)&b->subs, &b->cs, b->ns + 1, sizeof *b->subs);
+  if (st != TG_OK) return st;
+  tg_subgraph *s = &b->subs[b->ns];
+  const char *name = NULL;
+  size_t len = 0;
+  fb_table sg;
+  if (fb_vector_table(b->r, &mk->subgraphs, file_index, "subgraph", &sg) == TG_OK)
+    (void)fb_string_field(b->r, &sg, 4, "name", &name, &len);
+  char buf[200];
+  snprintf(buf, sizeof buf, "%s%ssubgraph %u%s%.*s%s", parent ? b->subs[parent].name : "", parent ? "/" : "",
+           file_index, len ? " '" : "", (int)(len > 100 ? 100 : len), name ? name : "", len ? "'" : "");
+  s->name = tg__strdup(b->a, buf);
+  if (s->name == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  s->kind = kind;
+  s->parent = parent;
+  s->branch = branch;
+  s->first_op = (uint32_t)b->no;
+  *out = (uint32_t)b->ns++;
+  return TG_OK;
+}
+
+static int cf_same_shape(const tg_tensor *x, const tg_tensor *y) {
+  if (x->rank != y->rank) return 0;
+  for (uint32_t d = 0; d < x->rank; ++d)
+    if (x->shape[d] != y->shape[d]) return 0;
+  return 1;
+}
+
+static tg_status cf_emit(cf_builder *b, const tflite_model *mk, const tg_graph *gk, uint32_t scope,
+                         const int32_t *alias, int32_t **map_out);
+
+/* Lay out subgraph `file_index` as scope `scope`; its inputs are the tensors `alias` (NULL: its
+ * own tensors). `*map` (freed by the caller) maps its tensors to the built graph's. */
+static tg_status cf_emit_file_subgraph(cf_builder *b, uint32_t file_index, uint32_t scope, const int32_t *alias,
+                                       size_t want_inputs, size_t want_outputs, const char *role,
+                                       const char *caller, tg_graph **gk_out, int32_t **map) {
+  fb_reader *r = b->r;
+  tflite_model mk;
+  tg_graph *gk = NULL;
+  *map = NULL;
+  *gk_out = NULL;
+  const char *saved = r->source;
+  const char *file = b->source[0][0] ? b->source[0] : r->source;
+  if (b->source[0][0] == '\0') snprintf(b->source[0], sizeof b->source[0], "%s", r->source);
+  snprintf(b->source[b->depth + 1], sizeof b->source[0], "%.150s (subgraph %u)", file, file_index);
+  r->source = b->source[b->depth + 1];
+  tg_status st = cf_read_subgraph(b, file_index, &mk, &gk);
+  if (st == TG_OK && (gk->input_count != want_inputs || (want_outputs != (size_t)-1 && gk->output_count != want_outputs))) {
+    r->where[0] = '\0';
+    st = fb_fail(r, "%s: its %s, subgraph %u, has %zu inputs and %zu outputs; %zu and %zu expected", caller, role,
+                 file_index, gk->input_count, gk->output_count, want_inputs,
+                 want_outputs == (size_t)-1 ? gk->output_count : want_outputs);
+  }
+  if (st == TG_OK) {
+    b->stack[++b->depth] = file_index;
+    st = cf_emit(b, &mk, gk, scope, alias, map);
+    --b->depth;
+  }
+  r->source = saved;
+  if (st != TG_OK) {
+    tg_graph_destroy(gk);
+    return st;
+  }
+  *gk_out = gk;
+  return TG_OK;
+}
+
+static tg_status cf_flow(cf_builder *b, const tflite_model *mk, const tg_graph *gk, uint32_t i, uint32_t scope,
+                         const int32_t *map) {
+  fb_reader *r = b->r;
+  const tg_op *op = &gk->ops[i];
+  char caller[64];
+  snprintf(caller, sizeof caller, "op %u (%s)", i, op->name);
+  if (b->depth >= TFLITE_MAX_NESTING) {
+    r->where[0] = '\0';
+    return fb_fail(r, "%s: subgraphs nest more than %d deep", caller, TFLITE_MAX_NESTING);
+  }
+  int kind = strcmp(op->name, "IF") == 0 ? 0 : strcmp(op->name, "WHILE") == 0 ? 1 : 2;
+  uint32_t idx[2] = {0, 0};
+  tg_status st = cf_op_subgraphs(b, mk, i, op->name, kind == 2 ? 1 : 2, idx);
+  if (st != TG_OK) return st;
+  r->where[0] = '\0';
+  int32_t *ins = tg__calloc(b->a, op->input_count + 1, sizeof *ins);
+  int32_t *outs = tg__calloc(b->a, op->output_count + 1, sizeof *outs);
+  int32_t *maps[2] = {NULL, NULL};
+  tg_graph *gs[2] = {NULL, NULL};
+  int32_t *list = NULL;
+  uint32_t scopes[2] = {0, 0};
+  if (ins == NULL || outs == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  for (uint32_t k = 0; k < op->input_count; ++k) ins[k] = op->inputs[k] < 0 ? -1 : map[op->inputs[k]];
+  for (uint32_t k = 0; k < op->output_count; ++k) outs[k] = map[op->outputs[k]];
+  if (kind == 0) {
+    /* IF: inputs (cond, args...); each branch takes the args, gives the outputs. */
+    if (op->input_count < 1) {
+      st = fb_fail(r, "%s: has no condition input", caller);
+      goto done;
+    }
+    for (unsigned j = 0; j < 2 && st == TG_OK; ++j) {
+      if ((st = cf_add_scope(b, scope, TG_SUBGRAPH_BRANCH, j, idx[j], mk, &scopes[j])) != TG_OK) break;
+      st = cf_emit_file_subgraph(b, idx[j], scopes[j], ins + 1, op->input_count - 1, op->output_count,
+                                 j ? "else branch" : "then branch", caller, &gs[j], &maps[j]);
+      b->subs[scopes[j]].end_op = (uint32_t)b->no;
+    }
+    if (st != TG_OK) goto done;
+    size_t n = op->input_count + 2 * (size_t)op->output_count;
+    if ((list = tg__calloc(b->a, n ? n : 1, sizeof *list)) == NULL) {
+      st = TG_ERROR_OUT_OF_HOST_MEMORY;
+      goto done;
+    }
+    size_t c = 0;
+    for (uint32_t k = 0; k < op->input_count; ++k) list[c++] = ins[k];
+    for (unsigned j = 0; j < 2; ++j)
+      for (size_t k = 0; k < gs[j]->output_count; ++k) list[c++] = maps[j][gs[j]->outputs[k]];
+    size_t at;
+    if ((st = cf_add_op(b, "IF", list, (uint32_t)c, outs, op->output_count, scope, &at)) != TG_OK) goto done;
+    b->subs[scopes[0]].control_op = b->subs[scopes[1]].control_op = (uint32_t)at;
+  } else if (kind == 1) {
+    /* WHILE: N loop values in and out; cond takes N and gives 1, body takes N and gives N. */
+    if (op->input_count != op->output_count) {
+      st = fb_fail(r, "%s: has %u inputs and %u outputs; a WHILE carries as many values out as in", caller,
+                   op->input_count, op->output_count);
+      goto done;
+    }
+    size_t begin;
+    if ((st = cf_add_op(b, "WHILE", ins, op->input_count, NULL, 0, scope, &begin)) != TG_OK) goto done;
+    static const char *const roles[2] = {"cond", "body"};
+    for (unsigned j = 0; j < 2 && st == TG_OK; ++j) {
+      if ((st = cf_add_scope(b, scope, TG_SUBGRAPH_BODY, 0, idx[j], mk, &scopes[j])) != TG_OK) break;
+      st = cf_emit_file_subgraph(b, idx[j], scopes[j], NULL, op->input_count, j ? op->output_count : 1, roles[j],
+                                 caller, &gs[j], &maps[j]);
+      b->subs[scopes[j]].end_op = (uint32_t)b->no;
+    }
+    if (st != TG_OK) goto done;
+    for (size_t k = 0; k < gs[1]->output_count; ++k) {
+      const tg_tensor *in = &b->tensors[maps[1][gs[1]->inputs[k]]], *o = &b->tensors[maps[1][gs[1]->outputs[k]]];
+      if (!cf_same_shape(in, o)) {
+        char a[120], c2[120];
+        tg__shape_text(in->shape, in->rank, a, sizeof a);
+        tg__shape_text(o->shape, o->rank, c2, sizeof c2);
+        st = fb_fail(r, "%s: loop value %zu is %s on entry to the body and %s after it: values that change shape "
+                     "across iterations are not supported", caller, k, a, c2);
+        goto done;
+      }
+    }
+    /* The start op writes both subgraphs' inputs. */
+    size_t n = 2 * (size_t)op->input_count;
+    tg_op *bop = &b->ops[begin];
+    tg__free(b->a, bop->outputs);
+    if ((bop->outputs = tg__calloc(b->a, n ? n : 1, sizeof *bop->outputs)) == NULL) {
+      st = TG_ERROR_OUT_OF_HOST_MEMORY;
+      goto done;
+    }
+    for (unsigned j = 0; j < 2; ++j)
+      for (size_t k = 0; k < gs[j]->input_count; ++k) bop->outputs[bop->output_count++] = maps[j][gs[j]->inputs[k]];
+    n = 2 * (size_t)op->input_count + 1 + op->output_count;
+    if ((list = tg__calloc(b->a, n, sizeof *list)) == NULL) {
+      st = TG_ERROR_OUT_OF_HOST_MEMORY;
+      goto done;
+    }
+    size_t c = 0;
+    for (unsigned j = 0; j < 2; ++j) {
+      for (size_t k = 0; k < gs[j]->input_count; ++k) list[c++] = maps[j][gs[j]->inputs[k]];
+      for (size_t k = 0; k < gs[j]->output_count; ++k) list[c++] = maps[j][gs[j]->outputs[k]];
+    }
+    size_t at;
+    if ((st = cf_add_op(b, "WHILE.end", list, (uint32_t)c, outs, op->output_count, scope, &at)) != TG_OK) goto done;
+    b->subs[scopes[0]].control_op = b->subs[scopes[1]].control_op = (uint32_t)at;
+  } else {
+    /* CALL_ONCE: the init subgraph (no inputs, no outputs: it sets variables) runs once. */
+    if ((st = cf_add_scope(b, scope, TG_SUBGRAPH_CALL, 0, idx[0], mk, &scopes[0])) != TG_OK) goto done;
+    st = cf_emit_file_subgraph(b, idx[0], scopes[0], NULL, 0, (size_t)-1, "init subgraph", caller, &gs[0], &maps[0]);
+    b->subs[scopes[0]].end_op = (uint32_t)b->no;
+    if (st != TG_OK) goto done;
+    size_t at;
+    if ((st = cf_add_op(b, "CALL_ONCE", ins, op->input_count, outs, op->output_count, scope, &at)) != TG_OK) goto done;
+    b->subs[scopes[0]].control_op = (uint32_t)at;
+  }
+done:
+  for (unsigned j = 0; j < 2; ++j) {
+    tg__free(b->a, maps[j]);
+    tg_graph_destroy(gs[j]);
+  }
+  tg__free(b->a, ins);
+  tg__free(b->a, outs);
+  tg__free(b->a, list);
+  return st;
+}
+
+static tg_status cf_emit(cf_builder *b, const tflite_model *mk, const tg_graph *gk, uint32_t scope,
+                         const int32_t *alias, int32_t **map_out) {
+  tg_status st = TG_OK;
+  int32_t *map = tg__calloc(b->a, gk->tensor_count ? gk->tensor_count : 1, sizeof *map);
+  *map_out = map;
+  if (map == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (size_t t = 0; t < gk->tensor_count; ++t) map[t] = -1;
+  if (alias)
+    for (size_t k = 0; k < gk->input_count; ++k) map[gk->inputs[k]] = alias[k];
+  for (size_t t = 0; st == TG_OK && t < gk->tensor_count; ++t)
+    if (map[t] < 0) st = cf_add_tensor(b, &gk->tensors[t], scope, scope == 0, &map[t]);
+  for (size_t i = 0; st == TG_OK && i < gk->op_count; ++i) {
+    const tg_op *op = &gk->ops[i];
+    if (is_flow_op(op->name)) {
+      st = cf_flow(b, mk, gk, (uint32_t)i, scope, map);
+      continue;
+    }
+    int32_t *ins = tg__calloc(b->a, op->input_count + 1, sizeof *ins);
+    int32_t *outs = tg__calloc(b->a, op->output_count + 1, sizeof *outs);
+    if (ins == NULL || outs == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    for (uint32_t k = 0; st == TG_OK && k < op->input_count; ++k) ins[k] = op->inputs[k] < 0 ? -1 : map[op->inputs[k]];
+    for (uint32_t k = 0; st == TG_OK && k < op->output_count; ++k) outs[k] = map[op->outputs[k]];
+    if (st == TG_OK) st = cf_add_op(b, op->name, ins, op->input_count, outs, op->output_count, scope, NULL);
+    tg__free(b->a, ins);
+    tg__free(b->a, outs);
+  }
+  return st;
+}
+
+static void cf_free(cf_builder *b) {
+  for (size_t t = 0; t < b->nt; ++t) tg__free(b->a, b->tensors[t].name);
+  for (size_t o = 0; o < b->no; ++o) {
+    tg__free(b->a, b->ops[o].name);
+    tg__free(b->a, b->ops[o].inputs);
+    tg__free(b->a, b->ops[o].outputs);
+  }
+  for (size_t s = 0; s < b->ns; ++s) tg__free(b->a, b->subs[s].name);
+  tg__free(b->a, b->tensors);
+  tg__free(b->a, b->ops);
+  tg__free(b->a, b->subs);
+}
+
+/* When subgraph 0 (read into `*g`) runs other subgraphs, replace `*g` by the graph with every
+ * subgraph it runs laid out. */
+static tg_status inline_subgraphs(fb_reader *r, const tflite_model *m, tg_graph **g) {
+  tg_graph *g0 = *g;
+  int any = 0;
+  for (size_t i = 0; i < g0->op_count && !any; ++i) any = is_flow_op(g0->ops[i].name);
+  if (!any) return TG_OK;
+  cf_builder b;
+  memset(&b, 0, sizeof b);
+  b.r = r;
+  b.m = m;
+  b.a = &g0->alloc;
+  b.stack[0] = 0;
+  uint32_t main_scope;
+  tg_status st = cf_grow(&b, (void **)&b.subs, &b.cs, 1, sizeof *b.subs);
+  if (st == TG_OK) {
+    b.subs[0].name = tg__strdup(b.a, "main");
+    b.ns = 1;
+    main_scope = 0;
+    st = b.subs[0].name ? TG_OK : TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  int32_t *map = NULL;
+  if (st == TG_OK) st = cf_emit(&b, m, g0, main_scope, NULL, &map);
+  tg_graph *ng = NULL;
+  if (st == TG_OK) st = tg_graph_create(0, 0, b.a, &ng);
+  if (st == TG_OK) {
+    b.subs[0].end_op = (uint32_t)b.no;
+    tg__free(b.a, ng->tensors);
+    tg__free(b.a, ng->ops);
+    ng->tensors = b.tensors;
+    ng->tensor_count = b.nt;
+    ng->ops = b.ops;
+    ng->op_count = b.no;
+    ng->subgraphs = b.subs;
+    ng->flow_count = b.ns;
+    ng->subgraph_count = g0->subgraph_count;
+    ng->dim_order = g0->dim_order;
+    ng->source = g0->source;
+    g0->source = NULL;
+    ng->inputs = g0->inputs;
+    ng->input_count = g0->input_count;
+    ng->outputs = g0->outputs;
+    ng->output_count = g0->output_count;
+    g0->inputs = g0->outputs = NULL;
+    g0->input_count = g0->output_count = 0;
+    for (size_t k = 0; k < ng->input_count; ++k) ng->inputs[k] = (uint32_t)map[ng->inputs[k]];
+    for (size_t k = 0; k < ng->output_count; ++k) ng->outputs[k] = (uint32_t)map[ng->outputs[k]];
+    memset(&b, 0, sizeof b);
+    tg_graph_destroy(g0);
+    *g = ng;
+  } else {
+    tg_graph_destroy(ng);
+    cf_free(&b);
+  }
+  tg__free(&(*g)->alloc, map);
+  return st;
+}
+
 tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *source,
                                 const tg_allocator *alloc, tg_graph **out, tg_error_info *err) {
   return tg_graph_parse_tflite_with(data, length, source, NULL, alloc, out, err);
@@ -712,6 +1153,7 @@ tg_status tg_graph_parse_tflite_with(const void *data, size_t length, const char
   for (uint32_t i = 0; st == TG_OK && i < m.operators.count; ++i) st = read_op(&r, &m, i, g);
   if (st == TG_OK) st = resolve_dynamic(&r, g, dyn, options);
   tg__free(alloc, dyn);
+  if (st == TG_OK) st = inline_subgraphs(&r, &m, &g);
   if (st != TG_OK) {
     if (st == TG_ERROR_OUT_OF_HOST_MEMORY) tg__error(err, st, "%s: out of memory", r.source);
     tg_graph_destroy(g);
