@@ -295,6 +295,7 @@ static void openwakeword_models(void **state) {
                            "--input-shape input:2x1536 --input-shape h:2x2x64 --input-shape c:2x2x64"},
        "\"If_25.else_branch\""},
       {"alexa_v0.1.tflite", {""}, NULL},
+      {"hey_jarvis_v0.1.tflite", {""}, "\"subgraph 2 'onnx_tf_prefix_If_32_true_1240'\""},
       {"hey_mycroft_v0.1.tflite", {""}, NULL},
       {"hey_rhasspy_v0.1.tflite", {""}, NULL},
       {"timer_v0.1.tflite", {""}, NULL},
