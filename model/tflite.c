@@ -103,6 +103,7 @@ typedef struct fb_reader {
    * copy the same large vector for every op: a few MB expanding to tens of GB. Real models
    * share little; the budget is a generous multiple of the file size. */
   uint64_t budget;
+  int recompute;    /* a dynamic input was given a size other than the file's: infer shapes */
 } fb_reader;
 
 typedef struct fb_table {
@@ -629,14 +630,7 @@ static tg_status resolve_dynamic(fb_reader *r, tg_graph *g, const dyn_dims *dyn,
         return tg__error(r->err, TG_ERROR_INVALID_ARGUMENT,
                          "%s: input '%s': dimension %u is %lld in the file, not %lld as given (%s)",
                          r->source, t->name, d, (long long)t->shape[d], (long long)given->dims[d], got);
-      if (dynamic && !unrecorded && given->dims[d] != t->shape[d])
-        return tg__error(r->err, TG_ERROR_UNSUPPORTED,
-                         "%s: input '%s': dimension %u is dynamic, and the file's tensor shapes were "
-                         "computed with it at %lld; Tangram does not recompute TFLite shapes, so it "
-                         "can plan %lld only: convert the model with that dimension fixed at %lld "
-                         "(or give %lld)",
-                         r->source, t->name, d, (long long)t->shape[d], (long long)t->shape[d],
-                         (long long)given->dims[d], (long long)t->shape[d]);
+      if (dynamic && !unrecorded && given->dims[d] != t->shape[d]) r->recompute = 1;
       t->shape[d] = given->dims[d];
     }
   }
@@ -652,7 +646,7 @@ static tg_status resolve_dynamic(fb_reader *r, tg_graph *g, const dyn_dims *dyn,
           snprintf(by, sizeof by, " (written by op %zu, %.120s)", o, g->ops[o].name ? g->ops[o].name : "?");
           break;
         }
-    if (dyn[i].unrecorded)
+    if (dyn[i].unrecorded && !r->recompute)
       return tg__error(r->err, TG_ERROR_UNSUPPORTED,
                        "%s: tensor %zu '%s'%s: dynamic dimension%s %s (%s), and the file records no size for %s",
                        r->source, i, t->name, by, strchr(dims, ' ') ? "s" : "", dims, shape,
@@ -1109,6 +1103,632 @@ static tg_status inline_subgraphs(fb_reader *r, const tflite_model *m, tg_graph 
   return st;
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Shapes at another input size. The file's shapes hold for the size it was converted with; when
+ * a dynamic input is given another size, every tensor of subgraph 0 that ops write is inferred
+ * again, op by op, from the builtin operator definitions (NHWC, as the GPU delegate reads them).
+ * Small integer tensors (shape vectors: constants and what SHAPE, STRIDED_SLICE, GATHER, PACK,
+ * CONCATENATION, CAST, RESHAPE and integer arithmetic compute from them) are tracked, so shape
+ * subgraphs fold: their outputs become constants, as on GPU engines. */
+
+#define TFL_MAX_VALUES 64
+
+typedef struct tfl_value {
+  int has;                      /* values known */
+  uint32_t count;
+  int64_t v[TFL_MAX_VALUES];
+} tfl_value;
+
+typedef struct tfl_infer {
+  fb_reader *r;
+  const tflite_model *m;
+  tg_graph *g;
+  tfl_value *val;               /* per tensor */
+  uint32_t op;                  /* the op being inferred */
+  fb_table opts;                /* its builtin options */
+  int has_opts;
+} tfl_infer;
+
+static tg_status tfl_fail(tfl_infer *x, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static tg_status tfl_fail(tfl_infer *x, const char *fmt, ...) {
+  char msg[300];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  const tg_op *op = &x->g->ops[x->op];
+  return tg__error(x->r->err, TG_ERROR_UNSUPPORTED, "%s: op %u (%s): %s", x->r->source, x->op,
+                   op->name ? op->name : "?", msg);
+}
+
+/* The values of a constant integer tensor (int32, int64; at most TFL_MAX_VALUES). */
+static tg_status tfl_read_constant(tfl_infer *x, uint32_t i) {
+  fb_reader *r = x->r;
+  fb_table t, b;
+  fb_vector data;
+  uint32_t buffer;
+  uint8_t type;
+  tg_status st;
+  tfl_value *v = &x->val[i];
+  const tg_tensor *tensor = &x->g->tensors[i];
+  if (!(tensor->flags & TG_TENSOR_CONSTANT)) return TG_OK;
+  if ((st = fb_vector_table(r, &x->m->tensors, i, "tensor", &t)) != TG_OK ||
+      (st = fb_u32(r, &t, 2, "buffer", 0, &buffer)) != TG_OK || (st = fb_u8(r, &t, 1, "type", 0, &type)) != TG_OK)
+    return st;
+  if (buffer == 0 || buffer >= x->m->buffers.count || (type != 2 && type != 4)) return TG_OK;
+  if ((st = fb_vector_table(r, &x->m->buffers, buffer, "buffer", &b)) != TG_OK ||
+      (st = fb_vector_field(r, &b, 0, 1, "buffer data", &data)) != TG_OK)
+    return st;
+  size_t width = type == 2 ? 4 : 8;
+  uint64_t elements = 1;
+  for (uint32_t d = 0; d < tensor->rank; ++d) elements *= (uint64_t)tensor->shape[d];
+  if (elements > TFL_MAX_VALUES || data.count < elements * width) return TG_OK;
+  for (uint64_t k = 0; k < elements; ++k)
+    v->v[k] = width == 4 ? (int64_t)rdi32(r->data + data.pos + 4 * k) : (int64_t)rd64(r->data + data.pos + 8 * k);
+  v->count = (uint32_t)elements;
+  v->has = 1;
+  return TG_OK;
+}
+
+static tg_tensor *tfl_in(tfl_infer *x, uint32_t k) {
+  const tg_op *op = &x->g->ops[x->op];
+  return k < op->input_count && op->inputs[k] >= 0 ? &x->g->tensors[op->inputs[k]] : NULL;
+}
+static tfl_value *tfl_inv(tfl_infer *x, uint32_t k) {
+  const tg_op *op = &x->g->ops[x->op];
+  return k < op->input_count && op->inputs[k] >= 0 ? &x->val[op->inputs[k]] : NULL;
+}
+
+static tg_status tfl_need(tfl_infer *x, uint32_t k, tg_tensor **t) {
+  *t = tfl_in(x, k);
+  if (*t == NULL) return tfl_fail(x, "input %u is required", k);
+  return TG_OK;
+}
+
+/* Values of input k (a shape vector, axes...): required. */
+static tg_status tfl_need_values(tfl_infer *x, uint32_t k, const char *what, tfl_value **v) {
+  *v = tfl_inv(x, k);
+  if (*v == NULL || !(*v)->has)
+    return tfl_fail(x, "needs the values of input %u (%s) to know its output shape, and they are computed at run time",
+                    k, what);
+  return TG_OK;
+}
+
+static int32_t tfl_opt_i32(tfl_infer *x, unsigned field, int32_t def) {
+  int32_t v = def;
+  if (x->has_opts && fb_i32(x->r, &x->opts, field, "option", def, &v) != TG_OK) v = def;
+  return v;
+}
+
+static tg_status tfl_set(tfl_infer *x, uint32_t k, uint32_t rank, const int64_t *dims) {
+  const tg_op *op = &x->g->ops[x->op];
+  if (k >= op->output_count) return TG_OK;
+  if (rank > TG_MAX_RANK) return tfl_fail(x, "output %u would have rank %u, more than %d", k, rank, TG_MAX_RANK);
+  uint64_t count = 1;
+  for (uint32_t d = 0; d < rank; ++d) {
+    if (dims[d] < 0) return tfl_fail(x, "output %u: dimension %u would be %lld", k, d, (long long)dims[d]);
+    if (!tg__mul_u64(count, (uint64_t)dims[d], &count) || count > (uint64_t)INT64_MAX)
+      return tfl_fail(x, "output %u would have more elements than fit in 63 bits", k);
+  }
+  tg_tensor *t = &x->g->tensors[op->outputs[k]];
+  t->rank = rank;
+  memset(t->shape, 0, sizeof t->shape);
+  for (uint32_t d = 0; d < rank; ++d) t->shape[d] = dims[d];
+  return TG_OK;
+}
+
+static tg_status tfl_set_like(tfl_infer *x, uint32_t k, const tg_tensor *t) { return tfl_set(x, k, t->rank, t->shape); }
+
+static int64_t tfl_axis(int64_t a, uint32_t rank) { return a < 0 ? a + (int64_t)rank : a; }
+
+/* Numpy broadcasting of inputs [0, n). */
+static tg_status tfl_broadcast(tfl_infer *x, uint32_t n) {
+  int64_t out[TG_MAX_RANK];
+  uint32_t rank = 0;
+  for (uint32_t k = 0; k < n; ++k) {
+    const tg_tensor *t = tfl_in(x, k);
+    if (t && t->rank > rank) rank = t->rank;
+  }
+  for (uint32_t d = 0; d < rank; ++d) out[d] = 1;
+  for (uint32_t k = 0; k < n; ++k) {
+    const tg_tensor *t = tfl_in(x, k);
+    if (t == NULL) continue;
+    for (uint32_t d = 0; d < t->rank; ++d) {
+      int64_t *o = &out[rank - t->rank + d], v = t->shape[d];
+      if (v == *o || v == 1) continue;
+      if (*o != 1) return tfl_fail(x, "inputs do not broadcast (dimension %u: %lld and %lld)", d, (long long)*o, (long long)v);
+      *o = v;
+    }
+  }
+  return tfl_set(x, 0, rank, out);
+}
+
+/* Sliding windows: padding (0 SAME, 1 VALID), stride, dilation. */
+static tg_status tfl_window(tfl_infer *x, int64_t in, int64_t k, int32_t stride, int32_t dilation, int padding, int64_t *out) {
+  if (stride < 1 || dilation < 1) return tfl_fail(x, "stride %d or dilation %d is below 1", (int)stride, (int)dilation);
+  int64_t eff = (k - 1) * dilation + 1;
+  if (padding == 0) *out = (in + stride - 1) / stride;
+  else if (in < eff) return tfl_fail(x, "a window of %lld does not fit an input of %lld (VALID padding)", (long long)eff, (long long)in);
+  else *out = (in - eff) / stride + 1;
+  return TG_OK;
+}
+
+/* Fold an integer op when its inputs' values are known. */
+static int64_t tfl_arith(const char *name, int64_t a, int64_t b, int *ok) {
+  *ok = 1;
+  if (strcmp(name, "ADD") == 0) return a + b;
+  if (strcmp(name, "SUB") == 0) return a - b;
+  if (strcmp(name, "MUL") == 0) return a * b;
+  if (strcmp(name, "MAXIMUM") == 0) return a > b ? a : b;
+  if (strcmp(name, "MINIMUM") == 0) return a < b ? a : b;
+  if ((strcmp(name, "FLOOR_DIV") == 0 || strcmp(name, "DIV") == 0) && b != 0) {
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+  }
+  *ok = 0;
+  return 0;
+}
+
+static int tfl_name_in(const char *name, const char *const *list) {
+  for (; *list; ++list)
+    if (strcmp(name, *list) == 0) return 1;
+  return 0;
+}
+
+static tg_status tfl_infer_op(tfl_infer *x) {
+  tg_graph *g = x->g;
+  const tg_op *op = &g->ops[x->op];
+  const char *name = op->name ? op->name : "";
+  tg_status st;
+  tg_tensor *a = NULL;
+  static const char *const same[] = {
+      "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LOGISTIC", "TANH", "ELU", "HARD_SWISH", "LEAKY_RELU",
+      "PRELU", "GELU", "EXP", "LOG", "SQRT", "RSQRT", "SQUARE", "NEG", "ABS", "SIN", "COS", "CEIL", "FLOOR",
+      "ROUND", "SIGN", "SOFTMAX", "LOG_SOFTMAX", "L2_NORMALIZATION", "LOCAL_RESPONSE_NORMALIZATION",
+      "DEQUANTIZE", "QUANTIZE", "CAST", "LOGICAL_NOT", "ZEROS_LIKE", "CUMSUM", "REVERSE_V2", "ADD_N", NULL};
+  static const char *const binary[] = {
+      "ADD", "SUB", "MUL", "DIV", "POW", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "FLOOR_DIV", "FLOOR_MOD",
+      "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL", "EQUAL", "NOT_EQUAL", "LOGICAL_AND", "LOGICAL_OR",
+      "ATAN2", "SELECT", "SELECT_V2", NULL};
+  static const char *const reducers[] = {"MEAN", "SUM", "REDUCE_MAX", "REDUCE_MIN", "REDUCE_PROD", "REDUCE_ANY",
+                                         "REDUCE_ALL", NULL};
+  tfl_value *out_val = op->output_count > 0 ? &x->val[op->outputs[0]] : NULL;
+  if (tfl_name_in(name, same)) {
+    if ((st = tfl_need(x, 0, &a)) != TG_OK) return st;
+    if (strcmp(name, "CAST") == 0 && tfl_inv(x, 0)->has && out_val) *out_val = *tfl_inv(x, 0);
+    return tfl_set_like(x, 0, a);
+  }
+  if (tfl_name_in(name, binary)) {
+    uint32_t n = strncmp(name, "SELECT", 6) == 0 ? 3 : 2;
+    if ((st = tfl_broadcast(x, n)) != TG_OK) return st;
+    tfl_value *va = tfl_inv(x, 0), *vb = tfl_inv(x, 1);
+    const tg_tensor *o = &g->tensors[op->outputs[0]];
+    uint64_t count = 1;
+    for (uint32_t d = 0; d < o->rank; ++d) count *= (uint64_t)o->shape[d];
+    if (n == 2 && va && vb && va->has && vb->has && out_val && count <= TFL_MAX_VALUES && count > 0 &&
+        (va->count == count || va->count == 1) && (vb->count == count || vb->count == 1)) {
+      int ok = 1;
+      for (uint64_t k = 0; k < count && ok; ++k)
+        out_val->v[k] = tfl_arith(name, va->v[va->count == 1 ? 0 : k], vb->v[vb->count == 1 ? 0 : k], &ok);
+      out_val->has = ok;
+      out_val->count = (uint32_t)count;
+    }
+    return TG_OK;
+  }
+  if (strcmp(name, "CONV_2D") == 0 || strcmp(name, "DEPTHWISE_CONV_2D") == 0) {
+    tg_tensor *w;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need(x, 1, &w)) != TG_OK) return st;
+    if (a->rank != 4 || w->rank != 4) return tfl_fail(x, "input and filter must have rank 4 (%u, %u)", a->rank, w->rank);
+    int dw = name[0] == 'D';
+    int padding = tfl_opt_i32(x, 0, 0) & 0xFF;
+    int32_t sw = tfl_opt_i32(x, 1, 1), sh = tfl_opt_i32(x, 2, 1);
+    int32_t dlw = tfl_opt_i32(x, dw ? 5 : 4, 1), dlh = tfl_opt_i32(x, dw ? 6 : 5, 1);
+    if (x->has_opts) {
+      uint8_t p = 0;
+      if (fb_u8(x->r, &x->opts, 0, "padding", 0, &p) == TG_OK) padding = p;
+    }
+    int64_t d[4] = {a->shape[0], 0, 0, dw ? w->shape[3] : w->shape[0]};
+    if ((st = tfl_window(x, a->shape[1], w->shape[1], sh, dlh, padding, &d[1])) != TG_OK ||
+        (st = tfl_window(x, a->shape[2], w->shape[2], sw, dlw, padding, &d[2])) != TG_OK)
+      return st;
+    return tfl_set(x, 0, 4, d);
+  }
+  if (strcmp(name, "MAX_POOL_2D") == 0 || strcmp(name, "AVERAGE_POOL_2D") == 0 || strcmp(name, "L2_POOL_2D") == 0) {
+    if ((st = tfl_need(x, 0, &a)) != TG_OK) return st;
+    if (a->rank != 4) return tfl_fail(x, "input must have rank 4 (%u)", a->rank);
+    uint8_t padding = 0;
+    if (x->has_opts && (st = fb_u8(x->r, &x->opts, 0, "padding", 0, &padding)) != TG_OK) return st;
+    int64_t d[4] = {a->shape[0], 0, 0, a->shape[3]};
+    if ((st = tfl_window(x, a->shape[1], tfl_opt_i32(x, 4, 1), tfl_opt_i32(x, 2, 1), 1, padding, &d[1])) != TG_OK ||
+        (st = tfl_window(x, a->shape[2], tfl_opt_i32(x, 3, 1), tfl_opt_i32(x, 1, 1), 1, padding, &d[2])) != TG_OK)
+      return st;
+    return tfl_set(x, 0, 4, d);
+  }
+  if (strcmp(name, "FULLY_CONNECTED") == 0) {
+    tg_tensor *w;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need(x, 1, &w)) != TG_OK) return st;
+    if (w->rank != 2) return tfl_fail(x, "weights must have rank 2 (%u)", w->rank);
+    uint8_t keep = 0;
+    if (x->has_opts && (st = fb_u8(x->r, &x->opts, 2, "keep_num_dims", 0, &keep)) != TG_OK) return st;
+    uint64_t count = 1;
+    for (uint32_t d = 0; d < a->rank; ++d) count *= (uint64_t)a->shape[d];
+    if (w->shape[1] == 0 || count % (uint64_t)w->shape[1] != 0)
+      return tfl_fail(x, "input of %llu elements is not a multiple of the weights' %lld inputs", (unsigned long long)count,
+                      (long long)w->shape[1]);
+    if (keep) {
+      int64_t d[TG_MAX_RANK];
+      for (uint32_t k = 0; k < a->rank; ++k) d[k] = a->shape[k];
+      if (a->rank > 0) d[a->rank - 1] = w->shape[0];
+      return tfl_set(x, 0, a->rank, d);
+    }
+    int64_t d[2] = {(int64_t)(count / (uint64_t)w->shape[1]), w->shape[0]};
+    return tfl_set(x, 0, 2, d);
+  }
+  if (strcmp(name, "BATCH_MATMUL") == 0) {
+    tg_tensor *b;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need(x, 1, &b)) != TG_OK) return st;
+    if (a->rank < 2 || b->rank < 2) return tfl_fail(x, "inputs must have rank 2 or more");
+    uint8_t adj_x = 0, adj_y = 0;
+    if (x->has_opts && ((st = fb_u8(x->r, &x->opts, 0, "adj_x", 0, &adj_x)) != TG_OK ||
+                        (st = fb_u8(x->r, &x->opts, 1, "adj_y", 0, &adj_y)) != TG_OK))
+      return st;
+    uint32_t rank = a->rank > b->rank ? a->rank : b->rank;
+    int64_t d[TG_MAX_RANK];
+    for (uint32_t k = 0; k + 2 < rank; ++k) {
+      int64_t da = k + a->rank >= rank ? a->shape[k + a->rank - rank] : 1;
+      int64_t db = k + b->rank >= rank ? b->shape[k + b->rank - rank] : 1;
+      if (da != db && da != 1 && db != 1) return tfl_fail(x, "batch dimensions do not broadcast");
+      d[k] = da == 1 ? db : da;
+    }
+    int64_t m = adj_x ? a->shape[a->rank - 1] : a->shape[a->rank - 2];
+    int64_t ka = adj_x ? a->shape[a->rank - 2] : a->shape[a->rank - 1];
+    int64_t kb = adj_y ? b->shape[b->rank - 1] : b->shape[b->rank - 2];
+    int64_t n = adj_y ? b->shape[b->rank - 2] : b->shape[b->rank - 1];
+    if (ka != kb) return tfl_fail(x, "inner dimensions differ (%lld and %lld)", (long long)ka, (long long)kb);
+    d[rank - 2] = m;
+    d[rank - 1] = n;
+    return tfl_set(x, 0, rank, d);
+  }
+  if (strcmp(name, "RESHAPE") == 0) {
+    if ((st = tfl_need(x, 0, &a)) != TG_OK) return st;
+    int64_t want[TG_MAX_RANK];
+    uint32_t rank = 0;
+    tfl_value *sv = tfl_inv(x, 1);
+    if (sv && sv->has) {
+      if (sv->count > TG_MAX_RANK) return tfl_fail(x, "new shape has %u dimensions", sv->count);
+      rank = sv->count;
+      for (uint32_t k = 0; k < rank; ++k) want[k] = sv->v[k];
+    } else if (tfl_in(x, 1) != NULL) {
+      return tfl_need_values(x, 1, "shape", &sv);
+    } else {
+      fb_vector ns = {0, 0, 0};
+      if (x->has_opts && (st = fb_vector_field(x->r, &x->opts, 0, 4, "new_shape", &ns)) != TG_OK) return st;
+      if (!ns.present) return tfl_fail(x, "has neither a shape input nor new_shape");
+      if (ns.count > TG_MAX_RANK) return tfl_fail(x, "new shape has %u dimensions", ns.count);
+      rank = ns.count;
+      for (uint32_t k = 0; k < rank; ++k) want[k] = rdi32(x->r->data + ns.pos + 4 * (size_t)k);
+    }
+    uint64_t count = 1, known = 1;
+    int minus = -1;
+    for (uint32_t d = 0; d < a->rank; ++d) count *= (uint64_t)a->shape[d];
+    for (uint32_t d = 0; d < rank; ++d) {
+      if (want[d] == -1 && minus < 0) minus = (int)d;
+      else if (want[d] < 0) return tfl_fail(x, "new shape dimension %u is %lld", d, (long long)want[d]);
+      else known *= (uint64_t)want[d];
+    }
+    if (minus >= 0) {
+      if (known == 0 || count % known != 0) return tfl_fail(x, "cannot reshape %llu elements", (unsigned long long)count);
+      want[minus] = (int64_t)(count / known);
+    } else if (known != count) {
+      return tfl_fail(x, "reshapes %llu elements into %llu", (unsigned long long)count, (unsigned long long)known);
+    }
+    if (tfl_inv(x, 0)->has && out_val) *out_val = *tfl_inv(x, 0);
+    return tfl_set(x, 0, rank, want);
+  }
+  if (strcmp(name, "EXPAND_DIMS") == 0) {
+    tfl_value *ax;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need_values(x, 1, "axis", &ax)) != TG_OK) return st;
+    int64_t axis = ax->v[0] < 0 ? ax->v[0] + a->rank + 1 : ax->v[0];
+    if (axis < 0 || axis > (int64_t)a->rank || a->rank + 1 > TG_MAX_RANK) return tfl_fail(x, "axis %lld is out of range", (long long)ax->v[0]);
+    int64_t d[TG_MAX_RANK];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k <= a->rank; ++k) {
+      if ((int64_t)k == axis) d[n++] = 1;
+      if (k < a->rank) d[n++] = a->shape[k];
+    }
+    if (tfl_inv(x, 0)->has && out_val) *out_val = *tfl_inv(x, 0);
+    return tfl_set(x, 0, n, d);
+  }
+  if (strcmp(name, "SQUEEZE") == 0) {
+    if ((st = tfl_need(x, 0, &a)) != TG_OK) return st;
+    fb_vector dims = {0, 0, 0};
+    if (x->has_opts && (st = fb_vector_field(x->r, &x->opts, 0, 4, "squeeze_dims", &dims)) != TG_OK) return st;
+    uint32_t drop = 0;
+    for (uint32_t k = 0; k < dims.count && k < 32; ++k) {
+      int64_t ax = tfl_axis(rdi32(x->r->data + dims.pos + 4 * (size_t)k), a->rank);
+      if (ax < 0 || ax >= (int64_t)a->rank || a->shape[ax] != 1) return tfl_fail(x, "squeeze_dims entry %u is not a dimension of 1", k);
+      drop |= 1u << ax;
+    }
+    int64_t d[TG_MAX_RANK];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < a->rank; ++k)
+      if (dims.count ? !((drop >> k) & 1u) : a->shape[k] != 1) d[n++] = a->shape[k];
+    return tfl_set(x, 0, n, d);
+  }
+  if (strcmp(name, "TRANSPOSE") == 0) {
+    tfl_value *perm;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need_values(x, 1, "perm", &perm)) != TG_OK) return st;
+    if (perm->count != a->rank) return tfl_fail(x, "perm has %u entries for rank %u", perm->count, a->rank);
+    int64_t d[TG_MAX_RANK];
+    for (uint32_t k = 0; k < a->rank; ++k) {
+      if (perm->v[k] < 0 || perm->v[k] >= (int64_t)a->rank) return tfl_fail(x, "perm entry %u is out of range", k);
+      d[k] = a->shape[perm->v[k]];
+    }
+    return tfl_set(x, 0, a->rank, d);
+  }
+  if (strcmp(name, "CONCATENATION") == 0) {
+    if ((st = tfl_need(x, 0, &a)) != TG_OK) return st;
+    int64_t axis = tfl_axis(tfl_opt_i32(x, 0, 0), a->rank);
+    if (axis < 0 || axis >= (int64_t)a->rank) return tfl_fail(x, "axis is out of range");
+    int64_t d[TG_MAX_RANK];
+    for (uint32_t k = 0; k < a->rank; ++k) d[k] = a->shape[k];
+    d[axis] = 0;
+    int fold = out_val != NULL && a->rank == 1;
+    uint32_t nv = 0;
+    for (uint32_t i = 0; i < op->input_count; ++i) {
+      const tg_tensor *t = tfl_in(x, i);
+      if (t == NULL || t->rank != a->rank) return tfl_fail(x, "input %u has another rank", i);
+      for (uint32_t k = 0; k < a->rank; ++k)
+        if ((int64_t)k != axis && t->shape[k] != a->shape[k]) return tfl_fail(x, "input %u differs off the axis", i);
+      d[axis] += t->shape[axis];
+      tfl_value *v = tfl_inv(x, i);
+      if (fold && v->has && nv + v->count <= TFL_MAX_VALUES) {
+        for (uint32_t k = 0; k < v->count; ++k) out_val->v[nv++] = v->v[k];
+      } else {
+        fold = 0;
+      }
+    }
+    if (fold) {
+      out_val->has = 1;
+      out_val->count = nv;
+    }
+    return tfl_set(x, 0, a->rank, d);
+  }
+  if (strcmp(name, "PAD") == 0 || strcmp(name, "PADV2") == 0 || strcmp(name, "MIRROR_PAD") == 0) {
+    tfl_value *p;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need_values(x, 1, "paddings", &p)) != TG_OK) return st;
+    if (p->count != 2 * a->rank) return tfl_fail(x, "paddings has %u entries for rank %u", p->count, a->rank);
+    int64_t d[TG_MAX_RANK];
+    for (uint32_t k = 0; k < a->rank; ++k) d[k] = a->shape[k] + p->v[2 * k] + p->v[2 * k + 1];
+    return tfl_set(x, 0, a->rank, d);
+  }
+  if (tfl_name_in(name, reducers) || strcmp(name, "ARG_MAX") == 0 || strcmp(name, "ARG_MIN") == 0) {
+    tfl_value *axes;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need_values(x, 1, "axes", &axes)) != TG_OK) return st;
+    int arg = strncmp(name, "ARG_", 4) == 0;
+    uint8_t keep = 0;
+    if (!arg && x->has_opts && (st = fb_u8(x->r, &x->opts, 0, "keep_dims", 0, &keep)) != TG_OK) return st;
+    uint32_t mask = 0;
+    for (uint32_t k = 0; k < axes->count; ++k) {
+      int64_t ax = tfl_axis(axes->v[k], a->rank);
+      if (ax < 0 || ax >= (int64_t)a->rank) return tfl_fail(x, "axis %lld is out of range", (long long)axes->v[k]);
+      mask |= 1u << ax;
+    }
+    int64_t d[TG_MAX_RANK];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < a->rank; ++k) {
+      if (!((mask >> k) & 1u)) d[n++] = a->shape[k];
+      else if (keep) d[n++] = 1;
+    }
+    return tfl_set(x, 0, n, d);
+  }
+  if (strcmp(name, "SHAPE") == 0) {
+    if ((st = tfl_need(x, 0, &a)) != TG_OK) return st;
+    int64_t d[1] = {a->rank};
+    if (out_val) {
+      out_val->has = 1;
+      out_val->count = a->rank;
+      for (uint32_t k = 0; k < a->rank; ++k) out_val->v[k] = a->shape[k];
+    }
+    return tfl_set(x, 0, 1, d);
+  }
+  if (strcmp(name, "STRIDED_SLICE") == 0 || strcmp(name, "SLICE") == 0) {
+    tfl_value *b, *e, *s = NULL;
+    int strided = name[0] == 'S' && name[1] == 'T';
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need_values(x, 1, "begin", &b)) != TG_OK ||
+        (st = tfl_need_values(x, 2, strided ? "end" : "size", &e)) != TG_OK)
+      return st;
+    if (strided && (st = tfl_need_values(x, 3, "strides", &s)) != TG_OK) return st;
+    if (b->count != a->rank || e->count != a->rank || (s && s->count != a->rank))
+      return tfl_fail(x, "begin/end/strides do not match rank %u", a->rank);
+    int32_t bm = strided ? tfl_opt_i32(x, 0, 0) : 0, em = strided ? tfl_opt_i32(x, 1, 0) : 0;
+    int32_t ell = strided ? tfl_opt_i32(x, 2, 0) : 0, na = strided ? tfl_opt_i32(x, 3, 0) : 0;
+    int32_t shrink = strided ? tfl_opt_i32(x, 4, 0) : 0;
+    if (ell || na) return tfl_fail(x, "ellipsis and new-axis masks are not supported");
+    int64_t d[TG_MAX_RANK], starts[TG_MAX_RANK], steps[TG_MAX_RANK];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < a->rank; ++k) {
+      int64_t dim = a->shape[k], step = s ? s->v[k] : 1, lo, hi, len;
+      if (step == 0) return tfl_fail(x, "stride %u is 0", k);
+      if (!strided) {
+        lo = b->v[k];
+        len = e->v[k] == -1 ? dim - lo : e->v[k];
+        if (lo < 0 || len < 0 || lo + len > dim) return tfl_fail(x, "slice %u out of range", k);
+        starts[k] = lo;
+        steps[k] = 1;
+        d[n++] = len;
+        continue;
+      }
+      lo = (bm >> k) & 1 ? (step > 0 ? 0 : dim - 1) : b->v[k];
+      hi = (em >> k) & 1 ? (step > 0 ? dim : -1) : e->v[k];
+      if (!((bm >> k) & 1) && lo < 0) lo += dim;
+      if (!((em >> k) & 1) && hi < 0) hi += dim;
+      if ((shrink >> k) & 1) {
+        hi = lo + 1;
+        step = 1;
+      }
+      if (step > 0) {
+        lo = lo < 0 ? 0 : lo > dim ? dim : lo;
+        hi = hi < 0 ? 0 : hi > dim ? dim : hi;
+        len = hi > lo ? (hi - lo + step - 1) / step : 0;
+      } else {
+        lo = lo < -1 ? -1 : lo > dim - 1 ? dim - 1 : lo;
+        hi = hi < -1 ? -1 : hi > dim - 1 ? dim - 1 : hi;
+        len = lo > hi ? (lo - hi - step - 1) / -step : 0;
+      }
+      starts[k] = lo;
+      steps[k] = step;
+      if (!((shrink >> k) & 1)) d[n++] = len;
+    }
+    /* Fold a slice of a known vector. */
+    tfl_value *v = tfl_inv(x, 0);
+    if (v->has && a->rank == 1 && out_val) {
+      int64_t len = n ? d[0] : 1;
+      if (len >= 0 && len <= TFL_MAX_VALUES) {
+        out_val->has = 1;
+        out_val->count = (uint32_t)len;
+        for (int64_t k = 0; k < len; ++k) {
+          int64_t at = starts[0] + k * steps[0];
+          if (at < 0 || at >= (int64_t)v->count) out_val->has = 0;
+          else out_val->v[k] = v->v[at];
+        }
+      }
+    }
+    return tfl_set(x, 0, n, d);
+  }
+  if (strcmp(name, "GATHER") == 0) {
+    tg_tensor *idx;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need(x, 1, &idx)) != TG_OK) return st;
+    int64_t axis = tfl_axis(tfl_opt_i32(x, 0, 0), a->rank);
+    if (axis < 0 || axis >= (int64_t)a->rank || a->rank - 1 + idx->rank > TG_MAX_RANK) return tfl_fail(x, "axis is out of range");
+    int64_t d[TG_MAX_RANK];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < a->rank; ++k) {
+      if ((int64_t)k != axis) d[n++] = a->shape[k];
+      else
+        for (uint32_t j = 0; j < idx->rank; ++j) d[n++] = idx->shape[j];
+    }
+    tfl_value *v = tfl_inv(x, 0), *iv = tfl_inv(x, 1);
+    if (v->has && iv->has && a->rank == 1 && out_val) {
+      out_val->has = 1;
+      out_val->count = iv->count;
+      for (uint32_t k = 0; k < iv->count; ++k) {
+        int64_t at = iv->v[k] < 0 ? iv->v[k] + (int64_t)v->count : iv->v[k];
+        if (at < 0 || at >= (int64_t)v->count) out_val->has = 0;
+        else out_val->v[k] = v->v[at];
+      }
+    }
+    return tfl_set(x, 0, n, d);
+  }
+  if (strcmp(name, "PACK") == 0) {
+    if ((st = tfl_need(x, 0, &a)) != TG_OK) return st;
+    int64_t axis = tfl_opt_i32(x, 1, 0);
+    if (axis < 0) axis += a->rank + 1;
+    if (axis < 0 || axis > (int64_t)a->rank || a->rank + 1 > TG_MAX_RANK) return tfl_fail(x, "axis is out of range");
+    int64_t d[TG_MAX_RANK];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k <= a->rank; ++k) {
+      if ((int64_t)k == axis) d[n++] = op->input_count;
+      if (k < a->rank) d[n++] = a->shape[k];
+    }
+    int fold = a->rank == 0 && out_val && op->input_count <= TFL_MAX_VALUES;
+    for (uint32_t i = 0; fold && i < op->input_count; ++i) {
+      tfl_value *v = tfl_inv(x, i);
+      if (v == NULL || !v->has || v->count != 1) fold = 0;
+      else out_val->v[i] = v->v[0];
+    }
+    if (fold) {
+      out_val->has = 1;
+      out_val->count = op->input_count;
+    }
+    return tfl_set(x, 0, n, d);
+  }
+  if (strcmp(name, "SPLIT") == 0 || strcmp(name, "UNPACK") == 0) {
+    int unpack = name[0] == 'U';
+    tfl_value *ax = NULL;
+    if (unpack) {
+      if ((st = tfl_need(x, 0, &a)) != TG_OK) return st;
+    } else if ((st = tfl_need_values(x, 0, "axis", &ax)) != TG_OK || (st = tfl_need(x, 1, &a)) != TG_OK) {
+      return st;
+    }
+    int64_t axis = tfl_axis(unpack ? tfl_opt_i32(x, 1, 0) : ax->v[0], a->rank);
+    if (axis < 0 || axis >= (int64_t)a->rank) return tfl_fail(x, "axis is out of range");
+    uint32_t parts = op->output_count;
+    if (parts == 0 || a->shape[axis] % parts != 0) return tfl_fail(x, "dimension %lld does not split in %u", (long long)axis, parts);
+    int64_t d[TG_MAX_RANK];
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < a->rank; ++k) {
+      if ((int64_t)k != axis) d[n++] = a->shape[k];
+      else if (!unpack) d[n++] = a->shape[k] / parts;
+    }
+    for (uint32_t k = 0; k < parts; ++k)
+      if ((st = tfl_set(x, k, n, d)) != TG_OK) return st;
+    return TG_OK;
+  }
+  if (strcmp(name, "RESIZE_BILINEAR") == 0 || strcmp(name, "RESIZE_NEAREST_NEIGHBOR") == 0) {
+    tfl_value *size;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need_values(x, 1, "size", &size)) != TG_OK) return st;
+    if (a->rank != 4 || size->count != 2) return tfl_fail(x, "input must have rank 4 and size 2 entries");
+    int64_t d[4] = {a->shape[0], size->v[0], size->v[1], a->shape[3]};
+    return tfl_set(x, 0, 4, d);
+  }
+  return tfl_fail(x, "no shape inference for this op: its output shape at an input size other than the file's "
+                     "cannot be known");
+}
+
+/* Infer subgraph 0's shapes again (the graph inputs hold the sizes given). */
+static tg_status tflite_infer_shapes(fb_reader *r, const tflite_model *m, tg_graph *g) {
+  tfl_infer x;
+  memset(&x, 0, sizeof x);
+  x.r = r;
+  x.m = m;
+  x.g = g;
+  x.val = tg__calloc(&g->alloc, g->tensor_count ? g->tensor_count : 1, sizeof *x.val);
+  if (x.val == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  tg_status st = TG_OK;
+  r->where[0] = '\0';
+  for (size_t i = 0; st == TG_OK && i < g->tensor_count; ++i) st = tfl_read_constant(&x, (uint32_t)i);
+  for (size_t o = 0; st == TG_OK && o < g->op_count; ++o) {
+    const tg_op *op = &g->ops[o];
+    x.op = (uint32_t)o;
+    /* Ops on constants only keep the file's shapes (weights prepared at load time). */
+    int all_constant = 1, any = 0;
+    for (uint32_t k = 0; k < op->input_count; ++k) {
+      if (op->inputs[k] < 0) continue;
+      any = 1;
+      if (!(g->tensors[op->inputs[k]].flags & TG_TENSOR_CONSTANT)) all_constant = 0;
+    }
+    if (any && all_constant) continue;
+    if (is_flow_op(op->name)) {
+      st = tfl_fail(&x, "control flow at an input size other than the file's is not supported");
+      break;
+    }
+    fb_table t;
+    size_t pos = 0, target;
+    x.has_opts = 0;
+    if ((st = fb_vector_table(r, &m->operators, (uint32_t)o, "operator", &t)) != TG_OK ||
+        (st = fb_field(r, &t, 4, 4, "builtin_options", &pos)) != TG_OK)
+      break;
+    if (pos) {
+      if ((st = fb_deref(r, pos, "builtin_options", &target)) != TG_OK ||
+          (st = fb_table_at(r, target, "builtin_options", &x.opts)) != TG_OK)
+        break;
+      x.has_opts = 1;
+    }
+    st = tfl_infer_op(&x);
+    /* Outputs computed entirely before the run (shape arithmetic) become constants. */
+    if (st == TG_OK && op->output_count == 1 && x.val[op->outputs[0]].has)
+      g->tensors[op->outputs[0]].flags |= TG_TENSOR_CONSTANT;
+  }
+  tg__free(&g->alloc, x.val);
+  return st;
+}
+
 tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *source,
                                 const tg_allocator *alloc, tg_graph **out, tg_error_info *err) {
   return tg_graph_parse_tflite_with(data, length, source, NULL, alloc, out, err);
@@ -1153,6 +1773,7 @@ tg_status tg_graph_parse_tflite_with(const void *data, size_t length, const char
   for (uint32_t i = 0; st == TG_OK && i < m.operators.count; ++i) st = read_op(&r, &m, i, g);
   if (st == TG_OK) st = resolve_dynamic(&r, g, dyn, options);
   tg__free(alloc, dyn);
+  if (st == TG_OK && r.recompute) st = tflite_infer_shapes(&r, &m, g);
   if (st == TG_OK) st = inline_subgraphs(&r, &m, &g);
   if (st != TG_OK) {
     if (st == TG_ERROR_OUT_OF_HOST_MEMORY) tg__error(err, st, "%s: out of memory", r.source);

@@ -633,11 +633,26 @@ static void dynamic_dimensions_need_input_shapes(void **state) {
   assert_int_equal(g->tensors[0].shape[0], 1);
   assert_int_equal(g->tensors[5].shape[0], 1);
   tg_graph_destroy(g);
-  /* Another batch: Tangram cannot recompute TFLite's shapes and says what it can plan. */
+  /* Another batch: every op's output shape is inferred again; an op without inference (the
+   * custom MyOp) is named. */
   tg_input_shape four = {"x", 4, {4, 8, 8, 3}};
-  g = parse_with(&b, n, &four, 1, TG_ERROR_UNSUPPORTED,
-                 "input 'x': dimension 0 is dynamic, and the file's tensor shapes were computed with it at 1");
+  g = parse_with(&b, n, &four, 1, TG_ERROR_UNSUPPORTED, "d.tflite: op 2 (MyOp): no shape inference for this op");
   tg_graph_destroy(g);
+  {
+    static tt_buf b2;
+    tt_model m2;
+    dynamic_batch_example(&m2);
+    m2.opcodes[2] = (tt_opcode){19, 19, NULL}; /* RELU instead of MyOp */
+    size_t n2 = tt_build(&m2, &b2, NULL);
+    g = parse_with(&b2, n2, &four, 1, TG_OK, NULL);
+    static const int64_t want[4] = {4, 8, 8, 4};
+    for (int t = 3; t <= 5; ++t) {
+      assert_int_equal(g->tensors[t].rank, 4);
+      for (int d = 0; d < 4; ++d) assert_int_equal(g->tensors[t].shape[d], want[d]);
+    }
+    assert_int_equal(g->tensors[2].shape[0], 4); /* the weights keep their shape */
+    tg_graph_destroy(g);
+  }
   /* Static dimensions must be repeated; names must be inputs; ranks must agree. */
   tg_input_shape wide = {"x", 4, {1, 9, 8, 3}};
   g = parse_with(&b, n, &wide, 1, TG_ERROR_INVALID_ARGUMENT, "dimension 1 is 8 in the file, not 9");

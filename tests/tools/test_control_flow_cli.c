@@ -299,6 +299,12 @@ static void openwakeword_models(void **state) {
       {"hey_mycroft_v0.1.tflite", {""}, NULL},
       {"hey_rhasspy_v0.1.tflite", {""}, NULL},
       {"timer_v0.1.tflite", {""}, NULL},
+      /* Dynamic lengths: the shapes are inferred again at each size. */
+      {"melspectrogram.tflite", {"--input-shape serving_default_input:0:1x1280", "--input-shape serving_default_input:0:1x1760",
+                                 "--input-shape serving_default_input:0:2x3200"}, NULL},
+      {"embedding_model.tflite", {"--input-shape serving_default_input_1:0:1x76x32x1",
+                                  "--input-shape serving_default_input_1:0:2x76x32x1",
+                                  "--input-shape serving_default_input_1:0:5x76x32x1"}, NULL},
       {"weather_v0.1.tflite", {""}, NULL},
   };
   static const int its[] = {2};

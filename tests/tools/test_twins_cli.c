@@ -45,14 +45,14 @@ typedef struct twin_plan {
   size_t count;
 } twin_plan;
 
-static void plan_twin(const char *path, twin_plan *t) {
-  cli_result r = cli("plan %s --mode offsets --strategy best --json", path);
+static void plan_twin(const char *path, const char *shape, twin_plan *t) {
+  cli_result r = cli("plan %s %s --mode offsets --strategy best --json", path, shape);
   if (r.code != 0) fail_msg("plan %s: exit %d: %s", path, r.code, r.err);
   t->peak = json_u64(r.out, "peak_live");
   t->offsets = json_u64(strstr(r.out, "\"results\":"), "total");
   t->count = json_u64s(r.out, "size_of", t->sizes, 512);
   cli_free(&r);
-  r = cli("plan %s --mode objects --strategy best --json", path);
+  r = cli("plan %s %s --mode objects --strategy best --json", path, shape);
   if (r.code != 0) fail_msg("plan %s: exit %d: %s", path, r.code, r.err);
   t->objects = json_u64(strstr(r.out, "\"results\":"), "total");
   cli_free(&r);
@@ -92,8 +92,8 @@ static void twins_agree(void **state) {
     snprintf(rel, sizeof rel, "openwakeword/%s.tflite", twins[k].name);
     if (tg_test_model_path(tflite, sizeof tflite, rel) == NULL) continue;
     static twin_plan a, b;
-    plan_twin(onnx, &a);
-    plan_twin(tflite, &b);
+    plan_twin(onnx, "", &a);
+    plan_twin(tflite, "", &b);
     assert_int_equal(a.count, twins[k].onnx_records);
     assert_int_equal(b.count, twins[k].tflite_records);
     if (twins[k].same_network) {
@@ -112,8 +112,54 @@ static void twins_agree(void **state) {
   }
 }
 
+/* The dynamic twins at the same input sizes (the .tflite's shapes inferred again). */
+static void dynamic_twins(void **state) {
+  (void)state;
+  char onnx[1024], tflite[1024];
+  if (tg_test_model_path(onnx, sizeof onnx, "openwakeword/embedding_model.onnx") &&
+      tg_test_model_path(tflite, sizeof tflite, "openwakeword/embedding_model.tflite")) {
+    for (int batch = 1; batch <= 5; batch += 2) {
+      static twin_plan a, b;
+      char sa[80], sb[80];
+      snprintf(sa, sizeof sa, "--input-shape input_1:%dx76x32x1", batch);
+      snprintf(sb, sizeof sb, "--input-shape serving_default_input_1:0:%dx76x32x1", batch);
+      plan_twin(onnx, sa, &a);
+      plan_twin(tflite, sb, &b);
+      /* 64 records against 63, not all of one size: the .onnx transposes its input to
+       * [N,1,76,32] and ends with a [N,96,1,1] Reshape; the .tflite pads its input to [N,76,34,1]
+       * (the converter made the first conv's padding an explicit PAD). The same totals. */
+      assert_int_equal(a.count, 64);
+      assert_int_equal(b.count, 63);
+      assert_int_equal(a.peak, 454656u * (unsigned)batch);
+      assert_int_equal(b.peak, a.peak);
+      assert_int_equal(b.offsets, a.offsets);
+      assert_int_equal(b.objects, a.objects);
+    }
+  }
+  if (tg_test_model_path(onnx, sizeof onnx, "openwakeword/melspectrogram.onnx") &&
+      tg_test_model_path(tflite, sizeof tflite, "openwakeword/melspectrogram.tflite")) {
+    static const struct { int samples; uint64_t onnx_peak, tflite_peak; } lengths[] = {
+        {1280, 61680, 40960}, {1760, 98688, 56320}, {3200, 209712, 102400}};
+    for (size_t k = 0; k < 3; ++k) {
+      static twin_plan a, b;
+      char sa[80], sb[80];
+      snprintf(sa, sizeof sa, "--input-shape input:1x%d", lengths[k].samples);
+      snprintf(sb, sizeof sb, "--input-shape serving_default_input:0:1x%d", lengths[k].samples);
+      plan_twin(onnx, sa, &a);
+      plan_twin(tflite, sb, &b);
+      /* The layouts differ: onnx-tf's transposes leave the .onnx's spectra as [1,1,257,F]
+       * (NCHW: one channel, padded to a 4-channel slice: 4x the bytes) where the .tflite has
+       * [1,1,F,257] (NHWC: 257 channels). */
+      assert_int_equal(a.peak, lengths[k].onnx_peak);
+      assert_int_equal(b.peak, lengths[k].tflite_peak);
+      assert_int_equal(a.offsets, a.peak);
+      assert_int_equal(b.offsets, b.peak);
+    }
+  }
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(twins_agree)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(twins_agree), cmocka_unit_test(dynamic_twins)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
 
