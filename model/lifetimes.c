@@ -69,7 +69,7 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
     tl->producer = -1;
     tl->first_task = -1;
     tl->last_task = -1;
-    tl->constant = (g->tensors[t].flags & TG_TENSOR_CONSTANT) != 0 || zero_elements(&g->tensors[t]);
+    tl->constant = (g->tensors[t].flags & TG_TENSOR_CONSTANT) != 0;
     if (g->tensors[t].flags & TG_TENSOR_INPUT) io[t] |= 1;
     if (g->tensors[t].flags & TG_TENSOR_OUTPUT) io[t] |= 2;
   }
@@ -146,8 +146,8 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
     else if ((io[t] & 1) || (tl->constant && tl->consumer_count > 0)) tl->first_task = 0;
     else tl->first_task = -1;
     tl->last_task = last_reader >= 0 ? last_reader : tl->first_task;
-    if (tl->constant) {
-      tl->planned = 0;
+    if (tl->constant || zero_elements(&g->tensors[t])) {
+      tl->planned = 0; /* a zero-element tensor holds nothing */
     } else if (!tl->persistent) {
       tl->planned = tl->producer >= 0;
     } else if (plan_io && (tl->producer >= 0 || (io[t] & 1))) {

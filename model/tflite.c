@@ -1677,6 +1677,40 @@ static tg_status tfl_infer_op(tfl_infer *x) {
     int64_t d[4] = {a->shape[0], size->v[0], size->v[1], a->shape[3]};
     return tfl_set(x, 0, 4, d);
   }
+  if (strcmp(name, "DEPTH_TO_SPACE") == 0 || strcmp(name, "SPACE_TO_DEPTH") == 0) {
+    if ((st = tfl_need(x, 0, &a)) != TG_OK) return st;
+    int64_t bs = tfl_opt_i32(x, 0, 0);
+    if (a->rank != 4 || bs < 1) return tfl_fail(x, "needs a rank-4 input and a block size (%lld)", (long long)bs);
+    int64_t d[4];
+    if (name[0] == 'D') {
+      if (a->shape[3] % (bs * bs) != 0) return tfl_fail(x, "channels %lld do not divide by %lld", (long long)a->shape[3], (long long)(bs * bs));
+      int64_t dd[4] = {a->shape[0], a->shape[1] * bs, a->shape[2] * bs, a->shape[3] / (bs * bs)};
+      memcpy(d, dd, sizeof d);
+    } else {
+      if (a->shape[1] % bs != 0 || a->shape[2] % bs != 0) return tfl_fail(x, "height or width does not divide by %lld", (long long)bs);
+      int64_t dd[4] = {a->shape[0], a->shape[1] / bs, a->shape[2] / bs, a->shape[3] * bs * bs};
+      memcpy(d, dd, sizeof d);
+    }
+    return tfl_set(x, 0, 4, d);
+  }
+  if (strcmp(name, "TILE") == 0) {
+    tfl_value *mult;
+    if ((st = tfl_need(x, 0, &a)) != TG_OK || (st = tfl_need_values(x, 1, "multiples", &mult)) != TG_OK) return st;
+    if (mult->count != a->rank) return tfl_fail(x, "multiples has %u entries for rank %u", mult->count, a->rank);
+    int64_t d[TG_MAX_RANK];
+    for (uint32_t k = 0; k < a->rank; ++k) {
+      if (mult->v[k] < 0 || (a->shape[k] && mult->v[k] > INT64_MAX / a->shape[k])) return tfl_fail(x, "multiple %u is out of range", k);
+      d[k] = a->shape[k] * mult->v[k];
+    }
+    return tfl_set(x, 0, a->rank, d);
+  }
+  if (strcmp(name, "TRANSPOSE_CONV") == 0 || strcmp(name, "BROADCAST_TO") == 0 || strcmp(name, "FILL") == 0) {
+    /* The output shape is a vector input: TRANSPOSE_CONV's 0, BROADCAST_TO's 1, FILL's 0. */
+    tfl_value *shape;
+    if ((st = tfl_need_values(x, name[0] == 'B' ? 1 : 0, "output shape", &shape)) != TG_OK) return st;
+    if (shape->count > TG_MAX_RANK) return tfl_fail(x, "output shape has %u dimensions", shape->count);
+    return tfl_set(x, 0, shape->count, shape->v);
+  }
   return tfl_fail(x, "no shape inference for this op: its output shape at an input size other than the file's "
                      "cannot be known");
 }
@@ -1721,10 +1755,25 @@ static tg_status tflite_infer_shapes(fb_reader *r, const tflite_model *m, tg_gra
       x.has_opts = 1;
     }
     st = tfl_infer_op(&x);
-    /* Outputs computed entirely before the run (shape arithmetic) become constants. */
-    if (st == TG_OK && op->output_count == 1 && x.val[op->outputs[0]].has)
-      g->tensors[op->outputs[0]].flags |= TG_TENSOR_CONSTANT;
   }
+  /* Ops whose outputs are computed entirely before the run (shape arithmetic) are not ops of
+   * the graph: their outputs become constants, as on GPU engines. (No control flow here: it is
+   * refused above, so op indices no longer need to match the file's.) */
+  size_t kept = 0;
+  for (size_t o = 0; st == TG_OK && o < g->op_count; ++o) {
+    tg_op *op = &g->ops[o];
+    int folded = op->output_count > 0;
+    for (uint32_t k = 0; k < op->output_count && folded; ++k) folded = x.val[op->outputs[k]].has;
+    if (!folded) {
+      g->ops[kept++] = *op;
+      continue;
+    }
+    for (uint32_t k = 0; k < op->output_count; ++k) g->tensors[op->outputs[k]].flags |= TG_TENSOR_CONSTANT;
+    tg__free(&g->alloc, op->name);
+    tg__free(&g->alloc, op->inputs);
+    tg__free(&g->alloc, op->outputs);
+  }
+  if (st == TG_OK) g->op_count = kept;
   tg__free(&g->alloc, x.val);
   return st;
 }

@@ -359,13 +359,13 @@ static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const
   uint64_t *mismatches = tg__calloc(alloc, set->count ? set->count : 1, sizeof *mismatches);
   op_waits w = {0};
   tg_waits *waits = NULL;
+  uint32_t *order = NULL;
+  size_t order_length = 0;
   if (mismatches == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
   tg_check_desc cd = {sp->in.graph, tensor_of, 0, 0, NULL, NULL};
-  uint32_t *order = NULL;
-  size_t order_length = 0;
   /* Control flow, in order: one execution with the chosen branch and iteration count. */
   if (!ooo && sp->in.graph && sp->in.graph->flow_count > 0) {
     if ((st = tg_graph_run_order(sp->in.graph, flow[0], flow[1], alloc, &order, &order_length, err)) != TG_OK)

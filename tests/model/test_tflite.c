@@ -652,6 +652,19 @@ static void dynamic_dimensions_need_input_shapes(void **state) {
     }
     assert_int_equal(g->tensors[2].shape[0], 4); /* the weights keep their shape */
     tg_graph_destroy(g);
+    /* A shape subgraph folds: SHAPE(a) -> b feeds RESHAPE(a, b) -> y; SHAPE is no op any more. */
+    dynamic_batch_example(&m2);
+    m2.opcodes[2] = (tt_opcode){77, 77, NULL}; /* SHAPE */
+    m2.opcodes[3] = (tt_opcode){22, 22, NULL}; /* RESHAPE */
+    m2.signature_rank[4] = 0;
+    m2.tensors[4] = (tt_tensor){"b", 1, {4}, 0, 2, 0, 0};
+    n2 = tt_build(&m2, &b2, NULL);
+    g = parse_with(&b2, n2, &four, 1, TG_OK, NULL);
+    assert_int_equal(g->op_count, 3);
+    assert_string_equal(g->ops[2].name, "RESHAPE");
+    assert_true(g->tensors[4].flags & TG_TENSOR_CONSTANT);
+    for (int d = 0; d < 4; ++d) assert_int_equal(g->tensors[5].shape[d], want[d]);
+    tg_graph_destroy(g);
   }
   /* Static dimensions must be repeated; names must be inputs; ranks must agree. */
   tg_input_shape wide = {"x", 4, {1, 9, 8, 3}};
