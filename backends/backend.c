@@ -653,8 +653,8 @@ void tg_check_desc_use_waits(tg_check_desc *desc, const tg_wait_lists *lists) {
   desc->waits = lists->lists;
 }
 
-static tg_status entry_realization_check(tg_realization *z, const tg_check_desc *desc,
-                               tg_check_result *out, tg_error_info *err) {
+static tg_status check_impl(tg_realization *z, const tg_check_desc *desc, const uint32_t *run_order,
+                            size_t run_order_length, tg_check_result *out, tg_error_info *err) {
   if (z == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
   static const tg_check_desc k_default = {0};
   if (desc == NULL) desc = &k_default;
@@ -675,11 +675,32 @@ static tg_status entry_realization_check(tg_realization *z, const tg_check_desc 
   }
   tg__check_access *reads = tg__calloc(a, max_access, sizeof *reads);
   tg__check_access *writes = tg__calloc(a, max_access, sizeof *writes);
+  uint8_t *has_writer = NULL, *written = NULL;
   if (!counts || !reads || !writes) {
     st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     goto done;
   }
   int ooo = desc->out_of_order && d->info.out_of_order;
+  int sequence = run_order != NULL;
+  if (sequence) {
+    if (desc->graph == NULL || desc->out_of_order) {
+      st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: a run order needs a graph and runs in order");
+      goto done;
+    }
+    has_writer = tg__calloc(a, z->record_count ? z->record_count : 1, 1);
+    written = tg__calloc(a, z->record_count ? z->record_count : 1, 1);
+    if (!has_writer || !written) {
+      st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+      goto done;
+    }
+    for (size_t k = 0; k < x.write_start[x.op_count]; ++k) has_writer[x.writes[k]] = 1;
+    for (size_t k = 0; k < run_order_length; ++k)
+      if (run_order[k] >= x.op_count) {
+        st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: run order entry %zu names op %u of %zu", k,
+                       run_order[k], x.op_count);
+        goto done;
+      }
+  }
   if (desc->out_of_order && desc->wait_counts) {
     st = check_waits_order_reuse(z, desc, &x, a, err);
     if (st != TG_OK) goto done;
@@ -690,14 +711,18 @@ static tg_status entry_realization_check(tg_realization *z, const tg_check_desc 
               tg_backend_name(d->info.backend), (long long)tg_device_get_native_error(d));
     goto done;
   }
-  for (size_t o = 0; o < x.op_count; ++o) {
+  size_t steps = sequence ? run_order_length : x.op_count;
+  for (size_t step = 0; step < steps; ++step) {
+    size_t o = sequence ? run_order[step] : step;
     size_t nr = 0, nw = 0;
     for (uint32_t i = x.read_start[o]; i < x.read_start[o + 1]; ++i) {
       uint32_t r = x.reads[i];
+      if (sequence && has_writer[r] && !written[r]) continue; /* its producer did not run */
       reads[nr++] = (tg__check_access){r + 1, r, z->views[r], &z->resources[r]};
     }
     for (uint32_t i = x.write_start[o]; i < x.write_start[o + 1]; ++i) {
       uint32_t r = x.writes[i];
+      if (sequence) written[r] = 1;
       writes[nw++] = (tg__check_access){r + 1, r, z->views[r], &z->resources[r]};
     }
     if (nr == 0 && nw == 0 && !ooo) continue;
@@ -726,11 +751,29 @@ static tg_status entry_realization_check(tg_realization *z, const tg_check_desc 
     if (mismatches) mismatches[r] = counts[r];
   }
 done:
+  tg__free(a, has_writer);
+  tg__free(a, written);
   tg__free(a, counts);
   tg__free(a, reads);
   tg__free(a, writes);
   accesses_free(a, &x);
   return st;
+}
+
+static tg_status entry_realization_check_run(tg_realization *z, const tg_check_desc *desc,
+                                             const uint32_t *run_order, size_t length,
+                                             tg_check_result *out, tg_error_info *err) {
+  if (run_order == NULL && length > 0) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: run order is NULL");
+  static const uint32_t k_none = 0;
+  return check_impl(z, desc, run_order ? run_order : &k_none, length, out, err);
+}
+
+tg_status tg_realization_check_run(tg_realization *z, const tg_check_desc *desc,
+                                   const uint32_t *run_order, size_t length,
+                                   tg_check_result *out, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_realization_check_run(z, desc, run_order, length, out, err),
+                         "tg_realization_check_run", "check");
 }
 
 /* ---- single allocations and placed realizations (run-time pools) ---- */
@@ -854,5 +897,5 @@ tg_status tg_realization_create(tg_device *device, const tg_realize_desc *desc, 
 tg_status tg_realization_check(tg_realization *realization, const tg_check_desc *desc, tg_check_result *out,
                                tg_error_info *err) {
   tg__error_begin(err);
-  return tg__error_entry(err, entry_realization_check(realization, desc, out, err), "tg_realization_check", "check");
+  return tg__error_entry(err, check_impl(realization, desc, NULL, 0, out, err), "tg_realization_check", "check");
 }

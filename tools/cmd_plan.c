@@ -161,6 +161,29 @@ static void json_result(tg__strbuf *b, const plan_result *r, uint32_t dims) {
   tg__strbuf_puts(b, "}");
 }
 
+/* Models with control flow: records and their sizes grouped by subgraph. */
+static void text_subgraphs(tg__strbuf *b, const tg_cli_input *in, const char *unit) {
+  const tg_graph *g = in->graph;
+  const tg_record_set *set = in->records;
+  tg__strbuf_printf(b, "%-40s %-7s %6s %8s %14s\n", "subgraph", "kind", "ops", "records", "record sizes");
+  static const char *const k_kinds[] = {"main", "branch", "body", "call"};
+  for (size_t s = 0; s < g->flow_count; ++s) {
+    size_t ops = 0, records = 0;
+    uint64_t bytes = 0;
+    for (size_t o = 0; o < g->op_count; ++o) ops += g->ops[o].subgraph == s;
+    for (size_t r = 0; r < set->count; ++r) {
+      if (g->tensors[in->tensor_of[r]].subgraph != s) continue;
+      uint64_t v = 0;
+      tg_extent_volume(set->records[r].size, &v);
+      ++records;
+      bytes += v;
+    }
+    const tg_subgraph *sg = &g->subgraphs[s];
+    tg__strbuf_printf(b, "%-40.40s %-7s %6zu %8zu %14llu %s\n", sg->name ? sg->name : "",
+                      (unsigned)sg->kind < 4 ? k_kinds[sg->kind] : "?", ops, records, (unsigned long long)bytes, unit);
+  }
+}
+
 /* Per record, in record order: who writes it, who reads it, its size, so anyone can check a
  * plan's safety without Tangram. */
 static void json_model_records(tg__strbuf *b, const tg_cli_input *in) {
@@ -188,6 +211,13 @@ static void json_model_records(tg__strbuf *b, const tg_cli_input *in) {
     uint64_t v = 0;
     tg_extent_volume(set->records[r].size, &v);
     tg__strbuf_printf(b, "%s%llu", r ? "," : "", (unsigned long long)v);
+  }
+  tg__strbuf_puts(b, "],\"subgraph_of\":[");
+  for (size_t r = 0; r < set->count; ++r) {
+    const tg_tensor *t = &in->graph->tensors[in->tensor_of[r]];
+    const tg_graph *g = in->graph;
+    if (r) tg__strbuf_puts(b, ",");
+    tg__strbuf_json_string(b, g->flow_count > 0 && t->subgraph < g->flow_count ? g->subgraphs[t->subgraph].name : "main");
   }
   tg__strbuf_puts(b, "],\"shape_of\":[");
   for (size_t r = 0; r < set->count; ++r) {
@@ -676,6 +706,7 @@ int tg_cli_plan(int argc, char **argv) {
       tg__strbuf_printf(&out, "LP bound %llu %s (%.4fx the positional maximum; the linear programme "
                               "over objects): no objects plan is smaller\n",
                         (unsigned long long)lp_bound, unit, (double)lp_bound / (double)lower);
+    if (in.graph && in.graph->flow_count > 0) text_subgraphs(&out, &in, unit);
     if (in.order) text_reorder(&out, in.order, unit);
     if (in_place) {
       size_t views = 0, used_views = 0;

@@ -36,7 +36,10 @@ static void run_usage(FILE *to) {
       "                           (waits: graph edges, plus reuse edges for serial plans)\n"
       "  --no-reuse-edges         with --out-of-order: leave reuse edges out (to see the check\n"
       "                           refuse or catch an unsafe serial plan)\n"
-      "  --plan-io                plan graph inputs and outputs too\n",
+      "  --plan-io                plan graph inputs and outputs too\n"
+      "  --branch N               models with control flow: the check runs branch N of every If\n"
+      "                           (0 then, 1 else; default 0)\n"
+      "  --iterations N           ... and N iterations of every loop body (default 2)\n",
       to);
   fputs(
       "  --in-place               elementwise ops may write over an input that dies there and\n"
@@ -345,8 +348,8 @@ typedef struct run_outcome {
 static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const tg_record_set *set,
                                    const tg_record_set *planned, const tg_tensor_resource *res,
                                    const tg_plan *plan, const uint32_t *tensor_of, int ooo,
-                                   int with_reuse, tg_precision precision, const tg_allocator *alloc,
-                                   run_outcome *out, tg_error_info *err) {
+                                   int with_reuse, const uint32_t *flow, tg_precision precision,
+                                   const tg_allocator *alloc, run_outcome *out, tg_error_info *err) {
   tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res, precision, 0};
   tg_realization *z = NULL;
   uint64_t t0 = tg__now_us();
@@ -361,11 +364,18 @@ static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const
   uint64_t *mismatches = tg__calloc(alloc, set->count ? set->count : 1, sizeof *mismatches);
   tg_wait_lists *w = NULL;
   tg_waits *waits = NULL;
+  uint32_t *order = NULL;
+  size_t order_length = 0;
   if (mismatches == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
   tg_check_desc cd = {sp->in.graph, tensor_of, 0, 0, NULL, NULL};
+  /* Control flow, in order: one execution with the chosen branch and iteration count. */
+  if (!ooo && sp->in.graph && sp->in.graph->flow_count > 0) {
+    if ((st = tg_graph_run_order(sp->in.graph, flow[0], flow[1], alloc, &order, &order_length, err)) != TG_OK)
+      goto done;
+  }
   if (ooo && sp->in.schedule) {
     st = tg_schedule_compute_waits(sp->in.schedule, planned->records, tensor_of, planned->count,
                                    plan, alloc, &waits, err);
@@ -377,7 +387,8 @@ static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const
   }
   tg_check_result result = {0, mismatches, 0};
   t0 = tg__now_us();
-  st = tg_realization_check(z, &cd, &result, err);
+  st = order ? tg_realization_check_run(z, &cd, order, order_length, &result, err)
+             : tg_realization_check(z, &cd, &result, err);
   out->check_us += tg__now_us() - t0;
   if (st != TG_OK) goto done;
   out->corrupted += result.corrupted_records;
@@ -387,6 +398,7 @@ static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const
       tg_cli_error("corrupted: %s (%llu mismatching words/texels)",
                    set->names[r] ? set->names[r] : "(unnamed)", (unsigned long long)mismatches[r]);
 done:
+  tg__free(alloc, order);
   tg_waits_destroy(waits);
   tg_wait_lists_destroy(w);
   tg__free(alloc, mismatches);
@@ -403,6 +415,7 @@ int tg_cli_run(int argc, char **argv) {
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
   const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *time_s = NULL;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0, in_place = 0;
+  uint32_t flow[2] = {0, 2}; /* control flow in the check: branch, iterations */
   unsigned given = 0; /* bit o: option k_opts[o] was given */
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
@@ -442,6 +455,16 @@ int tg_cli_run(int argc, char **argv) {
     if (strcmp(argv[i], "--no-reuse-edges") == 0) { no_reuse = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
     if (strcmp(argv[i], "--in-place") == 0) { in_place = 1; ++i; continue; }
+    if ((strcmp(argv[i], "--branch") == 0 || strcmp(argv[i], "--iterations") == 0) && i + 1 < argc) {
+      uint64_t v;
+      if (!tg_cli_parse_u64(argv[i + 1], 0, &v) || v > 1000000) {
+        tg_cli_error("run: %s takes a count up to 1000000, not '%s'", argv[i], argv[i + 1]);
+        return 2;
+      }
+      flow[argv[i][2] == 'b' ? 0 : 1] = (uint32_t)v;
+      i += 2;
+      continue;
+    }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
                                          "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan",
                                          "--time-limit"};
@@ -689,12 +712,12 @@ int tg_cli_run(int argc, char **argv) {
   memset(&out, 0, sizeof out);
   const tg_record_set *set = chosen.in.records;
   st = realise_and_check(dev, &chosen, set, chosen.planned, chosen.resources, chosen.plan,
-                         chosen.in.tensor_of, ooo, !no_reuse, precision, alloc, &out, &err);
+                         chosen.in.tensor_of, ooo, !no_reuse, flow, precision, alloc, &out, &err);
   if (st == TG_OK && chosen.fallback_plan) {
     const tg_record_set *fb = chosen.in.model_records->fallback;
     st = realise_and_check(dev, &chosen, fb, chosen.fallback_arena ? chosen.fallback_arena : fb,
                            chosen.fallback_resources, chosen.fallback_plan,
-                           chosen.in.model_records->fallback_tensor_of, ooo, !no_reuse, precision,
+                           chosen.in.model_records->fallback_tensor_of, ooo, !no_reuse, flow, precision,
                            alloc, &out, &err);
   }
   if (st != TG_OK) {

@@ -209,6 +209,15 @@ typedef struct tg_check_result {
  * extent once per producer and consumer: cost grows with the realised bytes. */
 tg_status tg_realization_check(tg_realization *realization, const tg_check_desc *desc,
                                tg_check_result *out, tg_error_info *err);
+/* The check of one execution of a graph with control flow: the ops run in `run_order`
+ * (`length` op indices, from tg_graph_run_order: a chosen branch of every If, a chosen number
+ * of loop iterations) instead of every op once; in order only (desc->graph required,
+ * desc->out_of_order 0, else TG_ERROR_INVALID_ARGUMENT). A record whose producer has not run
+ * yet in the sequence (an output of the branch not taken, of a body run zero times) is not
+ * verified where it is read. */
+tg_status tg_realization_check_run(tg_realization *realization, const tg_check_desc *desc,
+                                   const uint32_t *run_order, size_t length,
+                                   tg_check_result *out, tg_error_info *err);
 
 /* The signature word `index` of record `id` (what buffers hold), and the value of texel
  * channel `index` (what images hold: exact in fp16 and fp32). Every backend's kernels compute

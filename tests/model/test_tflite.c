@@ -639,11 +639,39 @@ static void dynamic_dimensions_need_input_shapes(void **state) {
   assert_false(g->tensors[0].flags & TG_TENSOR_ASSUMED_SHAPE);
   assert_int_equal(g->tensors[0].dynamic_dims, 1u);
   tg_graph_destroy(g);
-  /* Another batch: Tangram cannot recompute TFLite's shapes and says what it can plan. */
+  /* Another batch: every op's output shape is inferred again; an op without inference (the
+   * custom MyOp) is named. */
   tg_input_shape four = {"x", 4, {4, 8, 8, 3}};
-  g = parse_with(&b, n, &four, 1, TG_ERROR_UNSUPPORTED,
-                 "input 'x': dimension 0 is dynamic, and the file's tensor shapes were computed with it at 1");
+  g = parse_with(&b, n, &four, 1, TG_ERROR_UNSUPPORTED, "d.tflite: op 2 (MyOp): no shape inference for this op");
   tg_graph_destroy(g);
+  {
+    static tt_buf b2;
+    tt_model m2;
+    dynamic_batch_example(&m2);
+    m2.opcodes[2] = (tt_opcode){19, 19, NULL}; /* RELU instead of MyOp */
+    size_t n2 = tt_build(&m2, &b2, NULL);
+    g = parse_with(&b2, n2, &four, 1, TG_OK, NULL);
+    static const int64_t want[4] = {4, 8, 8, 4};
+    for (int t = 3; t <= 5; ++t) {
+      assert_int_equal(g->tensors[t].rank, 4);
+      for (int d = 0; d < 4; ++d) assert_int_equal(g->tensors[t].shape[d], want[d]);
+    }
+    assert_int_equal(g->tensors[2].shape[0], 4); /* the weights keep their shape */
+    tg_graph_destroy(g);
+    /* A shape subgraph folds: SHAPE(a) -> b feeds RESHAPE(a, b) -> y; SHAPE is no op any more. */
+    dynamic_batch_example(&m2);
+    m2.opcodes[2] = (tt_opcode){77, 77, NULL}; /* SHAPE */
+    m2.opcodes[3] = (tt_opcode){22, 22, NULL}; /* RESHAPE */
+    m2.signature_rank[4] = 0;
+    m2.tensors[4] = (tt_tensor){"b", 1, {4}, 0, 2, 0, 0};
+    n2 = tt_build(&m2, &b2, NULL);
+    g = parse_with(&b2, n2, &four, 1, TG_OK, NULL);
+    assert_int_equal(g->op_count, 3);
+    assert_string_equal(g->ops[2].name, "RESHAPE");
+    assert_true(g->tensors[4].flags & TG_TENSOR_CONSTANT);
+    for (int d = 0; d < 4; ++d) assert_int_equal(g->tensors[5].shape[d], want[d]);
+    tg_graph_destroy(g);
+  }
   /* Static dimensions must be repeated; names must be inputs; ranks must agree. */
   tg_input_shape wide = {"x", 4, {1, 9, 8, 3}};
   g = parse_with(&b, n, &wide, 1, TG_ERROR_INVALID_ARGUMENT, "dimension 1 is 8 in the file, not 9");
