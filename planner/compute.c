@@ -38,6 +38,15 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
       return TG_ERROR_OVERFLOW;
     }
   }
+  /* Under a cap, a record larger than the cap fits no arena (offsets) and no object (1D). */
+  if (options->max_allocation > 0 && dims == 1) {
+    for (size_t r = 0; r < count; ++r) {
+      if (volumes[r] > options->max_allocation) {
+        tg__free(alloc, volumes);
+        return TG_ERROR_LIMIT;
+      }
+    }
+  }
   tg__plan_input in = {records, count, dims, options, alloc, volumes, 0};
   tg_status st;
   if (options->strategy == TG_STRATEGY_BEST) {
@@ -61,6 +70,13 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
     }
   }
   tg__free(alloc, volumes);
+  if (st == TG_OK && options->max_allocation > 0) {
+    if (options->mode == TG_MODE_OFFSETS)
+      st = tg_plan_split_arenas(records, count, *out, options->max_allocation, options->alignment,
+                                options->relation, alloc);
+    else if (dims == 1)
+      (*out)->max_allocation = options->max_allocation;
+  }
   if (st != TG_OK) {
     tg_plan_destroy(*out);
     *out = NULL;
