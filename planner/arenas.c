@@ -168,6 +168,53 @@ static tg_status place_largest_first(const ar_ctx *c, ar_try *t, ar_key *keys, s
   return st;
 }
 
+/* Fewer arenas at the same total: arenas stacked into one where their sizes add up to at most
+ * the cap (first fit, largest first), only where no alignment padding is needed between them,
+ * so the total does not change. */
+static tg_status merge(const ar_ctx *c, ar_try *t) {
+  size_t na = t->arenas;
+  if (na < 2) return TG_OK;
+  uint64_t g = 1; /* the largest alignment: a base that is a multiple of it suits every record */
+  for (size_t r = 0; r < c->count; ++r)
+    if (c->align[r] > g) g = c->align[r];
+  ar_key *order = tg__calloc(c->alloc, na, sizeof *order);
+  uint32_t *bin_of = tg__calloc(c->alloc, na, sizeof *bin_of);
+  uint64_t *base = tg__calloc(c->alloc, na, sizeof *base), *fill = tg__calloc(c->alloc, na, sizeof *fill);
+  tg_status st = TG_OK;
+  if (!order || !bin_of || !base || !fill) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto out;
+  }
+  for (size_t k = 0; k < na; ++k) order[k] = (ar_key){UINT64_MAX - t->sizes[k], k};
+  qsort(order, na, sizeof *order, ar_key_cmp);
+  size_t bins = 0;
+  for (size_t i = 0; i < na; ++i) {
+    size_t k = order[i].idx;
+    size_t b = 0;
+    for (; b < bins; ++b)
+      if (fill[b] % g == 0 && t->sizes[k] <= c->cap - fill[b]) break;
+    if (b == bins) fill[bins++] = 0;
+    bin_of[k] = (uint32_t)b;
+    base[k] = fill[b];
+    fill[b] += t->sizes[k];
+  }
+  if (bins < na) {
+    for (size_t r = 0; r < c->count; ++r) {
+      uint32_t k = t->arena_of[r];
+      t->offset_of[r] += base[k];
+      t->arena_of[r] = bin_of[k];
+    }
+    for (size_t b = 0; b < bins; ++b) t->sizes[b] = fill[b];
+    t->arenas = bins;
+  }
+out:
+  tg__free(c->alloc, order);
+  tg__free(c->alloc, bin_of);
+  tg__free(c->alloc, base);
+  tg__free(c->alloc, fill);
+  return st;
+}
+
 /* Drop arenas that hold no bytes (a band whose records all moved) and sum the sizes. */
 static tg_status compact(const ar_ctx *c, ar_try *t) {
   size_t n = c->count;
@@ -195,7 +242,7 @@ static tg_status compact(const ar_ctx *c, ar_try *t) {
   }
   t->arenas = kept;
   tg__free(c->alloc, renum);
-  return TG_OK;
+  return merge(c, t);
 }
 
 /* One try: bands chosen with the lower edge `low` (per mille of the cap: the cut is the point

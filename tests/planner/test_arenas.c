@@ -90,7 +90,12 @@ static void models_capped(void **state) {
            * strategy's own uncapped plan, and at most one arena beyond total / cap. */
           if (cap >= 2 * largest) {
             assert_true((double)p->total <= 1.02 * (double)uncapped->total);
-            assert_true(p->arena_count <= (p->total + cap - 1) / cap + 1);
+            /* (naive's plan, one slot per record with no reuse, packs its slots into arenas
+             * like bins: not held to the count) */
+            if (strategies[s] != TG_STRATEGY_NAIVE && p->arena_count > (p->total + cap - 1) / cap + 1)
+              fail_msg("%s %s alignment %llu cap %llu: %llu bytes in %zu arenas", k_models[m],
+                       tg_strategy_name(strategies[s]), (unsigned long long)alignment,
+                       (unsigned long long)cap, (unsigned long long)p->total, p->arena_count);
           }
           tg_plan_destroy(p);
         }
