@@ -52,6 +52,63 @@ int tg_cli_parse_u64(const char *s, int allow_suffix, uint64_t *out) {
   return 1;
 }
 
+int tg_cli_parse_max_allocation(const char *cmd, const char *s, uint64_t *out) {
+  uint64_t v = 0;
+  if (!tg_cli_parse_u64(s, 1, &v) || v == 0 || v > (1ull << 60)) {
+    tg_cli_error("%s: --max-allocation must be a positive number of bytes up to 1073741824G "
+                 "(K, M, G suffixes), not '%s'%s",
+                 cmd, s ? s : "", v == 0 && tg_cli_parse_u64(s, 1, &v) ? " (0 allocates nothing)" : "");
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+int tg_cli_check_max_allocation(const char *cmd, const tg_record_set *set, uint32_t texel_bytes,
+                                uint64_t cap) {
+  for (size_t r = 0; r < set->count; ++r) {
+    uint64_t v = 0, bytes = 0;
+    if (tg_extent_volume(set->records[r].size, &v) != TG_OK ||
+        !tg__mul_u64(v, set->dims == 1 ? 1 : texel_bytes, &bytes))
+      bytes = UINT64_MAX;
+    if (bytes > cap) {
+      if (set->names && set->names[r])
+        tg_cli_error("%s: tensor %s (%llu bytes) is larger than the allocation cap %llu bytes", cmd,
+                     set->names[r], (unsigned long long)bytes, (unsigned long long)cap);
+      else
+        tg_cli_error("%s: record %zu (%llu bytes) is larger than the allocation cap %llu bytes", cmd, r,
+                     (unsigned long long)bytes, (unsigned long long)cap);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+int tg_cli_check_objects_cap(const char *cmd, const tg_record_set *set, const tg_plan *plan,
+                             uint32_t texel_bytes, uint64_t cap) {
+  if (cap == 0 || plan->mode != TG_MODE_OBJECTS) return 1;
+  for (size_t k = 0; k < plan->object_count; ++k) {
+    uint64_t v = 0, bytes = 0;
+    if (tg_extent_volume(plan->object_sizes[k], &v) != TG_OK ||
+        !tg__mul_u64(v, set->dims == 1 ? 1 : texel_bytes, &bytes))
+      bytes = UINT64_MAX;
+    if (bytes <= cap) continue;
+    size_t largest = SIZE_MAX;
+    uint64_t largest_v = 0;
+    for (size_t r = 0; r < set->count; ++r) {
+      uint64_t rv = 0;
+      if (plan->object_of[r] != k || tg_extent_volume(set->records[r].size, &rv) != TG_OK) continue;
+      if (largest == SIZE_MAX || rv > largest_v) largest = r, largest_v = rv;
+    }
+    const char *name = largest != SIZE_MAX && set->names && set->names[largest] ? set->names[largest] : "?";
+    tg_cli_error("%s: object %zu (%llu bytes) is larger than the allocation cap %llu bytes; its largest "
+                 "tensor is %s (use --mode offsets, or another storage)",
+                 cmd, k, (unsigned long long)bytes, (unsigned long long)cap, name);
+    return 0;
+  }
+  return 1;
+}
+
 int tg_cli_option(int argc, char **argv, int *i, const char *name, const char **value) {
   const char *arg = argv[*i];
   size_t n = strlen(name);

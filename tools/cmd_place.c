@@ -123,6 +123,7 @@ static tg_status plan_all(const tg_cli_place_request *req, tg_device *dev, tg_mo
     o->plan.seed = req->seed;
     o->plan.alignment = req->alignment;
     o->plan.fit = req->fit;
+    o->plan.max_allocation = req->max_allocation;
     o->policy = req->policy;
     if (ss->space != TG_SPACE_HOST) o->budget = budget;
     tg_status st = tg_cli_resources(ss->records, ss->storage, sp->precision, alloc, &h->resources[k]);

@@ -28,8 +28,13 @@ static void plan_usage(FILE *to) {
       "  --beam-width K           strategy beam: states kept per step (default 8; 1 = greedy)\n"
       "  --fit best|first|worst   free-block choice for offsets greedy-in-order (default: all\n"
       "                           three with --strategy all, else best)\n"
-      "  --alignment N            offsets are multiples of N bytes (default 1); objects mode:\n"
-      "                           greedy-coloring rounds 1D sizes up to N (Mini-Infer: 256)\n"
+      "  --alignment N            offsets are multiples of N bytes (default 1; with --save in\n"
+      "                           offsets mode 256); objects mode: greedy-coloring rounds 1D\n"
+      "                           sizes up to N (Mini-Infer: 256)\n"
+      "  --max-allocation BYTES   the device's largest allocation (K, M, G suffixes): offsets\n"
+      "                           plans span several arenas of at most BYTES each (JSON\n"
+      "                           \"arenas\", \"arena_of\"); objects: every object within it; a\n"
+      "                           tensor larger than BYTES is an error\n"
       "  --storage S              models: buffer (default), image_buffer, texture_2d,\n"
       "                           texture_array, texture_3d, single_texture_2d\n"
       "  --precision fp32|fp16    models: element precision (default fp32)\n"
@@ -56,7 +61,9 @@ static void plan_usage(FILE *to) {
       "  --lp-bound               objects mode: also the LP bound, from the linear programme\n"
       "                           over objects (column generation; exact integer proof), often\n"
       "                           equal to the best plan's total (JSON \"lp_bound\"; up to\n"
-      "                           about a second, up to 1024 records)\n"
+      "                           about a second, up to 1024 records)\n",
+      to);
+  fputs(
       "  --json                   one JSON object on stdout instead of the table\n"
       "  --csv-out FILE           write the smallest plan as tensor_name,size,offset,start_time,\n"
       "                           end_time,object,storage\n"
@@ -154,6 +161,13 @@ static void json_result(tg__strbuf *b, const plan_result *r, uint32_t dims) {
     tg__strbuf_puts(b, "]");
   } else {
     json_u64_array(b, "offset_of", p->offset_of, p->record_count);
+    /* Arenas: their sizes, and each record's (offset_of is within it). */
+    tg__strbuf_puts(b, ",\"arenas\":[");
+    for (size_t k = 0; k < p->arena_count; ++k)
+      tg__strbuf_printf(b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
+    tg__strbuf_puts(b, "],\"arena_of\":[");
+    for (size_t i = 0; i < p->record_count; ++i) tg__strbuf_printf(b, "%s%u", i ? "," : "", tg_plan_arena_of(p, i));
+    tg__strbuf_puts(b, "]");
   }
   tg__strbuf_puts(b, "}");
 }
@@ -271,6 +285,7 @@ int tg_cli_plan(int argc, char **argv) {
   const char *file = NULL, *mode_s = "objects", *strategy_s = "all", *fit_s = NULL;
   const char *align_s = NULL, *csv_out = NULL, *svg_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
   const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL, *save_out = NULL, *beam_s = NULL;
+  const char *cap_s = NULL;
   int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0, want_lp = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
@@ -299,9 +314,10 @@ int tg_cli_plan(int argc, char **argv) {
     if (strcmp(argv[i], "--lp-bound") == 0) { want_lp = 1; ++i; continue; }
     static const char *const k_value_options[] = {"--mode", "--strategy", "--fit", "--alignment",
                                                    "--csv-out", "--storage", "--precision", "--policy",
-                                                   "--time-limit", "--seed", "--svg", "--save", "--beam-width"};
+                                                   "--time-limit", "--seed", "--svg", "--save", "--beam-width",
+                                                   "--max-allocation"};
     const char **k_targets[] = {&mode_s, &strategy_s, &fit_s, &align_s, &csv_out, &storage_s, &precision_s, &policy_s,
-                                &time_s, &seed_s, &svg_out, &save_out, &beam_s};
+                                &time_s, &seed_s, &svg_out, &save_out, &beam_s, &cap_s};
     int matched = 0;
     for (size_t o = 0; o < sizeof k_value_options / sizeof k_value_options[0] && !matched; ++o) {
       if ((m = tg_cli_option(argc, argv, &i, k_value_options[o], &v)) != 0) {
@@ -339,6 +355,8 @@ int tg_cli_plan(int argc, char **argv) {
   uint64_t alignment = 1;
   if (align_s && (!tg_cli_parse_u64(align_s, 0, &alignment) || alignment == 0))
     return parse_error("--alignment", align_s, "a positive integer");
+  uint64_t max_allocation = 0;
+  if (cap_s && !tg_cli_parse_max_allocation("plan", cap_s, &max_allocation)) return TG_EXIT_USAGE;
   uint64_t time_limit = 0, seed = 0;
   if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE))
     return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967294)");
@@ -381,6 +399,7 @@ int tg_cli_plan(int argc, char **argv) {
     place.seed = seed;
     place.alignment = alignment;
     place.fit = fit;
+    place.max_allocation = max_allocation;
     return tg_cli_place_plan(&place);
   }
   if (reorder && (all_policies || policy != TG_POLICY_SERIAL)) {
@@ -440,6 +459,18 @@ int tg_cli_plan(int argc, char **argv) {
     st = TG_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
+  size_t min_arenas = 0;
+  if (max_allocation > 0) {
+    if (!tg_cli_check_max_allocation("plan", set, tg_precision_texel_bytes(iopt.precision), max_allocation)) {
+      st = TG_ERROR_INVALID_ARGUMENT;
+      goto fail;
+    }
+    if (mode == TG_MODE_OFFSETS &&
+        (st = tg_bounds_arena_count(set->records, set->count, max_allocation, alloc, &min_arenas)) != TG_OK) {
+      tg_cli_error("plan: arena bound: %s", tg_status_string(st));
+      goto fail;
+    }
+  }
   st = tg_bounds_compute(set->records, set->count, set->dims, alloc, &bounds);
   uint64_t shape_bound = 0; /* objects mode: the shape-aware bound (>= positional_max) */
   uint64_t subset_bound = 0; /* --subset-bound: the subset bound (>= positional_max) */
@@ -488,6 +519,7 @@ int tg_cli_plan(int argc, char **argv) {
         opt.alignment = alignment;
         opt.relation = relation;
         opt.beam_width = (uint32_t)beam_width;
+        opt.max_allocation = max_allocation;
         if (s == TG_STRATEGY_BEST) {
           opt.time_limit_ms = (uint32_t)time_limit;
           opt.seed = seed;
@@ -502,6 +534,12 @@ int tg_cli_plan(int argc, char **argv) {
         r->plan_us = tg__now_us() - t0;
         if (st != TG_OK) {
           tg_cli_error("plan: strategy %s failed: %s", tg_strategy_name((tg_strategy)s), tg_status_string(st));
+          tg_policy_relation_destroy(rel);
+          goto fail;
+        }
+        if (!tg_cli_check_objects_cap("plan", set, r->plan, tg_precision_texel_bytes(iopt.precision),
+                                      max_allocation)) {
+          st = TG_ERROR_INVALID_ARGUMENT;
           tg_policy_relation_destroy(rel);
           goto fail;
         }
@@ -580,6 +618,10 @@ int tg_cli_plan(int argc, char **argv) {
                       (unsigned long long)bounds.positional_max);
     if (mode == TG_MODE_OBJECTS)
       tg__strbuf_printf(&out, ",\"shape_bound\":%llu", (unsigned long long)shape_bound);
+    if (max_allocation > 0) {
+      tg__strbuf_printf(&out, ",\"max_allocation\":%llu", (unsigned long long)max_allocation);
+      if (mode == TG_MODE_OFFSETS) tg__strbuf_printf(&out, ",\"min_arenas\":%zu", min_arenas);
+    }
     if (want_subset)
       tg__strbuf_printf(&out, ",\"subset_bound\":%llu", (unsigned long long)subset_bound);
     if (want_lp) tg__strbuf_printf(&out, ",\"lp_bound\":%llu", (unsigned long long)lp_bound);
@@ -633,6 +675,13 @@ int tg_cli_plan(int argc, char **argv) {
     tg__strbuf_printf(&out, "\nnaive %llu %s; lower bound %llu (%s)\n",
                       (unsigned long long)bounds.naive, unit, (unsigned long long)lower,
                       mode == TG_MODE_OBJECTS ? "positional maximum" : "peak live");
+    if (max_allocation > 0 && mode == TG_MODE_OFFSETS)
+      tg__strbuf_printf(&out, "allocation cap %llu bytes: at least %zu arenas (the objects column "
+                              "counts arenas)\n",
+                        (unsigned long long)max_allocation, min_arenas);
+    else if (max_allocation > 0)
+      tg__strbuf_printf(&out, "allocation cap %llu bytes: every object within it\n",
+                        (unsigned long long)max_allocation);
     if (mode == TG_MODE_OBJECTS && shape_bound > lower)
       tg__strbuf_printf(&out, "shape-aware bound %llu %s (%.4fx the positional maximum): no objects "
                               "plan is smaller\n",
@@ -670,7 +719,8 @@ int tg_cli_plan(int argc, char **argv) {
       else snprintf(time, sizeof time, "%.1f ms", (double)r->plan_us / 1000.0);
       tg__strbuf_printf(&out, "%-14s %-26s %-10s %14llu %8zu %9.1f%% %8.3f %10s  %s\n", tg_policy_name(r->policy),
                         name, tg_strategy_origin(r->strategy), (unsigned long long)r->plan->total,
-                        r->plan->object_count, pct, ratio, time, r->valid ? "yes" : "NO");
+                        r->plan->mode == TG_MODE_OFFSETS ? r->plan->arena_count : r->plan->object_count,
+                        pct, ratio, time, r->valid ? "yes" : "NO");
     }
     if (exact_ran)
       tg__strbuf_printf(&out, "\nexact: %s, %llu nodes, lower bound %llu, gap %llu %s\n",
