@@ -28,6 +28,10 @@ static void run_usage(FILE *to) {
       "  --strategy NAME          planning strategy (default best)\n"
       "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
+      "  --max-allocation BYTES   the largest single allocation (K/M/G suffixes; default and\n"
+      "                           upper limit: the device's): offsets plans span several\n"
+      "                           arenas of at most BYTES, one allocation each; a tensor or\n"
+      "                           object above it is an error (exit 2)\n"
       "  --out-of-order           run the check with ops overlapping where the schedule allows\n"
       "                           (waits: graph edges, plus reuse edges for serial plans)\n"
       "  --no-reuse-edges         with --out-of-order: leave reuse edges out (to see the check\n"
@@ -38,7 +42,9 @@ static void run_usage(FILE *to) {
       "                           precision, policy and --plan-io; giving other values is an\n"
       "                           error), realise it and run the check. A plan made for another\n"
       "                           model, or one this device cannot hold: exit 2 with the reason\n"
-      TG_CLI_INPUT_SHAPE_HELP
+      TG_CLI_INPUT_SHAPE_HELP,
+      to);
+  fputs(
       "  --json                   one JSON object on stdout\n"
       "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
       TG_CLI_PLACE_USAGE
@@ -101,8 +107,8 @@ static uint64_t plan_bytes(const tg_plan *p, tg_precision precision) {
  * sizes and alignments). */
 static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg_tensor_resource *res,
                               tg_precision precision, tg_mode mode, tg_strategy strategy,
-                              const tg_share_relation *relation, const tg_allocator *alloc,
-                              tg_record_set **arena, tg_plan **plan) {
+                              const tg_share_relation *relation, uint64_t max_allocation,
+                              const tg_allocator *alloc, tg_record_set **arena, tg_plan **plan) {
   *arena = NULL;
   *plan = NULL;
   const tg_record_set *planned = set;
@@ -116,7 +122,42 @@ static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg
   opt.mode = mode;
   opt.strategy = strategy;
   opt.relation = relation;
+  opt.max_allocation = max_allocation;
   return tg_plan_compute(planned->records, planned->count, planned->dims, &opt, alloc, plan);
+}
+
+/* Under the allocation cap: every tensor, and every object of an objects plan (`plan`, may be
+ * NULL), at most `cap` bytes; else TG_ERROR_LIMIT naming the tensor (for an object, its
+ * largest). */
+static tg_status check_cap(const tg_record_set *set, const tg_plan *plan, tg_precision precision,
+                           uint64_t cap, tg_error_info *err) {
+  if (cap == 0) return TG_OK;
+  uint64_t unit = set->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
+  for (size_t r = 0; r < set->count && plan == NULL; ++r) {
+    uint64_t v = 0, bytes = UINT64_MAX;
+    if (tg_extent_volume(set->records[r].size, &v) == TG_OK && tg__mul_u64(v, unit, &bytes) && bytes <= cap)
+      continue;
+    return tg__error(err, TG_ERROR_LIMIT, "tensor %s (%llu bytes) is larger than the allocation cap %llu bytes",
+                     set->names[r] ? set->names[r] : "?", (unsigned long long)bytes, (unsigned long long)cap);
+  }
+  if (plan == NULL || plan->mode != TG_MODE_OBJECTS) return TG_OK;
+  for (size_t k = 0; k < plan->object_count; ++k) {
+    uint64_t v = 0, bytes = UINT64_MAX;
+    if (tg_extent_volume(plan->object_sizes[k], &v) == TG_OK && tg__mul_u64(v, unit, &bytes) && bytes <= cap)
+      continue;
+    size_t big = 0;
+    uint64_t big_v = 0;
+    for (size_t r = 0; r < set->count; ++r) {
+      uint64_t rv = 0;
+      if (plan->object_of[r] == k && tg_extent_volume(set->records[r].size, &rv) == TG_OK && rv >= big_v)
+        big = r, big_v = rv;
+    }
+    return tg__error(err, TG_ERROR_LIMIT,
+                     "object %zu (%llu bytes) is larger than the allocation cap %llu bytes; its largest "
+                     "tensor is %s", k, (unsigned long long)bytes, (unsigned long long)cap,
+                     set->names[big] ? set->names[big] : "?");
+  }
+  return TG_OK;
 }
 
 /* The naive total and the lower bound of a record set's plans in `mode`: peak live for
@@ -135,7 +176,8 @@ static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_all
 static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
                                     tg_precision precision, tg_mode mode, tg_strategy strategy,
                                     tg_policy policy, int plan_io, const tg_model_options *shapes,
-                                    const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
+                                    uint64_t max_allocation, const tg_allocator *alloc, storage_plan *sp,
+                                    tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = storage;
@@ -170,16 +212,18 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
     }
   }
   if ((st = tg_cli_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
+  if ((st = check_cap(set, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
   tg_policy_relation *rel = NULL;
   if ((st = tg_cli_input_relation(&sp->in, policy, &rel, err)) != TG_OK) goto fail;
   uint64_t t0 = tg__now_us();
   st = plan_records(dev, set, sp->resources, precision, sp->mode, strategy, tg_policy_relation_get(rel),
-                    alloc, &sp->arena_records, &sp->plan);
+                    max_allocation, alloc, &sp->arena_records, &sp->plan);
   tg_policy_relation_destroy(rel);
   if (st != TG_OK) {
     tg__error(err, st, "planning %s failed: %s", tg_storage_name(storage), tg_status_string(st));
     goto fail;
   }
+  if ((st = check_cap(set, sp->plan, precision, max_allocation, err)) != TG_OK) goto fail;
   sp->planned = sp->arena_records ? sp->arena_records : set;
   /* Tensors that do not fit the storage: planned as buffers, serially ordered like the rest.
    * Their records index the fallback set, so the policy relation (made for the primary set)
@@ -188,8 +232,9 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   if (fb && fb->count) {
     if ((st = tg_cli_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
     tg_mode fmode = mode;
-    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, alloc,
-                      &sp->fallback_arena, &sp->fallback_plan);
+    if ((st = check_cap(fb, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
+    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, max_allocation,
+                      alloc, &sp->fallback_arena, &sp->fallback_plan);
     if (st != TG_OK) {
       tg__error(err, st, "planning fallback buffers failed: %s", tg_status_string(st));
       goto fail;
@@ -398,7 +443,7 @@ static const tg_storage k_auto_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTU
 int tg_cli_run(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
-  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL;
+  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *cap_s = NULL;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
   unsigned given = 0; /* bit o: option k_opts[o] was given */
   tg_cli_model_options shapes;
@@ -439,9 +484,10 @@ int tg_cli_run(int argc, char **argv) {
     if (strcmp(argv[i], "--no-reuse-edges") == 0) { no_reuse = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
-                                         "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan"};
+                                         "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan",
+                                         "--max-allocation"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
-                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path};
+                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path, &cap_s};
     size_t o;
     if ((m = tg_cli_option_table(argc, argv, &i, k_opts, k_targets, sizeof k_opts / sizeof k_opts[0], &o)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
@@ -488,6 +534,8 @@ int tg_cli_run(int argc, char **argv) {
     tg_cli_error("run: --budget must be a byte count such as 8388608 or 8M, not '%s'", budget_s);
     return TG_EXIT_USAGE;
   }
+  uint64_t max_allocation = 0;
+  if (cap_s && !tg_cli_parse_max_allocation("run", cap_s, &max_allocation)) return TG_EXIT_USAGE;
   dopt.device = device_s;
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
@@ -509,6 +557,7 @@ int tg_cli_run(int argc, char **argv) {
     place.budget = budget;
     place.out_of_order = ooo;
     place.no_reuse_edges = no_reuse;
+    place.max_allocation = max_allocation;
     return tg_cli_place_run(&place);
   }
 
@@ -579,6 +628,10 @@ int tg_cli_run(int argc, char **argv) {
   }
   const tg_device_info *info = tg_device_get_info(dev);
   if (budget == 0) budget = info->memory_budget;
+  /* The cap: the device's largest allocation, or a smaller one asked for. */
+  int cap_given = max_allocation != 0;
+  if (info->max_allocation && (max_allocation == 0 || info->max_allocation < max_allocation))
+    max_allocation = info->max_allocation;
 
   /* Choose: the requested storage, or (auto) each storage the device can hold, keeping the
    * least memory. Then if the plan exceeds the budget: the other strategies and the other mode. */
@@ -618,7 +671,15 @@ int tg_cli_run(int argc, char **argv) {
       if (!tg_strategy_applies(sg, m, m == TG_MODE_OBJECTS ? tg_storage_dims(s) : 1)) continue;
       storage_plan sp;
       tg_error_info perr = {{0}};
-      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, &shapes.options, alloc, &sp, &perr);
+      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, &shapes.options, max_allocation,
+                              alloc, &sp, &perr);
+      if (st == TG_ERROR_LIMIT && cap_given && strncmp(perr.message, "tensor ", 7) == 0) {
+        /* A tensor above the cap asked for fits no arena in any mode. */
+        tg_cli_error("run: %s", perr.message);
+        storage_plan_free(&chosen);
+        tg_device_close(dev);
+        return TG_EXIT_USAGE;
+      }
       if (st == TG_ERROR_PARSE || st == TG_ERROR_IO || st == TG_ERROR_GRAPH || st == TG_ERROR_OUT_OF_HOST_MEMORY ||
           (st == TG_ERROR_INVALID_ARGUMENT && !auto_storage)) {
         tg_cli_error("%s", perr.message[0] ? perr.message : tg_status_string(st));
@@ -699,7 +760,7 @@ int tg_cli_run(int argc, char **argv) {
                       "\"lower_bound_bytes\":%llu,\"gap_percent\":%.2f,\"saving_percent\":%.2f,"
                       "\"budget_bytes\":%llu,\"corrupted_tensors\":%llu,\"checked_bytes\":%llu,"
                       "\"out_of_order\":%s,\"reuse_edges\":%zu,\"plan_us\":%llu,\"allocate_us\":%llu,"
-                      "\"check_us\":%llu",
+                      "\"check_us\":%llu,\"max_allocation\":%llu",
                       info->kind, tg_storage_name(chosen.storage), tg_precision_name(precision),
                       tg_mode_name(chosen.mode), tg_strategy_name(chosen.strategy),
                       tg_strategy_name(p->strategy), tg_policy_name(policy), set->count,
@@ -710,7 +771,14 @@ int tg_cli_run(int argc, char **argv) {
                       (unsigned long long)chosen.lower_bound_bytes, gap, saving, (unsigned long long)budget,
                       (unsigned long long)out.corrupted, (unsigned long long)out.checked_bytes,
                       ooo ? "true" : "false", out.reuse_edges, (unsigned long long)chosen.plan_us,
-                      (unsigned long long)out.allocate_us, (unsigned long long)out.check_us);
+                      (unsigned long long)out.allocate_us, (unsigned long long)out.check_us,
+                      (unsigned long long)max_allocation);
+    if (p->mode == TG_MODE_OFFSETS) {
+      tg__strbuf_puts(&b, ",\"arenas\":[");
+      for (size_t k = 0; k < p->arena_count; ++k)
+        tg__strbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
+      tg__strbuf_puts(&b, "]");
+    }
     if (chosen.note) {
       tg__strbuf_puts(&b, ",\"note\":");
       tg__strbuf_json_string(&b, chosen.note);
@@ -769,7 +837,15 @@ int tg_cli_run(int argc, char **argv) {
       }
       if (shown < p->object_count) tg__strbuf_printf(&b, "  ... %zu more objects\n", p->object_count - shown);
     } else {
-      tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_report_format_bytes(p->total, b1, sizeof b1), set->count);
+      if (p->arena_count > 1) {
+        tg__strbuf_printf(&b, "%zu arenas (allocation cap %s) for %zu tensors:", p->arena_count,
+                          tg_report_format_bytes(max_allocation, b1, sizeof b1), set->count);
+        for (size_t k = 0; k < p->arena_count; ++k)
+          tg__strbuf_printf(&b, "%s %s", k ? "," : "", tg_report_format_bytes(tg_plan_arena_size(p, k), b1, sizeof b1));
+        tg__strbuf_puts(&b, "\n");
+      } else {
+        tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_report_format_bytes(p->total, b1, sizeof b1), set->count);
+      }
     }
     if (chosen.fallback_plan)
       tg__strbuf_printf(&b, "  + %zu tensors that do not fit %s, in buffers\n",
