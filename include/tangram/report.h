@@ -39,6 +39,10 @@ typedef struct tg_evaluation_options {
    * records without a graph support only the serial policy. */
   tg_policy policy;
   size_t mcf_max_records;         /* for min-cost-flow and `best`; 0 = the planner's default */
+  /* The largest single allocation in bytes (0 = none): offsets rows plan arenas of at most
+   * this (tg_plan_options.max_allocation); a row where a tensor or an object is larger is
+   * skipped with that reason. */
+  uint64_t max_allocation;
 } tg_evaluation_options;
 
 /* "No such result" in tg_evaluation's indices. */
@@ -61,6 +65,7 @@ typedef struct tg_evaluation_result {
   char invalid_reason[TG_ERROR_MESSAGE_MAX]; /* the validator's message when not valid */
   uint64_t plan_us;           /* wall time of both tg_plan_compute calls */
   size_t fallback_tensors;    /* tensors planned as buffers instead */
+  size_t arenas;              /* offsets: allocations (arenas) of both plans; objects: 0 */
 } tg_evaluation_result;
 
 /* A tensor that did not fit a storage and falls back to a plain buffer. */
