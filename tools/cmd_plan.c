@@ -73,9 +73,11 @@ static void plan_usage(FILE *to) {
       "  --save FILE              write the smallest plan (with --strategy all: the best of\n"
       "                           them), its records, storage, precision, policy and model\n"
       "                           name to a plan file for `tangram run MODEL --plan FILE`\n"
-      "                           (docs/plan-files.md); for offsets plans give the device's\n"
-      "                           --alignment (256 suits the host backend and PoCL; run --plan\n"
-      "                           names the alignment a device needs)\n"
+      "                           (docs/plan-files.md); offsets plans are then aligned to 256\n"
+      "                           bytes unless --alignment is given (every Vulkan device and the\n"
+      "                           common OpenCL devices accept 256); the file records the\n"
+      "                           alignment, the allocation cap and the texture limits, which\n"
+      "                           run --plan checks against the device\n"
       TG_CLI_PLACE_USAGE
       "                           (models; plans each space with --strategy, best for all)\n"
       "  -h, --help               this text\n"
@@ -355,6 +357,9 @@ int tg_cli_plan(int argc, char **argv) {
   uint64_t alignment = 1;
   if (align_s && (!tg_cli_parse_u64(align_s, 0, &alignment) || alignment == 0))
     return parse_error("--alignment", align_s, "a positive integer");
+  /* A saved offsets plan runs elsewhere: an alignment every Vulkan device and the common
+   * OpenCL devices accept, unless one is given. */
+  if (!align_s && save_out && mode == TG_MODE_OFFSETS) alignment = TG_CLI_PORTABLE_ALIGNMENT;
   uint64_t max_allocation = 0;
   if (cap_s && !tg_cli_parse_max_allocation("plan", cap_s, &max_allocation)) return TG_EXIT_USAGE;
   uint64_t time_limit = 0, seed = 0;

@@ -266,8 +266,8 @@ fail:
  * failures mean this plan cannot run here (exit 2); `err` says why. */
 static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, tg_plan_file *pf,
                                               int plan_io, const tg_model_options *shapes,
-                                              const tg_allocator *alloc, storage_plan *sp,
-                                              tg_error_info *err) {
+                                              uint64_t max_allocation, const tg_allocator *alloc,
+                                              storage_plan *sp, tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = pf->storage;
@@ -314,6 +314,8 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
     else if (st != TG_OK)
       tg__error(err, st, "arena records: %s", tg_status_string(st));
   }
+  /* Then the cap and the limits the plan was made under, against this device's. */
+  if (st == TG_OK) st = tg_cli_plan_file_check_device(pf, max_allocation, &info->limits, err);
   if (st != TG_OK) {
     storage_plan_free(sp);
     return st;
@@ -642,7 +644,8 @@ int tg_cli_run(int argc, char **argv) {
   size_t ncand = pf ? 0 : auto_storage ? sizeof k_auto_storages / sizeof k_auto_storages[0] : 1;
   if (pf) {
     tg_error_info perr = {{0}};
-    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, alloc, &chosen, &perr);
+    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, max_allocation, alloc, &chosen,
+                                      &perr);
     if (st == TG_OK && chosen.bytes > budget) {
       st = tg__error(&perr, TG_ERROR_BUDGET, "the plan needs %llu bytes, the budget is %llu (allocated nothing)",
                      (unsigned long long)chosen.bytes, (unsigned long long)budget);
