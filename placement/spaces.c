@@ -375,10 +375,10 @@ tg_status tg_spaces_plan_set(const tg_spaces *sp, const tg_schedule *s, size_t s
         continue;
       size_t big = 0;
       uint64_t big_v = 0;
-      for (size_t r = 0; r < recs->count; ++r) {
+      for (size_t r = 0, seen = 0; r < recs->count; ++r) {
         uint64_t rv = 0;
-        if (p->object_of[r] == k && tg_extent_volume(recs->records[r].size, &rv) == TG_OK && rv >= big_v)
-          big = r, big_v = rv;
+        if (p->object_of[r] == k && tg_extent_volume(recs->records[r].size, &rv) == TG_OK && (!seen || rv > big_v))
+          big = r, big_v = rv, seen = 1;
       }
       st = tg__error(err, TG_ERROR_LIMIT,
                      "%s space: object %zu (%llu bytes) is larger than the allocation cap %llu bytes; "

@@ -147,10 +147,10 @@ static tg_status check_cap(const tg_record_set *set, const tg_plan *plan, tg_pre
       continue;
     size_t big = 0;
     uint64_t big_v = 0;
-    for (size_t r = 0; r < set->count; ++r) {
+    for (size_t r = 0, seen = 0; r < set->count; ++r) {
       uint64_t rv = 0;
-      if (plan->object_of[r] == k && tg_extent_volume(set->records[r].size, &rv) == TG_OK && rv >= big_v)
-        big = r, big_v = rv;
+      if (plan->object_of[r] == k && tg_extent_volume(set->records[r].size, &rv) == TG_OK && (!seen || rv > big_v))
+        big = r, big_v = rv, seen = 1;
     }
     return tg__error(err, TG_ERROR_LIMIT,
                      "object %zu (%llu bytes) is larger than the allocation cap %llu bytes; its largest "
@@ -689,6 +689,11 @@ int tg_cli_run(int argc, char **argv) {
         storage_plan_free(&chosen);
         tg_device_close(dev);
         return tg_cli_exit_code(st);
+      }
+      if (st == TG_ERROR_LIMIT && strncmp(perr.message, "object ", 7) == 0) {
+        /* An object above the cap: another strategy or the offsets mode may do. */
+        snprintf(why_not, sizeof why_not, "%s: %s", tg_storage_name(s), perr.message);
+        continue;
       }
       if (st != TG_OK) {
         snprintf(why_not, sizeof why_not, "%s: %s", tg_storage_name(s), perr.message);
