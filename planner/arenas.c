@@ -11,9 +11,6 @@
 
 #include "planner/base/base.h"
 
-/* Inputs up to this many records also try a plan placed afresh over the arenas. */
-#define TG__ARENAS_SCRATCH_MAX_RECORDS ((size_t)3000)
-
 typedef struct ar_key {
   uint64_t k;
   size_t idx;
@@ -35,6 +32,11 @@ typedef struct ar_ctx {
   const tg_allocator *alloc;
   /* starts[] and ends[] sorted, with prefix sums of the sizes: bytes straddling a cut. */
   uint64_t *starts_sorted, *start_prefix, *ends_sorted, *end_prefix;
+  /* Records by first task, and the longest interval: the records a record meets in time have
+   * their first task in [first - max_len, last]. */
+  size_t *by_first;
+  uint64_t *first_sorted;
+  uint64_t max_len;
 } ar_ctx;
 
 /* A candidate plan. */
@@ -110,25 +112,59 @@ static void add_member(ar_try *t, size_t r, uint32_t k, uint64_t offset, uint64_
   if (offset + size > t->sizes[k]) t->sizes[k] = offset + size;
 }
 
-/* The lowest offset in arena k where record r fits below the cap without meeting a record it
- * conflicts with; UINT64_MAX when none. `scratch` holds count entries. */
-static uint64_t lowest_fit(const ar_ctx *c, const ar_try *t, size_t k, size_t r, ar_key *scratch) {
-  size_t m = 0;
-  for (size_t q = t->head[k]; q != SIZE_MAX; q = t->next[q]) {
-    if (c->vol[q] == 0 || !conflicts(c, q, r)) continue;
-    scratch[m++] = (ar_key){t->offset_of[q], q};
-  }
-  qsort(scratch, m, sizeof *scratch, ar_key_cmp);
+/* The lowest offset where record r fits below the cap clear of `m` placed records sorted by
+ * offset (run[i].k = offset); UINT64_MAX when none. */
+static uint64_t lowest_fit(const ar_ctx *c, const ar_key *run, size_t m, size_t r) {
   uint64_t pos = 0;
   for (size_t i = 0; i <= m; ++i) {
     uint64_t a = pos;
     if (!tg__align_up(pos, c->align[r], &a)) return UINT64_MAX;
     if (a > c->cap || c->vol[r] > c->cap - a) return UINT64_MAX;
-    if (i == m || a + c->vol[r] <= scratch[i].k) return a;
-    uint64_t end = scratch[i].k + c->vol[scratch[i].idx];
+    if (i == m || a + c->vol[r] <= run[i].k) return a;
+    uint64_t end = run[i].k + c->vol[run[i].idx];
     if (end > pos) pos = end;
   }
   return UINT64_MAX;
+}
+
+/* Sort by arena (high bits) then offset: ar_key with k = offset, idx = record; the arena is
+ * looked up through the try. */
+typedef struct ar_conf {
+  uint32_t arena;
+  uint64_t off;
+  size_t idx;
+} ar_conf;
+
+static int ar_conf_cmp(const void *pa, const void *pb) {
+  const ar_conf *a = pa, *b = pb;
+  if (a->arena != b->arena) return a->arena < b->arena ? -1 : 1;
+  if (a->off != b->off) return a->off < b->off ? -1 : 1;
+  return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* The placed records that conflict with r, sorted by arena and offset, into `out` (count
+ * entries); returns how many. Without a relation only records that meet r in time conflict:
+ * those come from the time index. */
+static size_t conflicting(const ar_ctx *c, const ar_try *t, size_t r, ar_conf *out) {
+  size_t m = 0;
+  const tg_usage_record *x = &c->records[r];
+  if (c->relation == NULL) {
+    uint64_t lo = x->first_task > c->max_len ? x->first_task - c->max_len : 0;
+    size_t i = lower_count(c->first_sorted, c->count, lo);
+    for (; i < c->count && c->first_sorted[i] <= x->last_task; ++i) {
+      size_t q = c->by_first[i];
+      if (q == r || t->arena_of[q] == UINT32_MAX || c->vol[q] == 0 || c->records[q].last_task < x->first_task)
+        continue;
+      out[m++] = (ar_conf){t->arena_of[q], t->offset_of[q], q};
+    }
+  } else {
+    for (size_t q = 0; q < c->count; ++q) {
+      if (q == r || t->arena_of[q] == UINT32_MAX || c->vol[q] == 0 || !conflicts(c, q, r)) continue;
+      out[m++] = (ar_conf){t->arena_of[q], t->offset_of[q], q};
+    }
+  }
+  qsort(out, m, sizeof *out, ar_conf_cmp);
+  return m;
 }
 
 /* Place the records listed in keys[0..m) (keys[i].idx), largest first, each in the arena where
@@ -138,13 +174,18 @@ static tg_status place_largest_first(const ar_ctx *c, ar_try *t, ar_key *keys, s
   if (list == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   for (size_t i = 0; i < m; ++i) list[i] = (ar_key){UINT64_MAX - c->vol[keys[i].idx], keys[i].idx};
   qsort(list, m, sizeof *list, ar_key_cmp);
-  tg_status st = TG_OK;
-  for (size_t i = 0; i < m; ++i) {
+  ar_conf *conf = tg__calloc(c->alloc, c->count ? c->count : 1, sizeof *conf);
+  ar_key *run = tg__calloc(c->alloc, c->count ? c->count : 1, sizeof *run);
+  tg_status st = conf && run ? TG_OK : TG_ERROR_OUT_OF_HOST_MEMORY;
+  for (size_t i = 0; i < m && st == TG_OK; ++i) {
     size_t r = list[i].idx;
+    size_t nc = conflicting(c, t, r, conf);
     size_t best_k = SIZE_MAX;
     uint64_t best_growth = UINT64_MAX, best_off = 0;
-    for (size_t k = 0; k < t->arenas && best_growth > 0; ++k) {
-      uint64_t o = lowest_fit(c, t, k, r, keys);
+    for (size_t k = 0, j = 0; k < t->arenas && best_growth > 0; ++k) {
+      size_t mk = 0;
+      for (; j < nc && conf[j].arena == k; ++j) run[mk++] = (ar_key){conf[j].off, conf[j].idx};
+      uint64_t o = lowest_fit(c, run, mk, r);
       if (o == UINT64_MAX) continue;
       uint64_t end = o + c->vol[r];
       uint64_t growth = end > t->sizes[k] ? end - t->sizes[k] : 0;
@@ -164,6 +205,8 @@ static tg_status place_largest_first(const ar_ctx *c, ar_try *t, ar_key *keys, s
     }
     add_member(t, r, (uint32_t)best_k, best_off, c->vol[r]);
   }
+  tg__free(c->alloc, conf);
+  tg__free(c->alloc, run);
   tg__free(c->alloc, list);
   return st;
 }
@@ -327,6 +370,7 @@ static tg_status run_try(const ar_ctx *c, unsigned low, ar_try *t, ar_key *scrat
 /* Every record placed afresh, largest first (greedy by size over arenas). */
 static tg_status run_scratch(const ar_ctx *c, ar_try *t, ar_key *scratch) {
   t->arenas = 0;
+  for (size_t r = 0; r < c->count; ++r) t->arena_of[r] = UINT32_MAX;
   size_t m = 0;
   for (size_t r = 0; r < c->count; ++r) {
     if (c->vol[r] == 0) continue;
@@ -377,6 +421,8 @@ tg_status tg_plan_split_arenas(const tg_usage_record *records, size_t count, tg_
   uint64_t *es = tg__calloc(alloc, n, sizeof *es), *ep = tg__calloc(alloc, n + 1, sizeof *ep);
   ar_key *keys = tg__calloc(alloc, n, sizeof *keys), *scratch = tg__calloc(alloc, n, sizeof *scratch);
   ar_try best = {0}, cur = {0};
+  size_t *by_first = NULL;
+  uint64_t *first_sorted = NULL;
   if (!vol || !al || !ss || !sp || !es || !ep || !keys || !scratch) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
@@ -398,12 +444,29 @@ tg_status tg_plan_split_arenas(const tg_usage_record *records, size_t count, tg_
     es[i] = keys[i].k;
     ep[i + 1] = ep[i] + vol[keys[i].idx];
   }
+  by_first = tg__calloc(alloc, n, sizeof *by_first);
+  first_sorted = tg__calloc(alloc, n, sizeof *first_sorted);
+  if (by_first == NULL || first_sorted == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  uint64_t max_len = 0;
+  for (size_t r = 0; r < n; ++r) {
+    keys[r] = (ar_key){records[r].first_task, r};
+    uint64_t len = (uint64_t)records[r].last_task - records[r].first_task;
+    if (len > max_len) max_len = len;
+  }
+  qsort(keys, n, sizeof *keys, ar_key_cmp);
+  for (size_t i = 0; i < n; ++i) {
+    by_first[i] = keys[i].idx;
+    first_sorted[i] = keys[i].k;
+  }
   ar_ctx c = {records, n, plan->offset_of, vol, al, max_allocation, plan->total, relation, alloc,
-              ss, sp, es, ep};
+              ss, sp, es, ep, by_first, first_sorted, max_len};
   static const unsigned k_lows[] = {1000, 950, 850, 700, 500};
   const size_t band_tries = sizeof k_lows / sizeof k_lows[0];
-  /* Small inputs also try every record placed afresh (quadratic: a few ms at the limit). */
-  const size_t tries = band_tries + (n <= TG__ARENAS_SCRATCH_MAX_RECORDS);
+  /* And every record placed afresh, largest first over the arenas. */
+  const size_t tries = band_tries + 1;
   for (size_t i = 0; i < tries; ++i) {
     cur.arena_of = tg__calloc(alloc, n, sizeof *cur.arena_of);
     cur.offset_of = tg__calloc(alloc, n, sizeof *cur.offset_of);
@@ -461,6 +524,8 @@ tg_status tg_plan_split_arenas(const tg_usage_record *records, size_t count, tg_
   }
   plan->max_allocation = max_allocation;
 done:
+  tg__free(alloc, by_first);
+  tg__free(alloc, first_sorted);
   free_try(alloc, &best);
   free_try(alloc, &cur);
   tg__free(alloc, vol);
