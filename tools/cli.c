@@ -109,6 +109,38 @@ int tg_cli_check_objects_cap(const char *cmd, const tg_record_set *set, const tg
   return 1;
 }
 
+int tg_cli_parse_texture_size(const char *cmd, const char *s, uint64_t *w, uint64_t *h) {
+  const char *x = s ? strchr(s, 'x') : NULL;
+  char wbuf[32];
+  uint64_t a = 0, b = 0;
+  int ok = x != NULL && (size_t)(x - s) < sizeof wbuf;
+  if (ok) {
+    memcpy(wbuf, s, (size_t)(x - s));
+    wbuf[x - s] = '\0';
+    ok = tg_cli_parse_u64(wbuf, 0, &a) && tg_cli_parse_u64(x + 1, 0, &b) && a > 0 && b > 0 &&
+         a <= (1ull << 31) && b <= (1ull << 31);
+  }
+  if (!ok) {
+    tg_cli_error("%s: --max-texture-size must be WIDTHxHEIGHT in texels (each 1 to 2147483648), not '%s'", cmd,
+                 s ? s : "");
+    return 0;
+  }
+  *w = a;
+  *h = b;
+  return 1;
+}
+
+static void limit_to(uint64_t *field, uint64_t v) {
+  if (*field == 0 || *field > v) *field = v;
+}
+
+void tg_cli_limit_texture_size(tg_device_limits *limits, uint64_t w, uint64_t h) {
+  limit_to(&limits->max_texture_2d_width, w);
+  limit_to(&limits->max_texture_2d_height, h);
+  limit_to(&limits->max_texture_3d_width, w);
+  limit_to(&limits->max_texture_3d_height, h);
+}
+
 int tg_cli_option(int argc, char **argv, int *i, const char *name, const char **value) {
   const char *arg = argv[*i];
   size_t n = strlen(name);

@@ -7,6 +7,7 @@
 
 #include "core/internal.h"
 #include "tangram/allocator.h"
+#include "tangram/layout.h"
 #include "tangram/planner.h"
 #include "tangram/records.h"
 #include "tangram/status.h"
@@ -45,6 +46,14 @@ int tg_cli_check_max_allocation(const char *cmd, const tg_record_set *set, uint3
  * (also for offsets plans, which the planner keeps within the cap). */
 int tg_cli_check_objects_cap(const char *cmd, const tg_record_set *set, const tg_plan *plan,
                              uint32_t texel_bytes, uint64_t cap);
+
+/* --max-texture-size WxH: two positive numbers up to 2^31. On a bad value prints the reason and
+ * returns 0; else 1. */
+int tg_cli_parse_texture_size(const char *cmd, const char *s, uint64_t *w, uint64_t *h);
+
+/* A smaller device's textures: 2D width and height, and 3D width and height, at most w and h
+ * (a zero limit, none, becomes w or h). */
+void tg_cli_limit_texture_size(tg_device_limits *limits, uint64_t w, uint64_t h);
 
 /* Option matching: if argv[*i] is `--name` followed by a value, or `--name=value`, store the
  * value in *value, advance *i past what was consumed and return 1. If `--name` is the last

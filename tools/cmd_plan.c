@@ -30,7 +30,13 @@ static void plan_usage(FILE *to) {
       "                           three with --strategy all, else best)\n"
       "  --alignment N            offsets are multiples of N bytes (default 1; with --save in\n"
       "                           offsets mode 256); objects mode: greedy-coloring rounds 1D\n"
-      "                           sizes up to N (Mini-Infer: 256)\n"
+      "                           sizes up to N (Mini-Infer: 256)\n",
+      to);
+  fputs(
+      "  --max-texture-size WxH   a smaller device: 2D and 3D textures at most W x H texels;\n"
+      "                           tensors beyond it fall back to buffers (JSON\n"
+      "                           \"fallback_tensors\", \"fallbacks\")\n"
+      "  --no-fallback            a tensor that does not fit its storage is an error (exit 2)\n"
       "  --max-allocation BYTES   the device's largest allocation (K, M, G suffixes): offsets\n"
       "                           plans span several arenas of at most BYTES each (JSON\n"
       "                           \"arenas\", \"arena_of\"); objects: every object within it; a\n"
@@ -287,7 +293,8 @@ int tg_cli_plan(int argc, char **argv) {
   const char *file = NULL, *mode_s = "objects", *strategy_s = "all", *fit_s = NULL;
   const char *align_s = NULL, *csv_out = NULL, *svg_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
   const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL, *save_out = NULL, *beam_s = NULL;
-  const char *cap_s = NULL;
+  const char *cap_s = NULL, *texture_s = NULL;
+  int no_fallback = 0;
   int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0, want_lp = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
@@ -310,6 +317,7 @@ int tg_cli_plan(int argc, char **argv) {
     }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    if (strcmp(argv[i], "--no-fallback") == 0) { no_fallback = 1; ++i; continue; }
     if (strcmp(argv[i], "--exact") == 0) { exact = 1; ++i; continue; }
     if (strcmp(argv[i], "--reorder") == 0) { reorder = 1; ++i; continue; }
     if (strcmp(argv[i], "--subset-bound") == 0) { want_subset = 1; ++i; continue; }
@@ -317,9 +325,9 @@ int tg_cli_plan(int argc, char **argv) {
     static const char *const k_value_options[] = {"--mode", "--strategy", "--fit", "--alignment",
                                                    "--csv-out", "--storage", "--precision", "--policy",
                                                    "--time-limit", "--seed", "--svg", "--save", "--beam-width",
-                                                   "--max-allocation"};
+                                                   "--max-allocation", "--max-texture-size"};
     const char **k_targets[] = {&mode_s, &strategy_s, &fit_s, &align_s, &csv_out, &storage_s, &precision_s, &policy_s,
-                                &time_s, &seed_s, &svg_out, &save_out, &beam_s, &cap_s};
+                                &time_s, &seed_s, &svg_out, &save_out, &beam_s, &cap_s, &texture_s};
     int matched = 0;
     for (size_t o = 0; o < sizeof k_value_options / sizeof k_value_options[0] && !matched; ++o) {
       if ((m = tg_cli_option(argc, argv, &i, k_value_options[o], &v)) != 0) {
@@ -362,6 +370,10 @@ int tg_cli_plan(int argc, char **argv) {
   if (!align_s && save_out && mode == TG_MODE_OFFSETS) alignment = TG_CLI_PORTABLE_ALIGNMENT;
   uint64_t max_allocation = 0;
   if (cap_s && !tg_cli_parse_max_allocation("plan", cap_s, &max_allocation)) return TG_EXIT_USAGE;
+  tg_device_limits limits = tg_device_limits_default();
+  uint64_t tex_w = 0, tex_h = 0;
+  if (texture_s && !tg_cli_parse_texture_size("plan", texture_s, &tex_w, &tex_h)) return TG_EXIT_USAGE;
+  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h);
   uint64_t time_limit = 0, seed = 0;
   if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE))
     return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967294)");
@@ -375,7 +387,7 @@ int tg_cli_plan(int argc, char **argv) {
   memset(&exact_stats, 0, sizeof exact_stats);
   int exact_ran = 0;
   if (exact && !json && isatty(STDERR_FILENO)) exact_stats.progress = exact_progress;
-  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, NULL, &shapes.options};
+  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, &limits, &shapes.options};
   if (tg_storage_from_name(storage_s, &iopt.storage) != TG_OK)
     return parse_error("--storage", storage_s,
                        "buffer, image_buffer, texture_2d, texture_array, texture_3d or single_texture_2d");
@@ -438,6 +450,14 @@ int tg_cli_plan(int argc, char **argv) {
   memset(summary, 0, sizeof summary);
   tg_bounds bounds;
 
+  if (no_fallback && in.model_records && in.model_records->fallback && in.model_records->fallback->count) {
+    const tg_model_records *mr = in.model_records;
+    tg_cli_error("plan: tensor %s does not fit %s: %s (--no-fallback; %zu tensors in all)",
+                 in.graph->tensors[mr->fallback_tensor_of[0]].name, tg_storage_name(iopt.storage),
+                 mr->fallback_reasons[0], mr->fallback->count);
+    st = TG_ERROR_INVALID_ARGUMENT;
+    goto fail;
+  }
   if (mode == TG_MODE_OFFSETS && set->dims != 1) {
     tg_cli_error("plan: offsets mode needs 1D records (%s gives %uD texture extents)", file, set->dims);
     st = TG_ERROR_INVALID_ARGUMENT;

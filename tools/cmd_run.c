@@ -28,6 +28,11 @@ static void run_usage(FILE *to) {
       "  --strategy NAME          planning strategy (default best)\n"
       "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
+      "  --max-texture-size WxH   simulate a smaller device: 2D and 3D textures at most W x H\n"
+      "                           texels; tensors beyond it fall back to buffers\n"
+      "                           (\"fallback_tensors\")\n"
+      "  --no-fallback            a tensor that does not fit the storage rules that storage out\n"
+      "                           (with --storage S: exit 2 naming it)\n"
       "  --max-allocation BYTES   the largest single allocation (K/M/G suffixes; default and\n"
       "                           upper limit: the device's): offsets plans span several\n"
       "                           arenas of at most BYTES, one allocation each; a tensor or\n"
@@ -176,14 +181,14 @@ static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_all
 static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
                                     tg_precision precision, tg_mode mode, tg_strategy strategy,
                                     tg_policy policy, int plan_io, const tg_model_options *shapes,
-                                    uint64_t max_allocation, const tg_allocator *alloc, storage_plan *sp,
-                                    tg_error_info *err) {
+                                    uint64_t max_allocation, const tg_device_limits *limits, int no_fallback,
+                                    const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = storage;
   sp->mode = mode;
   sp->strategy = strategy;
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, shapes};
+  tg_cli_input_options io = {storage, precision, plan_io, limits, shapes};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -229,6 +234,12 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
    * Their records index the fallback set, so the policy relation (made for the primary set)
    * does not apply; fallback buffers use the serial rule. */
   const tg_record_set *fb = sp->in.model_records ? sp->in.model_records->fallback : NULL;
+  if (fb && fb->count && no_fallback) {
+    st = tg__error(err, TG_ERROR_LIMIT, "tensor %s does not fit %s: %s (--no-fallback)",
+                   fb->names[0] ? fb->names[0] : "?", tg_storage_name(storage),
+                   sp->in.model_records->fallback_reasons[0]);
+    goto fail;
+  }
   if (fb && fb->count) {
     if ((st = tg_cli_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
     tg_mode fmode = mode;
@@ -266,14 +277,15 @@ fail:
  * failures mean this plan cannot run here (exit 2); `err` says why. */
 static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, tg_plan_file *pf,
                                               int plan_io, const tg_model_options *shapes,
-                                              uint64_t max_allocation, const tg_allocator *alloc,
-                                              storage_plan *sp, tg_error_info *err) {
+                                              uint64_t max_allocation, const tg_device_limits *limits,
+                                              const tg_allocator *alloc, storage_plan *sp,
+                                              tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = pf->storage;
   sp->mode = pf->plan->mode;
   sp->strategy = pf->strategy;
-  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, &info->limits, shapes};
+  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, limits, shapes};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -315,7 +327,7 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
       tg__error(err, st, "arena records: %s", tg_status_string(st));
   }
   /* Then the cap and the limits the plan was made under, against this device's. */
-  if (st == TG_OK) st = tg_cli_plan_file_check_device(pf, max_allocation, &info->limits, err);
+  if (st == TG_OK) st = tg_cli_plan_file_check_device(pf, max_allocation, limits, err);
   if (st != TG_OK) {
     storage_plan_free(sp);
     return st;
@@ -445,7 +457,8 @@ static const tg_storage k_auto_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTU
 int tg_cli_run(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
-  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *cap_s = NULL;
+  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *cap_s = NULL, *texture_s = NULL;
+  int no_fallback = 0;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
   unsigned given = 0; /* bit o: option k_opts[o] was given */
   tg_cli_model_options shapes;
@@ -485,11 +498,12 @@ int tg_cli_run(int argc, char **argv) {
     if (strcmp(argv[i], "--out-of-order") == 0) { ooo = 1; ++i; continue; }
     if (strcmp(argv[i], "--no-reuse-edges") == 0) { no_reuse = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    if (strcmp(argv[i], "--no-fallback") == 0) { no_fallback = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
                                          "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan",
-                                         "--max-allocation"};
+                                         "--max-allocation", "--max-texture-size"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
-                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path, &cap_s};
+                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path, &cap_s, &texture_s};
     size_t o;
     if ((m = tg_cli_option_table(argc, argv, &i, k_opts, k_targets, sizeof k_opts / sizeof k_opts[0], &o)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
@@ -538,6 +552,8 @@ int tg_cli_run(int argc, char **argv) {
   }
   uint64_t max_allocation = 0;
   if (cap_s && !tg_cli_parse_max_allocation("run", cap_s, &max_allocation)) return TG_EXIT_USAGE;
+  uint64_t tex_w = 0, tex_h = 0;
+  if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h)) return TG_EXIT_USAGE;
   dopt.device = device_s;
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
@@ -630,6 +646,9 @@ int tg_cli_run(int argc, char **argv) {
   }
   const tg_device_info *info = tg_device_get_info(dev);
   if (budget == 0) budget = info->memory_budget;
+  /* The limits: the device's, or a smaller device's textures (--max-texture-size). */
+  tg_device_limits limits = info->limits;
+  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h);
   /* The cap: the device's largest allocation, or a smaller one asked for. */
   int cap_given = max_allocation != 0;
   if (info->max_allocation && (max_allocation == 0 || info->max_allocation < max_allocation))
@@ -644,8 +663,8 @@ int tg_cli_run(int argc, char **argv) {
   size_t ncand = pf ? 0 : auto_storage ? sizeof k_auto_storages / sizeof k_auto_storages[0] : 1;
   if (pf) {
     tg_error_info perr = {{0}};
-    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, max_allocation, alloc, &chosen,
-                                      &perr);
+    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, max_allocation, &limits, alloc,
+                                      &chosen, &perr);
     if (st == TG_OK && chosen.bytes > budget) {
       st = tg__error(&perr, TG_ERROR_BUDGET, "the plan needs %llu bytes, the budget is %llu (allocated nothing)",
                      (unsigned long long)chosen.bytes, (unsigned long long)budget);
@@ -675,8 +694,9 @@ int tg_cli_run(int argc, char **argv) {
       storage_plan sp;
       tg_error_info perr = {{0}};
       st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, &shapes.options, max_allocation,
-                              alloc, &sp, &perr);
-      if (st == TG_ERROR_LIMIT && cap_given && strncmp(perr.message, "tensor ", 7) == 0) {
+                              &limits, no_fallback, alloc, &sp, &perr);
+      if (st == TG_ERROR_LIMIT && ((cap_given && strncmp(perr.message, "tensor ", 7) == 0) ||
+                                   (no_fallback && !auto_storage && strstr(perr.message, "(--no-fallback)")))) {
         /* A tensor above the cap asked for fits no arena in any mode. */
         tg_cli_error("run: %s", perr.message);
         storage_plan_free(&chosen);
@@ -785,6 +805,18 @@ int tg_cli_run(int argc, char **argv) {
       tg__strbuf_puts(&b, ",\"arenas\":[");
       for (size_t k = 0; k < p->arena_count; ++k)
         tg__strbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
+      tg__strbuf_puts(&b, "]");
+    }
+    if (chosen.fallback_plan) {
+      const tg_model_records *mr = chosen.in.model_records;
+      tg__strbuf_puts(&b, ",\"fallbacks\":[");
+      for (size_t i = 0; i < mr->fallback->count; ++i) {
+        tg__strbuf_puts(&b, i ? ",{\"tensor\":" : "{\"tensor\":");
+        tg__strbuf_json_string(&b, mr->fallback->names[i] ? mr->fallback->names[i] : "?");
+        tg__strbuf_puts(&b, ",\"reason\":");
+        tg__strbuf_json_string(&b, mr->fallback_reasons[i]);
+        tg__strbuf_puts(&b, "}");
+      }
       tg__strbuf_puts(&b, "]");
     }
     if (chosen.note) {
