@@ -328,7 +328,9 @@ static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *d
   z->mode = p->mode;
   z->precision = desc->precision;
   z->record_count = desc->record_count;
-  z->memory_count = p->mode == TG_MODE_OBJECTS ? p->object_count : (desc->record_count ? 1 : 0);
+  /* Offsets mode: one allocation per arena. */
+  z->memory_count = p->mode == TG_MODE_OBJECTS ? p->object_count
+                                               : (desc->record_count ? (p->arena_count > 1 ? p->arena_count : 1) : 0);
   size_t nr = desc->record_count ? desc->record_count : 1;
   size_t nm = z->memory_count ? z->memory_count : 1;
   z->memories = tg__calloc(alloc, nm, sizeof *z->memories);
@@ -353,7 +355,8 @@ static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *d
   for (size_t k = 0; k < z->memory_count; ++k) {
     int arena = p->mode == TG_MODE_OFFSETS;
     if (arena) {
-      z->objects[k] = (tg_tensor_resource){TG_STORAGE_BUFFER, {p->total, 1, 1}, p->total};
+      uint64_t bytes = tg_plan_arena_size(p, k);
+      z->objects[k] = (tg_tensor_resource){TG_STORAGE_BUFFER, {bytes, 1, 1}, bytes};
     } else if ((st = make_object_resource(desc, k, &z->objects[k])) != TG_OK) {
       tg__error(err, st, "realize: object %zu mixes storages or has a bad extent", k);
       goto fail;
@@ -378,7 +381,7 @@ static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *d
   /* Views. */
   for (size_t r = 0; r < z->record_count; ++r) {
     int arena = p->mode == TG_MODE_OFFSETS;
-    z->memory_of[r] = arena ? 0 : p->object_of[r];
+    z->memory_of[r] = arena ? tg_plan_arena_of(p, r) : p->object_of[r];
     z->offset_of[r] = arena ? p->offset_of[r] : 0;
     if (inject_failure(d)) {
       st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
@@ -615,7 +618,7 @@ static tg_status check_waits_order_reuse(const tg_realization *z, const tg_check
       } else {
         uint64_t a0 = z->offset_of[ra], a1 = a0 + z->resources[ra].bytes;
         uint64_t b0 = z->offset_of[rb], b1 = b0 + z->resources[rb].bytes;
-        share = a0 < b1 && b0 < a1;
+        share = z->memory_of[ra] == z->memory_of[rb] && a0 < b1 && b0 < a1;
       }
       if (!share) continue;
       const tg_usage_record *A = &z->records[ra], *B = &z->records[rb];

@@ -39,6 +39,15 @@ static tg_status plan_compute(const tg_usage_record *records, size_t count, uint
       return TG_ERROR_OVERFLOW;
     }
   }
+  /* Under a cap, a record larger than the cap fits no arena (offsets) and no object (1D). */
+  if (options->max_allocation > 0 && dims == 1) {
+    for (size_t r = 0; r < count; ++r) {
+      if (volumes[r] > options->max_allocation) {
+        tg__free(alloc, volumes);
+        return TG_ERROR_LIMIT;
+      }
+    }
+  }
   tg__plan_input in = {records, count, dims, options, alloc, volumes, 0};
   tg_status st;
   if (options->strategy == TG_STRATEGY_BEST) {
@@ -62,6 +71,13 @@ static tg_status plan_compute(const tg_usage_record *records, size_t count, uint
     }
   }
   tg__free(alloc, volumes);
+  if (st == TG_OK && options->max_allocation > 0) {
+    if (options->mode == TG_MODE_OFFSETS)
+      st = tg_plan_split_arenas(records, count, *out, options->max_allocation, options->alignment,
+                                options->relation, alloc);
+    else if (dims == 1)
+      (*out)->max_allocation = options->max_allocation;
+  }
   if (st != TG_OK) {
     tg_plan_destroy(*out);
     *out = NULL;
@@ -85,7 +101,21 @@ static tg_status unfold(const tg__in_place_groups *g, const tg_plan *merged, con
     for (size_t r = 0; r < g->count; ++r) p->object_of[r] = merged->object_of[g->group_of[r]];
   } else {
     for (size_t r = 0; r < g->count; ++r) p->offset_of[r] = merged->offset_of[g->group_of[r]];
+    /* Arenas (a cap): each member in its group's arena. */
+    p->arena_count = merged->arena_count;
+    if (merged->arena_count > 1) {
+      p->arena_of = tg__calloc(&p->alloc, g->count, sizeof *p->arena_of);
+      p->arena_sizes = tg__calloc(&p->alloc, merged->arena_count, sizeof *p->arena_sizes);
+      if (p->arena_of == NULL || p->arena_sizes == NULL) {
+        tg_plan_destroy(p);
+        *out = NULL;
+        return TG_ERROR_OUT_OF_HOST_MEMORY;
+      }
+      for (size_t r = 0; r < g->count; ++r) p->arena_of[r] = merged->arena_of[g->group_of[r]];
+      for (size_t k = 0; k < merged->arena_count; ++k) p->arena_sizes[k] = merged->arena_sizes[k];
+    }
   }
+  p->max_allocation = merged->max_allocation;
   if ((st = tg_plan_set_in_place(p, g->used, g->used_count)) != TG_OK) {
     tg_plan_destroy(p);
     *out = NULL;

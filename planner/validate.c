@@ -77,6 +77,12 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
   if (total != plan->total)
     return tg__error(err, INVALID, "total %" PRIu64 " differs from the sum of object volumes %" PRIu64,
                      plan->total, total);
+  if (plan->max_allocation > 0 && plan->dims == 1) {
+    for (size_t k = 0; k < plan->object_count; ++k)
+      if (plan->object_sizes[k].w > plan->max_allocation)
+        return tg__error(err, INVALID, "object %zu (%" PRIu64 " bytes) exceeds the allocation cap %" PRIu64,
+                         k, plan->object_sizes[k].w, plan->max_allocation);
+  }
   if (count == 0) return TG_OK;
 
   /* Members of each object by first task: within an object, records are pairwise disjoint in
@@ -168,30 +174,114 @@ static tg_status overlap_error(tg_error_info *err, const tg_usage_record *record
                    records[a].last_task, records[b].first_task, records[b].last_task);
 }
 
+/* Several arenas: each record inside its arena, each arena's size the end of its highest
+ * record, the total their sum, every arena within the cap. `*base` gets each arena's start in
+ * one address space where the arenas lie back to back (so that records of different arenas
+ * never overlap there). */
+static tg_status validate_overlaps(const tg_usage_record *records, size_t count,
+                                   const uint64_t *off, const uint64_t *vol, size_t m,
+                                   const tg_share_relation *relation, const size_t *partner,
+                                   const tg_allocator *alloc, tg_error_info *err);
+
+static tg_status validate_arenas(const tg_usage_record *records, size_t count, const tg_plan *plan,
+                                 const uint64_t *vol, const tg_allocator *alloc, uint64_t **base,
+                                 tg_error_info *err) {
+  (void)records;
+  size_t na = plan->arena_count;
+  if (plan->arena_of == NULL || plan->arena_sizes == NULL)
+    return tg__error(err, INVALID, "plan of %zu arenas without arena arrays", na);
+  uint64_t *ends = tg__calloc(alloc, na, sizeof *ends), *b = tg__calloc(alloc, na, sizeof *b);
+  if (ends == NULL || b == NULL) {
+    tg__free(alloc, ends);
+    tg__free(alloc, b);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  tg_status st = TG_OK;
+  for (size_t r = 0; r < count && st == TG_OK; ++r) {
+    uint32_t k = plan->arena_of[r];
+    uint64_t end;
+    if (k >= na)
+      st = tg__error(err, INVALID, "record %zu: arena %" PRIu32 " out of range (%zu arenas)", r, k, na);
+    else if (!v_add(plan->offset_of[r], vol[r], &end))
+      st = tg__error(err, INVALID, "record %zu: offset %" PRIu64 " + size %" PRIu64 " overflows 64 bits",
+                     r, plan->offset_of[r], vol[r]);
+    else if (end > ends[k])
+      ends[k] = end;
+  }
+  uint64_t total = 0;
+  for (size_t k = 0; k < na && st == TG_OK; ++k) {
+    if (plan->arena_sizes[k] != ends[k])
+      st = tg__error(err, INVALID, "arena %zu: size %" PRIu64 " differs from max(offset + size) = %" PRIu64,
+                     k, plan->arena_sizes[k], ends[k]);
+    else if (plan->max_allocation > 0 && ends[k] > plan->max_allocation)
+      st = tg__error(err, INVALID, "arena %zu: %" PRIu64 " bytes exceed the allocation cap %" PRIu64,
+                     k, ends[k], plan->max_allocation);
+    else if (!v_add(total, ends[k], &total))
+      st = tg__error(err, INVALID, "the sum of arena sizes overflows 64 bits (at arena %zu)", k);
+    else
+      b[k] = total - ends[k];
+  }
+  if (st == TG_OK && total != plan->total)
+    st = tg__error(err, INVALID, "total %" PRIu64 " differs from the sum of arena sizes %" PRIu64,
+                   plan->total, total);
+  tg__free(alloc, ends);
+  if (st != TG_OK) {
+    tg__free(alloc, b);
+    return st;
+  }
+  *base = b;
+  return TG_OK;
+}
+
 static tg_status validate_offsets(const tg_usage_record *records, size_t count,
                                   const tg_plan *plan, const uint64_t *vol, uint64_t alignment,
                                   const tg_share_relation *relation, const size_t *partner,
                                   const tg_allocator *alloc, tg_error_info *err) {
   if (plan->dims != 1) return tg__error(err, INVALID, "offsets plans must be 1D (plan has %" PRIu32 " dims)", plan->dims);
   if (count > 0 && plan->offset_of == NULL) return tg__error(err, INVALID, "offsets plan without offsets");
-  const uint64_t *off = plan->offset_of;
+  const uint64_t *in_arena = plan->offset_of;
   uint64_t max_end = 0;
   size_t m = 0; /* records that occupy memory */
   for (size_t r = 0; r < count; ++r) {
     uint64_t a = alignment > records[r].alignment ? alignment : records[r].alignment, end;
-    if (a > 1 && off[r] % a != 0)
+    if (a > 1 && in_arena[r] % a != 0)
       return tg__error(err, INVALID, "record %zu: offset %" PRIu64 " is not a multiple of its alignment %" PRIu64,
-                       r, off[r], a);
-    if (!v_add(off[r], vol[r], &end))
+                       r, in_arena[r], a);
+    if (!v_add(in_arena[r], vol[r], &end))
       return tg__error(err, INVALID, "record %zu: offset %" PRIu64 " + size %" PRIu64 " overflows 64 bits",
-                       r, off[r], vol[r]);
+                       r, in_arena[r], vol[r]);
     if (end > max_end) max_end = end;
     if (vol[r] > 0) ++m;
+  }
+  if (plan->arena_count > 1) {
+    uint64_t *base = NULL;
+    tg_status st = validate_arenas(records, count, plan, vol, alloc, &base, err);
+    if (st != TG_OK) return st;
+    uint64_t *virt = tg__calloc(alloc, count ? count : 1, sizeof *virt);
+    if (virt == NULL) {
+      tg__free(alloc, base);
+      return TG_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    for (size_t r = 0; r < count; ++r) virt[r] = base[plan->arena_of[r]] + in_arena[r];
+    tg__free(alloc, base);
+    st = m < 2 ? TG_OK : validate_overlaps(records, count, virt, vol, m, relation, partner, alloc, err);
+    tg__free(alloc, virt);
+    return st;
   }
   if (plan->total != max_end)
     return tg__error(err, INVALID, "total %" PRIu64 " differs from max(offset + size) = %" PRIu64,
                      plan->total, max_end);
-  if (m < 2) return TG_OK;
+  if (plan->max_allocation > 0 && plan->total > plan->max_allocation)
+    return tg__error(err, INVALID, "arena 0: %" PRIu64 " bytes exceed the allocation cap %" PRIu64,
+                     plan->total, plan->max_allocation);
+  return m < 2 ? TG_OK : validate_overlaps(records, count, in_arena, vol, m, relation, partner, alloc, err);
+}
+
+/* No two conflicting records at intersecting addresses (`off`: one address space). */
+static tg_status validate_overlaps(const tg_usage_record *records, size_t count,
+                                   const uint64_t *off, const uint64_t *vol, size_t m,
+                                   const tg_share_relation *relation, const size_t *partner,
+                                   const tg_allocator *alloc, tg_error_info *err) {
 
   /* Time sweep. Records live at the start of the next record all meet it (and each other), so
    * the live set must be address-disjoint; kept ordered by offset, a new record can only
@@ -313,7 +403,9 @@ static tg_status check_pairs(const tg_usage_record *records, size_t count, const
       st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu are in different objects", i, p->input,
                      p->output);
     else if (plan->mode == TG_MODE_OFFSETS && plan->offset_of != NULL &&
-             plan->offset_of[p->input] != plan->offset_of[p->output])
+             (plan->offset_of[p->input] != plan->offset_of[p->output] ||
+              (plan->arena_count > 1 && plan->arena_of != NULL &&
+               plan->arena_of[p->input] != plan->arena_of[p->output])))
       st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu are at different offsets", i, p->input,
                      p->output);
     if (st != TG_OK) break;

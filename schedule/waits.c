@@ -152,17 +152,29 @@ done:
 static tg_status pairs_offsets(waits_ctx *c, const tg_plan *plan, size_t n,
                                const tg_allocator *alloc) {
   span *spans = tg__calloc(alloc, n ? n : 1, sizeof *spans);
-  if (spans == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  /* Several arenas: addresses with the arenas back to back, so only records of one arena meet. */
+  const size_t na = plan->arena_count > 1 && plan->arena_of && plan->arena_sizes ? plan->arena_count : 0;
+  uint64_t *base = tg__calloc(alloc, na + 1, sizeof *base);
+  if (spans == NULL || base == NULL) {
+    tg__free(alloc, spans);
+    tg__free(alloc, base);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (size_t k = 0; k < na; ++k)
+    if (!tg__add_u64(base[k], plan->arena_sizes[k], &base[k + 1])) base[k + 1] = UINT64_MAX;
   size_t m = 0;
   for (size_t r = 0; r < n; ++r) {
-    uint64_t size, end;
-    if (tg_extent_volume(c->records[r].size, &size) != TG_OK ||
-        !tg__add_u64(plan->offset_of[r], size, &end)) {
+    uint64_t size, end, at = plan->offset_of[r];
+    int ok = tg_extent_volume(c->records[r].size, &size) == TG_OK;
+    if (ok && na) ok = plan->arena_of[r] < na && tg__add_u64(at, base[plan->arena_of[r]], &at);
+    if (!ok || !tg__add_u64(at, size, &end)) {
       tg__free(alloc, spans);
-      return tg__error(c->err, TG_ERROR_INVALID_PLAN, "record %zu: offset + size overflows", r);
+      tg__free(alloc, base);
+      return tg__error(c->err, TG_ERROR_INVALID_PLAN, "record %zu: offset + size overflows, or no such arena", r);
     }
-    if (size > 0) spans[m++] = (span){plan->offset_of[r], end, r};
+    if (size > 0) spans[m++] = (span){at, end, r};
   }
+  tg__free(alloc, base);
   qsort(spans, m, sizeof *spans, span_cmp);
   tg_status st = TG_OK;
   for (size_t i = 0; i < m && st == TG_OK; ++i)

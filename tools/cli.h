@@ -7,6 +7,7 @@
 
 #include "core/internal.h"
 #include "tangram/allocator.h"
+#include "tangram/layout.h"
 #include "tangram/planner.h"
 #include "tangram/records.h"
 #include "tangram/status.h"
@@ -28,6 +29,31 @@ int tg_cli_exit_code(tg_status st);
 /* Parse a plain non-negative decimal (optionally with K/M/G/KiB/MiB/GiB suffix when
  * `allow_suffix`). Returns 1 on success. */
 int tg_cli_parse_u64(const char *s, int allow_suffix, uint64_t *out);
+
+/* --max-allocation BYTES (K/M/G suffixes): a positive size of at most 2^60 bytes. On a bad
+ * value prints "<cmd>: --max-allocation must be ..." and returns 0; else 1. */
+int tg_cli_parse_max_allocation(const char *cmd, const char *s, uint64_t *out);
+
+/* Under an allocation cap of `cap` bytes: the first record of `set` larger than the cap (for
+ * 2D/3D records, texels times `texel_bytes`) is an error naming it (or its index), printed as
+ * "<cmd>: tensor NAME (N bytes) is larger than the allocation cap C bytes"; returns 0 then,
+ * else 1. */
+int tg_cli_check_max_allocation(const char *cmd, const tg_record_set *set, uint32_t texel_bytes,
+                                uint64_t cap);
+
+/* Under an allocation cap: an objects plan's first object larger than `cap` bytes (texels
+ * times `texel_bytes` for 2D/3D) is an error naming its largest tensor; returns 0 then, else 1
+ * (also for offsets plans, which the planner keeps within the cap). */
+int tg_cli_check_objects_cap(const char *cmd, const tg_record_set *set, const tg_plan *plan,
+                             uint32_t texel_bytes, uint64_t cap);
+
+/* --max-texture-size WxH: two positive numbers up to 2^31. On a bad value prints the reason and
+ * returns 0; else 1. */
+int tg_cli_parse_texture_size(const char *cmd, const char *s, uint64_t *w, uint64_t *h);
+
+/* A smaller device's textures: 2D width and height, and 3D width and height, at most w and h
+ * (a zero limit, none, becomes w or h). */
+void tg_cli_limit_texture_size(tg_device_limits *limits, uint64_t w, uint64_t h);
 
 /* Option matching: if argv[*i] is `--name` followed by a value, or `--name=value`, store the
  * value in *value, advance *i past what was consumed and return 1. If `--name` is the last

@@ -35,6 +35,10 @@ static void evaluate_usage(FILE *to) {
       "                           by side; non-serial policies need a graph\n"
       "  --no-limits              no device limits (default: limits every current mobile GPU\n"
       "                           meets; tensors beyond them fall back to buffers)\n"
+      "  --max-allocation BYTES   the device's largest allocation (K, M, G suffixes): offsets\n"
+      "                           rows plan several arenas of at most BYTES (JSON \"arenas\");\n"
+      "                           rows with an object above it are skipped; a tensor above it\n"
+      "                           is an error\n"
       "  --json                   one JSON object on stdout instead of the tables\n",
       to);
   fputs(TG_CLI_IN_PLACE_HELP
@@ -69,6 +73,7 @@ typedef struct evaluate_args {
   int json;
   int reorder;
   int in_place;
+  uint64_t max_allocation;
   const char *svg_dir;
   const char *csv_out;
   tg_cli_model_options shapes;
@@ -344,6 +349,7 @@ static void json_result_fields(tg__strbuf *b, const tg_evaluation *ev, const tg_
   if (r->strategy == TG_STRATEGY_BEST)
     tg__strbuf_printf(b, ",\"in_place_bytes\":%llu,\"in_place_pairs\":%zu,\"in_place_views\":%zu",
                       (unsigned long long)r->in_place_bytes, r->in_place_pairs, r->in_place_views);
+  if (r->mode == TG_MODE_OFFSETS) tg__strbuf_printf(b, ",\"arenas\":%zu", r->arenas);
   if (!r->valid) {
     tg__strbuf_puts(b, ",\"invalid_reason\":");
     tg__strbuf_json_string(b, r->invalid_reason);
@@ -614,6 +620,11 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
       }
       continue;
     }
+    if ((m = tg_cli_option(argc, argv, &i, "--max-allocation", &v)) != 0) {
+      if (m < 0) return 0;
+      if (!tg_cli_parse_max_allocation("evaluate", v, &a->max_allocation)) return 0;
+      continue;
+    }
     if ((m = tg_cli_option(argc, argv, &i, "--svg-dir", &v)) != 0) {
       if (m < 0) return 0;
       a->svg_dir = v;
@@ -660,6 +671,7 @@ int tg_cli_evaluate(int argc, char **argv) {
     a.place.policy = a.policy;
     a.place.no_limits = a.no_limits;
     a.place.json = a.json;
+    a.place.max_allocation = a.max_allocation;
     return tg_cli_place_evaluate(&a.place);
   }
 
@@ -677,6 +689,26 @@ int tg_cli_evaluate(int argc, char **argv) {
     tg_cli_error("%s: nothing to evaluate: expected a model or usage records", a.model_path);
     tg_model_destroy(model);
     return TG_EXIT_USAGE;
+  }
+  if (a.max_allocation > 0) {
+    /* A tensor above the cap, as a buffer (its smallest form), fits no allocation. */
+    tg_lifetimes *lt = NULL;
+    tg_model_records *mr = NULL;
+    const tg_record_set *set = model->kind == TG_MODEL_RECORDS ? model->records : NULL;
+    if (set == NULL) {
+      st = tg_graph_compute_lifetimes(model->graph, NULL, alloc, &lt, &err);
+      if (st == TG_OK)
+        st = tg_model_records_create(model->graph, lt, TG_STORAGE_BUFFER, a.precision, NULL, alloc, &mr, &err);
+      if (st == TG_OK) set = mr->records;
+    }
+    int ok = st == TG_OK && (set->dims != 1 || tg_cli_check_max_allocation("evaluate", set, 0, a.max_allocation));
+    if (st != TG_OK) tg_cli_error("evaluate: %s", err.message[0] ? err.message : tg_status_string(st));
+    tg_model_records_destroy(mr);
+    tg_lifetimes_destroy(lt);
+    if (!ok) {
+      tg_model_destroy(model);
+      return st != TG_OK ? tg_cli_exit_code(st) : TG_EXIT_USAGE;
+    }
   }
   tg_policy policies[MAX_POLICIES];
   size_t n = 0;
@@ -719,6 +751,7 @@ int tg_cli_evaluate(int argc, char **argv) {
     opt.policy = policies[p];
     opt.no_limits = a.no_limits;
     opt.in_place = a.in_place;
+    opt.max_allocation = a.max_allocation;
     err.message[0] = '\0';
     st = model->kind == TG_MODEL_GRAPH
              ? tg_evaluation_create_from_graph(model->graph, &opt, alloc, &evs[p], &err)

@@ -32,6 +32,15 @@ static void run_usage(FILE *to) {
       "                           bound)\n"
       "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
+      "  --max-texture-size WxH   simulate a smaller device: 2D and 3D textures at most W x H\n"
+      "                           texels; tensors beyond it fall back to buffers\n"
+      "                           (\"fallback_tensors\")\n"
+      "  --no-fallback            a tensor that does not fit the storage rules that storage out\n"
+      "                           (with --storage S: exit 2 naming it)\n"
+      "  --max-allocation BYTES   the largest single allocation (K/M/G suffixes; default and\n"
+      "                           upper limit: the device's): offsets plans span several\n"
+      "                           arenas of at most BYTES, one allocation each; a tensor or\n"
+      "                           object above it is an error (exit 2)\n"
       "  --out-of-order           run the check with ops overlapping where the schedule allows\n"
       "                           (waits: graph edges, plus reuse edges for serial plans)\n"
       "  --no-reuse-edges         with --out-of-order: leave reuse edges out (to see the check\n"
@@ -51,7 +60,9 @@ static void run_usage(FILE *to) {
       "                           precision, policy and --plan-io; giving other values is an\n"
       "                           error), realise it and run the check. A plan made for another\n"
       "                           model, or one this device cannot hold: exit 2 with the reason\n"
-      TG_CLI_INPUT_SHAPE_HELP
+      TG_CLI_INPUT_SHAPE_HELP,
+      to);
+  fputs(
       "  --json                   one JSON object on stdout\n"
       "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
       TG_CLI_PLACE_USAGE
@@ -118,8 +129,8 @@ static uint64_t plan_bytes(const tg_plan *p, tg_precision precision) {
 static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg_tensor_resource *res,
                               tg_precision precision, tg_mode mode, tg_strategy strategy,
                               const tg_share_relation *relation, tg_in_place_pair *pairs, size_t *pair_count,
-                              uint32_t time_limit_ms, const tg_allocator *alloc, tg_record_set **arena,
-                              tg_plan **plan) {
+                              uint32_t time_limit_ms, uint64_t max_allocation, const tg_allocator *alloc,
+                              tg_record_set **arena, tg_plan **plan) {
   *arena = NULL;
   *plan = NULL;
   const tg_record_set *planned = set;
@@ -143,7 +154,42 @@ static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg
   opt.mode = mode;
   opt.strategy = strategy;
   opt.relation = relation;
+  opt.max_allocation = max_allocation;
   return tg_plan_compute(planned->records, planned->count, planned->dims, &opt, alloc, plan);
+}
+
+/* Under the allocation cap: every tensor, and every object of an objects plan (`plan`, may be
+ * NULL), at most `cap` bytes; else TG_ERROR_LIMIT naming the tensor (for an object, its
+ * largest). */
+static tg_status check_cap(const tg_record_set *set, const tg_plan *plan, tg_precision precision,
+                           uint64_t cap, tg_error_info *err) {
+  if (cap == 0) return TG_OK;
+  uint64_t unit = set->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
+  for (size_t r = 0; r < set->count && plan == NULL; ++r) {
+    uint64_t v = 0, bytes = UINT64_MAX;
+    if (tg_extent_volume(set->records[r].size, &v) == TG_OK && tg__mul_u64(v, unit, &bytes) && bytes <= cap)
+      continue;
+    return tg__error(err, TG_ERROR_LIMIT, "tensor %s (%llu bytes) is larger than the allocation cap %llu bytes",
+                     set->names[r] ? set->names[r] : "?", (unsigned long long)bytes, (unsigned long long)cap);
+  }
+  if (plan == NULL || plan->mode != TG_MODE_OBJECTS) return TG_OK;
+  for (size_t k = 0; k < plan->object_count; ++k) {
+    uint64_t v = 0, bytes = UINT64_MAX;
+    if (tg_extent_volume(plan->object_sizes[k], &v) == TG_OK && tg__mul_u64(v, unit, &bytes) && bytes <= cap)
+      continue;
+    size_t big = 0;
+    uint64_t big_v = 0;
+    for (size_t r = 0, seen = 0; r < set->count; ++r) {
+      uint64_t rv = 0;
+      if (plan->object_of[r] == k && tg_extent_volume(set->records[r].size, &rv) == TG_OK && (!seen || rv > big_v))
+        big = r, big_v = rv, seen = 1;
+    }
+    return tg__error(err, TG_ERROR_LIMIT,
+                     "object %zu (%llu bytes) is larger than the allocation cap %llu bytes; its largest "
+                     "tensor is %s", k, (unsigned long long)bytes, (unsigned long long)cap,
+                     set->names[big] ? set->names[big] : "?");
+  }
+  return TG_OK;
 }
 
 /* The naive total and the lower bound of a record set's plans in `mode`: peak live for
@@ -163,13 +209,14 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
                                     tg_precision precision, tg_mode mode, tg_strategy strategy,
                                     tg_policy policy, int plan_io, int in_place, uint32_t time_limit_ms,
                                     const tg_model_options *shapes,
+                                    uint64_t max_allocation, const tg_device_limits *limits, int no_fallback,
                                     const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = storage;
   sp->mode = mode;
   sp->strategy = strategy;
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, shapes, 1};
+  tg_cli_input_options io = {storage, precision, plan_io, limits, shapes, 1};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -198,6 +245,7 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
     }
   }
   if ((st = tg_cli_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
+  if ((st = check_cap(set, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
   if (in_place && sp->in.in_place_count > 0) {
     /* OpenCL 1.2 images cannot be read and written by one kernel: views only there. */
     sp->pairs = tg__calloc(alloc, sp->in.in_place_count, sizeof *sp->pairs);
@@ -213,21 +261,31 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   if ((st = tg_cli_input_relation(&sp->in, policy, &rel, err)) != TG_OK) goto fail;
   uint64_t t0 = tg__now_us();
   st = plan_records(dev, set, sp->resources, precision, sp->mode, strategy, tg_policy_relation_get(rel),
-                    sp->pairs, &sp->pair_count, time_limit_ms, alloc, &sp->arena_records, &sp->plan);
+                    sp->pairs, &sp->pair_count, time_limit_ms, max_allocation, alloc, &sp->arena_records,
+                    &sp->plan);
   tg_policy_relation_destroy(rel);
   if (st != TG_OK) {
     tg__error(err, st, "planning %s failed: %s", tg_storage_name(storage), tg_status_string(st));
     goto fail;
   }
+  if ((st = check_cap(set, sp->plan, precision, max_allocation, err)) != TG_OK) goto fail;
   sp->planned = sp->arena_records ? sp->arena_records : set;
   /* Tensors that do not fit the storage: planned as buffers, serially ordered like the rest.
    * Their records index the fallback set, so the policy relation (made for the primary set)
    * does not apply; fallback buffers use the serial rule. */
   const tg_record_set *fb = sp->in.model_records ? sp->in.model_records->fallback : NULL;
+  if (fb && fb->count && no_fallback) {
+    st = tg__error(err, TG_ERROR_LIMIT, "tensor %s does not fit %s: %s (--no-fallback)",
+                   fb->names[0] ? fb->names[0] : "?", tg_storage_name(storage),
+                   sp->in.model_records->fallback_reasons[0]);
+    goto fail;
+  }
   if (fb && fb->count) {
     if ((st = tg_cli_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
     tg_mode fmode = mode;
+    if ((st = check_cap(fb, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
     st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, NULL, NULL, time_limit_ms,
+                      max_allocation,
                       alloc, &sp->fallback_arena, &sp->fallback_plan);
     if (st != TG_OK) {
       tg__error(err, st, "planning fallback buffers failed: %s", tg_status_string(st));
@@ -268,6 +326,7 @@ fail:
  * failures mean this plan cannot run here (exit 2); `err` says why. */
 static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, tg_plan_file *pf,
                                               int plan_io, const tg_model_options *shapes,
+                                              uint64_t max_allocation, const tg_device_limits *limits,
                                               const tg_allocator *alloc, storage_plan *sp,
                                               tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
@@ -275,7 +334,7 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
   sp->storage = pf->storage;
   sp->mode = pf->plan->mode;
   sp->strategy = pf->strategy;
-  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, &info->limits, shapes, 1};
+  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, limits, shapes, 1};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -316,6 +375,8 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
     else if (st != TG_OK)
       tg__error(err, st, "arena records: %s", tg_status_string(st));
   }
+  /* Then the cap and the limits the plan was made under, against this device's. */
+  if (st == TG_OK) st = tg_cli_plan_file_check_device(pf, max_allocation, limits, err);
   if (st != TG_OK) {
     storage_plan_free(sp);
     return st;
@@ -413,7 +474,8 @@ static const tg_storage k_auto_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTU
 int tg_cli_run(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
-  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *time_s = NULL;
+  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *time_s = NULL, *cap_s = NULL, *texture_s = NULL;
+  int no_fallback = 0;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0, in_place = 0;
   uint32_t flow[2] = {0, 2}; /* control flow in the check: branch, iterations */
   unsigned given = 0; /* bit o: option k_opts[o] was given */
@@ -465,12 +527,13 @@ int tg_cli_run(int argc, char **argv) {
       i += 2;
       continue;
     }
+    if (strcmp(argv[i], "--no-fallback") == 0) { no_fallback = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
                                          "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan",
-                                         "--time-limit"};
+                                         "--time-limit", "--max-allocation", "--max-texture-size"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
                                 &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path,
-                                &time_s};
+                                &time_s, &cap_s, &texture_s};
     size_t o;
     if ((m = tg_cli_option_table(argc, argv, &i, k_opts, k_targets, sizeof k_opts / sizeof k_opts[0], &o)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
@@ -523,6 +586,10 @@ int tg_cli_run(int argc, char **argv) {
     return TG_EXIT_USAGE;
   }
   const uint32_t time_limit_ms = time_limit == 0 ? TG_TIME_LIMIT_NONE : (uint32_t)time_limit;
+  uint64_t max_allocation = 0;
+  if (cap_s && !tg_cli_parse_max_allocation("run", cap_s, &max_allocation)) return TG_EXIT_USAGE;
+  uint64_t tex_w = 0, tex_h = 0;
+  if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h)) return TG_EXIT_USAGE;
   dopt.device = device_s;
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
@@ -544,6 +611,7 @@ int tg_cli_run(int argc, char **argv) {
     place.budget = budget;
     place.out_of_order = ooo;
     place.no_reuse_edges = no_reuse;
+    place.max_allocation = max_allocation;
     return tg_cli_place_run(&place);
   }
 
@@ -614,6 +682,13 @@ int tg_cli_run(int argc, char **argv) {
   }
   const tg_device_info *info = tg_device_get_info(dev);
   if (budget == 0) budget = info->memory_budget;
+  /* The limits: the device's, or a smaller device's textures (--max-texture-size). */
+  tg_device_limits limits = info->limits;
+  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h);
+  /* The cap: the device's largest allocation, or a smaller one asked for. */
+  int cap_given = max_allocation != 0;
+  if (info->max_allocation && (max_allocation == 0 || info->max_allocation < max_allocation))
+    max_allocation = info->max_allocation;
 
   /* Choose: the requested storage, or (auto) each storage the device can hold, keeping the
    * least memory. Then if the plan exceeds the budget: the other strategies and the other mode. */
@@ -624,7 +699,8 @@ int tg_cli_run(int argc, char **argv) {
   size_t ncand = pf ? 0 : auto_storage ? sizeof k_auto_storages / sizeof k_auto_storages[0] : 1;
   if (pf) {
     tg_error_info perr = {{0}};
-    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, alloc, &chosen, &perr);
+    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, max_allocation, &limits, alloc,
+                                      &chosen, &perr);
     if (st == TG_OK && chosen.bytes > budget) {
       st = tg__error(&perr, TG_ERROR_BUDGET, "the plan needs %llu bytes, the budget is %llu (allocated nothing)",
                      (unsigned long long)chosen.bytes, (unsigned long long)budget);
@@ -654,13 +730,26 @@ int tg_cli_run(int argc, char **argv) {
       storage_plan sp;
       tg_error_info perr = {{0}};
       st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, in_place, time_limit_ms,
-                              &shapes.options, alloc, &sp, &perr);
+                              &shapes.options, max_allocation, &limits, no_fallback, alloc, &sp, &perr);
+      if (st == TG_ERROR_LIMIT && ((cap_given && strncmp(perr.message, "tensor ", 7) == 0) ||
+                                   (no_fallback && !auto_storage && strstr(perr.message, "(--no-fallback)")))) {
+        /* A tensor above the cap asked for fits no arena in any mode. */
+        tg_cli_error("run: %s", perr.message);
+        storage_plan_free(&chosen);
+        tg_device_close(dev);
+        return TG_EXIT_USAGE;
+      }
       if (st == TG_ERROR_PARSE || st == TG_ERROR_IO || st == TG_ERROR_GRAPH || st == TG_ERROR_OUT_OF_HOST_MEMORY ||
           (st == TG_ERROR_INVALID_ARGUMENT && !auto_storage)) {
         tg_cli_error("%s", perr.message[0] ? perr.message : tg_status_string(st));
         storage_plan_free(&chosen);
         tg_device_close(dev);
         return tg_cli_exit_code(st);
+      }
+      if (st == TG_ERROR_LIMIT && strncmp(perr.message, "object ", 7) == 0) {
+        /* An object above the cap: another strategy or the offsets mode may do. */
+        snprintf(why_not, sizeof why_not, "%s: %s", tg_storage_name(s), perr.message);
+        continue;
       }
       if (st != TG_OK) {
         snprintf(why_not, sizeof why_not, "%s: %s", tg_storage_name(s), perr.message);
@@ -754,7 +843,7 @@ int tg_cli_run(int argc, char **argv) {
                       "\"lower_bound_bytes\":%llu,\"gap_percent\":%.2f,\"saving_percent\":%.2f,"
                       "\"budget_bytes\":%llu,\"corrupted_tensors\":%llu,\"checked_bytes\":%llu,"
                       "\"out_of_order\":%s,\"reuse_edges\":%zu,\"plan_us\":%llu,\"allocate_us\":%llu,"
-                      "\"check_us\":%llu",
+                      "\"check_us\":%llu,\"max_allocation\":%llu",
                       info->kind, tg_storage_name(chosen.storage), tg_precision_name(precision),
                       tg_mode_name(chosen.mode), tg_strategy_name(chosen.strategy),
                       tg_strategy_name(p->strategy), tg_policy_name(policy), set->count,
@@ -765,7 +854,26 @@ int tg_cli_run(int argc, char **argv) {
                       (unsigned long long)chosen.lower_bound_bytes, gap, saving, (unsigned long long)budget,
                       (unsigned long long)out.corrupted, (unsigned long long)out.checked_bytes,
                       ooo ? "true" : "false", out.reuse_edges, (unsigned long long)chosen.plan_us,
-                      (unsigned long long)out.allocate_us, (unsigned long long)out.check_us);
+                      (unsigned long long)out.allocate_us, (unsigned long long)out.check_us,
+                      (unsigned long long)max_allocation);
+    if (p->mode == TG_MODE_OFFSETS) {
+      tg__strbuf_puts(&b, ",\"arenas\":[");
+      for (size_t k = 0; k < p->arena_count; ++k)
+        tg__strbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
+      tg__strbuf_puts(&b, "]");
+    }
+    if (chosen.fallback_plan) {
+      const tg_model_records *mr = chosen.in.model_records;
+      tg__strbuf_puts(&b, ",\"fallbacks\":[");
+      for (size_t i = 0; i < mr->fallback->count; ++i) {
+        tg__strbuf_puts(&b, i ? ",{\"tensor\":" : "{\"tensor\":");
+        tg__strbuf_json_string(&b, mr->fallback->names[i] ? mr->fallback->names[i] : "?");
+        tg__strbuf_puts(&b, ",\"reason\":");
+        tg__strbuf_json_string(&b, mr->fallback_reasons[i]);
+        tg__strbuf_puts(&b, "}");
+      }
+      tg__strbuf_puts(&b, "]");
+    }
     if (chosen.note) {
       tg__strbuf_puts(&b, ",\"note\":");
       tg__strbuf_json_string(&b, chosen.note);
@@ -831,7 +939,15 @@ int tg_cli_run(int argc, char **argv) {
       }
       if (shown < p->object_count) tg__strbuf_printf(&b, "  ... %zu more objects\n", p->object_count - shown);
     } else {
-      tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_report_format_bytes(p->total, b1, sizeof b1), set->count);
+      if (p->arena_count > 1) {
+        tg__strbuf_printf(&b, "%zu arenas (allocation cap %s) for %zu tensors:", p->arena_count,
+                          tg_report_format_bytes(max_allocation, b1, sizeof b1), set->count);
+        for (size_t k = 0; k < p->arena_count; ++k)
+          tg__strbuf_printf(&b, "%s %s", k ? "," : "", tg_report_format_bytes(tg_plan_arena_size(p, k), b1, sizeof b1));
+        tg__strbuf_puts(&b, "\n");
+      } else {
+        tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_report_format_bytes(p->total, b1, sizeof b1), set->count);
+      }
     }
     if (chosen.fallback_plan)
       tg__strbuf_printf(&b, "  + %zu tensors that do not fit %s, in buffers\n",

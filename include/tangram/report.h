@@ -48,6 +48,10 @@ typedef struct tg_evaluation_options {
    * ones. Either way each `best` row also reports what `best` with the pairs needs
    * (in_place_bytes). */
   int in_place;
+  /* The largest single allocation in bytes (0 = none): offsets rows plan arenas of at most
+   * this (tg_plan_options.max_allocation); a row where a tensor or an object is larger is
+   * skipped with that reason. */
+  uint64_t max_allocation;
 } tg_evaluation_options;
 
 /* "No such result" in tg_evaluation's indices. */
@@ -74,6 +78,7 @@ typedef struct tg_evaluation_result {
    * options.in_place), the pairs its plan uses and how many of them are views; 0 elsewhere. */
   uint64_t in_place_bytes;
   size_t in_place_pairs, in_place_views;
+  size_t arenas;              /* offsets: allocations (arenas) of both plans; objects: 0 */
 } tg_evaluation_result;
 
 /* A tensor that did not fit a storage and falls back to a plain buffer. */

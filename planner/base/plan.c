@@ -85,6 +85,7 @@ tg_status tg_plan_create(tg_mode mode, uint32_t dims, size_t record_count, size_
     ok = p->object_of && p->object_sizes;
   } else {
     p->object_count = record_count ? 1 : 0;
+    p->arena_count = p->object_count;
     p->offset_of = tg__calloc(alloc, record_count ? record_count : 1, sizeof *p->offset_of);
     ok = p->offset_of != NULL;
   }
@@ -117,6 +118,8 @@ void tg_plan_destroy(tg_plan *plan) {
   tg__free(&a, plan->object_sizes);
   tg__free(&a, plan->offset_of);
   tg__free(&a, plan->in_place);
+  tg__free(&a, plan->arena_of);
+  tg__free(&a, plan->arena_sizes);
   tg__free(&a, plan);
 }
 
