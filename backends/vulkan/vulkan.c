@@ -2089,6 +2089,7 @@ static const tg__backend_vtable k_vulkan = {
     vk_requirements,   vk_allocate,    vk_release,     vk_bind,         vk_unbind,
     vk_handle,         vk_check_begin, vk_check_op,    vk_check_end,    vk_check_abort,
     vk_allocate_shared, vk_map,        vk_unmap,       vk_check_sync,
+    NULL,              NULL,           NULL,           NULL, /* no proxy kernels yet */
 };
 
 const tg__backend_vtable *tg__vulkan_backend(void) { return &k_vulkan; }

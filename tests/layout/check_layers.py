@@ -30,7 +30,7 @@ PUBLIC = {
     "planner.h": "planner/base",
     "schedule.h": "schedule", "order.h": "schedule",
     "plan_file.h": "planfile", "placement.h": "placement",
-    "backend.h": "backends", "hetero.h": "backends",
+    "backend.h": "backends", "hetero.h": "backends", "speed.h": "backends",
     "pool.h": "pool",
     "report.h": "report",
 }
