@@ -100,15 +100,13 @@ tg_status tg_op_class_of(const tg_graph *g, size_t op, tg_op_class *out, uint32_
     }
   uint32_t k = 3;
   if (cls == TG_OP_CLASS_STENCIL) {
-    /* The kernel size from the weights: [O, kh, kw, I] (NHWC) or [O, I, kh, kw] (NCHW). */
-    for (uint32_t i = 0; i < o->input_count; ++i) {
-      int32_t t = o->inputs[i];
-      if (t < 0 || (size_t)t >= g->tensor_count) continue;
+    /* The kernel size from the weights, input 1 of every convolution here (constant, or made
+     * by a DEQUANTIZE op): [O, kh, kw, I] (NHWC graphs) or [O, I, kh, kw] (NCHW). */
+    int32_t t = o->input_count > 1 ? o->inputs[1] : -1;
+    if (t >= 0 && (size_t)t < g->tensor_count && g->tensors[t].rank == 4) {
       const tg_tensor *w = &g->tensors[t];
-      if (!(w->flags & TG_TENSOR_CONSTANT) || w->rank != 4) continue;
       int64_t kh = g->dim_order == TG_DIM_ORDER_NCHW ? w->shape[2] : w->shape[1];
       if (kh >= 1 && kh <= 15) k = (uint32_t)kh;
-      break;
     }
     if (k == 1) cls = TG_OP_CLASS_CHANNEL_MIXING;
   }
