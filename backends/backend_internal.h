@@ -104,7 +104,8 @@ typedef struct tg__backend_vtable {
    * check_end: the proxies then write what the check verifies), and speed_end only waits.
    * speed_dispatch: enqueue one proxy (tg__proxy_dispatch); TG_ERROR_UNSUPPORTED when the
    * device cannot run it (no 3D image writes). speed_abort drops a run after a failure. */
-  tg_status (*speed_begin)(void *impl, size_t op_count, tg_precision precision, int timed);
+  tg_status (*speed_begin)(void *impl, size_t op_count, size_t dispatch_count, tg_precision precision,
+                           int timed);
   tg_status (*speed_dispatch)(void *impl, const struct tg__proxy_dispatch *dispatch);
   tg_status (*speed_end)(void *impl, double *op_ms);
   void (*speed_abort)(void *impl);

@@ -325,7 +325,7 @@ static tg_status verify_run(speed_state *s, const tg_speed_desc *desc, tg_speed_
     for (uint32_t i = 0; i < g->ops[o].output_count; ++i)
       if (g->ops[o].outputs[i] >= 0 && (size_t)g->ops[o].outputs[i] < g->tensor_count) written[g->ops[o].outputs[i]] = 1;
   st = s->vt->check_begin(s->impl, n, g->op_count, 0, s->precision);
-  if (st == TG_OK) st = s->vt->speed_begin(s->impl, g->op_count, s->precision, 0);
+  if (st == TG_OK) st = s->vt->speed_begin(s->impl, g->op_count, s->dispatch_count, s->precision, 0);
   if (st != TG_OK) {
     tg__error(err, st, "speed: the verifying run could not start (driver code %lld)",
               (long long)tg_device_get_native_error(s->device));
@@ -439,7 +439,7 @@ tg_status tg_realization_time(const tg_speed_desc *desc, tg_speed_result *out, t
   for (size_t o = 0; o < g->op_count; ++o) tg_op_class_of(g, o, &class_of[o], NULL);
   for (size_t run = 0; run < desc->warmup + n && st == TG_OK; ++run) {
     memset(run_ops, 0, nops * sizeof *run_ops);
-    st = s.vt->speed_begin(s.impl, g->op_count, s.precision, 1);
+    st = s.vt->speed_begin(s.impl, g->op_count, s.dispatch_count, s.precision, 1);
     if (st != TG_OK) {
       tg__error(err, st, "speed: the %s backend could not start a timed run (driver code %lld)",
                 tg_backend_name(tg_device_get_info(s.device)->backend),

@@ -1956,8 +1956,10 @@ static void proxy_events_release(ocl_device *d) {
   d->proxy_event_count = 0;
 }
 
-static tg_status opencl_speed_begin(void *impl, size_t op_count, tg_precision precision, int timed) {
+static tg_status opencl_speed_begin(void *impl, size_t op_count, size_t dispatch_count, tg_precision precision,
+                                   int timed) {
   ocl_device *d = impl;
+  (void)dispatch_count;
   if ((int)precision < 0 || precision >= TG_PRECISION_COUNT) return TG_ERROR_INVALID_ARGUMENT;
   proxy_events_release(d);
   tg_status st = proxy_build(d, precision);
