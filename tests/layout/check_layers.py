@@ -26,7 +26,7 @@ LAYERS = ["core", "model", "planner/base", "planner/strategies", "planner/bounds
 # Public headers, by the layer that implements them.
 PUBLIC = {
     "status.h": "core", "allocator.h": "core", "records.h": "core",
-    "graph.h": "model", "model.h": "model", "layout.h": "model",
+    "graph.h": "model", "model.h": "model", "layout.h": "model", "op_class.h": "model",
     "planner.h": "planner/base",
     "schedule.h": "schedule", "order.h": "schedule",
     "plan_file.h": "planfile", "placement.h": "placement",
