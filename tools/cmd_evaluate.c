@@ -711,7 +711,7 @@ int tg_cli_evaluate(int argc, char **argv) {
     st = tg_cli_speed_run(&a.speed, model->graph, evs[0], a.no_limits, alloc, &timed, &err);
     if (st != TG_OK) {
       tg_cli_error("evaluate --speed: %s", err.message[0] ? err.message : tg_status_string(st));
-      code = TG_EXIT_FAILURE;
+      code = tg_cli_exit_code(st);
       goto done;
     }
     a.timed = timed;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tools/cli.h"
+#include "tools/probe_cli.h"
 
 static void usage(FILE *to) {
   fputs(
@@ -14,6 +15,7 @@ static void usage(FILE *to) {
       "  evaluate MODEL  every storage x mode x strategy for a model, with a recommendation\n"
       "  schedule MODEL  execution waves and the waits that memory reuse adds\n"
       "  run MODEL       plan, allocate on a device, and check nothing is corrupted\n"
+      "  probe           measure a device profile (bandwidth per storage and access pattern)\n"
       "\n"
       "`tangram COMMAND --help` describes a command's options.\n",
       to);
@@ -34,6 +36,7 @@ int main(int argc, char **argv) {
       {"evaluate", tg_cli_evaluate},
       {"schedule", tg_cli_schedule},
       {"run", tg_cli_run},
+      {"probe", tg_cli_probe},
   };
   for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; ++i)
     if (strcmp(cmd, k_commands[i].name) == 0) return k_commands[i].fn(argc - 1, argv + 1);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tangram/layout.h"
+#include "tangram/profile.h"
 #include "tangram/speed.h"
 #include "tools/cli.h"
 #include "tools/input.h"
@@ -26,6 +27,7 @@ struct tg_cli_speed {
   char device[300];
   tg_backend_kind backend;
   uint32_t repeats;
+  int estimated;             /* --profile: times estimated from a device profile */
   speed_row rows[TG_STORAGE_COUNT * SPEED_MODES];
   size_t row_count;
 };
@@ -36,10 +38,10 @@ int tg_cli_speed_option(int argc, char **argv, int *i, tg_cli_speed_request *req
     ++*i;
     return 1;
   }
-  static const char *const names[] = {"--backend", "--device", "--repeat"};
-  const char **const targets[] = {&req->backend, &req->device, &req->repeat};
+  static const char *const names[] = {"--backend", "--device", "--repeat", "--profile"};
+  const char **const targets[] = {&req->backend, &req->device, &req->repeat, &req->profile};
   size_t which;
-  return tg_cli_option_table(argc, argv, i, names, targets, 3, &which);
+  return tg_cli_option_table(argc, argv, i, names, targets, 4, &which);
 }
 
 static int parse_repeat(const tg_cli_speed_request *req, uint32_t *out) {
@@ -54,14 +56,19 @@ static int parse_repeat(const tg_cli_speed_request *req, uint32_t *out) {
 
 int tg_cli_speed_check(const tg_cli_speed_request *req) {
   if (!req->speed) {
-    if (req->backend || req->device || req->repeat) {
-      tg_cli_error("evaluate: --backend, --device and --repeat need --speed");
+    if (req->backend || req->device || req->repeat || req->profile) {
+      tg_cli_error("evaluate: --backend, --device, --repeat and --profile need --speed");
       return 0;
     }
     return 1;
   }
   uint32_t n;
   if (!parse_repeat(req, &n)) return 0;
+  if (req->profile && (req->backend || req->device || req->repeat)) {
+    tg_cli_error("evaluate: --profile estimates without a device: it does not combine with --backend, --device "
+                 "or --repeat");
+    return 0;
+  }
   if (req->backend && strcmp(req->backend, "opencl") != 0 && strcmp(req->backend, "vulkan") != 0) {
     tg_cli_error("evaluate: --backend must be opencl or vulkan, not '%s'", req->backend);
     return 0;
@@ -167,6 +174,66 @@ static void time_one(tg_device *dev, const tg_graph *graph, const tg_lifetimes *
   tg_model_records_destroy(mr);
 }
 
+/* --profile: every storage and mode estimated from a device profile. */
+static tg_status estimate_all(tg_cli_speed *s, const char *path, const tg_graph *graph, const tg_evaluation *ev,
+                              int no_limits, const tg_allocator *alloc, tg_error_info *err) {
+  char *text = NULL;
+  size_t len = 0;
+  tg_status st = tg__read_file(path, alloc, &text, &len, err);
+  if (st != TG_OK) return st;
+  tg_device_profile p;
+  tg_error_info perr = {{0}};
+  st = tg_device_profile_read(text, len, &p, &perr);
+  tg__free(alloc, text);
+  if (st != TG_OK) return tg__error(err, st, "%s: %s", path, perr.message);
+  snprintf(s->device, sizeof s->device, "%s: %.200s, estimated from %.60s", p.backend, p.device, path);
+  s->estimated = 1;
+  tg_lifetimes *lt = NULL;
+  if ((st = tg_graph_compute_lifetimes(graph, NULL, alloc, &lt, err)) != TG_OK) return st;
+  tg_device_limits def = tg_device_limits_default();
+  for (int st_i = 0; st_i < TG_STORAGE_COUNT; ++st_i) {
+    tg_model_records *mr = NULL;
+    tg_profile_estimate e;
+    tg_error_info eerr = {{0}};
+    tg_status es = TG_OK;
+    int estimated = 0;
+    for (int m = 0; m < SPEED_MODES; ++m) {
+      const tg_evaluation_result *r = best_of_mode(ev, (tg_storage)st_i, (tg_mode)m);
+      if (r == NULL) continue;
+      speed_row *row = &s->rows[s->row_count++];
+      row->storage = (tg_storage)st_i;
+      row->mode = (tg_mode)m;
+      row->result = r;
+      int image = st_i != TG_STORAGE_BUFFER && st_i != TG_STORAGE_IMAGE_BUFFER;
+      if (image && !p.images) {
+        snprintf(row->skip, sizeof row->skip, "the profiled device has no images");
+        continue;
+      }
+      if (image && m == TG_MODE_OFFSETS && !p.arena_images) {
+        snprintf(row->skip, sizeof row->skip, "the profiled device cannot place images in one arena");
+        continue;
+      }
+      /* Aliasing moves no bytes: both modes of a storage cost the same traffic. */
+      if (!estimated) {
+        estimated = 1;
+        es = tg_model_records_create(graph, lt, (tg_storage)st_i, ev->precision, no_limits ? NULL : &def, alloc, &mr,
+                                     &eerr);
+        if (es == TG_OK) es = tg_device_profile_estimate(&p, graph, mr, &e, &eerr);
+      }
+      if (es != TG_OK) {
+        snprintf(row->skip, sizeof row->skip, "%s", eerr.message[0] ? eerr.message : tg_status_string(es));
+        continue;
+      }
+      row->timed = 1;
+      row->speed.median_ms = row->speed.min_ms = row->speed.max_ms = e.total_ms;
+      memcpy(row->speed.class_ms, e.class_ms, sizeof e.class_ms);
+    }
+    tg_model_records_destroy(mr);
+  }
+  tg_lifetimes_destroy(lt);
+  return TG_OK;
+}
+
 tg_status tg_cli_speed_run(const tg_cli_speed_request *req, const tg_graph *graph, const tg_evaluation *ev,
                            int no_limits, const tg_allocator *alloc, tg_cli_speed **out, tg_error_info *err) {
   *out = NULL;
@@ -174,6 +241,15 @@ tg_status tg_cli_speed_run(const tg_cli_speed_request *req, const tg_graph *grap
   if (s == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   s->alloc = alloc;
   parse_repeat(req, &s->repeats);
+  if (req->profile) {
+    tg_status st = estimate_all(s, req->profile, graph, ev, no_limits, alloc, err);
+    if (st != TG_OK) {
+      tg__free(alloc, s);
+      return st;
+    }
+    *out = s;
+    return TG_OK;
+  }
   tg_device_options opt;
   memset(&opt, 0, sizeof opt);
   opt.backend = TG_BACKEND_OPENCL;
@@ -269,9 +345,14 @@ static void recommendation_text(tg__strbuf *b, const tg_cli_speed *s) {
 }
 
 void tg_cli_speed_text(tg__strbuf *b, const tg_cli_speed *s) {
-  tg__strbuf_printf(b, "\nspeed (memory-access proxies of the ops, not inference time) on %s; %u timed runs "
-                       "after 1 warm-up:\n",
-                    s->device, s->repeats);
+  if (s->estimated)
+    tg__strbuf_printf(b, "\nspeed, ESTIMATED from a device profile (memory-access proxies of the ops, not "
+                         "inference time): %s\n",
+                      s->device);
+  else
+    tg__strbuf_printf(b, "\nspeed (memory-access proxies of the ops, not inference time) on %s; %u timed runs "
+                         "after 1 warm-up:\n",
+                      s->device, s->repeats);
   tg__strbuf_printf(b, "%-18s %-8s %12s %10s %10s %10s", "storage", "mode", "bytes", "median ms", "min ms",
                     "max ms");
   for (int c = 0; c < TG_OP_CLASS_COUNT; ++c) tg__strbuf_printf(b, " %14s", tg_op_class_name((tg_op_class)c));
@@ -305,10 +386,14 @@ void tg_cli_speed_json_result(tg__strbuf *b, const tg_cli_speed *s, const tg_eva
   (void)ev;
   const speed_row *row = s ? row_of(s, r) : NULL;
   if (row == NULL || !row->timed) return;
-  tg__strbuf_printf(b, ",\"speed\":{\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"repeats\":%u,"
-                       "\"realised_bytes\":%llu,\"dispatches\":%llu,\"per_class\":{",
-                    row->speed.median_ms, row->speed.min_ms, row->speed.max_ms, row->speed.repeats,
-                    (unsigned long long)row->realised_bytes, (unsigned long long)row->speed.dispatches);
+  tg__strbuf_printf(b, ",\"speed\":{\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"repeats\":%u,",
+                    row->speed.median_ms, row->speed.min_ms, row->speed.max_ms, row->speed.repeats);
+  if (s->estimated)
+    tg__strbuf_puts(b, "\"estimated\":true,");
+  else
+    tg__strbuf_printf(b, "\"realised_bytes\":%llu,\"dispatches\":%llu,", (unsigned long long)row->realised_bytes,
+                      (unsigned long long)row->speed.dispatches);
+  tg__strbuf_puts(b, "\"per_class\":{");
   for (int c = 0; c < TG_OP_CLASS_COUNT; ++c)
     tg__strbuf_printf(b, "%s\"%s\":%.6f", c ? "," : "", tg_op_class_name((tg_op_class)c), row->speed.class_ms[c]);
   tg__strbuf_puts(b, "}}");
@@ -327,6 +412,7 @@ static void json_row_ref(tg__strbuf *b, const speed_row *r) {
 void tg_cli_speed_json_top(tg__strbuf *b, const tg_cli_speed *s) {
   tg__strbuf_puts(b, ",\"speed_device\":");
   tg__strbuf_json_string(b, s->device);
+  tg__strbuf_printf(b, ",\"speed_estimated\":%s", s->estimated ? "true" : "false");
   tg__strbuf_puts(b, ",\"speed_recommendation\":{\"fastest\":");
   json_row_ref(b, fastest_row(s));
   tg__strbuf_puts(b, ",\"smallest\":");

@@ -16,9 +16,10 @@ typedef struct tg_cli_speed_request {
   const char *backend;       /* --backend (NULL: opencl) */
   const char *device;        /* --device */
   const char *repeat;        /* --repeat, as given */
+  const char *profile;       /* --profile FILE: estimate from a device profile, no device */
 } tg_cli_speed_request;
 
-/* If argv[*i] is one of --speed, --backend, --device, --repeat: store it, advance *i, return
+/* If argv[*i] is one of --speed, --backend, --device, --repeat, --profile: store it, advance *i, return
  * 1; -1 when its value is missing (error printed); 0 for another argument. */
 int tg_cli_speed_option(int argc, char **argv, int *i, tg_cli_speed_request *req);
 
@@ -30,7 +31,9 @@ int tg_cli_speed_option(int argc, char **argv, int *i, tg_cli_speed_request *req
   "                           and the smallest\n"                                               \
   "  --backend opencl|vulkan  with --speed: the device's API (default opencl)\n"                \
   "  --device N|NAME          with --speed: which device (index or name substring)\n"           \
-  "  --repeat N               with --speed: timed runs per plan (default 5, after 1 warm-up)\n"
+  "  --repeat N               with --speed: timed runs per plan (default 5, after 1 warm-up)\n"   \
+  "  --profile FILE           with --speed: estimate the times from a device profile saved by\n"  \
+  "                           tangram probe --save, without the device (marked estimated)\n"
 
 typedef struct tg_cli_speed tg_cli_speed;
 

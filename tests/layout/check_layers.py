@@ -32,7 +32,7 @@ PUBLIC = {
     "plan_file.h": "planfile", "placement.h": "placement",
     "backend.h": "backends", "hetero.h": "backends", "speed.h": "backends",
     "pool.h": "pool",
-    "report.h": "report",
+    "report.h": "report", "profile.h": "report",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
