@@ -71,7 +71,7 @@ tg_status tg_device_profile_write(const tg_device_profile *p, const tg_allocator
   if (p == NULL || text == NULL) return TG_ERROR_INVALID_ARGUMENT;
   *text = NULL;
   tg__strbuf b;
-  tg__strbuf_init(&b, alloc);
+  tg__strbuf_init(&b, tg__alloc_or_default(alloc));
   tg__strbuf_printf(&b, "tangram-profile %d\n# tangram probe: bandwidth in GB/s of the speed proxies' logical bytes\n",
                     TG_PROFILE_VERSION);
   char device[256];
@@ -140,6 +140,26 @@ tg_status tg_device_profile_read(const char *text, size_t size, tg_device_profil
   int ended = 0;
   size_t line_no = 0, pos = 0;
   char line[512];
+  {
+    /* A cut file: its first entry is the header, its last is not `end`. Said as such, rather
+     * than as whatever the cut left of its last line. */
+    size_t first = 0, lines = 0, significant = 0;
+    int any_end = 0;
+    for (size_t q = 0; q < size;) {
+      size_t a = q;
+      while (q < size && text[q] != '\n') ++q;
+      size_t b = q;
+      if (q < size) ++q;
+      ++lines;
+      while (a < b && (text[a] == ' ' || text[a] == '\t')) ++a;
+      while (b > a && (text[b - 1] == '\r' || text[b - 1] == ' ' || text[b - 1] == '\t')) --b;
+      if (a == b || text[a] == '#') continue;
+      if (significant++ == 0) first = a;
+      any_end |= b - a == 3 && memcmp(text + a, "end", 3) == 0;
+    }
+    if (significant > 0 && size - first >= 16 && memcmp(text + first, "tangram-profile ", 16) == 0 && !any_end)
+      FAIL("profile: cut short after line %zu (no 'end' line)", lines);
+  }
   while (pos < size) {
     size_t start = pos;
     while (pos < size && text[pos] != '\n') ++pos;

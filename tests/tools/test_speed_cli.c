@@ -104,6 +104,8 @@ static void bad_requests_exit_2(void **state) {
       {"--speed --backend metal", "--backend must be opencl or vulkan, not 'metal'"},
       {"--repeat 3", "need --speed"},
       {"--speed --policy all", "--speed times serial plans"},
+      {"--profile x.profile", "need --speed"},
+      {"--speed --profile x.profile --repeat 3", "does not combine"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
     cli_result r = cli("evaluate %s %s", graph_path(), cases[i].args);
@@ -119,10 +121,74 @@ static void bad_requests_exit_2(void **state) {
   cli_free(&r);
 }
 
+/* probe --save, then evaluate --speed --profile: estimated times without a device, and bad
+ * profiles refused with exit 2 and the reason. */
+static void probe_and_profile(void **state) {
+  (void)state;
+  const char *file = "/tmp/tg_speed_cli.profile";
+  remove(file);
+  cli_result r = cli("probe --repeat 1 --save %s --json", file);
+  if (r.code == 1 && !tg_test_in_ci()) {
+    fprintf(stderr, "*** SKIPPING: no OpenCL device: %s ***\n", r.err);
+    cli_free(&r);
+    skip();
+  }
+  if (r.code != 0) fail_msg("probe failed (%d): %s", r.code, r.err);
+  assert_true(tg_test_json_valid(r.out));
+  const char *bw = strstr(r.out, "\"bandwidth_gbps\":{\"buffer\":{\"linear\":");
+  assert_non_null(bw);
+  assert_true(field(bw, "\"linear\":") > 0.0);
+  assert_non_null(strstr(r.out, "\"alignments\":{\"buffer\":"));
+  cli_free(&r);
+  r = cli("evaluate %s --json --speed --profile %s", graph_path(), file);
+  if (r.code != 0) fail_msg("evaluate --profile failed (%d): %s", r.code, r.err);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"speed_estimated\":true"));
+  size_t n = 0;
+  for (const char *p = strstr(r.out, "\"speed\":{"); p; p = strstr(p + 1, "\"speed\":{")) {
+    const char *end = strchr(p, '}');
+    const char *est = strstr(p, "\"estimated\":true");
+    assert_true(est != NULL && est < end);
+    assert_true(field(p, "\"median_ms\":") > 0.0);
+    ++n;
+  }
+  assert_true(n >= 4);
+  cli_free(&r);
+  /* A cut profile and one of another version: exit 2 with the reason. */
+  FILE *f = fopen(file, "rb");
+  assert_non_null(f);
+  char text[8192];
+  size_t len = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[len] = '\0';
+  f = fopen("/tmp/tg_speed_cli_cut.profile", "wb");
+  fwrite(text, 1, len / 2, f);
+  fclose(f);
+  r = cli("evaluate %s --speed --profile /tmp/tg_speed_cli_cut.profile", graph_path());
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "cut short"));
+  assert_non_null(strstr(r.err, "tg_speed_cli_cut.profile"));
+  cli_free(&r);
+  char *v = strstr(text, "tangram-profile 1");
+  assert_non_null(v);
+  v[16] = '7';
+  f = fopen("/tmp/tg_speed_cli_v7.profile", "wb");
+  fwrite(text, 1, len, f);
+  fclose(f);
+  r = cli("evaluate %s --speed --profile /tmp/tg_speed_cli_v7.profile", graph_path());
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "profile version 7"));
+  cli_free(&r);
+  r = cli("evaluate %s --speed --profile /nonexistent/x.profile", graph_path());
+  assert_int_equal(r.code, 2);
+  cli_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_requests_exit_2),
       cmocka_unit_test(speed_json_contract),
+      cmocka_unit_test(probe_and_profile),
   };
   return cmocka_run_group_tests_name("speed_cli", tests, NULL, NULL);
 }
