@@ -683,6 +683,7 @@ int tg_cli_evaluate(int argc, char **argv) {
   }
 
   tg_evaluation *evs[MAX_POLICIES] = {NULL};
+  tg_cli_speed *timed = NULL;
   int code = TG_EXIT_OK;
   for (size_t p = 0; p < n; ++p) {
     tg_evaluation_options opt;
@@ -701,7 +702,6 @@ int tg_cli_evaluate(int argc, char **argv) {
     }
   }
 
-  tg_cli_speed *timed = NULL;
   if (a.speed.speed) {
     if (model->kind != TG_MODEL_GRAPH) {
       tg_cli_error("evaluate: %s holds usage records without a graph: --speed needs a model", a.model_path);

@@ -1926,11 +1926,6 @@ static tg_status proxy_build(ocl_device *d, tg_precision precision) {
            precision == TG_PRECISION_FP16 ? " -DTG_HALF" : "");
   e = a->BuildProgram(prog, 1, &d->device, options, NULL, NULL);
   if (e != CL_SUCCESS) {
-    if (getenv("TANGRAM_DEBUG_PROXY")) {
-      char log[16384] = {0};
-      a->GetProgramBuildInfo(prog, d->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
-      fprintf(stderr, "%s\n", log);
-    }
     a->ReleaseProgram(prog);
     return fail_cl(d, e);
   }
