@@ -426,6 +426,17 @@ tg_status tg__realization_parts(const tg_realization *z, size_t record, const tg
   return TG_OK;
 }
 
+tg_status tg__realization_describe(const tg_realization *z, tg__realization_info *out) {
+  if (z == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  out->device = z->device;
+  out->precision = z->precision;
+  out->record_count = z->record_count;
+  out->resources = z->resources;
+  out->views = z->views;
+  out->alloc = &z->alloc;
+  return TG_OK;
+}
+
 tg_status tg_realization_get_tensor(const tg_realization *z, size_t record, tg_tensor_handle *out) {
   if (z == NULL || out == NULL || record >= z->record_count) return TG_ERROR_INVALID_ARGUMENT;
   memset(out, 0, sizeof *out);

@@ -27,6 +27,19 @@ void *tg__device_impl(const tg_device *device);
 tg_status tg__realization_parts(const tg_realization *realization, size_t record,
                                const tg_device **device, void **memory, void **view);
 
+/* What a realization is, for generic code outside backend.c (backends/speed.c): its device,
+ * precision, record count, and per record its resource and view (arrays owned by the
+ * realization). TG_ERROR_INVALID_ARGUMENT for NULL. */
+typedef struct tg__realization_info {
+  tg_device *device;
+  tg_precision precision;
+  size_t record_count;
+  const tg_tensor_resource *resources;
+  void *const *views;
+  const tg_allocator *alloc;    /* the realization's allocator */
+} tg__realization_info;
+tg_status tg__realization_describe(const tg_realization *realization, tg__realization_info *out);
+
 /* The device's backend protocol, for generic code outside backend.c (backends/hetero.c). */
 const tg__backend_vtable *tg__device_vtable(const tg_device *device);
 

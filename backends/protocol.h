@@ -18,6 +18,31 @@ typedef struct tg__check_access {
   const tg_tensor_resource *resource;  /* what the tensor is */
 } tg__check_access;
 
+/* One tensor of a proxy dispatch: its view and resource, and its layout in texels of 4
+ * channels: w = W*B, h = H, s = slices (ceil(C/4)). Texel (x, y, z) is number
+ * L = (z*h + y)*w + x; buffers hold texel L at bytes [L*texel, (L+1)*texel), texture_2d at
+ * (x, z*h + y), arrays and 3D textures at (x, y, z). */
+typedef struct tg__proxy_tensor {
+  void *view;
+  const tg_tensor_resource *resource;
+  uint32_t w, h, s;
+} tg__proxy_tensor;
+
+/* One proxy kernel launch: texels [lo, hi) of `out` written (the signature of record
+ * out_id - 1, so the shadow run can verify them), each from reads of the inputs in the
+ * access pattern of op class `op_class` (tangram/speed.h; `kernel`: the stencil's k). Inputs
+ * are all of one kind (buffer, or one image kind); 0 to 2 of them. */
+typedef struct tg__proxy_dispatch {
+  size_t op;
+  int op_class;
+  uint32_t kernel;
+  tg__proxy_tensor out;
+  uint32_t out_id;
+  tg__proxy_tensor in[2];
+  uint32_t in_count;
+  uint32_t lo, hi;
+} tg__proxy_dispatch;
+
 typedef struct tg__backend_vtable {
   tg_backend_kind kind;
   /* Open: fill `info`, return the backend's state in *impl. A missing loader is
@@ -74,6 +99,18 @@ typedef struct tg__backend_vtable {
    * finished on the device, its writes visible to the host after map(); the run continues with
    * later ops. May be NULL when check_op runs each op before returning (host). */
   tg_status (*check_sync)(void *impl);
+  /* Proxy runs (tangram/speed.h; may be NULL: the backend has none). speed_begin: prepare for
+   * ops numbered below `op_count`, images of `precision`. timed = 1: each dispatch is timed
+   * with device timestamps and speed_end adds its device milliseconds into op_ms[op]; timed =
+   * 0: dispatches go in order with the shadow run's kernels (called between check_begin and
+   * check_end: the proxies then write what the check verifies), and speed_end only waits.
+   * speed_dispatch: enqueue one proxy (tg__proxy_dispatch); TG_ERROR_UNSUPPORTED when the
+   * device cannot run it (no 3D image writes). speed_abort drops a run after a failure. */
+  tg_status (*speed_begin)(void *impl, size_t op_count, size_t dispatch_count, tg_precision precision,
+                           int timed);
+  tg_status (*speed_dispatch)(void *impl, const struct tg__proxy_dispatch *dispatch);
+  tg_status (*speed_end)(void *impl, double *op_ms);
+  void (*speed_abort)(void *impl);
 } tg__backend_vtable;
 
 /* Backends compiled in. Each returns NULL when the backend is not built. */

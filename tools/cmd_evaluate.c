@@ -14,6 +14,7 @@
 #include "tools/cli.h"
 #include "tools/input.h"
 #include "tools/place_cli.h"
+#include "tools/speed_cli.h"
 
 static void evaluate_usage(FILE *to) {
   fputs(
@@ -50,6 +51,7 @@ static void evaluate_usage(FILE *to) {
       "  --reorder                serial policy only: search an op order with a smaller peak of\n"
       "                           live buffer bytes (off by default; see tangram plan --help) and\n"
       "                           evaluate every storage in that order (JSON key \"reorder\")\n"
+      TG_CLI_SPEED_USAGE
       TG_CLI_PLACE_USAGE
       "                           (then: every storage and mode, best per space, against\n"
       "                           partition-by-partition planning)\n"
@@ -78,6 +80,8 @@ typedef struct evaluate_args {
   const char *csv_out;
   tg_cli_model_options shapes;
   tg_cli_place_request place;
+  tg_cli_speed_request speed;
+  const tg_cli_speed *timed;   /* --speed: the timings */
 } evaluate_args;
 
 static const char *base_name(const char *path) {
@@ -413,6 +417,7 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, const tg_graph 
       tg__strbuf_puts(b, first ? "{" : ",{");
       first = 0;
       json_result_fields(b, evs[p], r);
+      tg_cli_speed_json_result(b, a->timed, evs[p], r);
       tg__strbuf_puts(b, "}");
     }
   tg__strbuf_puts(b, "],\"skipped\":[");
@@ -437,6 +442,7 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, const tg_graph 
       tg__strbuf_puts(b, first ? "{" : ",{");
       first = 0;
       json_result_fields(b, evs[p], &evs[p]->results[i]);
+      tg_cli_speed_json_result(b, a->timed, evs[p], &evs[p]->results[i]);
       tg__strbuf_puts(b, "}");
     }
   tg__strbuf_printf(b, "],\"in_place_enabled\":%s", a->in_place ? "true" : "false");
@@ -473,7 +479,9 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, const tg_graph 
     tg__strbuf_json_string(b, f->reason);
     tg__strbuf_puts(b, "}");
   }
-  tg__strbuf_puts(b, "]}\n");
+  tg__strbuf_puts(b, "]");
+  if (a->timed) tg_cli_speed_json_top(b, a->timed);
+  tg__strbuf_puts(b, "}\n");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -598,6 +606,10 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
       if (m < 0) return 0;
       continue;
     }
+    if ((m = tg_cli_speed_option(argc, argv, &i, &a->speed)) != 0) {
+      if (m < 0) return 0;
+      continue;
+    }
     if ((m = tg_cli_place_option(argc, argv, &i, &a->place)) != 0) {
       if (m < 0) return 0;
       continue;
@@ -647,6 +659,11 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
   }
   if (a->model_path == NULL) {
     evaluate_usage(stderr);
+    return 0;
+  }
+  if (!tg_cli_speed_check(&a->speed)) return 0;
+  if (a->speed.speed && (a->all_policies || a->policy != TG_POLICY_SERIAL || tg_cli_place_given(&a->place))) {
+    tg_cli_error("evaluate: --speed times serial plans: it does not combine with --policy or --place");
     return 0;
   }
   if (a->reorder && (a->all_policies || a->policy != TG_POLICY_SERIAL)) {
@@ -743,6 +760,7 @@ int tg_cli_evaluate(int argc, char **argv) {
   }
 
   tg_evaluation *evs[MAX_POLICIES] = {NULL};
+  tg_cli_speed *timed = NULL;
   int code = TG_EXIT_OK;
   for (size_t p = 0; p < n; ++p) {
     tg_evaluation_options opt;
@@ -763,11 +781,26 @@ int tg_cli_evaluate(int argc, char **argv) {
     }
   }
 
+  if (a.speed.speed) {
+    if (model->kind != TG_MODEL_GRAPH) {
+      tg_cli_error("evaluate: %s holds usage records without a graph: --speed needs a model", a.model_path);
+      code = TG_EXIT_USAGE;
+      goto done;
+    }
+    st = tg_cli_speed_run(&a.speed, model->graph, evs[0], a.no_limits, alloc, &timed, &err);
+    if (st != TG_OK) {
+      tg_cli_error("evaluate --speed: %s", err.message[0] ? err.message : tg_status_string(st));
+      code = tg_cli_exit_code(st);
+      goto done;
+    }
+    a.timed = timed;
+  }
   tg__strbuf out;
   tg__strbuf_init(&out, alloc);
   if (a.json) json_document(&out, &a, model->graph, evs, policies, n, order);
   else if (a.all_policies) text_policies(&out, &a, evs, policies, n);
   else text_single(&out, &a, evs[0]);
+  if (!a.json && timed) tg_cli_speed_text(&out, timed);
   if (!a.json && order)
     tg__strbuf_printf(&out, "\nreorder: peak live buffer bytes %llu -> %llu (%.1f%% less), %s order%s, %.1f ms; "
                             "every storage above is evaluated in that order (--json: op_order)\n",
@@ -798,10 +831,15 @@ int tg_cli_evaluate(int argc, char **argv) {
     else
       for (size_t p = 0; p < n; ++p)
         if (!write_charts(&a, evs[p], alloc)) code = TG_EXIT_FAILURE;
+    char stem[256];
+    stem_of(a.model_path, stem, sizeof stem);
+    if (timed && code == TG_EXIT_OK && !tg_cli_speed_svg(timed, a.svg_dir, stem, base_name(a.model_path), alloc))
+      code = TG_EXIT_FAILURE;
   }
   if (a.csv_out && !write_csv(a.csv_out, evs[0], alloc)) code = TG_EXIT_FAILURE;
 
 done:
+  tg_cli_speed_free(timed);
   for (size_t p = 0; p < n; ++p) tg_evaluation_destroy(evs[p]);
   tg_op_order_destroy(order);
   tg_model_destroy(model);

@@ -28,13 +28,13 @@ LAYERS = ["core", "model", "planner/base", "planner/strategies", "planner/bounds
 # Public headers, by the layer that implements them.
 PUBLIC = {
     "status.h": "core", "allocator.h": "core", "records.h": "core",
-    "graph.h": "model", "model.h": "model", "layout.h": "model",
+    "graph.h": "model", "model.h": "model", "layout.h": "model", "op_class.h": "model",
     "planner.h": "planner/base",
     "schedule.h": "schedule", "order.h": "schedule",
     "plan_file.h": "planfile", "placement.h": "placement",
-    "backend.h": "backends", "hetero.h": "backends",
+    "backend.h": "backends", "hetero.h": "backends", "speed.h": "backends",
     "pool.h": "pool",
-    "report.h": "report",
+    "report.h": "report", "profile.h": "report",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
