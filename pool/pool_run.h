@@ -34,6 +34,17 @@ typedef struct tg__pool_run {
 tg_status tg__pool_run_records(tg_pool *pool, const tg_usage_record *records, const tg_tensor_resource *resources,
                                const uint64_t *bytes, size_t count, int free_after_producer,
                                const tg_allocator *alloc, tg__pool_run *run, tg_error_info *err);
+
+/* tg__pool_run_records where some records are views (an in-place view pair: RESHAPE-like ops):
+ * `view_of[r]` is the record r views (its input, which dies where r is born: first_task of r
+ * = last_task of the input), or SIZE_MAX. A view allocates nothing: it takes over its input's
+ * allocation, which is then freed after the view's last reader instead of the input's.
+ * `view_of` NULL: no views. TG_ERROR_INVALID_ARGUMENT when a view's input is out of range, is
+ * not dead at the view's birth, or is larger or smaller than the view. */
+tg_status tg__pool_run_records_views(tg_pool *pool, const tg_usage_record *records,
+                                     const tg_tensor_resource *resources, const uint64_t *bytes, size_t count,
+                                     const size_t *view_of, const tg_allocator *alloc, tg__pool_run *run,
+                                     uint64_t *views_used, tg_error_info *err);
 void tg__pool_run_free(tg__pool_run *run);
 
 /* A realization over a run's placements, for tg_realization_check (the run's pool must be

@@ -129,7 +129,7 @@ static void pool_usage_error(const char *what) {
 int tg_cli_run_pool(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto", *precision_s = "fp32";
   const char *mode_s = NULL, *strategy_s = "best", *policy_s = NULL, *capacity_s = NULL, *block_s = NULL;
-  int json = 0, plan_io = 0;
+  int json = 0, plan_io = 0, in_place = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
   for (int i = 1; i < argc;) {
@@ -140,6 +140,7 @@ int tg_cli_run_pool(int argc, char **argv) {
     }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    if (strcmp(argv[i], "--in-place") == 0) { in_place = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision", "--mode",
                                          "--strategy", "--runtime-pool", "--capacity", "--block-size"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s, &mode_s,
@@ -314,7 +315,22 @@ int tg_cli_run_pool(int argc, char **argv) {
     goto out;
   }
   t0 = tg__now_us();
-  st = tg__pool_run_records(pool, pd.records, pd.res, pd.bytes, pd.count, 0, alloc, &run, &err);
+  /* --in-place: a view (RESHAPE-like op over an input that dies there) allocates nothing. The
+   * other pairs write over their input in kernels; the pool still gives them memory of their own. */
+  uint64_t views = 0;
+  size_t *view_of = NULL;
+  if (in_place && in.in_place_count > 0) {
+    view_of = tg__calloc(alloc, n, sizeof *view_of);
+    if (view_of == NULL) {
+      tg_cli_error("out of host memory");
+      goto out;
+    }
+    for (size_t r = 0; r < n; ++r) view_of[r] = SIZE_MAX;
+    for (size_t k = 0; k < in.in_place_count; ++k)
+      if (in.in_place[k].view) view_of[in.in_place[k].output] = in.in_place[k].input;
+  }
+  st = tg__pool_run_records_views(pool, pd.records, pd.res, pd.bytes, pd.count, view_of, alloc, &run, &views, &err);
+  tg__free(alloc, view_of);
   uint64_t pool_us = tg__now_us() - t0;
   if (st != TG_OK) {
     size_t r = run.failed_record;
@@ -363,7 +379,7 @@ int tg_cli_run_pool(int argc, char **argv) {
                       "\"pool_block_size\":%llu,\"pool_alignment\":%llu,"
                       "\"runtime_pool\":{\"policy\":\"%s\",\"capacity\":%llu,\"peak_reserved\":%llu,"
                       "\"peak_in_use\":%llu,\"plan_total\":%llu,\"ratio_to_plan\":%.4f,\"allocs\":%llu,"
-                      "\"frees\":%llu,\"driver_allocations\":%llu},"
+                      "\"frees\":%llu,\"driver_allocations\":%llu,\"views\":%llu},"
                       "\"corrupted_tensors\":%llu,\"checked_bytes\":%llu,\"plan_us\":%llu,\"pool_us\":%llu,"
                       "\"check_us\":%llu,\"skipped\":[",
                       info->kind, tg_storage_name(storage), tg_precision_name(precision), pd.primary, nfb,
@@ -372,7 +388,7 @@ int tg_cli_run_pool(int argc, char **argv) {
                       (unsigned long long)ps.peak_reserved, (unsigned long long)ps.peak_in_use,
                       (unsigned long long)plan_total, ratio, (unsigned long long)ps.allocs,
                       (unsigned long long)ps.frees, (unsigned long long)ps.driver_allocations,
-                      (unsigned long long)result.corrupted_records, (unsigned long long)result.checked_bytes,
+                      (unsigned long long)views, (unsigned long long)result.corrupted_records, (unsigned long long)result.checked_bytes,
                       (unsigned long long)plan_us, (unsigned long long)pool_us, (unsigned long long)check_us);
     for (size_t i = 0; i < nskipped; ++i) {
       tg__strbuf_printf(&b, "%s{\"backend\":\"%s\",\"reason\":", i ? "," : "", tg_backend_name(skipped[i].backend));
@@ -400,6 +416,7 @@ int tg_cli_run_pool(int argc, char **argv) {
     tg__strbuf_printf(&b, "  pool / plan:         %.4f\n", ratio);
     tg__strbuf_printf(&b, "  allocations %llu, frees %llu, driver allocations %llu\n", (unsigned long long)ps.allocs,
                       (unsigned long long)ps.frees, (unsigned long long)ps.driver_allocations);
+    if (in_place) tg__strbuf_printf(&b, "  views (--in-place, no allocation): %llu\n", (unsigned long long)views);
     tg__strbuf_puts(&b, "----------------------------------------\n");
     tg__strbuf_printf(&b, "On-device check (in order): %llu corrupted tensors, %s verified\n",
                       (unsigned long long)result.corrupted_records,
