@@ -1,5 +1,6 @@
 /* Listing a model's graph inputs without loading it (tg_model_list_inputs): what an engine asks
  * before it knows which sizes to put in tg_model_options.input_shapes. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "model/model_internal.h"
@@ -60,10 +61,14 @@ static tg_status from_graph(const tg_graph *g, const tg__tflite_dims *dynamic, t
 }
 
 #ifdef TANGRAM_HAVE_ONNX
-static int is_initializer(const Onnx__GraphProto *gp, const char *name) {
-  for (size_t k = 0; k < gp->n_initializer; ++k)
-    if (gp->initializer[k]->name != NULL && strcmp(gp->initializer[k]->name, name) == 0) return 1;
-  return 0;
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether `name` is in `sorted` (the initializers' names, sorted): O(log n) per input, so a
+ * model that lists thousands of initializers as inputs too is not quadratic. */
+static int is_initializer(const char *const *sorted, size_t n, const char *name) {
+  return n > 0 && bsearch(&name, sorted, n, sizeof *sorted, name_cmp) != NULL;
 }
 
 static tg_status onnx_input(onnx_ctx *c, const Onnx__ValueInfoProto *vi, size_t index, tg_model_input *in) {
@@ -122,14 +127,20 @@ static tg_status onnx_inputs(const void *data, size_t length, const char *source
   if (st == TG_OK && m->graph == NULL) st = onnx_fail(&c, TG_ERROR_PARSE, "the model has no graph");
   if (st == TG_OK) {
     const Onnx__GraphProto *gp = m->graph;
+    const char **sorted = onnx_arena_alloc(&c.arena, (gp->n_initializer ? gp->n_initializer : 1) * sizeof *sorted);
+    size_t ni = 0;
+    if (sorted == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t k = 0; st == TG_OK && k < gp->n_initializer; ++k)
+      if (gp->initializer[k]->name != NULL) sorted[ni++] = gp->initializer[k]->name;
+    if (st == TG_OK) qsort(sorted, ni, sizeof *sorted, name_cmp);
     size_t count = 0;
-    for (size_t k = 0; k < gp->n_input; ++k)
-      count += gp->input[k]->name == NULL || !is_initializer(gp, gp->input[k]->name);
-    st = inputs_create(TG_MODEL_FORMAT_ONNX, count, alloc, out);
+    for (size_t k = 0; st == TG_OK && k < gp->n_input; ++k)
+      count += gp->input[k]->name == NULL || !is_initializer(sorted, ni, gp->input[k]->name);
+    if (st == TG_OK) st = inputs_create(TG_MODEL_FORMAT_ONNX, count, alloc, out);
     size_t n = 0;
     for (size_t k = 0; st == TG_OK && k < gp->n_input; ++k) {
       const Onnx__ValueInfoProto *vi = gp->input[k];
-      if (vi->name != NULL && is_initializer(gp, vi->name)) continue;
+      if (vi->name != NULL && is_initializer(sorted, ni, vi->name)) continue;
       st = onnx_input(&c, vi, k, &(*out)->inputs[n++]);
     }
   }

@@ -217,11 +217,20 @@ tg_status tg_cli_resources(const tg_record_set *set, tg_storage storage, tg_prec
 
 tg_status tg_cli_model_load(const char *path, const tg_model_options *options, const tg_allocator *alloc,
                             int quiet, tg_model **out, tg_error_info *err) {
-  tg_status st = tg_model_load_with(path, options, alloc, out, err);
+  if (out == NULL || path == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "path or out is NULL");
+  *out = NULL;
+  alloc = tg__alloc_or_default(alloc);
+  /* Read once: the bytes serve the load and, when a size is missing, the input listing that
+   * names the --input-shape to give. */
+  char *data;
+  size_t length;
+  tg_status st = tg__read_file(path, alloc, &data, &length, err);
+  if (st != TG_OK) return st;
+  st = tg_model_parse_with(data, length, path, options, alloc, out, err);
   if (st == TG_ERROR_INVALID_ARGUMENT && err != NULL) {
     tg_model_inputs *l = NULL;
     tg_error_info ignored = {0};
-    if (tg_model_list_inputs(path, alloc, &l, &ignored) == TG_OK) {
+    if (tg_model_parse_inputs(data, length, path, alloc, &l, &ignored) == TG_OK) {
       size_t n = strlen(err->message);
       for (size_t k = 0; k < l->count; ++k) {
         if (!l->inputs[k].needs_shape || tg__find_input_shape(options, l->inputs[k].name) != NULL) continue;
@@ -234,8 +243,8 @@ tg_status tg_cli_model_load(const char *path, const tg_model_options *options, c
       }
       tg_model_inputs_destroy(l);
     }
-    return st;
   }
+  tg__free(alloc, data);
   if (st != TG_OK || (*out)->graph == NULL || quiet) return st;
   const tg_graph *g = (*out)->graph;
   for (size_t k = 0; k < g->input_count; ++k) {

@@ -227,6 +227,35 @@ static int json_value(json_cursor *c) {
   return ok;
 }
 
+uint64_t tg_test_json_u64(const char *json, const char *key) {
+  char pat[128];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = json ? strstr(json, pat) : NULL;
+  if (p == NULL) fail_msg("JSON lacks %s: %.300s", key, json ? json : "(null)");
+  return strtoull(p + strlen(pat), NULL, 10);
+}
+
+size_t tg_test_json_u64s(const char *json, const char *key, uint64_t *out, size_t max, uint64_t *sum) {
+  char pat[128];
+  snprintf(pat, sizeof pat, "\"%s\":[", key);
+  const char *p = json ? strstr(json, pat) : NULL;
+  if (p == NULL) fail_msg("JSON lacks the array %s: %.300s", key, json ? json : "(null)");
+  p += strlen(pat);
+  size_t n = 0;
+  uint64_t total = 0;
+  while (*p && *p != ']') {
+    char *end;
+    uint64_t v = strtoull(p, &end, 10);
+    if (end == p) fail_msg("JSON array %s holds a non-number at '%.40s'", key, p);
+    if (out != NULL && n < max) out[n] = v;
+    total += v;
+    ++n;
+    p = *end == ',' ? end + 1 : end;
+  }
+  if (sum != NULL) *sum = total;
+  return n;
+}
+
 int tg_test_json_valid(const char *text) {
   json_cursor c = {text, 0};
   if (!json_value(&c)) return 0;

@@ -71,6 +71,20 @@ void tg_test_plan_fault_walk(const tg_usage_record *records, size_t count, uint3
  * exactly one JSON value (surrounding whitespace allowed). */
 int tg_test_json_valid(const char *text);
 
+/* The number after the first "KEY": in `json` (fails the test when the key is missing). */
+uint64_t tg_test_json_u64(const char *json, const char *key);
+
+/* The numbers of the first array "KEY":[...] in `json` (fails the test when it is missing):
+ * returns their count; the first `max` go to `out` (may be NULL), their sum to `*sum` (may be
+ * NULL). */
+size_t tg_test_json_u64s(const char *json, const char *key, uint64_t *out, size_t max, uint64_t *sum);
+
+/* Three cmocka cases NAME_host, NAME_opencl and NAME_vulkan calling NAME("host"), ... */
+#define TG_TEST_ON_BACKENDS(name)                                   \
+  static void name##_host(void **state) { (void)state; name("host"); }     \
+  static void name##_opencl(void **state) { (void)state; name("opencl"); } \
+  static void name##_vulkan(void **state) { (void)state; name("vulkan"); }
+
 /* Run a shell command, capturing stdout and stderr (each up to `cap` bytes, NUL-terminated;
  * either may be NULL). Returns the exit status, or -1 when the command died from a signal. */
 int tg_test_run(const char *command, char *out, size_t out_cap, char *errout, size_t err_cap);

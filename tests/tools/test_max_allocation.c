@@ -10,32 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static unsigned long long json_u64(const char *json, const char *key) {
-  char pat[128];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(json, pat);
-  if (p == NULL) fail_msg("JSON lacks %s: %.300s", key, json);
-  return strtoull(p + strlen(pat), NULL, 10);
-}
-
-/* The number of entries of the first array `"key":[...]`, and their sum. */
-static size_t json_array(const char *json, const char *key, unsigned long long *sum) {
-  char pat[128];
-  snprintf(pat, sizeof pat, "\"%s\":[", key);
-  const char *p = strstr(json, pat);
-  if (p == NULL) fail_msg("JSON lacks %s: %.300s", key, json);
-  p += strlen(pat);
-  size_t n = 0;
-  *sum = 0;
-  while (*p && *p != ']') {
-    char *end;
-    *sum += strtoull(p, &end, 10);
-    ++n;
-    p = *end == ',' ? end + 1 : end;
-  }
-  return n;
-}
-
 static int backend_runs(const char *backend, const char *model) {
   cli_result r = cli("run %s --backend %s --json", model, backend);
   int ok = r.code == 0 && strstr(r.out, "\"corrupted_tensors\":0") != NULL;
@@ -51,14 +25,14 @@ static int backend_runs(const char *backend, const char *model) {
 static size_t check_run(const cli_result *r, const char *what) {
   if (r->code != 0) fail_msg("%s: exit %d: %s", what, r->code, r->err);
   assert_true(tg_test_json_valid(r->out));
-  assert_int_equal(json_u64(r->out, "corrupted_tensors"), 0);
-  unsigned long long sum = 0;
-  size_t arenas = json_array(r->out, "arenas", &sum);
+  assert_int_equal(tg_test_json_u64(r->out, "corrupted_tensors"), 0);
+  uint64_t sum = 0;
+  size_t arenas = tg_test_json_u64s(r->out, "arenas", NULL, 0, &sum);
   assert_true(arenas > 1);
-  assert_int_equal(json_u64(r->out, "allocations"), arenas);
-  assert_int_equal(json_u64(r->out, "allocated_bytes"), sum);
-  assert_int_equal(json_u64(r->out, "planned_bytes"), sum);
-  print_message("%s: %zu arenas, %llu bytes, 0 corrupted\n", what, arenas, sum);
+  assert_int_equal(tg_test_json_u64(r->out, "allocations"), arenas);
+  assert_int_equal(tg_test_json_u64(r->out, "allocated_bytes"), sum);
+  assert_int_equal(tg_test_json_u64(r->out, "planned_bytes"), sum);
+  print_message("%s: %zu arenas, %llu bytes, 0 corrupted\n", what, arenas, (unsigned long long)sum);
   return arenas;
 }
 
@@ -70,7 +44,7 @@ static void runs_on(const char *backend) {
   snprintf(what, sizeof what, "%s offsets 1M", backend);
   cli_result r = cli("run %s --backend %s --mode offsets --max-allocation 1M --json", model, backend);
   check_run(&r, what);
-  assert_int_equal(json_u64(r.out, "max_allocation"), 1048576);
+  assert_int_equal(tg_test_json_u64(r.out, "max_allocation"), 1048576);
   cli_free(&r);
   /* Out of order, with the reuse edges the arenas need. */
   r = cli("run %s --backend %s --storage buffer --mode offsets --max-allocation 600K --policy parallel-safe "
@@ -83,11 +57,11 @@ static void runs_on(const char *backend) {
   snprintf(file, sizeof file, "/tmp/tg_max_allocation_%ld_%s.tgplan", (long)getpid(), backend);
   cli_result p = cli("plan %s --mode offsets --strategy best --max-allocation 1M --save %s --json", model, file);
   if (p.code != 0) fail_msg("plan --save: exit %d: %s", p.code, p.err);
-  assert_int_equal(json_u64(p.out, "alignment"), 256);
+  assert_int_equal(tg_test_json_u64(p.out, "alignment"), 256);
   r = cli("run %s --plan %s --backend %s --json", model, file, backend);
   snprintf(what, sizeof what, "%s run --plan (1M)", backend);
   check_run(&r, what);
-  assert_int_equal(json_u64(r.out, "planned_bytes"), json_u64(strstr(p.out, "\"saved\":"), "total"));
+  assert_int_equal(tg_test_json_u64(r.out, "planned_bytes"), tg_test_json_u64(strstr(p.out, "\"saved\":"), "total"));
   cli_free(&r);
   /* A smaller cap than the file's arenas need: exit 2, naming the cap. */
   r = cli("run %s --plan %s --backend %s --max-allocation 500K", model, file, backend);
@@ -98,20 +72,7 @@ static void runs_on(const char *backend) {
   remove(file);
 }
 
-static void host_backend(void **state) {
-  (void)state;
-  runs_on("host");
-}
-
-static void opencl_backend(void **state) {
-  (void)state;
-  runs_on("opencl");
-}
-
-static void vulkan_backend(void **state) {
-  (void)state;
-  runs_on("vulkan");
-}
+TG_TEST_ON_BACKENDS(runs_on)
 
 /* plan --json: arenas and arena_of per result; the arena bound; the text table. */
 static void plan_reports_arenas(void **state) {
@@ -121,15 +82,15 @@ static void plan_reports_arenas(void **state) {
   cli_result r = cli("plan %s --mode offsets --strategy greedy-by-size --max-allocation 3M --json", model);
   if (r.code != 0) fail_msg("plan: exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
-  assert_int_equal(json_u64(r.out, "max_allocation"), 3u << 20);
-  size_t min_arenas = json_u64(r.out, "min_arenas");
+  assert_int_equal(tg_test_json_u64(r.out, "max_allocation"), 3u << 20);
+  size_t min_arenas = tg_test_json_u64(r.out, "min_arenas");
   assert_int_equal(min_arenas, 3); /* peak live 6963200 over 3 MiB */
-  unsigned long long sum = 0, ignored = 0;
-  size_t arenas = json_array(strstr(r.out, "\"results\":"), "arenas", &sum);
+  uint64_t sum = 0;
+  size_t arenas = tg_test_json_u64s(strstr(r.out, "\"results\":"), "arenas", NULL, 0, &sum);
   assert_true(arenas >= min_arenas);
-  assert_int_equal(sum, json_u64(strstr(r.out, "\"results\":"), "total"));
-  size_t records = json_u64(r.out, "records");
-  assert_int_equal(json_array(strstr(r.out, "\"results\":"), "arena_of", &ignored), records);
+  assert_int_equal(sum, tg_test_json_u64(strstr(r.out, "\"results\":"), "total"));
+  size_t records = tg_test_json_u64(r.out, "records");
+  assert_int_equal(tg_test_json_u64s(strstr(r.out, "\"results\":"), "arena_of", NULL, 0, NULL), records);
   cli_free(&r);
   r = cli("plan %s --mode offsets --max-allocation 3M", model);
   assert_int_equal(r.code, 0);
@@ -174,7 +135,7 @@ static void bad_caps(void **state) {
   /* run goes on with another strategy or the offsets mode. */
   r = cli("run %s --storage texture_3d --strategy greedy-by-size --max-allocation 500K --backend host --json", model);
   assert_int_equal(r.code, 0);
-  assert_int_equal(json_u64(r.out, "corrupted_tensors"), 0);
+  assert_int_equal(tg_test_json_u64(r.out, "corrupted_tensors"), 0);
   cli_free(&r);
 }
 
@@ -182,9 +143,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_caps),
       cmocka_unit_test(plan_reports_arenas),
-      cmocka_unit_test(host_backend),
-      cmocka_unit_test(opencl_backend),
-      cmocka_unit_test(vulkan_backend),
+      cmocka_unit_test(runs_on_host),
+      cmocka_unit_test(runs_on_opencl),
+      cmocka_unit_test(runs_on_vulkan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

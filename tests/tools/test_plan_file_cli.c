@@ -35,15 +35,6 @@ static int teardown(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
-/* The unsigned number after `"key":` in a JSON text; fails the test when absent. */
-static unsigned long long json_u64(const char *json, const char *key) {
-  char pat[128];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(json, pat);
-  if (p == NULL) fail_msg("JSON lacks %s: %.300s", key, json);
-  return strtoull(p + strlen(pat), NULL, 10);
-}
-
 static int backend_available(const char *backend, const char *model) {
   cli_result r = cli("run %s --backend %s --json", model, backend);
   int ok = r.code == 0 && strstr(r.out, "\"corrupted_tensors\":0") != NULL;
@@ -60,24 +51,25 @@ static void save_and_run(const char *model, const char *backend, const char *pla
   assert_true(tg_test_json_valid(p.out));
   const char *saved = strstr(p.out, "\"saved\":{");
   assert_non_null(saved);
-  unsigned long long saved_total = json_u64(saved, "total");
+  uint64_t saved_total = tg_test_json_u64(saved, "total");
   cli_result r = cli("run %s --plan %s --backend %s --json", model, file, backend);
   if (r.code != 0) fail_msg("run --plan (%s, %s): exit %d: %s", plan_options, backend, r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"plan_file\":"));
-  assert_int_equal(json_u64(r.out, "corrupted_tensors"), 0);
-  assert_true(json_u64(r.out, "checked_bytes") > 0);
-  unsigned long long planned = json_u64(r.out, "planned_bytes");
+  assert_int_equal(tg_test_json_u64(r.out, "corrupted_tensors"), 0);
+  assert_true(tg_test_json_u64(r.out, "checked_bytes") > 0);
+  uint64_t planned = tg_test_json_u64(r.out, "planned_bytes");
   /* Objects of textures count texels in the plan file, bytes in the run. */
   if (strstr(plan_options, "texture") == NULL) assert_int_equal(planned, saved_total);
   if (run_options) {
     cli_result own = cli("run %s %s --backend %s --json", model, run_options, backend);
     if (own.code != 0) fail_msg("run %s: exit %d: %s", run_options, own.code, own.err);
-    assert_int_equal(json_u64(own.out, "planned_bytes"), planned);
-    assert_int_equal(json_u64(own.out, "allocated_bytes"), json_u64(r.out, "allocated_bytes"));
+    assert_int_equal(tg_test_json_u64(own.out, "planned_bytes"), planned);
+    assert_int_equal(tg_test_json_u64(own.out, "allocated_bytes"), tg_test_json_u64(r.out, "allocated_bytes"));
     cli_free(&own);
   }
-  print_message("%s %s: saved %llu, realised %llu bytes, 0 corrupted\n", backend, plan_options, saved_total, planned);
+  print_message("%s %s: saved %llu, realised %llu bytes, 0 corrupted\n", backend, plan_options,
+                (unsigned long long)saved_total, (unsigned long long)planned);
   cli_free(&r);
   cli_free(&p);
 }
@@ -112,15 +104,7 @@ static void run_on(const char *backend) {
   cli_free(&r);
 }
 
-static void host_backend(void **state) {
-  (void)state;
-  run_on("host");
-}
-
-static void opencl_backend(void **state) {
-  (void)state;
-  run_on("opencl");
-}
+TG_TEST_ON_BACKENDS(run_on)
 
 /* A plan made for another model, a damaged file, a conflicting option, over the budget: exit 2
  * with the reason on stderr and nothing on stdout. */
@@ -283,8 +267,9 @@ static void save_refusals_and_help(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(host_backend),
-      cmocka_unit_test(opencl_backend),
+      cmocka_unit_test(run_on_host),
+      cmocka_unit_test(run_on_opencl),
+      cmocka_unit_test(run_on_vulkan),
       cmocka_unit_test(refusals),
       cmocka_unit_test(offsets_without_the_device_alignment),
       cmocka_unit_test(allocation_failures),

@@ -15,30 +15,6 @@
 
 #ifdef TANGRAM_HAVE_ONNX
 
-/* The number after "KEY": in `text`, or UINT64_MAX. */
-static uint64_t json_u64(const char *text, const char *key) {
-  char needle[64];
-  snprintf(needle, sizeof needle, "\"%s\":", key);
-  const char *p = strstr(text, needle);
-  return p ? strtoull(p + strlen(needle), NULL, 10) : UINT64_MAX;
-}
-
-/* The array of numbers "KEY":[...] (at most `max`); returns the count. */
-static size_t json_u64s(const char *text, const char *key, uint64_t *out, size_t max) {
-  char needle[64];
-  snprintf(needle, sizeof needle, "\"%s\":[", key);
-  const char *p = strstr(text, needle);
-  if (p == NULL) fail_msg("no %s in the JSON", key);
-  p += strlen(needle);
-  size_t n = 0;
-  while (*p && *p != ']' && n < max) {
-    char *end;
-    out[n++] = strtoull(p, &end, 10);
-    p = *end == ',' ? end + 1 : end;
-  }
-  return n;
-}
-
 typedef struct twin_plan {
   uint64_t peak, offsets, objects;
   uint64_t sizes[512];
@@ -48,13 +24,13 @@ typedef struct twin_plan {
 static void plan_twin(const char *path, const char *shape, twin_plan *t) {
   cli_result r = cli("plan %s %s --mode offsets --strategy best --json", path, shape);
   if (r.code != 0) fail_msg("plan %s: exit %d: %s", path, r.code, r.err);
-  t->peak = json_u64(r.out, "peak_live");
-  t->offsets = json_u64(strstr(r.out, "\"results\":"), "total");
-  t->count = json_u64s(r.out, "size_of", t->sizes, 512);
+  t->peak = tg_test_json_u64(r.out, "peak_live");
+  t->offsets = tg_test_json_u64(strstr(r.out, "\"results\":"), "total");
+  t->count = tg_test_json_u64s(r.out, "size_of", t->sizes, 512, NULL);
   cli_free(&r);
   r = cli("plan %s %s --mode objects --strategy best --json", path, shape);
   if (r.code != 0) fail_msg("plan %s: exit %d: %s", path, r.code, r.err);
-  t->objects = json_u64(strstr(r.out, "\"results\":"), "total");
+  t->objects = tg_test_json_u64(strstr(r.out, "\"results\":"), "total");
   cli_free(&r);
 }
 
