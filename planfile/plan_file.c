@@ -65,35 +65,29 @@ static size_t write_arenas(uint8_t *b, const tg_plan *p) {
   return SECTION_HEAD + len;
 }
 
-/* Reads an ARNA payload into `p` (an offsets plan of `n` records); 0 with `why` when malformed. */
-static int read_arenas(const uint8_t *q, uint64_t len, tg_plan *p, size_t n, char *why, size_t why_size) {
-  if (p->mode != TG_MODE_OFFSETS) {
-    snprintf(why, why_size, "section ARNA in an objects plan");
-    return 0;
-  }
-  if (len < 16) {
-    snprintf(why, why_size, "section ARNA of %llu bytes, less than its 16-byte head", (unsigned long long)len);
-    return 0;
-  }
+/* Reads an ARNA payload into `p` (an offsets plan of `n` records); TG_ERROR_PARSE naming the
+ * file when malformed. */
+static tg_status arna_read(const uint8_t *q, uint64_t len, tg_plan *p, size_t n, const char *name,
+                           tg_error_info *err) {
+  if (p->mode != TG_MODE_OFFSETS) return tg__error(err, TG_ERROR_PARSE, "%s: section ARNA in an objects plan", name);
+  if (len < 16)
+    return tg__error(err, TG_ERROR_PARSE, "%s: section ARNA of %llu bytes, less than its 16-byte head", name,
+                     (unsigned long long)len);
   uint64_t cap = get_u64(q), k = get_u64(q + 8);
-  if (k == 1 || k > n || (k && (len - 16) / 8 < k) || len != 16 + 8 * k + (k ? 4 * (uint64_t)n : 0)) {
-    snprintf(why, why_size, "section ARNA: %llu arenas for %zu records do not match its %llu bytes",
-             (unsigned long long)k, n, (unsigned long long)len);
-    return 0;
-  }
+  if (k == 1 || k > n || (k && (len - 16) / 8 < k) || len != 16 + 8 * k + (k ? 4 * (uint64_t)n : 0))
+    return tg__error(err, TG_ERROR_PARSE, "%s: section ARNA: %llu arenas for %zu records do not match its %llu bytes",
+                     name, (unsigned long long)k, n, (unsigned long long)len);
   p->max_allocation = cap;
-  if (k == 0) return 1;
+  if (k == 0) return TG_OK;
   tg_allocator a = p->alloc;
   p->arena_sizes = tg__calloc(&a, (size_t)k, sizeof *p->arena_sizes);
   p->arena_of = tg__calloc(&a, n, sizeof *p->arena_of);
-  if (p->arena_sizes == NULL || p->arena_of == NULL) {
-    snprintf(why, why_size, "out of memory");
-    return -1;
-  }
+  if (p->arena_sizes == NULL || p->arena_of == NULL)
+    return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", name);
   p->arena_count = (size_t)k;
   for (size_t i = 0; i < k; ++i) p->arena_sizes[i] = get_u64(q + 16 + 8 * i);
   for (size_t r = 0; r < n; ++r) p->arena_of[r] = get_u32(q + 16 + 8 * k + 4 * r);
-  return 1; /* arena ids and sizes: the validator checks them */
+  return TG_OK; /* arena ids and sizes: the validator checks them */
 }
 
 /* LIMS payload: the eight tg_device_limits fields in declaration order, u64 each. */
@@ -107,16 +101,16 @@ static size_t write_limits(uint8_t *b, const tg_device_limits *l) {
   return SECTION_HEAD + 8 * LIMIT_FIELDS;
 }
 
-static int read_limits(const uint8_t *q, uint64_t len, tg_device_limits *l, char *why, size_t why_size) {
-  if (len != 8 * LIMIT_FIELDS) {
-    snprintf(why, why_size, "section LIMS of %llu bytes, not %u", (unsigned long long)len, 8 * LIMIT_FIELDS);
-    return 0;
-  }
+static tg_status lims_read(const uint8_t *q, uint64_t len, tg_device_limits *l, const char *name,
+                           tg_error_info *err) {
+  if (len != 8 * LIMIT_FIELDS)
+    return tg__error(err, TG_ERROR_PARSE, "%s: section LIMS of %llu bytes, not %u", name, (unsigned long long)len,
+                     8 * LIMIT_FIELDS);
   uint64_t *f[LIMIT_FIELDS] = {&l->max_buffer_bytes,     &l->max_image_buffer_texels, &l->max_texture_2d_width,
                                &l->max_texture_2d_height, &l->max_texture_3d_width,    &l->max_texture_3d_height,
                                &l->max_texture_3d_depth,  &l->max_texture_array_layers};
   for (unsigned i = 0; i < LIMIT_FIELDS; ++i) *f[i] = get_u64(q + 8 * i);
-  return 1;
+  return TG_OK;
 }
 
 /* A tag as text for messages: its four characters when printable, else hex. */
@@ -633,28 +627,19 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
     uint32_t tag = get_u32(sections + q);
     uint64_t len = get_u64(sections + q + 4);
     const uint8_t *payload = sections + q + SECTION_HEAD;
-    if (tag == TAG_INPL) {
-      if ((st = inpl_read(payload, len, n, p, name, err)) != TG_OK) goto fail;
-      q += SECTION_HEAD + (size_t)len;
-      continue;
-    }
-    int *seen = tag == TAG_ARENAS ? &seen_arenas : &seen_limits;
-    int r = 1;
-    if (*seen) {
-      snprintf(why, sizeof why, "section %s twice", tag == TAG_ARENAS ? "ARNA" : "LIMS");
-      r = 0;
-    } else if (tag == TAG_ARENAS) {
-      r = read_arenas(payload, len, p, n, why, sizeof why);
-    } else {
-      r = read_limits(payload, len, &f->limits, why, sizeof why);
-      f->has_limits = r;
-    }
-    if (r < 0) goto oom;
-    if (r == 0) {
-      st = tg__error(err, TG_ERROR_PARSE, "%s: %s", name, why);
+    int *seen = tag == TAG_INPL ? NULL : tag == TAG_ARENAS ? &seen_arenas : &seen_limits;
+    if (seen != NULL && *seen) {
+      st = tg__error(err, TG_ERROR_PARSE, "%s: section %s twice", name, tag == TAG_ARENAS ? "ARNA" : "LIMS");
       goto fail;
     }
-    *seen = 1;
+    if (tag == TAG_INPL)
+      st = inpl_read(payload, len, n, p, name, err);
+    else if (tag == TAG_ARENAS)
+      st = arna_read(payload, len, p, n, name, err);
+    else
+      f->has_limits = (st = lims_read(payload, len, &f->limits, name, err)) == TG_OK;
+    if (st != TG_OK) goto fail;
+    if (seen != NULL) *seen = 1;
     q += SECTION_HEAD + (size_t)len;
   }
   st = TG_ERROR_OUT_OF_HOST_MEMORY;

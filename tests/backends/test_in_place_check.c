@@ -12,18 +12,22 @@
 #include "tangram/model.h"
 #include "tangram/schedule.h"
 
+/* The tensors of both graphs and their first two ops. */
+#define K_TENSORS \
+    "tensor x 1x8x8x4 float32 input\n" \
+    "tensor w 4x1x1x4 float32 constant\n" \
+    "tensor b 1x8x8x4 float32\n" \
+    "tensor a2 1x8x8x4 float32\n" \
+    "tensor c 1x8x8x4 float32\n" \
+    "tensor d 1x8x8x4 float32\n" \
+    "tensor e 1x64x4 float32\n" \
+    "tensor f 1x64x4 float32 output\n" \
+    "op CONV_2D inputs=x,w outputs=b\n" \
+    "op CONV_2D inputs=x,w outputs=a2\n"
+
 /* b + a2 -> c over b (op 2), relu(c) -> d over c (op 3), d reshaped -> e (a view, op 4). */
 static const char k_graph[] =
-    "tensor x 1x8x8x4 float32 input\n"
-    "tensor w 4x1x1x4 float32 constant\n"
-    "tensor b 1x8x8x4 float32\n"
-    "tensor a2 1x8x8x4 float32\n"
-    "tensor c 1x8x8x4 float32\n"
-    "tensor d 1x8x8x4 float32\n"
-    "tensor e 1x64x4 float32\n"
-    "tensor f 1x64x4 float32 output\n"
-    "op CONV_2D inputs=x,w outputs=b\n"
-    "op CONV_2D inputs=x,w outputs=a2\n"
+    K_TENSORS
     "op ADD inputs=b,a2 outputs=c\n"
     "op RELU inputs=c outputs=d\n"
     "op RESHAPE inputs=d outputs=e\n"
@@ -32,16 +36,7 @@ static const char k_graph[] =
 /* The same tensors, but the ADD kernel writes c before it reads b: op 2 writes c (reading
  * only a2) and b is read at op 3. */
 static const char k_writes_first[] =
-    "tensor x 1x8x8x4 float32 input\n"
-    "tensor w 4x1x1x4 float32 constant\n"
-    "tensor b 1x8x8x4 float32\n"
-    "tensor a2 1x8x8x4 float32\n"
-    "tensor c 1x8x8x4 float32\n"
-    "tensor d 1x8x8x4 float32\n"
-    "tensor e 1x64x4 float32\n"
-    "tensor f 1x64x4 float32 output\n"
-    "op CONV_2D inputs=x,w outputs=b\n"
-    "op CONV_2D inputs=x,w outputs=a2\n"
+    K_TENSORS
     "op ADD inputs=a2 outputs=c\n"
     "op RELU inputs=c,b outputs=d\n"
     "op RESHAPE inputs=d outputs=e\n"
