@@ -52,6 +52,26 @@ static void tg_fuzz_exercise_graph(const tg_graph *g, const tg_allocator *a) {
   }
 }
 
+/* The input listing (tg_model_parse_inputs) of the same bytes: a list whose entries hold what
+ * the header promises, or a failure with a message and no list. Leaks show in live_blocks. */
+static void tg_fuzz_list_inputs(const void *data, size_t size, const char *source, const tg_allocator *a) {
+  tg_model_inputs *l = NULL;
+  tg_error_info err = {{0}};
+  tg_status st = tg_model_parse_inputs(data, size, source, a, &l, &err);
+  if (st != TG_OK) {
+    if (l != NULL || err.message[0] == '\0') abort();
+    return;
+  }
+  if (l == NULL) abort();
+  for (size_t k = 0; k < l->count; ++k) {
+    const tg_model_input *in = &l->inputs[k];
+    if (in->name == NULL || in->rank > TG_MAX_RANK) abort();
+    for (uint32_t d = 0; d < in->rank; ++d)
+      if (in->dims[d] < -1 || (in->dims[d] == -1 && !((in->dynamic >> d) & 1u) && !in->needs_shape)) abort();
+  }
+  tg_model_inputs_destroy(l);
+}
+
 /* Run `parse` on the input with a leak-counting allocator and exercise the result. */
 typedef tg_status (*tg_fuzz_parse_fn)(const void *data, size_t size, const tg_allocator *a,
                                       tg_graph **out, tg_error_info *err);

@@ -1,4 +1,4 @@
-/* libFuzzer target: the text graph reader, then lifetimes and records of whatever parses. */
+/* libFuzzer target: the text graph reader and its input listing, then lifetimes and records of whatever parses. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -6,6 +6,7 @@
 
 static tg_status parse(const void *data, size_t size, const tg_allocator *a, tg_graph **out,
                        tg_error_info *err) {
+  tg_fuzz_list_inputs(data, size, "fuzz.graph", a);
   return tg_graph_parse_text(data, size, "fuzz.graph", a, out, err);
 }
 

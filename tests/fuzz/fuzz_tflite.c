@@ -1,4 +1,4 @@
-/* libFuzzer target: the .tflite reader, then lifetimes and records of whatever parses. */
+/* libFuzzer target: the .tflite reader and its input listing, then lifetimes and records of whatever parses. */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -6,6 +6,7 @@
 
 static tg_status parse(const void *data, size_t size, const tg_allocator *a, tg_graph **out,
                        tg_error_info *err) {
+  tg_fuzz_list_inputs(data, size, "fuzz.tflite", a);
   return tg_graph_parse_tflite(data, size, "fuzz.tflite", a, out, err);
 }
 
