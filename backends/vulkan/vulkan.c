@@ -1384,7 +1384,18 @@ typedef struct proxy_params {
   int32_t og[4], ag[4], bg[4];
   int32_t nin, cls, k, pad;
   uint32_t lo, hi, id, mix;
+  uint32_t dv[4];
 } proxy_params;
+
+/* tg_div's magic for divisor d >= 1 (shaders/proxy.comp): l = ceil(log2 d), m = ceil(2^(31+l) / d);
+ * exact for numerators below 2^31. */
+static void proxy_magic(uint32_t d, uint32_t *m, uint32_t *l) {
+  uint32_t k = 0;
+  if (d == 0) d = 1;
+  while (k < 31 && (1ull << k) < d) ++k;
+  *l = k;
+  *m = (uint32_t)(((1ull << (31 + k)) + d - 1) / d);
+}
 
 static int proxy_kind(const vk_view *w) { return !w->image ? 0 : w->three_d ? 2 : 1; }
 
@@ -1529,6 +1540,8 @@ static tg_status vk_speed_dispatch(void *impl, const tg__proxy_dispatch *x) {
   p.lo = x->lo;
   p.hi = x->hi;
   p.id = x->out_id;
+  proxy_magic(x->out.w, &p.dv[0], &p.dv[1]);
+  proxy_magic(x->out.h, &p.dv[2], &p.dv[3]);
   v->vk.vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof p, &p);
   uint64_t groups = ((uint64_t)(x->hi - x->lo) + GROUP_SIZE - 1) / GROUP_SIZE;
   if (groups > 65535) groups = 65535; /* the shader strides over the rest */
