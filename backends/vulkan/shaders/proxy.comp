@@ -4,8 +4,10 @@
 // the pattern of the op class and writes the output record's signature (what the shadow run
 // verifies), with the sum of its reads masked out by `mix` (0 at run time, so every read
 // stays). TG_OUT / TG_IN pick the operands' kinds: 0 buffer, 1 2D array view (a 2D image is
-// one layer; `stacked` then puts slice z at rows z*h), 2 3D image. TG_FORMAT: the images'
-// texel format; TG_HALF: buffers hold fp16 texels (8 bytes) instead of fp32 (16).
+// one layer; `stacked` then puts slice z at rows z*h), 2 3D image, 3 storage texel buffer (an
+// image_buffer tensor; RGBA 32-bit, fp16: 16-bit, unsigned integer texels, so the signature
+// words pass bit for bit). TG_FORMAT: the images' texel format; TG_HALF: buffers hold fp16
+// texels (8 bytes) instead of fp32 (16).
 layout(local_size_x = 64) in;
 
 layout(push_constant) uniform tg_proxy_params {
@@ -22,8 +24,15 @@ layout(push_constant) uniform tg_proxy_params {
 #else
 #define TG_TEXEL uvec4
 #endif
+#if TG_HALF
+#define TG_UFORMAT rgba16ui
+#else
+#define TG_UFORMAT rgba32ui
+#endif
 #if TG_OUT == 0
 layout(std430, set = 0, binding = 0) writeonly buffer tg_out { TG_TEXEL texels[]; } o;
+#elif TG_OUT == 3
+layout(TG_UFORMAT, set = 0, binding = 0) uniform writeonly uimageBuffer o;
 #elif TG_OUT == 1
 layout(TG_FORMAT, set = 0, binding = 0) uniform writeonly image2DArray o;
 #else
@@ -32,6 +41,9 @@ layout(TG_FORMAT, set = 0, binding = 0) uniform writeonly image3D o;
 #if TG_IN == 0
 layout(std430, set = 1, binding = 0) readonly buffer tg_in_a { TG_TEXEL texels[]; } a;
 layout(std430, set = 2, binding = 0) readonly buffer tg_in_b { TG_TEXEL texels[]; } b;
+#elif TG_IN == 3
+layout(TG_UFORMAT, set = 1, binding = 0) uniform readonly uimageBuffer a;
+layout(TG_UFORMAT, set = 2, binding = 0) uniform readonly uimageBuffer b;
 #elif TG_IN == 1
 layout(TG_FORMAT, set = 1, binding = 0) uniform readonly image2DArray a;
 layout(TG_FORMAT, set = 2, binding = 0) uniform readonly image2DArray b;
@@ -63,6 +75,14 @@ vec4 tg_unpack(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y));
 #endif
 vec4 tg_load_a(ivec4 g, int x, int y, int z) { return TG_BLOAD(a, (z * g.y + y) * g.x + x); }
 vec4 tg_load_b(ivec4 g, int x, int y, int z) { return TG_BLOAD(b, (z * g.y + y) * g.x + x); }
+#elif TG_IN == 3
+#if TG_HALF
+#define TG_TLOAD(t, i) vec4(imageLoad(t, i))
+#else
+#define TG_TLOAD(t, i) uintBitsToFloat(imageLoad(t, i))
+#endif
+vec4 tg_load_a(ivec4 g, int x, int y, int z) { return TG_TLOAD(a, (z * g.y + y) * g.x + x); }
+vec4 tg_load_b(ivec4 g, int x, int y, int z) { return TG_TLOAD(b, (z * g.y + y) * g.x + x); }
 #else
 vec4 tg_load_a(ivec4 g, int x, int y, int z) { return imageLoad(a, tg_coord(g, x, y, z)); }
 vec4 tg_load_b(ivec4 g, int x, int y, int z) { return imageLoad(b, tg_coord(g, x, y, z)); }
@@ -122,6 +142,14 @@ void main() {
     uvec4 bits = floatBitsToUint(acc) & uvec4(p.mix);
     o.texels[L] = uvec4(tg_sig(p.id, 4u * L), tg_sig(p.id, 4u * L + 1u), tg_sig(p.id, 4u * L + 2u),
                         tg_sig(p.id, 4u * L + 3u)) ^ bits;
+#endif
+#elif TG_OUT == 3
+#if TG_HALF
+    uvec2 w = uvec2(tg_sig(p.id, 2u * L), tg_sig(p.id, 2u * L + 1u)) ^ (uvec2(packHalf2x16(acc.xy), packHalf2x16(acc.zw)) & uvec2(p.mix));
+    imageStore(o, int(L), uvec4(w.x & 0xFFFFu, w.x >> 16, w.y & 0xFFFFu, w.y >> 16));
+#else
+    imageStore(o, int(L), uvec4(tg_sig(p.id, 4u * L), tg_sig(p.id, 4u * L + 1u), tg_sig(p.id, 4u * L + 2u),
+                                tg_sig(p.id, 4u * L + 3u)) ^ (floatBitsToUint(acc) & uvec4(p.mix)));
 #endif
 #else
     vec4 v = vec4(float(tg_sig(p.id, 4u * L) & 0x3FFu), float(tg_sig(p.id, 4u * L + 1u) & 0x3FFu),

@@ -7,8 +7,25 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "tangram/backend.h"
+#ifdef TANGRAM_TEST_HAVE_OPENCL
+#include "backends/opencl/opencl_debug.h"
+#endif
+
+/* cl_mem objects alive on the device (0 without the backend's test hooks). */
+static int64_t live_objects(const tg_device *d) {
+  uint64_t live = 0;
+#ifdef TANGRAM_TEST_HAVE_OPENCL
+  if (tg__opencl_debug_counts(d, &live, NULL) != TG_OK) return -1;
+#else
+  (void)d;
+#endif
+  return (int64_t)live;
+}
+
 #define SPEED_BACKEND TG_BACKEND_OPENCL
 #define SPEED_NAME "opencl"
+#define SPEED_LIVE_OBJECTS live_objects
 #include "backends/speed_case.h"
 
 int main(void) {
