@@ -8,6 +8,7 @@
  * texel buffer view per tensor, SPEED_LIVE_OBJECTS counts them); a broken plan is caught; the
  * op classes follow the table.
  *
+ * SPEED_EXTRA_TESTS: more cmocka_unit_test entries of the including file (declared before).
  * Vulkan runs with the validation and synchronization validation layers: any message fails.
  * Outside CI a machine without the driver skips these tests loudly; under CI (CI=true) a
  * missing driver fails them. Include after support/tg_test.h. */
@@ -373,6 +374,9 @@ static int speed_main(void) {
       cmocka_unit_test(guards_around_every_image_buffer_stay_intact),
       cmocka_unit_test(broken_plan_is_caught),
       cmocka_unit_test(bad_requests_are_refused),
+#ifdef SPEED_EXTRA_TESTS
+      SPEED_EXTRA_TESTS
+#endif
   };
   return cmocka_run_group_tests_name("speed_" SPEED_NAME, tests, suite_setup, suite_teardown);
 }
