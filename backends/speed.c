@@ -28,8 +28,10 @@ typedef struct speed_state {
   size_t dispatch_count, dispatch_capacity;
 } speed_state;
 
+/* Inputs of one launch share a kind: buffer, image buffer, or one image storage. */
 static int operand_kind(const tg_tensor_resource *r) {
-  return tg__storage_is_image(r->storage) ? (int)r->storage : (int)TG_STORAGE_BUFFER;
+  return tg__storage_is_image(r->storage) || r->storage == TG_STORAGE_IMAGE_BUFFER ? (int)r->storage
+                                                                                  : (int)TG_STORAGE_BUFFER;
 }
 
 static tg__proxy_tensor operand(const speed_state *s, int32_t t) {
@@ -190,6 +192,11 @@ static tg_status dispatch_all(speed_state *s, tg_error_info *err) {
     if (st != TG_OK) {
       s->vt->speed_abort(s->impl);
       const tg__proxy_dispatch *x = &s->dispatches[i];
+      if (st == TG_ERROR_UNSUPPORTED)
+        return tg__error(err, st, "speed: the device has no %s proxy for %s -> %s (a storage, format or size it "
+                         "lacks)", tg_op_class_name((tg_op_class)x->op_class),
+                         x->in_count ? tg_storage_name(x->in[0].resource->storage) : "nothing",
+                         tg_storage_name(x->out.resource->storage));
       return tg__error(err, st, "speed: the %s proxy of op %zu (%s -> %s) failed on the device (driver code %lld)",
                        tg_op_class_name((tg_op_class)x->op_class), x->op,
                        x->in_count ? tg_storage_name(x->in[0].resource->storage) : "nothing",

@@ -5,7 +5,7 @@
 # measured run. A benchmark, not a test: CI never runs it.
 #   scripts/speed-estimate.sh [BUILD_DIR]          default build
 #   TANGRAM_SPEED_APIS="opencl" ...                 only some APIs (default: opencl vulkan)
-#   TANGRAM_SPEED_MODELS="a b" ...                  other models (default: the four public ones)
+#   TANGRAM_SPEED_MODELS="a b" ...                  other models (default: the public MediaPipe ones)
 #   TANGRAM_SPEED_REPEAT=N ...                      timed runs per plan (default 5)
 #   --markdown                                      Markdown tables instead of plain text
 set -euo pipefail
@@ -20,7 +20,7 @@ cli="$build/tangram"
 [ -x "$cli" ] || { echo "speed-estimate: no $cli (build first)" >&2; exit 2; }
 cache="${TANGRAM_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tangram/models}"
 apis=${TANGRAM_SPEED_APIS:-"opencl vulkan"}
-models=${TANGRAM_SPEED_MODELS:-"selfie_segmentation face_detection_short_range hand_landmark_lite pose_landmark_lite"}
+models=${TANGRAM_SPEED_MODELS:-"selfie_segmentation face_detection_short_range face_detection_full_range hand_landmark_lite hand_landmark_full pose_landmark_lite pose_landmark_full pose_landmark_heavy"}
 repeat=${TANGRAM_SPEED_REPEAT:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -83,4 +83,22 @@ for (api, model), wall in sorted(walls.items()):
         w = [max(len(x[i]) for x in [head] + lines) for i in range(len(head))]
         for l in [head] + lines: print("  ".join(x.ljust(w[i]) for i, x in enumerate(l)))
         print(foot)
+# One line per model and API: the spread of est/meas over its storages and modes.
+summary = []
+for (api, model), wall in sorted(walls.items()):
+    m = rows(json.load(open(os.path.join(tmp, f"{api}.{model}.measured.json"))))
+    e = rows(json.load(open(os.path.join(tmp, f"{api}.{model}.estimated.json"))))
+    r = sorted(e[k][1] / m[k][1] for k in m if k in e and m[k][1] > 0)
+    if r:
+        summary.append([api, model, f"{wall:.1f}", str(len(r)), f"{r[0]:.2f}", f"{r[len(r) // 2]:.2f}", f"{r[-1]:.2f}"])
+head = ["api", "model", "wall s", "plans", "est/meas min", "median", "max"]
+if summary:
+    if markdown:
+        print("\n| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for l in summary: print("| " + " | ".join(l) + " |")
+    else:
+        print()
+        w = [max(len(x[i]) for x in [head] + summary) for i in range(len(head))]
+        for l in [head] + summary: print("  ".join(x.ljust(w[i]) for i, x in enumerate(l)))
 EOF

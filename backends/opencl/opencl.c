@@ -14,7 +14,9 @@
  *   image_buffer  treated as a plain buffer (its bytes): a caller that wants an image1d_buffer
  *                 creates one over the tensor's buffer. Drivers differ in whether a 1D image
  *                 may sit on a sub-buffer (PoCL refuses), so the realisation does not depend
- *                 on it.
+ *                 on it. The speed proxies make one when they first touch the tensor: over
+ *                 the object (objects mode) or over the arena at the tensor's texel (offsets
+ *                 mode), the tensor's texels wide.
  *
  * Shadow run: OpenCL C kernels write and verify tg_signature_word / tg_signature_texel and
  * count mismatches per record with 32-bit atomics into a counter buffer (two words per record
@@ -257,6 +259,8 @@ typedef struct ocl_view {
   cl_mem sub; /* arena images: the sub-buffer under `mem` */
   int owned;  /* `mem` (and `sub`) were created for this view */
   uint64_t offset;
+  cl_mem ib;  /* image_buffer tensors the speed proxies touched: their image1d_buffer */
+  cl_int ib_base; /* its texel 0 is this texel of `ib` */
 } ocl_view;
 
 /* One access of a deferred out-of-order op. */
@@ -288,6 +292,7 @@ typedef struct ocl_device {
   int images;
   int image2d_from_buffer;
   int image_3d_writes;
+  uint64_t max_image_buffer_texels; /* CL_DEVICE_IMAGE_MAX_BUFFER_SIZE (0: no images) */
   int formats[IMG_COUNT][TG_PRECISION_COUNT]; /* RGBA of that precision supported */
   tg_device_limits limits;
   uint64_t live_mem_objects; /* cl_mem of realisations not yet released */
@@ -318,7 +323,7 @@ typedef struct ocl_device {
 
   /* Proxy runs. */
   cl_program proxy_programs[TG_PRECISION_COUNT];
-  cl_kernel proxy_kernels[TG_PRECISION_COUNT][4][4]; /* [precision][output kind][input kind] */
+  cl_kernel proxy_kernels[TG_PRECISION_COUNT][5][5]; /* [precision][output kind][input kind] */
   cl_command_queue profiling_queue;                  /* created on the first timed run */
   cl_mem dummy;                                      /* stands for absent inputs */
   tg_precision proxy_precision;
@@ -806,6 +811,7 @@ static tg_status describe(ocl_device *d, tg_device_info *info, tg_error_info *er
   info->limits.max_buffer_bytes = device_ulong(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   if (d->images) {
     info->limits.max_image_buffer_texels = device_size(d, CL_DEVICE_IMAGE_MAX_BUFFER_SIZE);
+    d->max_image_buffer_texels = info->limits.max_image_buffer_texels;
     info->limits.max_texture_2d_width = device_size(d, CL_DEVICE_IMAGE2D_MAX_WIDTH);
     info->limits.max_texture_2d_height = device_size(d, CL_DEVICE_IMAGE2D_MAX_HEIGHT);
     info->limits.max_texture_3d_width = device_size(d, CL_DEVICE_IMAGE3D_MAX_WIDTH);
@@ -1255,6 +1261,7 @@ static void opencl_unbind(void *impl, void *view) {
     release_mem(d, v->mem);
     release_mem(d, v->sub);
   }
+  release_mem(d, v->ib);
   tg__free(&d->alloc, v);
 }
 
@@ -1814,14 +1821,22 @@ static const char k_proxy_source_a[] =
     "#define TG_IN_I2 __read_only image2d_t\n"
     "#define TG_IN_IA __read_only image2d_array_t\n"
     "#define TG_IN_I3 __read_only image3d_t\n"
+    "#define TG_IN_IB __read_only image1d_buffer_t\n"
     "#define TG_LD_B(t, g, px, py, pz) TG_BLOAD(t, ((pz) * (g).y + (py)) * (g).x + (px))\n"
     "#define TG_LD_I2(t, g, px, py, pz) read_imagef(t, tg_smp, (int2)((px), (pz) * (g).y + (py)))\n"
     "#define TG_LD_IA(t, g, px, py, pz) read_imagef(t, tg_smp, (int4)((px), (py), (pz), 0))\n"
     "#define TG_LD_I3(t, g, px, py, pz) read_imagef(t, tg_smp, (int4)((px), (py), (pz), 0))\n"
+    "#define TG_IB_AT(g, px, py, pz) ((g).w + ((pz) * (g).y + (py)) * (g).x + (px))\n"
+    "#ifdef TG_HALF\n"
+    "#define TG_LD_IB(t, g, px, py, pz) convert_float4(read_imageui(t, TG_IB_AT(g, px, py, pz)))\n"
+    "#else\n"
+    "#define TG_LD_IB(t, g, px, py, pz) as_float4(read_imageui(t, TG_IB_AT(g, px, py, pz)))\n"
+    "#endif\n"
     "#define TG_OUT_B __global uint *\n"
     "#define TG_OUT_I2 __write_only image2d_t\n"
     "#define TG_OUT_IA __write_only image2d_array_t\n"
     "#define TG_OUT_I3 __write_only image3d_t\n"
+    "#define TG_OUT_IB __write_only image1d_buffer_t\n"
     "float4 tg_texel4(uint id, uint L, float4 acc, uint mix) {\n"
     "  float4 v = (float4)(tg_texel(id, 4u * L), tg_texel(id, 4u * L + 1u),\n"
     "                      tg_texel(id, 4u * L + 2u), tg_texel(id, 4u * L + 3u));\n"
@@ -1839,7 +1854,16 @@ static const char k_proxy_source_a[] =
     "  write_imagef(t, (int2)((px), (pz) * (g).y + (py)), tg_texel4(id, L, acc, mix))\n"
     "#define TG_ST_IA(t, g, px, py, pz, L, id, acc, mix) \\\n"
     "  write_imagef(t, (int4)((px), (py), (pz), 0), tg_texel4(id, L, acc, mix))\n"
-    "#define TG_ST_I3 TG_ST_IA\n";
+    "#define TG_ST_I3 TG_ST_IA\n"
+    "#ifdef TG_HALF\n"
+    "#define TG_ST_IB(t, g, px, py, pz, L, id, acc, mix) {                               \\\n"
+    "    uint2 w_ = (uint2)(tg_sig(id, 2u * L), tg_sig(id, 2u * L + 1u)) ^ (as_uint4(acc).xy & (uint2)(mix)); \\\n"
+    "    write_imageui(t, (g).w + (int)(L), (uint4)(w_.x & 0xFFFFu, w_.x >> 16, w_.y & 0xFFFFu, w_.y >> 16)); }\n"
+    "#else\n"
+    "#define TG_ST_IB(t, g, px, py, pz, L, id, acc, mix)                                  \\\n"
+    "  write_imageui(t, (g).w + (int)(L), (uint4)(tg_sig(id, 4u * L), tg_sig(id, 4u * L + 1u), \\\n"
+    "                tg_sig(id, 4u * L + 2u), tg_sig(id, 4u * L + 3u)) ^ (as_uint4(acc) & (uint4)(mix)))\n"
+    "#endif\n";
 static const char k_proxy_source_b[] =
     "int tg_scale(int v, int from, int to) { return (int)(((long)v * to) / (from > 0 ? from : 1)); }\n"
     "/* The reads of one input in the class's pattern, added into acc. */\n"
@@ -1884,6 +1908,7 @@ static const char k_proxy_source_c[] =
     "  }\n"
     "TG_PROXY(B, B)\n"
     "#ifdef TG_IMAGES\n"
+    "TG_PROXY(B, IB) TG_PROXY(IB, B) TG_PROXY(IB, IB)\n"
     "TG_PROXY(B, I2) TG_PROXY(B, IA) TG_PROXY(B, I3)\n"
     "TG_PROXY(I2, B) TG_PROXY(I2, I2) TG_PROXY(I2, IA) TG_PROXY(I2, I3)\n"
     "TG_PROXY(IA, B) TG_PROXY(IA, I2) TG_PROXY(IA, IA) TG_PROXY(IA, I3)\n"
@@ -1894,11 +1919,44 @@ static const char k_proxy_source_c[] =
     "#endif\n";
 /* clang-format on */
 
-/* Kinds of proxy operands: buffer, then the image kinds (IMG_2D + 1, ...). */
-enum { PK_BUFFER, PK_2D, PK_ARRAY, PK_3D, PK_COUNT };
-static const char *const k_proxy_kind_names[PK_COUNT] = {"B", "I2", "IA", "I3"};
+/* Kinds of proxy operands: buffer, then the image kinds (IMG_2D + 1, ...), then image
+ * buffers (read and written as RGBA 32-bit, fp16: 16-bit, unsigned integer texels: the bytes
+ * per texel of the float format, and the shadow run's signature words pass bit for bit). */
+enum { PK_BUFFER, PK_2D, PK_ARRAY, PK_3D, PK_IMAGE_BUFFER, PK_COUNT };
+static const char *const k_proxy_kind_names[PK_COUNT] = {"B", "I2", "IA", "I3", "IB"};
 
-static int proxy_kind(tg_storage s) { return image_kind(s) + 1; }
+static int proxy_kind(tg_storage s) { return s == TG_STORAGE_IMAGE_BUFFER ? PK_IMAGE_BUFFER : image_kind(s) + 1; }
+
+/* The image1d_buffer of an image_buffer tensor, made on first use (opencl.c's header). */
+static tg_status proxy_image_buffer(ocl_device *d, const tg__proxy_tensor *t, cl_mem *mem, cl_int *base) {
+  ocl_view *v = t->view;
+  if (v->ib == NULL) {
+    size_t texel = tg__texel_bytes(d->proxy_precision);
+    uint64_t n = (uint64_t)t->w * t->h * t->s, first = v->memory->arena ? v->offset / texel : 0;
+    if (v->memory->arena && v->offset % texel) return fail_cl(d, CL_MISALIGNED_SUB_BUFFER_OFFSET);
+    if (first + n > (uint64_t)INT32_MAX || first + n > d->max_image_buffer_texels) return TG_ERROR_UNSUPPORTED;
+    cl_image_format format = {CL_RGBA, d->proxy_precision == TG_PRECISION_FP16 ? CL_UNSIGNED_INT16
+                                                                               : CL_UNSIGNED_INT32};
+    cl_image_desc desc;
+    memset(&desc, 0, sizeof desc);
+    desc.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+    desc.image_width = (size_t)(first + n);
+    desc.buffer = v->memory->mem;
+    cl_int e = CL_SUCCESS;
+    cl_mem img = d->api.CreateImage(d->context, CL_MEM_READ_WRITE, &format, &desc, NULL, &e);
+    if (img == NULL || e != CL_SUCCESS) {
+      if (img) d->api.ReleaseMemObject(img);
+      return fail_cl(d, e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    }
+    d->live_mem_objects++;
+    d->mem_objects_created++;
+    v->ib = img;
+    v->ib_base = (cl_int)first;
+  }
+  *mem = v->ib;
+  *base = v->ib_base;
+  return TG_OK;
+}
 
 static void proxy_release(ocl_device *d) {
   for (int p = 0; p < TG_PRECISION_COUNT; ++p) {
@@ -1933,6 +1991,7 @@ static tg_status proxy_build(ocl_device *d, tg_precision precision) {
     for (int i = 0; i < PK_COUNT; ++i) {
       if ((o || i) && !d->images) continue;
       if (o == PK_3D && !d->image_3d_writes) continue;
+      if ((o == PK_IMAGE_BUFFER || i == PK_IMAGE_BUFFER) && o + i != PK_IMAGE_BUFFER && o != i) continue;
       char name[64];
       snprintf(name, sizeof name, "tg_proxy_%s_%s", k_proxy_kind_names[o], k_proxy_kind_names[i]);
       d->proxy_kernels[precision][o][i] = a->CreateKernel(prog, name, &e);
@@ -1992,13 +2051,19 @@ static tg_status opencl_speed_dispatch(void *impl, const tg__proxy_dispatch *x) 
   int ok = proxy_kind(x->out.resource->storage);
   int ik = x->in_count ? proxy_kind(x->in[0].resource->storage) : PK_BUFFER;
   cl_kernel k = d->proxy_kernels[d->proxy_precision][ok][ik];
+  if (k == NULL && (ok == PK_IMAGE_BUFFER || ik == PK_IMAGE_BUFFER)) return TG_ERROR_UNSUPPORTED; /* no images */
   if (k == NULL) return fail_cl(d, CL_INVALID_OPERATION);
-  cl_mem in[2] = {d->dummy, d->dummy};
+  cl_mem in[2] = {d->dummy, d->dummy}, om = ov->mem;
   cl_int g[3][4] = {{(cl_int)x->out.w, (cl_int)x->out.h, (cl_int)x->out.s, 0}, {1, 1, 1, 0}, {1, 1, 1, 0}};
+  tg_status ist = TG_OK;
+  if (ok == PK_IMAGE_BUFFER && (ist = proxy_image_buffer(d, &x->out, &om, &g[0][3])) != TG_OK) return ist;
   for (uint32_t i = 0; i < x->in_count; ++i) {
     const ocl_view *iv = x->in[i].view;
     if (iv == NULL || iv->mem == NULL) return TG_ERROR_INVALID_ARGUMENT;
     in[i] = iv->mem;
+    if (proxy_kind(x->in[i].resource->storage) != ik) return TG_ERROR_INVALID_ARGUMENT;
+    if (ik == PK_IMAGE_BUFFER && (ist = proxy_image_buffer(d, &x->in[i], &in[i], &g[i + 1][3])) != TG_OK)
+      return ist;
     g[i + 1][0] = (cl_int)x->in[i].w;
     g[i + 1][1] = (cl_int)x->in[i].h;
     g[i + 1][2] = (cl_int)x->in[i].s;
@@ -2011,7 +2076,7 @@ static tg_status opencl_speed_dispatch(void *impl, const tg__proxy_dispatch *x) 
   cl_uint lo = x->lo, hi = x->hi, id = x->out_id, mix = 0;
   cl_int e = CL_SUCCESS;
   cl_uint arg = 0;
-  e |= a->SetKernelArg(k, arg++, sizeof(cl_mem), &ov->mem);
+  e |= a->SetKernelArg(k, arg++, sizeof(cl_mem), &om);
   e |= a->SetKernelArg(k, arg++, sizeof g[0], g[0]);
   e |= a->SetKernelArg(k, arg++, sizeof(cl_mem), &in[0]);
   e |= a->SetKernelArg(k, arg++, sizeof g[1], g[1]);
@@ -2116,6 +2181,7 @@ tg_status tg__opencl_debug_hide_images_impl(void *impl) {
   ocl_device *d = impl;
   if (d == NULL) return TG_ERROR_INVALID_ARGUMENT;
   d->images = d->image2d_from_buffer = d->image_3d_writes = 0;
+  d->max_image_buffer_texels = 0;
   memset(d->formats, 0, sizeof d->formats);
   return TG_OK;
 }

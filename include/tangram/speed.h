@@ -57,7 +57,9 @@ typedef struct tg_speed_result {
  * desc->repeats timed runs; fill `*out`. TG_ERROR_INVALID_ARGUMENT for NULL, repeats 0, parts
  * on different devices or a record whose layout does not match its tensor's shape;
  * TG_ERROR_UNSUPPORTED when the device's backend has no proxies (host) or cannot run one
- * (3D image writes missing), with `err` naming the op; a driver failure's status otherwise. */
+ * (3D image writes missing; image_buffer tensors, read and written through image buffers,
+ * on a device without them or over its texel limit), with `err` naming the op class and
+ * storages; a driver failure's status otherwise. */
 tg_status tg_realization_time(const tg_speed_desc *desc, tg_speed_result *out, tg_error_info *err);
 
 TANGRAM_API_END

@@ -3,9 +3,12 @@
  * which define SPEED_BACKEND (and SPEED_NAME) before including it: the mechanism, not who
  * wins. Every storage's plans are timed (times > 0, min <= median <= max, every op class
  * measured); the proxies are the writers of a shadow run that finds nothing corrupted; guard
- * tensors placed right against every tensor of an arena stay intact; a broken plan is caught;
- * the op classes follow the table.
+ * tensors placed right against every tensor of an arena stay intact (buffers and image
+ * buffers); image_buffer tensors are timed through image buffers (one image1d_buffer or storage
+ * texel buffer view per tensor, SPEED_LIVE_OBJECTS counts them); a broken plan is caught; the
+ * op classes follow the table.
  *
+ * SPEED_EXTRA_TESTS: more cmocka_unit_test entries of the including file (declared before).
  * Vulkan runs with the validation and synchronization validation layers: any message fails.
  * Outside CI a machine without the driver skips these tests loudly; under CI (CI=true) a
  * missing driver fails them. Include after support/tg_test.h. */
@@ -83,6 +86,14 @@ static tg_model_records *records_for(const suite *s, tg_storage storage, tg_prec
   return mr;
 }
 
+/* The resources of a record set, image buffers kept as such (as `tangram evaluate` makes them). */
+static tg_tensor_resource *resources_for(const tg_record_set *set, tg_storage storage, tg_precision precision) {
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, precision);
+  if (storage == TG_STORAGE_IMAGE_BUFFER)
+    for (size_t r = 0; r < set->count; ++r) res[r].storage = storage;
+  return res;
+}
+
 /* Time (and verify) one realised plan; checks what every timing must satisfy. */
 static void time_and_check(const suite *s, tg_realization *z, const uint32_t *tensor_of, int verify,
                            tg_speed_result *r) {
@@ -141,7 +152,7 @@ static tg_realization *realise(const suite *s, const tg_record_set *set, const t
 static void plan_and_time(const suite *s, tg_storage storage, tg_mode mode, tg_strategy strategy,
                           tg_precision precision) {
   tg_model_records *mr = records_for(s, storage, precision);
-  tg_tensor_resource *res = tg_test_resources_for(mr->records, storage, precision);
+  tg_tensor_resource *res = resources_for(mr->records, storage, precision);
   tg_record_set *arena = NULL;
   const tg_record_set *planned = mr->records;
   if (mode == TG_MODE_OFFSETS) {
@@ -158,7 +169,12 @@ static void plan_and_time(const suite *s, tg_storage storage, tg_mode mode, tg_s
   tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, 0, NULL);
   tg_realization *z = realise(s, planned, res, plan, precision, 0);
   tg_speed_result r;
+  int64_t live = SPEED_LIVE_OBJECTS(s->device);
   time_and_check(s, z, mr->tensor_of, 1, &r);
+  /* Image buffers: one image (view) per tensor, made by the proxies, kept with the realisation. */
+  if (storage == TG_STORAGE_IMAGE_BUFFER && SPEED_LIVE_OBJECTS(s->device) - live != (int64_t)planned->count)
+    fail_msg("image_buffer %s: %lld objects made by the proxies, %zu tensors", tg_mode_name(mode),
+             (long long)(SPEED_LIVE_OBJECTS(s->device) - live), planned->count);
   if (r.corrupted_records)
     fail_msg("%s %s %s: %llu records corrupted by the proxies", tg_storage_name(storage), tg_mode_name(mode),
              tg_strategy_name(strategy), (unsigned long long)r.corrupted_records);
@@ -186,20 +202,20 @@ static void every_storage_is_timed_and_clean(void **state) {
     if (!image) plan_and_time(s, st, TG_MODE_OFFSETS, TG_STRATEGY_GREEDY_BY_SIZE, TG_PRECISION_FP32);
   }
   plan_and_time(s, TG_STORAGE_BUFFER, TG_MODE_OFFSETS, TG_STRATEGY_GREEDY_BY_SIZE, TG_PRECISION_FP16);
+  plan_and_time(s, TG_STORAGE_IMAGE_BUFFER, TG_MODE_OFFSETS, TG_STRATEGY_GREEDY_BY_SIZE, TG_PRECISION_FP16);
   if (info->images && info->fp16_images)
     plan_and_time(s, TG_STORAGE_TEXTURE_2D, TG_MODE_OBJECTS, TG_STRATEGY_GREEDY_BY_SIZE, TG_PRECISION_FP16);
 }
 
-/* Buffers in one arena, each tensor between two guard tensors that live from the first op to
- * the last (g0 T1 g1 T2 g2 ...), in both address orders: a proxy writing one word outside its
- * tensor, before or after it, changes a guard, which the last op verifies. */
-static void guards_around_every_tensor_stay_intact(void **state) {
-  suite *s = *state;
-  if (s->device == NULL) skip();
+/* Buffers (or image buffers) in one arena, each tensor between two guard tensors that live
+ * from the first op to the last (g0 T1 g1 T2 g2 ...), in both address orders: a proxy writing
+ * one word outside its tensor, before or after it, changes a guard, which the last op
+ * verifies. */
+static void guards_stay_intact(const suite *s, tg_storage storage) {
   uint64_t align = tg_device_get_info(s->device)->buffer_alignment;
-  tg_model_records *mr = records_for(s, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
+  tg_model_records *mr = records_for(s, storage, TG_PRECISION_FP32);
   const tg_record_set *set = mr->records;
-  tg_tensor_resource *res = tg_test_resources_for(set, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
+  tg_tensor_resource *res = resources_for(set, storage, TG_PRECISION_FP32);
   size_t guards[64], tensors[64], ng = 0, nt = 0;
   for (size_t r = 0; r < set->count; ++r) {
     const char *name = s->model->graph->tensors[mr->tensor_of[r]].name;
@@ -231,6 +247,18 @@ static void guards_around_every_tensor_stay_intact(void **state) {
   }
   free(res);
   tg_model_records_destroy(mr);
+}
+
+static void guards_around_every_tensor_stay_intact(void **state) {
+  suite *s = *state;
+  if (s->device == NULL) skip();
+  guards_stay_intact(s, TG_STORAGE_BUFFER);
+}
+
+static void guards_around_every_image_buffer_stay_intact(void **state) {
+  suite *s = *state;
+  if (s->device == NULL) skip();
+  guards_stay_intact(s, TG_STORAGE_IMAGE_BUFFER);
 }
 
 /* Every tensor in one object (tensors alive together share it): the proxies' run finds the
@@ -343,8 +371,12 @@ static int speed_main(void) {
       cmocka_unit_test(op_classes_follow_the_table),
       cmocka_unit_test(every_storage_is_timed_and_clean),
       cmocka_unit_test(guards_around_every_tensor_stay_intact),
+      cmocka_unit_test(guards_around_every_image_buffer_stay_intact),
       cmocka_unit_test(broken_plan_is_caught),
       cmocka_unit_test(bad_requests_are_refused),
+#ifdef SPEED_EXTRA_TESTS
+      SPEED_EXTRA_TESTS
+#endif
   };
   return cmocka_run_group_tests_name("speed_" SPEED_NAME, tests, suite_setup, suite_teardown);
 }

@@ -4,8 +4,10 @@
 // the pattern of the op class and writes the output record's signature (what the shadow run
 // verifies), with the sum of its reads masked out by `mix` (0 at run time, so every read
 // stays). TG_OUT / TG_IN pick the operands' kinds: 0 buffer, 1 2D array view (a 2D image is
-// one layer; `stacked` then puts slice z at rows z*h), 2 3D image. TG_FORMAT: the images'
-// texel format; TG_HALF: buffers hold fp16 texels (8 bytes) instead of fp32 (16).
+// one layer; `stacked` then puts slice z at rows z*h), 2 3D image, 3 storage texel buffer (an
+// image_buffer tensor; RGBA 32-bit, fp16: 16-bit, unsigned integer texels, so the signature
+// words pass bit for bit). TG_FORMAT: the images' texel format; TG_HALF: buffers hold fp16
+// texels (8 bytes) instead of fp32 (16).
 layout(local_size_x = 64) in;
 
 layout(push_constant) uniform tg_proxy_params {
@@ -14,18 +16,34 @@ layout(push_constant) uniform tg_proxy_params {
   ivec4 bg;   // input b
   int nin, cls, k, pad;
   uint lo, hi, id, mix;
+  uvec4 dv;   // division by og.x and og.y without a divide: magic m, shift l of each (tg_div)
 } p;
 
+#if TG_HALF
+#define TG_TEXEL uvec2
+#else
+#define TG_TEXEL uvec4
+#endif
+#if TG_HALF
+#define TG_UFORMAT rgba16ui
+#else
+#define TG_UFORMAT rgba32ui
+#endif
 #if TG_OUT == 0
-layout(std430, set = 0, binding = 0) writeonly buffer tg_out { uint words[]; } o;
+layout(std430, set = 0, binding = 0) writeonly buffer tg_out { TG_TEXEL texels[]; } o;
+#elif TG_OUT == 3
+layout(TG_UFORMAT, set = 0, binding = 0) uniform writeonly uimageBuffer o;
 #elif TG_OUT == 1
 layout(TG_FORMAT, set = 0, binding = 0) uniform writeonly image2DArray o;
 #else
 layout(TG_FORMAT, set = 0, binding = 0) uniform writeonly image3D o;
 #endif
 #if TG_IN == 0
-layout(std430, set = 1, binding = 0) readonly buffer tg_in_a { uint words[]; } a;
-layout(std430, set = 2, binding = 0) readonly buffer tg_in_b { uint words[]; } b;
+layout(std430, set = 1, binding = 0) readonly buffer tg_in_a { TG_TEXEL texels[]; } a;
+layout(std430, set = 2, binding = 0) readonly buffer tg_in_b { TG_TEXEL texels[]; } b;
+#elif TG_IN == 3
+layout(TG_UFORMAT, set = 1, binding = 0) uniform readonly uimageBuffer a;
+layout(TG_UFORMAT, set = 2, binding = 0) uniform readonly uimageBuffer b;
 #elif TG_IN == 1
 layout(TG_FORMAT, set = 1, binding = 0) uniform readonly image2DArray a;
 layout(TG_FORMAT, set = 2, binding = 0) uniform readonly image2DArray b;
@@ -50,17 +68,33 @@ ivec3 tg_coord(ivec4 g, int x, int y, int z) {
 
 #if TG_IN == 0
 #if TG_HALF
-#define TG_BLOAD(t, i) vec4(unpackHalf2x16(t.words[2u * uint(i)]), unpackHalf2x16(t.words[2u * uint(i) + 1u]))
+vec4 tg_unpack(uvec2 w) { return vec4(unpackHalf2x16(w.x), unpackHalf2x16(w.y)); }
+#define TG_BLOAD(t, i) tg_unpack(t.texels[i])
 #else
-#define TG_BLOAD(t, i) uintBitsToFloat(uvec4(t.words[4u * uint(i)], t.words[4u * uint(i) + 1u], \
-                                             t.words[4u * uint(i) + 2u], t.words[4u * uint(i) + 3u]))
+#define TG_BLOAD(t, i) uintBitsToFloat(t.texels[i])
 #endif
 vec4 tg_load_a(ivec4 g, int x, int y, int z) { return TG_BLOAD(a, (z * g.y + y) * g.x + x); }
 vec4 tg_load_b(ivec4 g, int x, int y, int z) { return TG_BLOAD(b, (z * g.y + y) * g.x + x); }
+#elif TG_IN == 3
+#if TG_HALF
+#define TG_TLOAD(t, i) vec4(imageLoad(t, i))
+#else
+#define TG_TLOAD(t, i) uintBitsToFloat(imageLoad(t, i))
+#endif
+vec4 tg_load_a(ivec4 g, int x, int y, int z) { return TG_TLOAD(a, (z * g.y + y) * g.x + x); }
+vec4 tg_load_b(ivec4 g, int x, int y, int z) { return TG_TLOAD(b, (z * g.y + y) * g.x + x); }
 #else
 vec4 tg_load_a(ivec4 g, int x, int y, int z) { return imageLoad(a, tg_coord(g, x, y, z)); }
 vec4 tg_load_b(ivec4 g, int x, int y, int z) { return imageLoad(b, tg_coord(g, x, y, z)); }
 #endif
+
+// x / d for x < 2^31 from d's magic m = ceil(2^(31+l) / d), l = ceil(log2 d) (the host
+// computes both): vector integer division is slow on CPU drivers.
+uint tg_div(uint x, uint m, uint l) {
+  uint hi, lo;
+  umulExtended(x, m, hi, lo);
+  return ((hi << 1) | (lo >> 31)) >> l;
+}
 
 // Sizes below 65536 texels a side: the products fit 32 bits.
 int tg_scale(int v, int from, int to) { return int((uint(v) * uint(to)) / uint(max(from, 1))); }
@@ -95,19 +129,27 @@ int tg_scale(int v, int from, int to) { return int((uint(v) * uint(to)) / uint(m
 void main() {
   uint stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
   for (uint L = p.lo + gl_GlobalInvocationID.x; L < p.hi; L += stride) {
-    int x = int(L % uint(p.og.x)), y = int((L / uint(p.og.x)) % uint(p.og.y));
-    int z = int(L / (uint(p.og.x) * uint(p.og.y)));
+    uint row = tg_div(L, p.dv.x, p.dv.y), plane = tg_div(row, p.dv.z, p.dv.w);
+    int x = int(L - row * uint(p.og.x)), y = int(row - plane * uint(p.og.y)), z = int(plane);
     vec4 acc = vec4(0.0);
     if (p.nin > 0) TG_READ(tg_load_a, p.ag)
     if (p.nin > 1) TG_READ(tg_load_b, p.bg)
 #if TG_OUT == 0
 #if TG_HALF
     uvec2 bits = uvec2(packHalf2x16(acc.xy), packHalf2x16(acc.zw)) & uvec2(p.mix);
-    o.words[2u * L] = tg_sig(p.id, 2u * L) ^ bits.x;
-    o.words[2u * L + 1u] = tg_sig(p.id, 2u * L + 1u) ^ bits.y;
+    o.texels[L] = uvec2(tg_sig(p.id, 2u * L), tg_sig(p.id, 2u * L + 1u)) ^ bits;
 #else
     uvec4 bits = floatBitsToUint(acc) & uvec4(p.mix);
-    for (uint j = 0u; j < 4u; ++j) o.words[4u * L + j] = tg_sig(p.id, 4u * L + j) ^ bits[j];
+    o.texels[L] = uvec4(tg_sig(p.id, 4u * L), tg_sig(p.id, 4u * L + 1u), tg_sig(p.id, 4u * L + 2u),
+                        tg_sig(p.id, 4u * L + 3u)) ^ bits;
+#endif
+#elif TG_OUT == 3
+#if TG_HALF
+    uvec2 w = uvec2(tg_sig(p.id, 2u * L), tg_sig(p.id, 2u * L + 1u)) ^ (uvec2(packHalf2x16(acc.xy), packHalf2x16(acc.zw)) & uvec2(p.mix));
+    imageStore(o, int(L), uvec4(w.x & 0xFFFFu, w.x >> 16, w.y & 0xFFFFu, w.y >> 16));
+#else
+    imageStore(o, int(L), uvec4(tg_sig(p.id, 4u * L), tg_sig(p.id, 4u * L + 1u), tg_sig(p.id, 4u * L + 2u),
+                                tg_sig(p.id, 4u * L + 3u)) ^ (floatBitsToUint(acc) & uvec4(p.mix)));
 #endif
 #else
     vec4 v = vec4(float(tg_sig(p.id, 4u * L) & 0x3FFu), float(tg_sig(p.id, 4u * L + 1u) & 0x3FFu),

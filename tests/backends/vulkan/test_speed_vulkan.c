@@ -6,8 +6,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "tangram/backend.h"
+#ifdef TANGRAM_TEST_HAVE_VULKAN
+#include "backends/backend_internal.h"
+#include "backends/vulkan/vulkan_internal.h"
+#endif
+
+/* Vulkan objects alive on the device (0 without the backend). */
+static int64_t live_objects(const tg_device *d) {
+#ifdef TANGRAM_TEST_HAVE_VULKAN
+  return tg__vulkan_live_objects(tg__device_impl(d));
+#else
+  (void)d;
+  return 0;
+#endif
+}
+
 #define SPEED_BACKEND TG_BACKEND_VULKAN
 #define SPEED_NAME "vulkan"
+#define SPEED_LIVE_OBJECTS live_objects
 #include "backends/speed_case.h"
 
 #ifdef TG_TEST_ASAN
