@@ -234,7 +234,7 @@ int tg_cli_run_pool(int argc, char **argv) {
 
   /* Records: CSV records as they are (1D buffers; 2D/3D images of --storage, or texture_2d /
    * texture_array under auto); models in --storage (auto: buffer). */
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, &shapes.options, 0};
+  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, &shapes.options, 0, 0};
   if ((st = tg_cli_input_load(file, &io, alloc, &in, &err)) != TG_OK) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
     code = tg_cli_exit_code(st);
