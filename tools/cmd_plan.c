@@ -33,7 +33,8 @@ static void plan_usage(FILE *to) {
       "                           sizes up to N (Mini-Infer: 256)\n",
       to);
   fputs(
-      "  --max-texture-size WxH   a smaller device: 2D and 3D textures at most W x H texels;\n"
+      "  --max-texture-size WxH[xL]  a smaller device: 2D and 3D textures at most W x H texels\n"
+      "                           (and L array layers / 3D depth);\n"
       "                           a tensor beyond it falls back, as TFLite's GPU delegate does,\n"
       "                           to the first that fits of texture_2d (from texture_array or\n"
       "                           texture_3d), image_buffer, buffer (JSON \"fallback_tensors\",\n"

@@ -32,9 +32,13 @@ static void run_usage(FILE *to) {
       "                           bound)\n"
       "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
-      "  --max-texture-size WxH   simulate a smaller device: 2D and 3D textures at most W x H\n"
-      "                           texels; tensors beyond it fall back to buffers\n"
-      "                           (\"fallback_tensors\")\n"
+      "  --max-texture-size WxH[xL]  simulate a smaller device: 2D and 3D textures at most\n"
+      "                           W x H texels (and L array layers / 3D depth); a tensor beyond\n"
+      "                           it falls back to the first that fits of texture_2d (from\n"
+      "                           texture_array, texture_3d), image_buffer, buffer; each group\n"
+      "                           is planned, realised and checked in its storage (JSON\n"
+      "                           \"fallback_tensors\", \"fallbacks\", \"fallback_storages\";\n"
+      "                           --place and --runtime-pool: straight to buffers)\n"
       "  --no-fallback            a tensor that does not fit the storage rules that storage out\n"
       "                           (with --storage S: exit 2 naming it)\n"
       "  --max-allocation BYTES   the largest single allocation (K/M/G suffixes; default and\n"
@@ -632,6 +636,11 @@ int tg_cli_run(int argc, char **argv) {
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
       tg_cli_error("run: --svg does not combine with --place");
+      return TG_EXIT_USAGE;
+    }
+    if (texture_s || no_fallback) {
+      /* Placement plans under the device's own limits, tensors that do not fit in buffers. */
+      tg_cli_error("run: --max-texture-size and --no-fallback do not combine with --place");
       return TG_EXIT_USAGE;
     }
     place.model = file;

@@ -80,6 +80,15 @@ static void plan_groups_fallbacks_by_storage(void **state) {
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "to texture_2d"));
   cli_free(&r);
+  /* Where the chain does not apply, the options are refused rather than ignored. */
+  r = cli("run %s --backend host --place gpu --max-texture-size 64x64", model);
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "do not combine with --place"));
+  cli_free(&r);
+  r = cli("evaluate %s --speed --max-texture-size 64x64", model);
+  assert_int_equal(r.code, 2);
+  assert_non_null(strstr(r.err, "do not combine with --speed"));
+  cli_free(&r);
 }
 
 static void plan_counts_fallbacks(void **state) {
