@@ -1,7 +1,8 @@
 /* --max-texture-size WxH[xL] simulates a smaller device: tensors whose texture is larger fall
  * along the chain (texture_2d, image_buffer, buffer) to the first storage that fits, are
  * counted and named with that storage, each group is planned and realised in its storage, and
- * the run on the host, OpenCL (PoCL) and Vulkan (lavapipe) backends corrupts nothing;
+ * the run on the host, OpenCL (PoCL) and Vulkan (lavapipe) backends corrupts nothing (planned,
+ * and with --runtime-pool);
  * --no-fallback makes such a tensor an error (exit 2); a bad size exits 2 on plan, run and
  * evaluate. */
 #define _POSIX_C_SOURCE 200809L
@@ -163,6 +164,14 @@ static void runs_on(const char *backend) {
                     json_u64(r.out, "allocations"));
       cli_free(&r);
     }
+  /* The run-time pool: each group pooled in its storage. */
+  cli_result p = cli("run %s --backend %s --runtime-pool tlsf --storage texture_3d --max-texture-size 256x256x8 --json",
+                     model, backend);
+  if (p.code != 0) fail_msg("%s --runtime-pool: exit %d: %s", backend, p.code, p.err);
+  assert_int_equal(json_u64(p.out, "corrupted_tensors"), 0);
+  assert_int_equal(json_u64(p.out, "fallback_tensors"), 67);
+  assert_int_equal(json_u64(p.out, "records"), 21);
+  cli_free(&p);
   cli_result r = cli("run %s --backend %s --storage texture_2d --max-texture-size 64x64 --no-fallback", model, backend);
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "--no-fallback"));
