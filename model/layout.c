@@ -260,15 +260,40 @@ tg_status tg_storage_check_fit(tg_bhwc shape, tg_storage storage, tg_precision p
 /* ------------------------------------------------------------------------------------------ */
 /* Records of a graph. */
 
+tg_storage tg_storage_fallback_next(tg_storage storage) {
+  switch (storage) {
+    case TG_STORAGE_TEXTURE_ARRAY:
+    case TG_STORAGE_TEXTURE_3D: return TG_STORAGE_TEXTURE_2D;
+    case TG_STORAGE_TEXTURE_2D:
+    case TG_STORAGE_SINGLE_TEXTURE_2D: return TG_STORAGE_IMAGE_BUFFER;
+    case TG_STORAGE_IMAGE_BUFFER: return TG_STORAGE_BUFFER;
+    default: return TG_STORAGE_COUNT;
+  }
+}
+
+size_t tg_model_records_fallback_count(const tg_model_records *m) {
+  size_t n = 0;
+  for (int s = 0; m && s < TG_STORAGE_COUNT; ++s)
+    if (m->fallbacks[s].records) n += m->fallbacks[s].records->count;
+  return n;
+}
+
+static void fallback_group_free(tg_allocator *a, tg_model_fallback *f) {
+  if (f->reasons && f->records)
+    for (size_t i = 0; i < f->records->count; ++i) tg__free(a, f->reasons[i]);
+  tg__free(a, f->reasons);
+  tg__free(a, f->tensor_of);
+  tg_record_set_destroy(f->records);
+}
+
 void tg_model_records_destroy(tg_model_records *m) {
   if (m == NULL) return;
   tg_allocator a = m->alloc;
-  if (m->fallback_reasons && m->fallback)
-    for (size_t i = 0; i < m->fallback->count; ++i) tg__free(&a, m->fallback_reasons[i]);
-  tg__free(&a, m->fallback_reasons);
-  tg__free(&a, m->fallback_tensor_of);
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s)
+    if (s != TG_STORAGE_BUFFER) fallback_group_free(&a, &m->fallbacks[s]);
+  tg_model_fallback buf = {m->fallback, m->fallback_tensor_of, m->fallback_reasons};
+  fallback_group_free(&a, &buf);
   tg__free(&a, m->tensor_of);
-  tg_record_set_destroy(m->fallback);
   tg_record_set_destroy(m->records);
   tg__free(&a, m);
 }
@@ -303,10 +328,39 @@ static size_t order_planned(const tg_graph *g, const tg_lifetimes *l, uint32_t *
   return n;
 }
 
-tg_status tg_model_records_create(const tg_graph *g, const tg_lifetimes *l, tg_storage storage,
-                                  tg_precision precision, const tg_device_limits *limits,
-                                  const tg_allocator *alloc, tg_model_records **out,
-                                  tg_error_info *err) {
+/* Where a tensor of BHWC `s` that does not fit `storage` goes: the first storage of the chain
+ * (chain) or a buffer (not) that fits, its size in `*size`. The reason it left each storage it
+ * passed, joined with "; as S: ", goes to `reason`. Returns TG_OK, or the status of the last
+ * try (the buffer's) when none fits; `*to` is then TG_STORAGE_COUNT. */
+static tg_status fall_back(tg_bhwc s, tg_storage storage, tg_precision precision,
+                           const tg_device_limits *limits, int chain, tg_storage *to, tg_extent *size,
+                           char *reason, size_t reason_size) {
+  *to = TG_STORAGE_COUNT;
+  tg_status st = tg_storage_check_fit(s, storage, precision, limits, size, reason, reason_size);
+  if (st == TG_OK || st == TG_ERROR_OVERFLOW || storage == TG_STORAGE_BUFFER) return st;
+  tg_storage next = chain ? tg_storage_fallback_next(storage) : TG_STORAGE_BUFFER;
+  while (next != TG_STORAGE_COUNT) {
+    char why[160];
+    st = tg_storage_check_fit(s, next, precision, limits, size, why, sizeof why);
+    if (st == TG_OK) {
+      *to = next;
+      return TG_OK;
+    }
+    if (st == TG_ERROR_OVERFLOW || next == TG_STORAGE_BUFFER) {
+      size_t used = strlen(reason);
+      if (used < reason_size) snprintf(reason + used, reason_size - used, ", and as a buffer %s", why);
+      return st;
+    }
+    size_t used = strlen(reason);
+    if (used < reason_size) snprintf(reason + used, reason_size - used, "; as %s: %s", tg_storage_name(next), why);
+    next = tg_storage_fallback_next(next);
+  }
+  return TG_ERROR_LIMIT;
+}
+
+static tg_status records_create(const tg_graph *g, const tg_lifetimes *l, tg_storage storage,
+                                tg_precision precision, const tg_device_limits *limits, int chain,
+                                const tg_allocator *alloc, tg_model_records **out, tg_error_info *err) {
   if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
   if (g == NULL || l == NULL)
@@ -326,7 +380,7 @@ tg_status tg_model_records_create(const tg_graph *g, const tg_lifetimes *l, tg_s
   if (m != NULL) m->alloc = *alloc;  /* before anything can fail: destroy needs it */
   uint32_t *order = tg__calloc(alloc, nt, sizeof *order);
   unsigned char *seen = tg__calloc(alloc, nt, 1);
-  unsigned char *falls = tg__calloc(alloc, nt, 1);  /* 1: tensor falls back to a buffer */
+  unsigned char *falls = tg__calloc(alloc, nt, 1);  /* 0: primary; else 1 + the storage fallen to */
   tg_extent *size = tg__calloc(alloc, nt, sizeof *size);  /* indexed by position in order */
   if (m == NULL || order == NULL || seen == NULL || falls == NULL || size == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
@@ -336,12 +390,12 @@ tg_status tg_model_records_create(const tg_graph *g, const tg_lifetimes *l, tg_s
   m->precision = precision;
   size_t n = order_planned(g, l, order, seen);
 
-  /* Sizes first, so the two sets can be allocated at their final counts. */
-  size_t primary = 0, fallback = 0;
+  /* Sizes first, so the sets can be allocated at their final counts. */
+  size_t primary = 0, count[TG_STORAGE_COUNT] = {0};
   for (size_t k = 0; k < n; ++k) {
     const tg_tensor *t = &g->tensors[order[k]];
     const tg_tensor_lifetime *tl = &l->tensors[order[k]];
-    char reason[160];
+    char reason[480];
     tg_bhwc s;
     if (tl->first_task < 0 || tl->last_task < tl->first_task) {
       st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "%s: tensor '%s' is planned with interval [%d, %d]",
@@ -354,58 +408,70 @@ tg_status tg_model_records_create(const tg_graph *g, const tg_lifetimes *l, tg_s
                      "%s: tensor '%s': invalid or too large shape", src, t->name ? t->name : "?");
       goto done;
     }
-    st = tg_storage_check_fit(s, storage, precision, limits, &size[k], reason, sizeof reason);
-    if (st == TG_OK) {
-      ++primary;
-      continue;
-    }
-    if (st == TG_ERROR_OVERFLOW || storage == TG_STORAGE_BUFFER) {
+    tg_storage to;
+    st = fall_back(s, storage, precision, limits, chain, &to, &size[k], reason, sizeof reason);
+    if (st != TG_OK) {
       st = tg__error(err, st, "%s: tensor '%s': %s", src, t->name ? t->name : "?", reason);
       goto done;
     }
-    /* Does not fit its texture/image buffer: try a plain buffer. */
-    char reason2[160];
-    st = tg_storage_check_fit(s, TG_STORAGE_BUFFER, precision, limits, &size[k], reason2,
-                              sizeof reason2);
-    if (st != TG_OK) {
-      st = tg__error(err, st, "%s: tensor '%s': %s, and as a buffer %s", src,
-                     t->name ? t->name : "?", reason, reason2);
-      goto done;
+    if (to == TG_STORAGE_COUNT) {
+      ++primary;
+      continue;
     }
-    falls[order[k]] = 1;
-    ++fallback;
+    falls[order[k]] = (unsigned char)(1 + to);
+    ++count[to];
   }
 
   if ((st = tg_record_set_create(tg_storage_dims(storage), primary, alloc, &m->records)) != TG_OK ||
-      (st = tg_record_set_create(1, fallback, alloc, &m->fallback)) != TG_OK)
+      (st = tg_record_set_create(1, count[TG_STORAGE_BUFFER], alloc, &m->fallback)) != TG_OK)
     goto done;
   m->tensor_of = tg__calloc(alloc, primary ? primary : 1, sizeof *m->tensor_of);
-  m->fallback_tensor_of = tg__calloc(alloc, fallback ? fallback : 1, sizeof *m->fallback_tensor_of);
-  m->fallback_reasons = tg__calloc(alloc, fallback ? fallback : 1, sizeof *m->fallback_reasons);
+  m->fallback_tensor_of = tg__calloc(alloc, count[TG_STORAGE_BUFFER] ? count[TG_STORAGE_BUFFER] : 1,
+                                     sizeof *m->fallback_tensor_of);
+  m->fallback_reasons = tg__calloc(alloc, count[TG_STORAGE_BUFFER] ? count[TG_STORAGE_BUFFER] : 1,
+                                   sizeof *m->fallback_reasons);
   if (m->tensor_of == NULL || m->fallback_tensor_of == NULL || m->fallback_reasons == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
-  size_t ip = 0, ifb = 0;
+  m->fallbacks[TG_STORAGE_BUFFER].records = m->fallback;
+  m->fallbacks[TG_STORAGE_BUFFER].tensor_of = m->fallback_tensor_of;
+  m->fallbacks[TG_STORAGE_BUFFER].reasons = m->fallback_reasons;
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
+    tg_model_fallback *f = &m->fallbacks[s];
+    if (s == TG_STORAGE_BUFFER || count[s] == 0) continue;
+    if ((st = tg_record_set_create(tg_storage_dims((tg_storage)s), count[s], alloc, &f->records)) != TG_OK)
+      goto done;
+    f->tensor_of = tg__calloc(alloc, count[s], sizeof *f->tensor_of);
+    f->reasons = tg__calloc(alloc, count[s], sizeof *f->reasons);
+    if (f->tensor_of == NULL || f->reasons == NULL) {
+      st = TG_ERROR_OUT_OF_HOST_MEMORY;
+      goto done;
+    }
+  }
+  size_t ip = 0, next[TG_STORAGE_COUNT] = {0};
   for (size_t k = 0; k < n; ++k) {
     uint32_t t = order[k];
     const tg_tensor_lifetime *tl = &l->tensors[t];
     tg_record_set *set;
     size_t r;
     if (falls[t]) {
-      char reason[160];
+      char reason[480];
       tg_bhwc s;
+      tg_storage to;
+      tg_extent ignored;
+      tg_model_fallback *f = &m->fallbacks[falls[t] - 1];
       /* Recompute the reason rather than keep n strings around during sizing. */
       (void)tg_shape_to_bhwc_ordered(g->tensors[t].shape, g->tensors[t].rank, g->dim_order, &s);
-      (void)tg_storage_check_fit(s, storage, precision, limits, NULL, reason, sizeof reason);
-      m->fallback_reasons[ifb] = tg__strdup(alloc, reason);
-      if (m->fallback_reasons[ifb] == NULL) {
+      (void)fall_back(s, storage, precision, limits, chain, &to, &ignored, reason, sizeof reason);
+      r = next[falls[t] - 1]++;
+      f->reasons[r] = tg__strdup(alloc, reason);
+      if (f->reasons[r] == NULL) {
         st = TG_ERROR_OUT_OF_HOST_MEMORY;
         goto done;
       }
-      m->fallback_tensor_of[ifb] = t;
-      set = m->fallback;
-      r = ifb++;
+      f->tensor_of[r] = t;
+      set = f->records;
     } else {
       m->tensor_of[ip] = t;
       set = m->records;
@@ -430,4 +496,18 @@ done:
   }
   *out = m;
   return TG_OK;
+}
+
+tg_status tg_model_records_create(const tg_graph *g, const tg_lifetimes *l, tg_storage storage,
+                                  tg_precision precision, const tg_device_limits *limits,
+                                  const tg_allocator *alloc, tg_model_records **out,
+                                  tg_error_info *err) {
+  return records_create(g, l, storage, precision, limits, 0, alloc, out, err);
+}
+
+tg_status tg_model_records_create_chain(const tg_graph *g, const tg_lifetimes *l, tg_storage storage,
+                                        tg_precision precision, const tg_device_limits *limits,
+                                        const tg_allocator *alloc, tg_model_records **out,
+                                        tg_error_info *err) {
+  return records_create(g, l, storage, precision, limits, 1, alloc, out, err);
 }

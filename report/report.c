@@ -22,29 +22,47 @@ struct tg_evaluation_state {
   tg_record_set *input_copy;    /* records input: a private copy, so views own their names */
 };
 
+/* The storages of the fallback chain tensors fall to (tg_storage_fallback_next), in chain
+ * order: each group is planned on its own. */
+#define FB_GROUPS 3
+static const tg_storage k_fb_storage[FB_GROUPS] = {TG_STORAGE_TEXTURE_2D, TG_STORAGE_IMAGE_BUFFER,
+                                                   TG_STORAGE_BUFFER};
+
 /* The plans of one result, while deciding whether it is the storage's best. */
 typedef struct result_plans {
   tg_plan *primary;
-  tg_plan *fallback;  /* NULL when there are no fallback tensors */
+  tg_plan *fallback[FB_GROUPS];  /* NULL when the group has no tensors */
 } result_plans;
 
 static void result_plans_clear(result_plans *p) {
   tg_plan_destroy(p->primary);
-  tg_plan_destroy(p->fallback);
-  p->primary = p->fallback = NULL;
+  p->primary = NULL;
+  for (int g = 0; g < FB_GROUPS; ++g) {
+    tg_plan_destroy(p->fallback[g]);
+    p->fallback[g] = NULL;
+  }
 }
 
 /* Everything needed to evaluate one storage. */
 typedef struct storage_input {
   tg_storage storage;
   const tg_record_set *primary;         /* dims = the storage's */
-  const tg_record_set *fallback;        /* 1D buffer records; may be NULL or empty */
+  const tg_record_set *fallback[FB_GROUPS]; /* per k_fb_storage; may be NULL or empty */
   uint64_t unit;                        /* bytes per primary volume unit */
   const tg_share_relation *rel_primary; /* NULL: serial */
-  const tg_share_relation *rel_fallback;
+  const tg_share_relation *rel_fallback[FB_GROUPS];
   const tg_in_place_pair *pairs;        /* the primary records' in-place candidates */
   size_t pair_count;
 } storage_input;
+
+/* A fallback group while evaluating: its records, their byte form (offsets mode; the records
+ * themselves for 1D groups) and the bytes per volume unit of its objects. */
+typedef struct fb_group {
+  const tg_record_set *set;             /* NULL: empty group */
+  const tg_usage_record *bytes;
+  tg_usage_record *owned;               /* bytes, when converted */
+  uint64_t unit;
+} fb_group;
 
 const char *tg_report_format_bytes(uint64_t bytes, char *buf, size_t size) {
   static const char *const k_units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
@@ -106,11 +124,12 @@ static uint64_t flat_offset(const tg_plan *p, size_t r) {
   return base + p->offset_of[r];
 }
 
-static tg_status build_view(storage_state *ss, const storage_input *in, tg_mode mode,
+static tg_status build_view(storage_state *ss, const storage_input *in, const fb_group *fg, tg_mode mode,
                             const result_plans *rp, uint64_t lower_bound,
                             const tg_allocator *alloc) {
-  const tg_record_set *p = in->primary, *f = in->fallback;
-  size_t np = p->count, nf = f ? f->count : 0, n = np + nf;
+  const tg_record_set *p = in->primary;
+  size_t np = p->count, n = np;
+  for (int g = 0; g < FB_GROUPS; ++g) n += fg[g].set ? fg[g].set->count : 0;
   tg_status st;
   tg_usage_record *recs = NULL;
   const char **names = tg__calloc(alloc, n ? n : 1, sizeof *names);
@@ -127,56 +146,83 @@ static tg_status build_view(storage_state *ss, const storage_input *in, tg_mode 
   }
   /* For an offsets plan of textures the caller passes the arena form (unit 1). */
   if ((st = to_byte_records(p->records, np, in->unit, recs)) != TG_OK) goto fail;
-  for (size_t j = 0; j < nf; ++j) recs[np + j] = f->records[j];
   for (size_t r = 0; r < np; ++r) {
     names[r] = p->names ? p->names[r] : NULL;
     where[r] = in->storage;
   }
-  for (size_t j = 0; j < nf; ++j) {
-    names[np + j] = f->names ? f->names[j] : NULL;
-    where[np + j] = TG_STORAGE_BUFFER;
+  size_t base = np;
+  for (int g = 0; g < FB_GROUPS; ++g) {
+    const tg_record_set *f = fg[g].set;
+    for (size_t j = 0; f && j < f->count; ++j) {
+      recs[base + j] = fg[g].bytes[j];
+      names[base + j] = f->names ? f->names[j] : NULL;
+      where[base + j] = k_fb_storage[g];
+    }
+    base += f ? f->count : 0;
   }
 
   uint64_t primary_bytes = 0;
   if (mode == TG_MODE_OBJECTS) {
-    size_t kp = rp->primary->object_count, kf = rp->fallback ? rp->fallback->object_count : 0;
-    if ((st = tg_plan_create(TG_MODE_OBJECTS, 1, n, kp + kf, alloc, &plan)) != TG_OK) goto fail;
+    size_t kp = rp->primary->object_count, k = kp;
+    for (int g = 0; g < FB_GROUPS; ++g) k += rp->fallback[g] ? rp->fallback[g]->object_count : 0;
+    if ((st = tg_plan_create(TG_MODE_OBJECTS, 1, n, k, alloc, &plan)) != TG_OK) goto fail;
     uint64_t total = 0;
-    for (size_t k = 0; k < kp; ++k) {
+    for (size_t o = 0; o < kp; ++o) {
       uint64_t v;
-      if (tg_extent_volume(rp->primary->object_sizes[k], &v) != TG_OK ||
+      if (tg_extent_volume(rp->primary->object_sizes[o], &v) != TG_OK ||
           !tg__mul_u64(v, in->unit, &v) || !tg__add_u64(total, v, &total)) {
         st = TG_ERROR_OVERFLOW;
         goto fail;
       }
-      plan->object_sizes[k] = (tg_extent){v, 1, 1};
+      plan->object_sizes[o] = (tg_extent){v, 1, 1};
     }
     primary_bytes = total;
-    for (size_t k = 0; k < kf; ++k) {
-      plan->object_sizes[kp + k] = rp->fallback->object_sizes[k];
-      if (!tg__add_u64(total, rp->fallback->object_sizes[k].w, &total)) {
-        st = TG_ERROR_OVERFLOW;
-        goto fail;
-      }
-    }
     for (size_t r = 0; r < np; ++r) plan->object_of[r] = rp->primary->object_of[r];
-    for (size_t j = 0; j < nf; ++j) plan->object_of[np + j] = (uint32_t)(kp + rp->fallback->object_of[j]);
+    size_t kbase = kp;
+    base = np;
+    for (int g = 0; g < FB_GROUPS; ++g) {
+      const tg_plan *fp = rp->fallback[g];
+      if (fp == NULL) continue;
+      for (size_t o = 0; o < fp->object_count; ++o) {
+        uint64_t v;
+        if (tg_extent_volume(fp->object_sizes[o], &v) != TG_OK || !tg__mul_u64(v, fg[g].unit, &v) ||
+            !tg__add_u64(total, v, &total)) {
+          st = TG_ERROR_OVERFLOW;
+          goto fail;
+        }
+        plan->object_sizes[kbase + o] = (tg_extent){v, 1, 1};
+      }
+      for (size_t j = 0; j < fg[g].set->count; ++j) plan->object_of[base + j] = (uint32_t)(kbase + fp->object_of[j]);
+      kbase += fp->object_count;
+      base += fg[g].set->count;
+    }
     plan->total = total;
   } else {
     if ((st = tg_plan_create(TG_MODE_OFFSETS, 1, n, 0, alloc, &plan)) != TG_OK) goto fail;
-    /* Plans of several arenas are drawn with the arenas one above the other. */
+    /* Plans of several arenas are drawn with the arenas one above the other; each fallback
+     * group's arenas above the ones before. */
     primary_bytes = rp->primary->total;
     for (size_t r = 0; r < np; ++r)
       plan->offset_of[r] = flat_offset(rp->primary, r);
-    uint64_t total = primary_bytes;
-    for (size_t j = 0; j < nf; ++j) {
-      uint64_t end;
-      if (!tg__add_u64(primary_bytes, flat_offset(rp->fallback, j), &plan->offset_of[np + j]) ||
-          !tg__add_u64(plan->offset_of[np + j], recs[np + j].size.w, &end)) {
+    uint64_t total = primary_bytes, start = primary_bytes;
+    base = np;
+    for (int g = 0; g < FB_GROUPS; ++g) {
+      const tg_plan *fp = rp->fallback[g];
+      if (fp == NULL) continue;
+      for (size_t j = 0; j < fg[g].set->count; ++j) {
+        uint64_t end;
+        if (!tg__add_u64(start, flat_offset(fp, j), &plan->offset_of[base + j]) ||
+            !tg__add_u64(plan->offset_of[base + j], recs[base + j].size.w, &end)) {
+          st = TG_ERROR_OVERFLOW;
+          goto fail;
+        }
+        if (end > total) total = end;
+      }
+      if (!tg__add_u64(start, fp->total, &start)) {
         st = TG_ERROR_OVERFLOW;
         goto fail;
       }
-      if (end > total) total = end;
+      base += fg[g].set->count;
     }
     plan->total = total;
   }
@@ -253,32 +299,71 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
                                   const tg_evaluation_options *opt, const tg_allocator *alloc,
                                   tg_error_info *err) {
   const tg_record_set *p = in->primary;
-  const tg_record_set *f = (in->fallback && in->fallback->count) ? in->fallback : NULL;
-  size_t np = p->count, nf = f ? f->count : 0;
+  size_t np = p->count, nf = 0, nf_max = 0;
   size_t mcf_max = opt->mcf_max_records ? opt->mcf_max_records : TG_DEFAULT_MCF_MAX_RECORDS;
   storage_state *ss = &ev->state->storage[in->storage];
   tg_usage_record *arena = NULL;  /* offsets form of texture records */
-  result_plans best = {NULL, NULL};
+  result_plans best;
+  memset(&best, 0, sizeof best);
   tg_mode best_mode = TG_MODE_OBJECTS;
   uint64_t best_lb = 0;
   tg_status st;
 
-  tg_bounds bp, bf = {0, 0, 0}, ba;
-  if ((st = tg_bounds_compute(p->records, np, p->dims, alloc, &bp)) != TG_OK ||
-      (f && (st = tg_bounds_compute(f->records, nf, 1, alloc, &bf)) != TG_OK))
+  /* The fallback groups, each with its byte form and bounds (bytes). */
+  fb_group fg[FB_GROUPS];
+  memset(fg, 0, sizeof fg);
+  uint64_t bf_peak = 0, shape_f = 0;
+  tg_bounds bp, ba;
+  if ((st = tg_bounds_compute(p->records, np, p->dims, alloc, &bp)) != TG_OK)
     return tg__error(err, st, "%s: bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+  for (int g = 0; g < FB_GROUPS; ++g) {
+    const tg_record_set *f = in->fallback[g];
+    if (f == NULL || f->count == 0) continue;
+    fg[g].set = f;
+    fg[g].unit = f->dims == 1 ? 1 : tg_precision_texel_bytes(opt->precision);
+    fg[g].bytes = f->records;
+    nf += f->count;
+    if (f->count > nf_max) nf_max = f->count;
+    if (f->dims != 1) {
+      fg[g].owned = tg__calloc(alloc, f->count, sizeof *fg[g].owned);
+      if (fg[g].owned == NULL) {
+        st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+        goto fail;
+      }
+      if ((st = to_byte_records(f->records, f->count, fg[g].unit, fg[g].owned)) != TG_OK) {
+        st = tg__error(err, st, "%s: record bytes do not fit 64 bits", tg_storage_name(in->storage));
+        goto fail;
+      }
+      fg[g].bytes = fg[g].owned;
+    }
+    tg_bounds b;
+    uint64_t shape = 0;
+    if ((st = tg_bounds_compute(fg[g].bytes, f->count, 1, alloc, &b)) != TG_OK ||
+        (st = tg_bounds_objects_shape(f->records, f->count, f->dims, alloc, &shape)) != TG_OK) {
+      st = tg__error(err, st, "%s: bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+      goto fail;
+    }
+    if (!tg__add_u64(bf_peak, b.peak_live, &bf_peak) || !tg__mul_u64(shape, fg[g].unit, &shape) ||
+        !tg__add_u64(shape_f, shape, &shape_f)) {
+      st = tg__error(err, TG_ERROR_OVERFLOW, "%s: bound does not fit 64 bits", tg_storage_name(in->storage));
+      goto fail;
+    }
+  }
   const tg_usage_record *offsets_recs = p->records;
   if (p->dims != 1 || in->unit != 1) {
     arena = tg__calloc(alloc, np ? np : 1, sizeof *arena);
-    if (arena == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+    if (arena == NULL) {
+      st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+      goto fail;
+    }
     if ((st = to_byte_records(p->records, np, in->unit, arena)) != TG_OK) {
-      tg__free(alloc, arena);
-      return tg__error(err, st, "%s: record bytes do not fit 64 bits", tg_storage_name(in->storage));
+      st = tg__error(err, st, "%s: record bytes do not fit 64 bits", tg_storage_name(in->storage));
+      goto fail;
     }
     offsets_recs = arena;
     if ((st = tg_bounds_compute(arena, np, 1, alloc, &ba)) != TG_OK) {
-      tg__free(alloc, arena);
-      return tg__error(err, st, "%s: bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+      st = tg__error(err, st, "%s: bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+      goto fail;
     }
   } else {
     ba = bp;
@@ -291,14 +376,13 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
            TG_OK ||
        (st = tg_bounds_compute_in_place(offsets_recs, np, 1, in->pairs, in->pair_count, alloc, &ip_a, NULL)) !=
            TG_OK)) {
-    tg__free(alloc, arena);
-    return tg__error(err, st, "%s: in-place bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+    st = tg__error(err, st, "%s: in-place bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+    goto fail;
   }
 
   /* Objects plans are measured against the shape-aware bound (>= the positional maximum). */
-  uint64_t shape_p = 0, shape_f = 0;
-  if ((st = tg_bounds_objects_shape(p->records, np, p->dims, alloc, &shape_p)) != TG_OK ||
-      (f && (st = tg_bounds_objects_shape(f->records, nf, 1, alloc, &shape_f)) != TG_OK)) {
+  uint64_t shape_p = 0;
+  if ((st = tg_bounds_objects_shape(p->records, np, p->dims, alloc, &shape_p)) != TG_OK) {
     st = tg__error(err, st, "%s: bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
     goto fail;
   }
@@ -314,7 +398,7 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
     uint64_t lb;
     int lb_ok = mode == TG_MODE_OBJECTS
                     ? tg__mul_u64(shape_p, in->unit, &lb) && tg__add_u64(lb, shape_f, &lb)
-                    : tg__add_u64(ba.peak_live, bf.peak_live, &lb);
+                    : tg__add_u64(ba.peak_live, bf_peak, &lb);
     if (!lb_ok) {
       st = tg__error(err, TG_ERROR_OVERFLOW, "%s: bound does not fit 64 bits", tg_storage_name(in->storage));
       goto fail;
@@ -333,18 +417,32 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
       r->fit = TG_FIT_BEST;
       r->lower_bound_bytes = lb;
       r->fallback_tensors = nf;
-      if (s == TG_STRATEGY_MIN_COST_FLOW && (np > mcf_max || nf > mcf_max)) {
+      if (opt->no_fallback && nf > 0) {
+        r->skipped = 1;
+        r->skip_reason = "a tensor does not fit this storage (no fallback)";
+        continue;
+      }
+      if (s == TG_STRATEGY_MIN_COST_FLOW && (np > mcf_max || nf_max > mcf_max)) {
         r->skipped = 1;
         r->skip_reason = "more records than min-cost-flow's limit";
         continue;
       }
-      result_plans rp = {NULL, NULL};
+      result_plans rp;
+      memset(&rp, 0, sizeof rp);
       st = plan_timed(recs, np, dims, mode, (tg_strategy)s, in->rel_primary, opt->mcf_max_records,
                       opt->max_allocation, use_pairs ? in->pairs : NULL, use_pairs ? in->pair_count : 0, alloc,
                       &rp.primary, &r->plan_us);
-      if (st == TG_OK && f)
-        st = plan_timed(f->records, nf, 1, mode, (tg_strategy)s, in->rel_fallback,
-                        opt->mcf_max_records, opt->max_allocation, NULL, 0, alloc, &rp.fallback, &r->plan_us);
+      for (int g = 0; g < FB_GROUPS && st == TG_OK; ++g) {
+        /* Each group in its own storage: objects of its dimensionality, or its byte form. */
+        if (fg[g].set == NULL) continue;
+        const int obj = mode == TG_MODE_OBJECTS;
+        st = plan_timed(obj ? fg[g].set->records : fg[g].bytes, fg[g].set->count, obj ? fg[g].set->dims : 1, mode,
+                        (tg_strategy)s, in->rel_fallback[g], opt->mcf_max_records, opt->max_allocation, NULL, 0,
+                        alloc, &rp.fallback[g], &r->plan_us);
+        if (st == TG_OK && opt->max_allocation && obj &&
+            !objects_within(rp.fallback[g], fg[g].unit, opt->max_allocation))
+          st = TG_ERROR_LIMIT;
+      }
       if (st == TG_OK && opt->max_allocation && !objects_within(rp.primary, unit, opt->max_allocation))
         st = TG_ERROR_LIMIT;
       if (st == TG_ERROR_LIMIT) {
@@ -370,26 +468,41 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
       r->winner = rp.primary->strategy;
       r->fit = rp.primary->fit;
       int v1 = check_plan(recs, np, dims, rp.primary, in->rel_primary, alloc, r->invalid_reason, &st);
-      int v2 = (v1 >= 0 && f) ? check_plan(f->records, nf, 1, rp.fallback, in->rel_fallback, alloc,
-                                           r->invalid_reason, &st)
-                              : 1;
+      int v2 = 1;
+      for (int g = 0; g < FB_GROUPS && v1 >= 0 && v2 >= 0; ++g) {
+        if (fg[g].set == NULL) continue;
+        const int obj = mode == TG_MODE_OBJECTS;
+        int v = check_plan(obj ? fg[g].set->records : fg[g].bytes, fg[g].set->count, obj ? fg[g].set->dims : 1,
+                           rp.fallback[g], in->rel_fallback[g], alloc, r->invalid_reason, &st);
+        if (v <= 0) v2 = v;
+      }
       if (v1 < 0 || v2 < 0) {
         result_plans_clear(&rp);
         st = tg__error(err, st, "validator: %s", tg_status_string(st));
         goto fail;
       }
       r->valid = v1 && v2;
-      uint64_t bytes;
-      if (!tg__mul_u64(rp.primary->total, unit, &bytes) ||
-          (f && !tg__add_u64(bytes, rp.fallback->total, &bytes))) {
+      uint64_t bytes, fb_bytes = 0;
+      size_t fb_objects = 0, fb_arenas = 0;
+      int fits = 1;
+      for (int g = 0; g < FB_GROUPS; ++g) {
+        const tg_plan *fp = rp.fallback[g];
+        if (fp == NULL) continue;
+        uint64_t v;
+        fits = fits && tg__mul_u64(fp->total, mode == TG_MODE_OBJECTS ? fg[g].unit : 1, &v) &&
+               tg__add_u64(fb_bytes, v, &fb_bytes);
+        fb_objects += fp->object_count;
+        fb_arenas += fp->arena_count;
+      }
+      if (!fits || !tg__mul_u64(rp.primary->total, unit, &bytes) || !tg__add_u64(bytes, fb_bytes, &bytes)) {
         result_plans_clear(&rp);
         st = tg__error(err, TG_ERROR_OVERFLOW, "%s: plan bytes do not fit 64 bits",
                        tg_storage_name(in->storage));
         goto fail;
       }
       r->bytes = bytes;
-      r->objects = rp.primary->object_count + (f ? rp.fallback->object_count : 0);
-      r->arenas = mode == TG_MODE_OFFSETS ? rp.primary->arena_count + (f ? rp.fallback->arena_count : 0) : 0;
+      r->objects = rp.primary->object_count + fb_objects;
+      r->arenas = mode == TG_MODE_OFFSETS ? rp.primary->arena_count + fb_arenas : 0;
       if (s == TG_STRATEGY_BEST) {
         /* What `best` with the pairs needs: this plan, or one more `best` (not timed). */
         r->in_place_bytes = bytes;
@@ -401,8 +514,7 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
                           in->pair_count, alloc, &extra, &ignored);
           if (st == TG_OK && check_plan(recs, np, dims, extra, in->rel_primary, alloc, r->invalid_reason, &st) != 1)
             st = st != TG_OK ? st : TG_ERROR_INTERNAL;
-          if (st != TG_OK || !tg__mul_u64(extra->total, unit, &ib) ||
-              (f && !tg__add_u64(ib, rp.fallback->total, &ib))) {
+          if (st != TG_OK || !tg__mul_u64(extra->total, unit, &ib) || !tg__add_u64(ib, fb_bytes, &ib)) {
             tg_plan_destroy(extra);
             result_plans_clear(&rp);
             st = tg__error(err, st != TG_OK ? st : TG_ERROR_OVERFLOW, "%s %s best with in-place pairs: %s",
@@ -440,18 +552,20 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
       vin.primary = &arena_set;
       vin.unit = 1;
     }
-    if ((st = build_view(ss, &vin, best_mode, &best, best_lb, alloc)) != TG_OK) {
+    if ((st = build_view(ss, &vin, fg, best_mode, &best, best_lb, alloc)) != TG_OK) {
       st = tg__error(err, st, "%s: view: %s", tg_storage_name(in->storage), tg_status_string(st));
       goto fail;
     }
   }
   result_plans_clear(&best);
   tg__free(alloc, arena);
+  for (int g = 0; g < FB_GROUPS; ++g) tg__free(alloc, fg[g].owned);
   return TG_OK;
 
 fail:
   result_plans_clear(&best);
   tg__free(alloc, arena);
+  for (int g = 0; g < FB_GROUPS; ++g) tg__free(alloc, fg[g].owned);
   return st;
 }
 
@@ -519,7 +633,7 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
 
   tg_lifetimes *life = NULL;
   tg_schedule *sched = NULL;
-  tg_policy_relation *rel_p = NULL, *rel_f = NULL;
+  tg_policy_relation *rel_p = NULL, *rel_f[FB_GROUPS] = {NULL, NULL, NULL};
   tg_evaluation *ev = NULL;
   if ((st = tg_graph_compute_lifetimes(graph, NULL, alloc, &life, err)) != TG_OK) return st;
   if (opt->policy != TG_POLICY_SERIAL &&
@@ -536,17 +650,18 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
     tg_storage storage = (tg_storage)s;
     storage_state *ss = &ev->state->storage[s];
-    if ((st = tg_model_records_create(graph, life, storage, opt->precision, limits, alloc,
-                                      &ss->model, err)) != TG_OK)
+    if ((st = tg_model_records_create_chain(graph, life, storage, opt->precision, limits, alloc,
+                                            &ss->model, err)) != TG_OK)
       goto fail;
     const tg_model_records *mr = ss->model;
-    if (s == 0) ev->record_count = mr->records->count + mr->fallback->count;
-    total_fallbacks += mr->fallback->count;
+    const size_t nfb = tg_model_records_fallback_count(mr);
+    if (s == 0) ev->record_count = mr->records->count + nfb;
+    total_fallbacks += nfb;
     storage_input in;
     memset(&in, 0, sizeof in);
     in.storage = storage;
     in.primary = mr->records;
-    in.fallback = mr->fallback;
+    for (int g = 0; g < FB_GROUPS; ++g) in.fallback[g] = mr->fallbacks[k_fb_storage[g]].records;
     in.unit = tg_storage_dims(storage) == 1 ? 1 : tg_precision_texel_bytes(opt->precision);
     tg_in_place_pair *pairs = NULL;
     if ((st = tg_model_in_place_pairs(graph, life, mr, 1, alloc, &pairs, &in.pair_count)) != TG_OK) {
@@ -555,22 +670,28 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
     }
     in.pairs = pairs;
     if (sched != NULL) {
-      if ((st = tg_policy_relation_create(sched, opt->policy, mr->tensor_of, mr->records->count,
-                                          alloc, &rel_p)) != TG_OK ||
-          (st = tg_policy_relation_create(sched, opt->policy, mr->fallback_tensor_of,
-                                          mr->fallback->count, alloc, &rel_f)) != TG_OK) {
+      st = tg_policy_relation_create(sched, opt->policy, mr->tensor_of, mr->records->count, alloc, &rel_p);
+      for (int g = 0; g < FB_GROUPS && st == TG_OK; ++g) {
+        const tg_model_fallback *f = &mr->fallbacks[k_fb_storage[g]];
+        if (f->records && f->records->count)
+          st = tg_policy_relation_create(sched, opt->policy, f->tensor_of, f->records->count, alloc, &rel_f[g]);
+      }
+      if (st != TG_OK) {
         tg__error(err, st, "%s: policy relation: %s", tg_storage_name(storage), tg_status_string(st));
         if (pairs) tg__free(alloc, pairs);
         goto fail;
       }
       in.rel_primary = tg_policy_relation_get(rel_p);
-      in.rel_fallback = tg_policy_relation_get(rel_f);
+      for (int g = 0; g < FB_GROUPS; ++g) in.rel_fallback[g] = rel_f[g] ? tg_policy_relation_get(rel_f[g]) : NULL;
     }
     st = evaluate_storage(ev, &in, opt, alloc, err);
     if (pairs) tg__free(alloc, pairs);
     tg_policy_relation_destroy(rel_p);
-    tg_policy_relation_destroy(rel_f);
-    rel_p = rel_f = NULL;
+    rel_p = NULL;
+    for (int g = 0; g < FB_GROUPS; ++g) {
+      tg_policy_relation_destroy(rel_f[g]);
+      rel_f[g] = NULL;
+    }
     if (st != TG_OK) goto fail;
   }
 
@@ -581,12 +702,16 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
   }
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
     const tg_model_records *mr = ev->state->storage[s].model;
-    for (size_t j = 0; j < mr->fallback->count; ++j) {
-      tg_evaluation_fallback *fb = &ev->fallbacks[ev->fallback_count++];
-      fb->storage = (tg_storage)s;
-      fb->tensor = mr->fallback_tensor_of[j];
-      fb->name = mr->fallback->names[j];
-      fb->reason = mr->fallback_reasons[j];
+    for (int g = 0; g < FB_GROUPS; ++g) {
+      const tg_model_fallback *f = &mr->fallbacks[k_fb_storage[g]];
+      for (size_t j = 0; f->records && j < f->records->count; ++j) {
+        tg_evaluation_fallback *fb = &ev->fallbacks[ev->fallback_count++];
+        fb->storage = (tg_storage)s;
+        fb->to = k_fb_storage[g];
+        fb->tensor = f->tensor_of[j];
+        fb->name = f->records->names[j];
+        fb->reason = f->reasons[j];
+      }
     }
   }
   pick_recommendation(ev);
@@ -597,7 +722,7 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
 
 fail:
   tg_policy_relation_destroy(rel_p);
-  tg_policy_relation_destroy(rel_f);
+  for (int g = 0; g < FB_GROUPS; ++g) tg_policy_relation_destroy(rel_f[g]);
   tg_evaluation_destroy(ev);
   tg_schedule_destroy(sched);
   tg_lifetimes_destroy(life);
@@ -683,12 +808,12 @@ tg_status tg_evaluation_get_view(const tg_evaluation *ev, size_t index, tg_repor
 }
 
 /* "texture_3d objects (greedy-by-size)"; `best` rows name their winner; a storage most of
- * whose tensors fall back to buffers says so, or the comparison would mislead. */
+ * whose tensors fall back says so, or the comparison would mislead. */
 static void describe_result(const tg_evaluation *ev, const tg_evaluation_result *r, char *buf,
                             size_t size) {
   char fallback[64] = "";
   if (r->fallback_tensors)
-    snprintf(fallback, sizeof fallback, "; %zu of %zu tensors in buffers", r->fallback_tensors,
+    snprintf(fallback, sizeof fallback, "; %zu of %zu tensors fall back", r->fallback_tensors,
              ev->record_count);
   snprintf(buf, size, "%s %s (%s%s%s)", tg_storage_name(r->storage), tg_mode_name(r->mode),
            r->strategy == TG_STRATEGY_BEST ? "best = " : "", tg_strategy_name(r->winner), fallback);

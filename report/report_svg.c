@@ -310,7 +310,7 @@ static tg_status render_svg(const tg_usage_record *records, const char *const *n
                       tg_report_format_bytes(plan->max_allocation * unit, h2, sizeof h2),
                       tg_report_format_bytes(l.end, h1, sizeof h1));
   else if (fallbacks)
-    tg__strbuf_printf(&b, "%zu tensors, %u tasks, offsets in two arenas (%s, then fallback buffers); highest address used %s",
+    tg__strbuf_printf(&b, "%zu tensors, %u tasks, offsets in arenas (%s, then the fallback tensors' arenas); highest address used %s",
                       count, l.tasks, tg_storage_name(vx->storage), tg_report_format_bytes(l.end, h1, sizeof h1));
   else
     tg__strbuf_printf(&b, "%zu tensors, %u tasks, offsets in one arena; highest address used %s",
@@ -427,7 +427,7 @@ static tg_status render_svg(const tg_usage_record *records, const char *const *n
       tg__strbuf_printf(&b,
                         "<text class=\"fallback-split-label\" x=\"%.1f\" y=\"%.2f\" text-anchor=\"middle\" "
                         "fill=\"#1d4ed8\" font-size=\"13\" font-weight=\"bold\" stroke=\"#ffffff\" "
-                        "stroke-width=\"4\" paint-order=\"stroke\">above: %zu fallback buffer%s; "
+                        "stroke-width=\"4\" paint-order=\"stroke\">above: %zu fallback tensor%s; "
                         "below: %s (%s)</text>\n",
                         MARGIN_LEFT + PLOT_W / 2.0, y - 6, fallbacks, fallbacks == 1 ? "" : "s",
                         tg_storage_name(vx->storage), tg_report_format_bytes(split, h2, sizeof h2));

@@ -109,24 +109,31 @@ int tg_cli_check_objects_cap(const char *cmd, const tg_record_set *set, const tg
   return 1;
 }
 
-int tg_cli_parse_texture_size(const char *cmd, const char *s, uint64_t *w, uint64_t *h) {
-  const char *x = s ? strchr(s, 'x') : NULL;
-  char wbuf[32];
-  uint64_t a = 0, b = 0;
-  int ok = x != NULL && (size_t)(x - s) < sizeof wbuf;
-  if (ok) {
-    memcpy(wbuf, s, (size_t)(x - s));
-    wbuf[x - s] = '\0';
-    ok = tg_cli_parse_u64(wbuf, 0, &a) && tg_cli_parse_u64(x + 1, 0, &b) && a > 0 && b > 0 &&
-         a <= (1ull << 31) && b <= (1ull << 31);
+int tg_cli_parse_texture_size(const char *cmd, const char *s, uint64_t *w, uint64_t *h, uint64_t *d) {
+  uint64_t v[3] = {0, 0, 0};
+  int n = 0, ok = s != NULL && *s != '\0';
+  for (const char *p = s; ok && n < 3;) {
+    const char *x = strchr(p, 'x');
+    size_t len = x ? (size_t)(x - p) : strlen(p);
+    char buf[32];
+    ok = len > 0 && len < sizeof buf;
+    if (!ok) break;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+    ok = tg_cli_parse_u64(buf, 0, &v[n]) && v[n] > 0 && v[n] <= (1ull << 31);
+    ++n;
+    if (x == NULL) break;
+    p = x + 1;
+    if (n == 3) ok = 0; /* a fourth field */
   }
-  if (!ok) {
-    tg_cli_error("%s: --max-texture-size must be WIDTHxHEIGHT in texels (each 1 to 2147483648), not '%s'", cmd,
-                 s ? s : "");
+  if (!ok || n < 2) {
+    tg_cli_error("%s: --max-texture-size must be WIDTHxHEIGHT or WIDTHxHEIGHTxLAYERS in texels (each 1 to "
+                 "2147483648), not '%s'", cmd, s ? s : "");
     return 0;
   }
-  *w = a;
-  *h = b;
+  *w = v[0];
+  *h = v[1];
+  *d = v[2];
   return 1;
 }
 
@@ -134,11 +141,15 @@ static void limit_to(uint64_t *field, uint64_t v) {
   if (*field == 0 || *field > v) *field = v;
 }
 
-void tg_cli_limit_texture_size(tg_device_limits *limits, uint64_t w, uint64_t h) {
+void tg_cli_limit_texture_size(tg_device_limits *limits, uint64_t w, uint64_t h, uint64_t d) {
   limit_to(&limits->max_texture_2d_width, w);
   limit_to(&limits->max_texture_2d_height, h);
   limit_to(&limits->max_texture_3d_width, w);
   limit_to(&limits->max_texture_3d_height, h);
+  if (d) {
+    limit_to(&limits->max_texture_3d_depth, d);
+    limit_to(&limits->max_texture_array_layers, d);
+  }
 }
 
 int tg_cli_option(int argc, char **argv, int *i, const char *name, const char **value) {

@@ -47,13 +47,13 @@ int tg_cli_check_max_allocation(const char *cmd, const tg_record_set *set, uint3
 int tg_cli_check_objects_cap(const char *cmd, const tg_record_set *set, const tg_plan *plan,
                              uint32_t texel_bytes, uint64_t cap);
 
-/* --max-texture-size WxH: two positive numbers up to 2^31. On a bad value prints the reason and
- * returns 0; else 1. */
-int tg_cli_parse_texture_size(const char *cmd, const char *s, uint64_t *w, uint64_t *h);
+/* --max-texture-size WxH or WxHxL: two or three positive numbers up to 2^31 (`*d` = L, or 0
+ * when absent). On a bad value prints the reason and returns 0; else 1. */
+int tg_cli_parse_texture_size(const char *cmd, const char *s, uint64_t *w, uint64_t *h, uint64_t *d);
 
-/* A smaller device's textures: 2D width and height, and 3D width and height, at most w and h
- * (a zero limit, none, becomes w or h). */
-void tg_cli_limit_texture_size(tg_device_limits *limits, uint64_t w, uint64_t h);
+/* A smaller device's textures: 2D width and height, and 3D width and height, at most w and h;
+ * with d > 0 also array layers and 3D depth at most d (a zero limit, none, becomes the value). */
+void tg_cli_limit_texture_size(tg_device_limits *limits, uint64_t w, uint64_t h, uint64_t d);
 
 /* Option matching: if argv[*i] is `--name` followed by a value, or `--name=value`, store the
  * value in *value, advance *i past what was consumed and return 1. If `--name` is the last

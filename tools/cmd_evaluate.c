@@ -40,6 +40,11 @@ static void evaluate_usage(FILE *to) {
       "                           rows plan several arenas of at most BYTES (JSON \"arenas\");\n"
       "                           rows with an object above it are skipped; a tensor above it\n"
       "                           is an error\n"
+      "  --max-texture-size WxH[xL]  a smaller device: 2D and 3D textures at most W x H texels\n"
+      "                           (and L array layers / 3D depth); a tensor beyond it falls back\n"
+      "                           to the first that fits of texture_2d, image_buffer, buffer,\n"
+      "                           each group planned in its storage (JSON \"fallbacks\", \"to\")\n"
+      "  --no-fallback            storages where a tensor does not fit give skipped rows\n"
       "  --json                   one JSON object on stdout instead of the tables\n",
       to);
   fputs(TG_CLI_IN_PLACE_HELP
@@ -57,8 +62,9 @@ static void evaluate_usage(FILE *to) {
       "                           partition-by-partition planning)\n"
       "  -h, --help               this text\n"
       "\n"
-      "Bytes: buffers in bytes; textures as texels x 16 (fp32) or 8 (fp16) bytes, plus the plan of\n"
-      "their fallback buffers. Bounds: objects mode = positional maximum, offsets = peak live.\n"
+      "Bytes: buffers in bytes; textures as texels x 16 (fp32) or 8 (fp16) bytes, plus the plans\n"
+      "of their fallback groups. Bounds: objects mode = positional maximum, offsets =\n"
+      "peak live.\n"
       "Exit status: 0 ok, 1 failure (including an invalid plan), 2 bad usage or input.\n",
       to);
 }
@@ -72,6 +78,9 @@ typedef struct evaluate_args {
   int all_policies;
   tg_policy policy;
   int no_limits;
+  const char *texture_s;  /* --max-texture-size as given, or NULL */
+  uint64_t tex_w, tex_h, tex_d;
+  int no_fallback;
   int json;
   int reorder;
   int in_place;
@@ -211,7 +220,8 @@ static void short_name(const char *name, char *buf, size_t size) {
 
 static void text_fallbacks(tg__strbuf *b, const tg_evaluation *ev) {
   if (ev->fallback_count == 0) return;
-  tg__strbuf_puts(b, "\nfallbacks: tensors that do not fit a storage are planned as plain buffers:\n");
+  tg__strbuf_puts(b, "\nfallbacks: tensors that do not fit a storage are planned in the first storage of\n"
+                    "texture_2d, image_buffer, buffer that fits them:\n");
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
     size_t n = 0;
     for (size_t j = 0; j < ev->fallback_count; ++j) n += ev->fallbacks[j].storage == (tg_storage)s;
@@ -223,7 +233,7 @@ static void text_fallbacks(tg__strbuf *b, const tg_evaluation *ev) {
       if (f->storage != (tg_storage)s) continue;
       char name[72];
       short_name(f->name, name, sizeof name);
-      tg__strbuf_printf(b, "    '%s': %s\n", name, f->reason ? f->reason : "");
+      tg__strbuf_printf(b, "    '%s' -> %s: %s\n", name, tg_storage_name(f->to), f->reason ? f->reason : "");
       ++shown;
     }
     if (n > shown) tg__strbuf_printf(b, "    ... and %zu more (--json lists all)\n", n - shown);
@@ -260,7 +270,7 @@ static void text_objects_recommendation(tg__strbuf *b, const tg_evaluation *ev) 
       tg__strbuf_printf(b, ", %llu bytes less than %s objects (%s", (unsigned long long)(o->bytes - r->bytes),
                         tg_storage_name(o->storage), ostrat);
     if (o->fallback_tensors)
-      tg__strbuf_printf(b, "; %zu of %zu tensors in buffers", o->fallback_tensors, ev->record_count);
+      tg__strbuf_printf(b, "; %zu of %zu tensors fall back", o->fallback_tensors, ev->record_count);
     tg__strbuf_puts(b, ")");
   }
   tg__strbuf_puts(b, "\n");
@@ -397,6 +407,10 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, const tg_graph 
   tg__strbuf_printf(b, ",\"policy\":\"%s\",\"limits\":\"%s\"",
                     a->all_policies ? "all" : tg_policy_name(policies[0]),
                     (a->no_limits || ev0->from_records) ? "none" : "default");
+  if (a->texture_s && !ev0->from_records) {
+    tg__strbuf_puts(b, ",\"max_texture_size\":");
+    tg__strbuf_json_string(b, a->texture_s);
+  }
   if (order) {
     tg__strbuf_printf(b, ",\"reorder\":{\"storage\":\"buffer\",\"original_peak\":%llu,\"peak\":%llu,"
                          "\"gain_pct\":%.3f,\"method\":\"%s\",\"optimal\":%s,\"lower_bound\":%llu,"
@@ -474,8 +488,8 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, const tg_graph 
     const tg_evaluation_fallback *f = &ev0->fallbacks[j];
     tg__strbuf_puts(b, j ? ",{\"tensor\":" : "{\"tensor\":");
     tg__strbuf_json_string(b, f->name);
-    tg__strbuf_printf(b, ",\"tensor_index\":%u,\"storage\":\"%s\",\"reason\":", f->tensor,
-                      tg_storage_name(f->storage));
+    tg__strbuf_printf(b, ",\"tensor_index\":%u,\"storage\":\"%s\",\"to\":\"%s\",\"reason\":", f->tensor,
+                      tg_storage_name(f->storage), tg_storage_name(f->to));
     tg__strbuf_json_string(b, f->reason);
     tg__strbuf_puts(b, "}");
   }
@@ -600,6 +614,13 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
     }
     if (strcmp(argv[i], "--json") == 0) { a->json = 1; ++i; continue; }
     if (strcmp(argv[i], "--no-limits") == 0) { a->no_limits = 1; ++i; continue; }
+    if (strcmp(argv[i], "--no-fallback") == 0) { a->no_fallback = 1; ++i; continue; }
+    if ((m = tg_cli_option(argc, argv, &i, "--max-texture-size", &v)) != 0) {
+      if (m < 0) return 0;
+      if (!tg_cli_parse_texture_size("evaluate", v, &a->tex_w, &a->tex_h, &a->tex_d)) return 0;
+      a->texture_s = v;
+      continue;
+    }
     if (strcmp(argv[i], "--reorder") == 0) { a->reorder = 1; ++i; continue; }
     if (strcmp(argv[i], "--in-place") == 0) { a->in_place = 1; ++i; continue; }
     if ((m = tg_cli_input_shape_option(argc, argv, &i, &a->shapes)) != 0) {
@@ -664,6 +685,14 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
   if (!tg_cli_speed_check(&a->speed)) return 0;
   if (a->speed.speed && (a->all_policies || a->policy != TG_POLICY_SERIAL || tg_cli_place_given(&a->place))) {
     tg_cli_error("evaluate: --speed times serial plans: it does not combine with --policy or --place");
+    return 0;
+  }
+  if ((a->texture_s || a->no_fallback) && (a->speed.speed || tg_cli_place_given(&a->place))) {
+    tg_cli_error("evaluate: --max-texture-size and --no-fallback do not combine with --speed or --place");
+    return 0;
+  }
+  if (a->texture_s && a->no_limits) {
+    tg_cli_error("evaluate: --max-texture-size sets device limits: it does not combine with --no-limits");
     return 0;
   }
   if (a->reorder && (a->all_policies || a->policy != TG_POLICY_SERIAL)) {
@@ -768,6 +797,12 @@ int tg_cli_evaluate(int argc, char **argv) {
     opt.precision = a.precision;
     opt.policy = policies[p];
     opt.no_limits = a.no_limits;
+    tg_device_limits limits = tg_device_limits_default();
+    if (a.texture_s) {
+      tg_cli_limit_texture_size(&limits, a.tex_w, a.tex_h, a.tex_d);
+      opt.limits = &limits;
+    }
+    opt.no_fallback = a.no_fallback;
     opt.in_place = a.in_place;
     opt.max_allocation = a.max_allocation;
     err.message[0] = '\0';

@@ -68,7 +68,7 @@ static int load_placed(const tg_cli_place_request *req, const char *cmd, tg_stor
   memset(h, 0, sizeof *h);
   h->alloc = alloc;
   tg_error_info err = {{0}};
-  tg_cli_input_options io = {storage, req->precision, req->plan_io, limits, req->model_options, 0};
+  tg_cli_input_options io = {storage, req->precision, req->plan_io, limits, req->model_options, 0, 0};
   tg_status st = tg_cli_input_load(req->model, &io, alloc, &h->in, &err);
   if (st != TG_OK) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));

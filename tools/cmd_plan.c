@@ -33,9 +33,12 @@ static void plan_usage(FILE *to) {
       "                           sizes up to N (Mini-Infer: 256)\n",
       to);
   fputs(
-      "  --max-texture-size WxH   a smaller device: 2D and 3D textures at most W x H texels;\n"
-      "                           tensors beyond it fall back to buffers (JSON\n"
-      "                           \"fallback_tensors\", \"fallbacks\")\n"
+      "  --max-texture-size WxH[xL]  a smaller device: 2D and 3D textures at most W x H texels\n"
+      "                           (and L array layers / 3D depth);\n"
+      "                           a tensor beyond it falls back, as TFLite's GPU delegate does,\n"
+      "                           to the first that fits of texture_2d (from texture_array or\n"
+      "                           texture_3d), image_buffer, buffer (JSON \"fallback_tensors\",\n"
+      "                           \"fallbacks\" with each tensor's storage, \"fallback_storages\")\n"
       "  --no-fallback            a tensor that does not fit its storage is an error (exit 2)\n"
       "  --max-allocation BYTES   the device's largest allocation (K, M, G suffixes): offsets\n"
       "                           plans span several arenas of at most BYTES each (JSON\n"
@@ -249,17 +252,7 @@ static void json_model_records(tg__strbuf *b, const tg_cli_input *in) {
     tg__strbuf_puts(b, "]");
   }
   tg__strbuf_puts(b, "]");
-  const tg_model_records *mr = in->model_records;
-  size_t nf = mr->fallback ? mr->fallback->count : 0;
-  tg__strbuf_printf(b, ",\"fallback_tensors\":%zu,\"fallbacks\":[", nf);
-  for (size_t i = 0; i < nf; ++i) {
-    tg__strbuf_puts(b, i ? ",{\"tensor\":" : "{\"tensor\":");
-    tg__strbuf_json_string(b, in->graph->tensors[mr->fallback_tensor_of[i]].name);
-    tg__strbuf_puts(b, ",\"reason\":");
-    tg__strbuf_json_string(b, mr->fallback_reasons[i]);
-    tg__strbuf_puts(b, "}");
-  }
-  tg__strbuf_puts(b, "]");
+  tg_cli_json_fallbacks(b, in->model_records);
 }
 
 /* The smallest plan as seed 000's CSV columns (+ object), or as an SVG timeline. */
@@ -405,9 +398,9 @@ int tg_cli_plan(int argc, char **argv) {
   uint64_t max_allocation = 0;
   if (cap_s && !tg_cli_parse_max_allocation("plan", cap_s, &max_allocation)) return TG_EXIT_USAGE;
   tg_device_limits limits = tg_device_limits_default();
-  uint64_t tex_w = 0, tex_h = 0;
-  if (texture_s && !tg_cli_parse_texture_size("plan", texture_s, &tex_w, &tex_h)) return TG_EXIT_USAGE;
-  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h);
+  uint64_t tex_w = 0, tex_h = 0, tex_d = 0;
+  if (texture_s && !tg_cli_parse_texture_size("plan", texture_s, &tex_w, &tex_h, &tex_d)) return TG_EXIT_USAGE;
+  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h, tex_d);
   uint64_t time_limit = 0, seed = 0;
   if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE))
     return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967294)");
@@ -422,7 +415,7 @@ int tg_cli_plan(int argc, char **argv) {
   memset(&exact_stats, 0, sizeof exact_stats);
   int exact_ran = 0;
   if (exact && !json && isatty(STDERR_FILENO)) exact_stats.progress = exact_progress;
-  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, &limits, &shapes.options, 0};
+  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, &limits, &shapes.options, 0, 1};
   if (tg_storage_from_name(storage_s, &iopt.storage) != TG_OK)
     return parse_error("--storage", storage_s,
                        "buffer, image_buffer, texture_2d, texture_array, texture_3d or single_texture_2d");
@@ -485,11 +478,11 @@ int tg_cli_plan(int argc, char **argv) {
   memset(summary, 0, sizeof summary);
   tg_bounds bounds;
 
-  if (no_fallback && in.model_records && in.model_records->fallback && in.model_records->fallback->count) {
-    const tg_model_records *mr = in.model_records;
+  const tg_model_fallback *first_fb = tg_cli_first_fallback(in.model_records, NULL);
+  if (no_fallback && first_fb) {
     tg_cli_error("plan: tensor %s does not fit %s: %s (--no-fallback; %zu tensors in all)",
-                 in.graph->tensors[mr->fallback_tensor_of[0]].name, tg_storage_name(iopt.storage),
-                 mr->fallback_reasons[0], mr->fallback->count);
+                 in.graph->tensors[first_fb->tensor_of[0]].name, tg_storage_name(iopt.storage),
+                 first_fb->reasons[0], tg_model_records_fallback_count(in.model_records));
     st = TG_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
@@ -791,9 +784,12 @@ int tg_cli_plan(int argc, char **argv) {
                               "the bounds count each chain once\n",
                         ip_count, views, used, used_views);
     }
-    if (in.model_records && in.model_records->fallback && in.model_records->fallback->count)
-      tg__strbuf_printf(&out, "%zu tensors do not fit %s and fall back to buffers (not in this plan; see --json)\n",
-                        in.model_records->fallback->count, tg_storage_name(iopt.storage));
+    for (int g = 0; in.model_records && g < TG_CLI_FALLBACK_GROUPS; ++g) {
+      const tg_record_set *fs = in.model_records->fallbacks[tg_cli_fallback_storages[g]].records;
+      if (fs && fs->count)
+        tg__strbuf_printf(&out, "%zu tensors do not fit %s and fall back to %s (not in this plan; see --json)\n",
+                          fs->count, tg_storage_name(iopt.storage), tg_storage_name(tg_cli_fallback_storages[g]));
+    }
     tg__strbuf_printf(&out, "\n%-14s %-26s %-10s %14s %8s %10s %8s %10s  %s\n", "policy", "strategy",
                       "origin", "total", "objects", "% of naive", "x bound", "time", "valid");
     for (size_t i = 0; i < nres; ++i) {

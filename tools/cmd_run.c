@@ -32,9 +32,14 @@ static void run_usage(FILE *to) {
       "                           bound)\n"
       "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
-      "  --max-texture-size WxH   simulate a smaller device: 2D and 3D textures at most W x H\n"
-      "                           texels; tensors beyond it fall back to buffers\n"
-      "                           (\"fallback_tensors\")\n"
+      "  --max-texture-size WxH[xL]  simulate a smaller device: 2D and 3D textures at most\n"
+      "                           W x H texels (and L array layers / 3D depth); a tensor beyond\n"
+      "                           it falls back to the first that fits of texture_2d (from\n"
+      "                           texture_array, texture_3d), image_buffer, buffer; each group\n"
+      "                           is planned, realised and checked in its storage (JSON\n"
+      "                           \"fallback_tensors\", \"fallbacks\", \"fallback_storages\";\n"
+      "                           with --runtime-pool each group is pooled in its storage; not\n"
+      "                           with --place)\n"
       "  --no-fallback            a tensor that does not fit the storage rules that storage out\n"
       "                           (with --storage S: exit 2 naming it)\n"
       "  --max-allocation BYTES   the largest single allocation (K/M/G suffixes; default and\n"
@@ -85,18 +90,29 @@ static void run_usage(FILE *to) {
       to);
 }
 
-/* One storage's plan: records, the plan, and the fallback buffer plan for tensors that do not
- * fit the storage. */
+/* The storages of the fallback chain a tensor may fall to, each group planned on its own. */
+#define FALLBACK_GROUPS 3
+static const tg_storage k_fallback_storages[FALLBACK_GROUPS] = {TG_STORAGE_TEXTURE_2D, TG_STORAGE_IMAGE_BUFFER,
+                                                                 TG_STORAGE_BUFFER};
+
+/* The plan of one fallback group (NULL plan: the group is empty). */
+typedef struct fallback_plan {
+  const tg_model_fallback *group;
+  tg_record_set *arena;           /* offsets mode: the device's real sizes/alignments */
+  tg_tensor_resource *resources;
+  tg_plan *plan;
+} fallback_plan;
+
+/* One storage's plan: records, the plan, and the plans of the tensors that do not fit the
+ * storage, one per storage of the fallback chain they fell to. */
 typedef struct storage_plan {
   tg_storage storage;
   tg_cli_input in;
   tg_record_set *arena_records;   /* offsets mode: the device's real sizes/alignments */
-  tg_record_set *fallback_arena;
   const tg_record_set *planned;   /* arena_records or in.records */
   tg_tensor_resource *resources;
-  tg_tensor_resource *fallback_resources;
   tg_plan *plan;
-  tg_plan *fallback_plan;
+  fallback_plan fb[FALLBACK_GROUPS];
   tg_mode mode;
   tg_strategy strategy;
   uint64_t bytes, naive_bytes, lower_bound_bytes;
@@ -109,11 +125,13 @@ typedef struct storage_plan {
 static void storage_plan_free(storage_plan *sp) {
   if (sp->pairs) tg__free(sp->in.alloc, sp->pairs);
   tg_plan_destroy(sp->plan);
-  tg_plan_destroy(sp->fallback_plan);
   tg_record_set_destroy(sp->arena_records);
-  tg_record_set_destroy(sp->fallback_arena);
   tg__free(sp->in.alloc, sp->resources);
-  tg__free(sp->in.alloc, sp->fallback_resources);
+  for (int g = 0; g < FALLBACK_GROUPS; ++g) {
+    tg_plan_destroy(sp->fb[g].plan);
+    tg_record_set_destroy(sp->fb[g].arena);
+    tg__free(sp->in.alloc, sp->fb[g].resources);
+  }
   tg_cli_input_free(&sp->in);
   memset(sp, 0, sizeof *sp);
 }
@@ -217,7 +235,7 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   sp->storage = storage;
   sp->mode = mode;
   sp->strategy = strategy;
-  tg_cli_input_options io = {storage, precision, plan_io, limits, shapes, 1};
+  tg_cli_input_options io = {storage, precision, plan_io, limits, shapes, 1, 1};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -271,30 +289,46 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   }
   if ((st = check_cap(set, sp->plan, precision, max_allocation, err)) != TG_OK) goto fail;
   sp->planned = sp->arena_records ? sp->arena_records : set;
-  /* Tensors that do not fit the storage: planned as buffers, serially ordered like the rest.
-   * Their records index the fallback set, so the policy relation (made for the primary set)
-   * does not apply; fallback buffers use the serial rule. */
-  const tg_record_set *fb = sp->in.model_records ? sp->in.model_records->fallback : NULL;
-  if (fb && fb->count && no_fallback) {
-    st = tg__error(err, TG_ERROR_LIMIT, "tensor %s does not fit %s: %s (--no-fallback)",
-                   fb->names[0] ? fb->names[0] : "?", tg_storage_name(storage),
-                   sp->in.model_records->fallback_reasons[0]);
-    goto fail;
-  }
-  if (fb && fb->count) {
-    if ((st = tg_cli_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
-    tg_mode fmode = mode;
-    if ((st = check_cap(fb, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
-    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, NULL, NULL, time_limit_ms,
-                      max_allocation,
-                      alloc, &sp->fallback_arena, &sp->fallback_plan);
-    if (st != TG_OK) {
-      tg__error(err, st, "planning fallback buffers failed: %s", tg_status_string(st));
+  /* Tensors that do not fit the storage: each group of the fallback chain planned in its own
+   * storage, serially ordered like the rest. Their records index the group's set, so the
+   * policy relation (made for the primary set) does not apply; fallback groups use the serial
+   * rule. Textures use objects mode where the device cannot place images in an arena. */
+  const tg_model_records *mr = sp->in.model_records;
+  for (int g = 0; mr && g < FALLBACK_GROUPS; ++g) {
+    const tg_storage fs = k_fallback_storages[g];
+    const tg_model_fallback *grp = &mr->fallbacks[fs];
+    const tg_record_set *fb = grp->records;
+    if (fb == NULL || fb->count == 0) continue;
+    if (no_fallback) {
+      st = tg__error(err, TG_ERROR_LIMIT, "tensor %s does not fit %s: %s (--no-fallback)",
+                     fb->names[0] ? fb->names[0] : "?", tg_storage_name(storage), grp->reasons[0]);
       goto fail;
     }
+    fallback_plan *fp = &sp->fb[g];
+    fp->group = grp;
+    const int fimage = fs == TG_STORAGE_TEXTURE_2D;
+    if (fimage && !info->images) {
+      st = tg__error(err, TG_ERROR_UNSUPPORTED, "tensor %s falls back to %s: the device has no image support",
+                     fb->names[0] ? fb->names[0] : "?", tg_storage_name(fs));
+      goto fail;
+    }
+    tg_mode fmode = (fimage && mode == TG_MODE_OFFSETS && !info->arena_images) ? TG_MODE_OBJECTS : mode;
+    tg_strategy fstrategy = tg_strategy_applies(strategy, fmode, fmode == TG_MODE_OBJECTS ? fb->dims : 1)
+                                ? strategy : TG_STRATEGY_BEST;
+    if ((st = tg_cli_resources(fb, fs, precision, alloc, &fp->resources)) != TG_OK) goto fail;
+    if ((st = check_cap(fb, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
+    st = plan_records(dev, fb, fp->resources, precision, fmode, fstrategy, NULL, NULL, NULL, time_limit_ms,
+                      max_allocation, alloc, &fp->arena, &fp->plan);
+    if (st != TG_OK) {
+      tg__error(err, st, "planning the tensors that fall back to %s failed: %s", tg_storage_name(fs),
+                tg_status_string(st));
+      goto fail;
+    }
+    if ((st = check_cap(fb, fp->plan, precision, max_allocation, err)) != TG_OK) goto fail;
   }
   sp->plan_us = tg__now_us() - t0;
-  sp->bytes = plan_bytes(sp->plan, precision) + plan_bytes(sp->fallback_plan, precision);
+  sp->bytes = plan_bytes(sp->plan, precision);
+  for (int g = 0; g < FALLBACK_GROUPS; ++g) sp->bytes += plan_bytes(sp->fb[g].plan, precision);
   uint64_t naive, lb;
   if ((st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb)) != TG_OK) goto fail;
   if (sp->pair_count > 0) {
@@ -308,11 +342,14 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(precision);
   sp->naive_bytes = naive * unit;
   sp->lower_bound_bytes = lb * unit;
-  if (sp->fallback_plan) {
-    if ((st = set_bounds(sp->fallback_arena ? sp->fallback_arena : fb, sp->mode, alloc, &naive, &lb)) != TG_OK)
-      goto fail;
-    sp->naive_bytes += naive;
-    sp->lower_bound_bytes += lb;
+  for (int g = 0; g < FALLBACK_GROUPS; ++g) {
+    const fallback_plan *fp = &sp->fb[g];
+    if (fp->plan == NULL) continue;
+    const tg_record_set *fs = fp->arena ? fp->arena : fp->group->records;
+    if ((st = set_bounds(fs, fp->plan->mode, alloc, &naive, &lb)) != TG_OK) goto fail;
+    const uint64_t funit = fs->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
+    sp->naive_bytes += naive * funit;
+    sp->lower_bound_bytes += lb * funit;
   }
   return TG_OK;
 fail:
@@ -335,13 +372,18 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
   sp->storage = pf->storage;
   sp->mode = pf->plan->mode;
   sp->strategy = pf->strategy;
-  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, limits, shapes, 1};
+  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, limits, shapes, 1, 1};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
   int image = pf->storage == TG_STORAGE_TEXTURE_2D || pf->storage == TG_STORAGE_TEXTURE_ARRAY ||
               pf->storage == TG_STORAGE_TEXTURE_3D || pf->storage == TG_STORAGE_SINGLE_TEXTURE_2D;
-  const tg_record_set *fb = sp->in.model_records ? sp->in.model_records->fallback : NULL;
+  const tg_model_records *mr = sp->in.model_records;
+  const size_t nfb = tg_model_records_fallback_count(mr);
+  const tg_model_fallback *first = NULL; /* the first group with a tensor */
+  for (int g = 0; nfb && first == NULL && g < FALLBACK_GROUPS; ++g)
+    if (mr->fallbacks[k_fallback_storages[g]].records && mr->fallbacks[k_fallback_storages[g]].records->count)
+      first = &mr->fallbacks[k_fallback_storages[g]];
   uint64_t t0 = tg__now_us();
   tg_policy_relation *rel = NULL;
   if (image && !info->images)
@@ -350,10 +392,10 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
   else if (image && sp->mode == TG_MODE_OFFSETS && !info->arena_images)
     st = tg__error(err, TG_ERROR_UNSUPPORTED, "the plan places %s tensors in one arena; this device cannot",
                    tg_storage_name(pf->storage));
-  else if (fb && fb->count)
+  else if (first)
     st = tg__error(err, TG_ERROR_LIMIT, "%zu tensors of %s do not fit %s on this device (first: %s: %s); the plan "
-                   "needs all of them there", fb->count, path, tg_storage_name(pf->storage),
-                   fb->names[0] ? fb->names[0] : "?", sp->in.model_records->fallback_reasons[0]);
+                   "needs all of them there", nfb, path, tg_storage_name(pf->storage),
+                   first->records->names[0] ? first->records->names[0] : "?", first->reasons[0]);
   else if ((st = tg_cli_resources(set, pf->storage, pf->precision, alloc, &sp->resources)) == TG_OK &&
            (st = tg_cli_input_relation(&sp->in, pf->policy, &rel, err)) == TG_OK)
     st = tg_plan_file_match(pf, set->records, (const char *const *)set->names, set->count, set->dims,
@@ -589,12 +631,17 @@ int tg_cli_run(int argc, char **argv) {
   const uint32_t time_limit_ms = time_limit == 0 ? TG_TIME_LIMIT_NONE : (uint32_t)time_limit;
   uint64_t max_allocation = 0;
   if (cap_s && !tg_cli_parse_max_allocation("run", cap_s, &max_allocation)) return TG_EXIT_USAGE;
-  uint64_t tex_w = 0, tex_h = 0;
-  if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h)) return TG_EXIT_USAGE;
+  uint64_t tex_w = 0, tex_h = 0, tex_d = 0;
+  if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h, &tex_d)) return TG_EXIT_USAGE;
   dopt.device = device_s;
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
       tg_cli_error("run: --svg does not combine with --place");
+      return TG_EXIT_USAGE;
+    }
+    if (texture_s || no_fallback) {
+      /* Placement plans under the device's own limits, tensors that do not fit in buffers. */
+      tg_cli_error("run: --max-texture-size and --no-fallback do not combine with --place");
       return TG_EXIT_USAGE;
     }
     place.model = file;
@@ -685,7 +732,7 @@ int tg_cli_run(int argc, char **argv) {
   if (budget == 0) budget = info->memory_budget;
   /* The limits: the device's, or a smaller device's textures (--max-texture-size). */
   tg_device_limits limits = info->limits;
-  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h);
+  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h, tex_d);
   /* The cap: the device's largest allocation, or a smaller one asked for. */
   int cap_given = max_allocation != 0;
   if (info->max_allocation && (max_allocation == 0 || info->max_allocation < max_allocation))
@@ -803,13 +850,19 @@ int tg_cli_run(int argc, char **argv) {
   const tg_record_set *set = chosen.in.records;
   st = realise_and_check(dev, &chosen, set, chosen.planned, chosen.resources, chosen.plan,
                          chosen.in.tensor_of, ooo, !no_reuse, flow, precision, alloc, &out, &err);
-  if (st == TG_OK && chosen.fallback_plan) {
-    const tg_record_set *fb = chosen.in.model_records->fallback;
-    st = realise_and_check(dev, &chosen, fb, chosen.fallback_arena ? chosen.fallback_arena : fb,
-                           chosen.fallback_resources, chosen.fallback_plan,
-                           chosen.in.model_records->fallback_tensor_of, ooo, !no_reuse, flow, precision,
-                           alloc, &out, &err);
+  for (int g = 0; st == TG_OK && g < FALLBACK_GROUPS; ++g) {
+    const fallback_plan *fp = &chosen.fb[g];
+    if (fp->plan == NULL) continue;
+    const tg_record_set *fb = fp->group->records;
+    st = realise_and_check(dev, &chosen, fb, fp->arena ? fp->arena : fb, fp->resources, fp->plan,
+                           fp->group->tensor_of, ooo, !no_reuse, flow, precision, alloc, &out, &err);
   }
+  size_t fallback_tensors = 0, fallback_objects = 0;
+  for (int g = 0; g < FALLBACK_GROUPS; ++g)
+    if (chosen.fb[g].plan) {
+      fallback_tensors += chosen.fb[g].group->records->count;
+      fallback_objects += chosen.fb[g].plan->object_count;
+    }
   if (st != TG_OK) {
     tg_cli_error("run: %s", err.message[0] ? err.message : tg_status_string(st));
     int64_t native = tg_device_get_native_error(dev);
@@ -848,8 +901,7 @@ int tg_cli_run(int argc, char **argv) {
                       info->kind, tg_storage_name(chosen.storage), tg_precision_name(precision),
                       tg_mode_name(chosen.mode), tg_strategy_name(chosen.strategy),
                       tg_strategy_name(p->strategy), tg_policy_name(policy), set->count,
-                      chosen.fallback_plan ? chosen.in.model_records->fallback->count : (size_t)0,
-                      p->object_count + (chosen.fallback_plan ? chosen.fallback_plan->object_count : 0),
+                      fallback_tensors, p->object_count + fallback_objects,
                       (unsigned long long)out.stats.allocations, (unsigned long long)out.stats.allocated_bytes,
                       (unsigned long long)chosen.bytes, (unsigned long long)chosen.naive_bytes,
                       (unsigned long long)chosen.lower_bound_bytes, gap, saving, (unsigned long long)budget,
@@ -863,17 +915,27 @@ int tg_cli_run(int argc, char **argv) {
         tg__strbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
       tg__strbuf_puts(&b, "]");
     }
-    if (chosen.fallback_plan) {
-      const tg_model_records *mr = chosen.in.model_records;
+    if (fallback_tensors) {
       tg__strbuf_puts(&b, ",\"fallbacks\":[");
-      for (size_t i = 0; i < mr->fallback->count; ++i) {
-        tg__strbuf_puts(&b, i ? ",{\"tensor\":" : "{\"tensor\":");
-        tg__strbuf_json_string(&b, mr->fallback->names[i] ? mr->fallback->names[i] : "?");
-        tg__strbuf_puts(&b, ",\"reason\":");
-        tg__strbuf_json_string(&b, mr->fallback_reasons[i]);
-        tg__strbuf_puts(&b, "}");
+      for (int g = 0, any = 0; g < FALLBACK_GROUPS; ++g) {
+        const fallback_plan *fp = &chosen.fb[g];
+        for (size_t i = 0; fp->plan && i < fp->group->records->count; ++i, any = 1) {
+          tg__strbuf_puts(&b, any ? ",{\"tensor\":" : "{\"tensor\":");
+          tg__strbuf_json_string(&b, fp->group->records->names[i] ? fp->group->records->names[i] : "?");
+          tg__strbuf_printf(&b, ",\"storage\":\"%s\",\"reason\":", tg_storage_name(k_fallback_storages[g]));
+          tg__strbuf_json_string(&b, fp->group->reasons[i]);
+          tg__strbuf_puts(&b, "}");
+        }
       }
       tg__strbuf_puts(&b, "]");
+      tg__strbuf_puts(&b, ",\"fallback_storages\":{");
+      for (int g = 0, any = 0; g < FALLBACK_GROUPS; ++g)
+        if (chosen.fb[g].plan) {
+          tg__strbuf_printf(&b, "%s\"%s\":%zu", any ? "," : "", tg_storage_name(k_fallback_storages[g]),
+                            chosen.fb[g].group->records->count);
+          any = 1;
+        }
+      tg__strbuf_puts(&b, "}");
     }
     if (chosen.note) {
       tg__strbuf_puts(&b, ",\"note\":");
@@ -950,9 +1012,12 @@ int tg_cli_run(int argc, char **argv) {
         tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_report_format_bytes(p->total, b1, sizeof b1), set->count);
       }
     }
-    if (chosen.fallback_plan)
-      tg__strbuf_printf(&b, "  + %zu tensors that do not fit %s, in buffers\n",
-                        chosen.in.model_records->fallback->count, tg_storage_name(chosen.storage));
+    for (int g = 0; g < FALLBACK_GROUPS; ++g)
+      if (chosen.fb[g].plan)
+        tg__strbuf_printf(&b, "  + %zu tensors that do not fit %s, in %s\n", chosen.fb[g].group->records->count,
+                          tg_storage_name(chosen.storage),
+                          k_fallback_storages[g] == TG_STORAGE_BUFFER ? "buffers"
+                          : k_fallback_storages[g] == TG_STORAGE_IMAGE_BUFFER ? "image buffers" : "2D textures");
     tg__strbuf_puts(&b, "----------------------------------------\n");
     tg__strbuf_printf(&b, "Original memory (one allocation per tensor): %s\n", tg_report_format_bytes(chosen.naive_bytes, b1, sizeof b1));
     tg__strbuf_printf(&b, "Optimised memory:                            %s\n", tg_report_format_bytes(chosen.bytes, b2, sizeof b2));

@@ -129,6 +129,7 @@ static void pool_usage_error(const char *what) {
 int tg_cli_run_pool(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto", *precision_s = "fp32";
   const char *mode_s = NULL, *strategy_s = "best", *policy_s = NULL, *capacity_s = NULL, *block_s = NULL;
+  const char *texture_s = NULL;
   int json = 0, plan_io = 0, in_place = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
@@ -142,9 +143,10 @@ int tg_cli_run_pool(int argc, char **argv) {
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
     if (strcmp(argv[i], "--in-place") == 0) { in_place = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision", "--mode",
-                                         "--strategy", "--runtime-pool", "--capacity", "--block-size"};
+                                         "--strategy", "--runtime-pool", "--capacity", "--block-size",
+                                         "--max-texture-size"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s, &mode_s,
-                                &strategy_s, &policy_s, &capacity_s, &block_s};
+                                &strategy_s, &policy_s, &capacity_s, &block_s, &texture_s};
     size_t o;
     if ((m = tg_cli_option_table(argc, argv, &i, k_opts, k_targets, sizeof k_opts / sizeof k_opts[0], &o)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
@@ -169,7 +171,8 @@ int tg_cli_run_pool(int argc, char **argv) {
     tg_cli_error("run: --runtime-pool must be exact, best-fit, first-fit or tlsf, not '%s'", policy_s ? policy_s : "");
     return TG_EXIT_USAGE;
   }
-  uint64_t capacity = 0, block_size = 0;
+  uint64_t capacity = 0, block_size = 0, tex_w = 0, tex_h = 0, tex_d = 0;
+  if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h, &tex_d)) return TG_EXIT_USAGE;
   if (capacity_s && (!tg_cli_parse_u64(capacity_s, 1, &capacity) || capacity == 0)) {
     tg_cli_error("run: --capacity must be a positive byte count such as 314572800 or 300M, not '%s'", capacity_s);
     return TG_EXIT_USAGE;
@@ -234,7 +237,10 @@ int tg_cli_run_pool(int argc, char **argv) {
 
   /* Records: CSV records as they are (1D buffers; 2D/3D images of --storage, or texture_2d /
    * texture_array under auto); models in --storage (auto: buffer). */
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, &shapes.options, 0};
+  /* Tensors that do not fit fall along the chain; each group is pooled in its own storage. */
+  tg_device_limits limits = info->limits;
+  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h, tex_d);
+  tg_cli_input_options io = {storage, precision, plan_io, &limits, &shapes.options, 0, 1};
   if ((st = tg_cli_input_load(file, &io, alloc, &in, &err)) != TG_OK) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
     code = tg_cli_exit_code(st);
@@ -273,8 +279,7 @@ int tg_cli_run_pool(int argc, char **argv) {
     code = TG_EXIT_USAGE;
     goto out;
   }
-  const tg_record_set *fb = in.model_records ? in.model_records->fallback : NULL;
-  size_t nfb = fb ? fb->count : 0;
+  const size_t nfb = tg_model_records_fallback_count(in.model_records);
   pd.primary = set->count;
   pd.count = set->count + nfb;
   pd.alignment = 1;
@@ -288,23 +293,37 @@ int tg_cli_run_pool(int argc, char **argv) {
     tg_cli_error("out of host memory");
     goto out;
   }
-  if ((st = add_records(dev, set, in.tensor_of, storage, precision, &pd, 0, &err)) != TG_OK ||
-      (nfb && (st = add_records(dev, fb, in.model_records->fallback_tensor_of, TG_STORAGE_BUFFER, precision, &pd,
-                                set->count, &err)) != TG_OK)) {
+  st = add_records(dev, set, in.tensor_of, storage, precision, &pd, 0, &err);
+  for (size_t g = 0, at = set->count; st == TG_OK && nfb && g < TG_CLI_FALLBACK_GROUPS; ++g) {
+    const tg_model_fallback *f = &in.model_records->fallbacks[tg_cli_fallback_storages[g]];
+    if (f->records == NULL || f->records->count == 0) continue;
+    st = add_records(dev, f->records, f->tensor_of, tg_cli_fallback_storages[g], precision, &pd, at, &err);
+    at += f->records->count;
+  }
+  if (st != TG_OK) {
     tg_cli_error("run: %s", err.message);
     code = tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE;
     goto out;
   }
 
-  /* The ahead-of-time plan for the same records and storage (fallback buffers in the same
+  /* The ahead-of-time plan for the same records and storage (each fallback group in the same
    * mode when it is offsets, else in objects). */
   uint64_t plan_total = 0, fb_total = 0, t0 = tg__now_us();
-  if ((st = plan_set(dev, set, pd.res, precision, mode, strategy, alloc, &plan_total, &err)) != TG_OK ||
-      (nfb && (st = plan_set(dev, fb, pd.res + set->count, precision, mode, strategy, alloc, &fb_total, &err)) != TG_OK)) {
+  st = plan_set(dev, set, pd.res, precision, mode, strategy, alloc, &plan_total, &err);
+  for (size_t g = 0, at = set->count; st == TG_OK && nfb && g < TG_CLI_FALLBACK_GROUPS; ++g) {
+    const tg_record_set *fs = in.model_records->fallbacks[tg_cli_fallback_storages[g]].records;
+    if (fs == NULL || fs->count == 0) continue;
+    /* 2D groups: the strategy must plan their objects (else best). */
+    tg_strategy fsg = mode == TG_MODE_OBJECTS && !tg_strategy_applies(strategy, mode, fs->dims) ? TG_STRATEGY_BEST
+                                                                                              : strategy;
+    st = plan_set(dev, fs, pd.res + at, precision, mode, fsg, alloc, &fb_total, &err);
+    plan_total += fb_total;
+    at += fs->count;
+  }
+  if (st != TG_OK) {
     tg_cli_error("run: %s", err.message);
     goto out;
   }
-  plan_total += fb_total;
   uint64_t plan_us = tg__now_us() - t0;
 
   /* The pooled run. */
@@ -403,7 +422,7 @@ int tg_cli_run_pool(int argc, char **argv) {
       tg__strbuf_printf(&b, "  skipped %s: %s\n", tg_backend_name(skipped[i].backend), skipped[i].reason);
     tg__strbuf_printf(&b, "  backend %s, device \"%s\" (%s)\n", tg_backend_name(info->backend), info->name, info->kind);
     tg__strbuf_printf(&b, "  storage %s %s, %zu tensors%s\n", tg_storage_name(storage), tg_precision_name(precision),
-                      pd.primary, nfb ? " (plus fallback buffers)" : "");
+                      pd.primary, nfb ? " (plus fallback tensors)" : "");
     tg__strbuf_printf(&b, "  runtime pool %s: capacity %s, block size %s, alignment %llu\n\n",
                       tg_pool_policy_name(policy), tg_report_format_bytes(ps.capacity, b1, sizeof b1),
                       ps.block_size ? tg_report_format_bytes(ps.block_size, b2, sizeof b2) : "as requested",

@@ -30,9 +30,9 @@ static tg_status derive_from_graph(tg_cli_input *in, const tg_cli_input_options 
   tg_device_limits def = tg_device_limits_default();
   tg_status st = tg_graph_compute_lifetimes(in->graph, &lo, in->alloc, &in->lifetimes, err);
   if (st == TG_OK)
-    st = tg_model_records_create(in->graph, in->lifetimes, options->storage, options->precision,
-                                 options->limits ? options->limits : &def, in->alloc,
-                                 &in->model_records, err);
+    st = (options->chain ? tg_model_records_create_chain : tg_model_records_create)(
+        in->graph, in->lifetimes, options->storage, options->precision, options->limits ? options->limits : &def,
+        in->alloc, &in->model_records, err);
   if (st == TG_OK) st = tg_schedule_create(in->graph, NULL, in->alloc, &in->schedule, err);
   /* Image storages: the pairs assume one kernel may read and write one image (Vulkan). */
   if (st == TG_OK)
@@ -281,4 +281,44 @@ void tg_cli_json_assumed_inputs(tg__strbuf *b, const tg_graph *g) {
     tg__strbuf_puts(b, "]}");
   }
   tg__strbuf_puts(b, "]");
+}
+
+const tg_storage tg_cli_fallback_storages[TG_CLI_FALLBACK_GROUPS] = {TG_STORAGE_TEXTURE_2D, TG_STORAGE_IMAGE_BUFFER,
+                                                                     TG_STORAGE_BUFFER};
+
+const tg_model_fallback *tg_cli_first_fallback(const tg_model_records *mr, tg_storage *to) {
+  for (int g = 0; mr && g < TG_CLI_FALLBACK_GROUPS; ++g) {
+    const tg_model_fallback *f = &mr->fallbacks[tg_cli_fallback_storages[g]];
+    if (f->records && f->records->count) {
+      if (to) *to = tg_cli_fallback_storages[g];
+      return f;
+    }
+  }
+  return NULL;
+}
+
+void tg_cli_json_fallbacks(tg__strbuf *b, const tg_model_records *mr) {
+  tg__strbuf_printf(b, ",\"fallback_tensors\":%zu,\"fallbacks\":[", tg_model_records_fallback_count(mr));
+  int any = 0;
+  for (int g = 0; mr && g < TG_CLI_FALLBACK_GROUPS; ++g) {
+    const tg_model_fallback *f = &mr->fallbacks[tg_cli_fallback_storages[g]];
+    for (size_t i = 0; f->records && i < f->records->count; ++i, any = 1) {
+      tg__strbuf_puts(b, any ? ",{\"tensor\":" : "{\"tensor\":");
+      tg__strbuf_json_string(b, f->records->names[i] ? f->records->names[i] : "?");
+      tg__strbuf_printf(b, ",\"storage\":\"%s\",\"reason\":", tg_storage_name(tg_cli_fallback_storages[g]));
+      tg__strbuf_json_string(b, f->reasons[i]);
+      tg__strbuf_puts(b, "}");
+    }
+  }
+  tg__strbuf_puts(b, "],\"fallback_storages\":{");
+  any = 0;
+  for (int g = 0; mr && g < TG_CLI_FALLBACK_GROUPS; ++g) {
+    const tg_model_fallback *f = &mr->fallbacks[tg_cli_fallback_storages[g]];
+    if (f->records && f->records->count) {
+      tg__strbuf_printf(b, "%s\"%s\":%zu", any ? "," : "", tg_storage_name(tg_cli_fallback_storages[g]),
+                        f->records->count);
+      any = 1;
+    }
+  }
+  tg__strbuf_puts(b, "}");
 }

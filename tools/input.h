@@ -68,6 +68,8 @@ typedef struct tg_cli_input_options {
   const tg_device_limits *limits;     /* NULL: tg_device_limits_default() */
   const tg_model_options *model;      /* input shapes; NULL: none */
   int quiet;                          /* no note on stderr for inputs planned at the file's size */
+  int chain;                          /* tensors that do not fit fall along the chain
+                                       * (tg_model_records_create_chain); 0: straight to buffers */
 } tg_cli_input_options;
 
 /* Load `path`. On failure prints nothing; `err` says why; `*in` is left empty. */
@@ -95,6 +97,18 @@ tg_status tg_cli_input_relation(const tg_cli_input *in, tg_policy policy,
 /* Per record of `set`, what the backend creates: a buffer of the record's bytes (1D sets) or
  * an image of its extent in `storage` with `precision`'s texels. `*out` is allocated from
  * `alloc` (count entries, at least one); TG_ERROR_OVERFLOW when an image's bytes overflow. */
+/* The storages of the fallback chain a tensor may fall to, in chain order. */
+#define TG_CLI_FALLBACK_GROUPS 3
+extern const tg_storage tg_cli_fallback_storages[TG_CLI_FALLBACK_GROUPS];
+
+/* The first non-empty fallback group of `records` in chain order and its storage (`*to`, when
+ * non-NULL); NULL when no tensor falls back. */
+const tg_model_fallback *tg_cli_first_fallback(const tg_model_records *records, tg_storage *to);
+
+/* JSON: ,"fallback_tensors":N,"fallbacks":[{"tensor":..,"storage":..,"reason":..},..],
+ * "fallback_storages":{"texture_2d":n,..} over every group (chain order). */
+void tg_cli_json_fallbacks(tg__strbuf *b, const tg_model_records *records);
+
 tg_status tg_cli_resources(const tg_record_set *set, tg_storage storage, tg_precision precision,
                            const tg_allocator *alloc, tg_tensor_resource **out);
 

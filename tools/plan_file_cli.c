@@ -12,10 +12,13 @@ int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *sourc
                      char hex[2 * TG_FINGERPRINT_BYTES + 1]) {
   const tg_record_set *set = in->records;
   const tg_model_records *mr = in->model_records;
-  if (mr && mr->fallback && mr->fallback->count) {
-    tg_cli_error("plan: --save: %zu tensors do not fit %s under the default device limits and fall back to "
-                 "buffers (first: %s); a plan file holds one storage: choose another --storage",
-                 mr->fallback->count, tg_storage_name(io->storage), mr->fallback_reasons[0]);
+  if (tg_model_records_fallback_count(mr)) {
+    tg_storage to = TG_STORAGE_BUFFER;
+    const tg_model_fallback *f = tg_cli_first_fallback(mr, &to);
+    tg_cli_error("plan: --save: %zu tensors do not fit %s under the device limits and fall back to other "
+                 "storages (first: %s, to %s: %s); a plan file holds one storage: choose another --storage",
+                 tg_model_records_fallback_count(mr), tg_storage_name(io->storage),
+                 f->records->names[0] ? f->records->names[0] : "?", tg_storage_name(to), f->reasons[0]);
     return TG_EXIT_USAGE;
   }
   tg_storage storage = io->storage;

@@ -125,14 +125,37 @@ tg_status tg_storage_check_fit(tg_bhwc shape, tg_storage storage, tg_precision p
                                const tg_device_limits *limits, tg_extent *extent, char *reason,
                                size_t reason_size);
 
+/* The fallback chain of TFLite's GPU delegate: the storage a tensor tries next when it does
+ * not fit `storage`: texture_array and texture_3d -> texture_2d; texture_2d and
+ * single_texture_2d -> image_buffer; image_buffer -> buffer; buffer (and out of range) ->
+ * TG_STORAGE_COUNT (none). */
+tg_storage tg_storage_fallback_next(tg_storage storage);
+
+/* The tensors that fell back to one storage: a record set of that storage's dimensionality
+ * (sizes as tg_storage_extent says), with each record's tensor and the reason it left the
+ * storages before (e.g. "extent 8x8 with 3 layers exceeds max 2D 64x64 with 2048 layers"). */
+typedef struct tg_model_fallback {
+  tg_record_set *records;       /* NULL when no tensor fell to this storage */
+  uint32_t *tensor_of;          /* records->count tensor indices */
+  char **reasons;               /* records->count strings */
+} tg_model_fallback;
+
 /* The usage records of a graph for one storage type: planner input.
  * `records` holds one record per planned tensor (tg_lifetimes.planned) that fits `storage`,
  * sized as tg_storage_extent says (dims = tg_storage_dims(storage)) and named after its tensor.
- * Tensors that do not fit their texture or image-buffer storage fall back to a plain buffer:
- * they are in `fallback` (1D records in bytes; count may be 0) with the reason in
- * `fallback_reasons`. Both sets list tensors in the order of their producer op, then in the
- * op's output order (with plan_io, graph inputs come first, in graph input order); task
- * intervals are the lifetimes' [first_task, last_task]. */
+ * Tensors that do not fit their texture or image-buffer storage fall back:
+ * - tg_model_records_create: straight to a plain buffer: they are in `fallback` (1D records
+ *   in bytes; count may be 0) with the reason in `fallback_reasons`;
+ * - tg_model_records_create_chain: along the chain (tg_storage_fallback_next) to the first
+ *   storage that fits; those that reach a buffer are in `fallback` as above.
+ * `fallbacks[s]` groups the fallback tensors by the storage s they fell to: for s = texture_2d
+ * and image_buffer (only ever set by the chain) it owns its set (NULL records when none fell
+ * there); fallbacks[TG_STORAGE_BUFFER] is `fallback`, `fallback_tensor_of` and
+ * `fallback_reasons` (the same pointers); the other entries are empty. Each group is planned
+ * on its own, as a record set of its storage (a realised plan holds one storage per set).
+ * Every set lists tensors in the order of their producer op, then in the op's output order
+ * (with plan_io, graph inputs come first, in graph input order); task intervals are the
+ * lifetimes' [first_task, last_task]. Every planned tensor is in exactly one set. */
 typedef struct tg_model_records {
   tg_storage storage;
   tg_precision precision;
@@ -141,8 +164,12 @@ typedef struct tg_model_records {
   tg_record_set *fallback;      /* buffer records of tensors that did not fit `storage` */
   uint32_t *fallback_tensor_of; /* fallback->count tensor indices */
   char **fallback_reasons;      /* fallback->count strings, e.g. "C=32 > 4 for single_texture_2d" */
+  tg_model_fallback fallbacks[TG_STORAGE_COUNT]; /* by the storage fallen to, see above */
   tg_allocator alloc;
 } tg_model_records;
+
+/* The fallback tensors of every group of `records` (0 for NULL). */
+size_t tg_model_records_fallback_count(const tg_model_records *records);
 
 /* Build the records of `graph` (with `lifetimes` from tg_graph_compute_lifetimes on it) for
  * `storage` and `precision` under `limits` (NULL: no limits). Shapes are mapped to BHWC in
@@ -154,6 +181,14 @@ tg_status tg_model_records_create(const tg_graph *graph, const tg_lifetimes *lif
                                   tg_storage storage, tg_precision precision,
                                   const tg_device_limits *limits, const tg_allocator *alloc,
                                   tg_model_records **out, tg_error_info *err);
+
+/* As tg_model_records_create, but a tensor that does not fit `storage` takes the first storage
+ * of the fallback chain that fits it (texture_2d, image_buffer, buffer; see
+ * tg_storage_fallback_next), grouped in `fallbacks`. Same errors. */
+tg_status tg_model_records_create_chain(const tg_graph *graph, const tg_lifetimes *lifetimes,
+                                        tg_storage storage, tg_precision precision,
+                                        const tg_device_limits *limits, const tg_allocator *alloc,
+                                        tg_model_records **out, tg_error_info *err);
 
 /* Free the records and everything they hold. NULL is a no-op. */
 void tg_model_records_destroy(tg_model_records *records);

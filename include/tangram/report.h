@@ -52,12 +52,16 @@ typedef struct tg_evaluation_options {
    * this (tg_plan_options.max_allocation); a row where a tensor or an object is larger is
    * skipped with that reason. */
   uint64_t max_allocation;
+  /* Nonzero: a storage where a tensor does not fit (it would fall back) gives skipped rows. */
+  int no_fallback;
 } tg_evaluation_options;
 
 /* "No such result" in tg_evaluation's indices. */
 #define TG_EVALUATION_NONE ((size_t)-1)
 
-/* One storage x mode x strategy. Bytes include the fallback buffers' plan. */
+/* One storage x mode x strategy. Bytes include the plans of the fallback groups: the tensors
+ * that fell to each storage of the chain (tg_model_records_create_chain) planned on their own,
+ * in the row's mode and strategy (objects of the group's dimensionality, or its bytes in arenas). */
 typedef struct tg_evaluation_result {
   tg_storage storage;
   tg_mode mode;           /* offsets for a texture storage: the arena form (texels x bytes
@@ -73,7 +77,7 @@ typedef struct tg_evaluation_result {
   int valid;                  /* both plans passed tg_plan_validate (with the policy) */
   char invalid_reason[TG_ERROR_MESSAGE_MAX]; /* the validator's message when not valid */
   uint64_t plan_us;           /* wall time of both tg_plan_compute calls */
-  size_t fallback_tensors;    /* tensors planned as buffers instead */
+  size_t fallback_tensors;    /* tensors planned in a fallback storage instead */
   /* `best` rows: the bytes of `best` with the storage's in-place pairs (= bytes with
    * options.in_place), the pairs its plan uses and how many of them are views; 0 elsewhere. */
   uint64_t in_place_bytes;
@@ -81,9 +85,11 @@ typedef struct tg_evaluation_result {
   size_t arenas;              /* offsets: allocations (arenas) of both plans; objects: 0 */
 } tg_evaluation_result;
 
-/* A tensor that did not fit a storage and falls back to a plain buffer. */
+/* A tensor that did not fit a storage and falls back along the chain (tg_storage_fallback_next)
+ * to the first storage that fits: `to` (texture_2d, image_buffer or buffer). */
 typedef struct tg_evaluation_fallback {
   tg_storage storage;
+  tg_storage to;
   uint32_t tensor;        /* graph tensor index */
   const char *name;       /* owned by the evaluation */
   const char *reason;     /* e.g. "C=32 > 4 for single_texture_2d"; owned by the evaluation */
@@ -91,9 +97,10 @@ typedef struct tg_evaluation_fallback {
 
 /* A plan drawn as bytes: what the chart and the CSV export show. Records are 1D (bytes) in
  * one plan of the result's mode: for textures, record and object sizes are texels x bytes per
- * texel; fallback tensors follow the primary ones, as further objects (objects mode) or in a
- * second arena placed right after the first (offsets mode). `storage_of[r]` says where record
- * r lives (the storage, or TG_STORAGE_BUFFER for a fallback tensor). Owned by the evaluation. */
+ * texel; fallback tensors follow the primary ones, group by group in chain order (texture_2d,
+ * image_buffer, buffer), as further objects (objects mode) or in arenas placed right after the
+ * ones before (offsets mode). `storage_of[r]` says where record r lives (the storage, or the
+ * storage it fell to). Owned by the evaluation. */
 typedef struct tg_report_view {
   tg_storage storage;
   tg_mode mode;
@@ -134,7 +141,7 @@ typedef struct tg_evaluation {
   tg_allocator alloc;
 } tg_evaluation;
 
-/* Evaluate a graph: for every storage, build its records (tg_model_records_create; planned
+/* Evaluate a graph: for every storage, build its records (tg_model_records_create_chain; planned
  * tensors as tg_graph_compute_lifetimes decides with default options), compute lower bounds,
  * and for each mode run every strategy that exists for it plus `best`, validate every plan,
  * and time it. Strategies the planner reports as unsupported, and min-cost-flow beyond

@@ -245,6 +245,167 @@ static void records_fall_back_to_buffers(void **state) {
                                    "1048576 bytes");
 }
 
+static const char k_chain_graph[] =
+    "tensor x    1x8x8x4   float32 input\n"
+    "tensor fits 1x8x8x4   float32\n"
+    "tensor deep 1x4x4x64  float32\n"
+    "tensor wide 1x1x128x4 float32\n"
+    "tensor huge 1x1x512x4 float32\n"
+    "tensor y    1x8x8x4   float32 output\n"
+    "op A inputs=x    outputs=fits\n"
+    "op Z inputs=fits outputs=deep\n"
+    "op B inputs=deep outputs=wide\n"
+    "op C inputs=wide outputs=huge\n"
+    "op D inputs=huge outputs=y\n";
+
+/* A small device: 2D 64x64, 3D 64x64x8, 8 layers, 256-texel image buffers. */
+static tg_device_limits chain_limits(void) {
+  tg_device_limits lim = tg_device_limits_default();
+  lim.max_texture_2d_width = lim.max_texture_2d_height = 64;
+  lim.max_texture_3d_width = lim.max_texture_3d_height = 64;
+  lim.max_texture_3d_depth = 8;
+  lim.max_texture_array_layers = 8;
+  lim.max_image_buffer_texels = 256;
+  return lim;
+}
+
+static tg_model_records *build_chain(tg_storage storage, int chain, const tg_device_limits *lim) {
+  tg_graph *g = NULL;
+  tg_lifetimes *l = NULL;
+  tg_model_records *m = NULL;
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(tg_graph_parse_text(k_chain_graph, sizeof k_chain_graph - 1, "c.graph", NULL, &g, &err), TG_OK);
+  assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &l, &err), TG_OK);
+  tg_status st = chain ? tg_model_records_create_chain(g, l, storage, TG_PRECISION_FP32, lim, NULL, &m, &err)
+                       : tg_model_records_create(g, l, storage, TG_PRECISION_FP32, lim, NULL, &m, &err);
+  if (st != TG_OK) fail_msg("%s: %s", tg_storage_name(storage), err.message);
+  tg_lifetimes_destroy(l);
+  tg_graph_destroy(g);
+  return m;
+}
+
+static void group_is(const tg_model_records *m, tg_storage s, size_t count, const char *first, uint32_t tensor) {
+  const tg_model_fallback *f = &m->fallbacks[s];
+  if (count == 0) {
+    assert_true(f->records == NULL || f->records->count == 0);
+    return;
+  }
+  assert_non_null(f->records);
+  assert_int_equal(f->records->count, count);
+  assert_int_equal(f->records->dims, tg_storage_dims(s));
+  assert_string_equal(f->records->names[0], first);
+  assert_int_equal(f->tensor_of[0], tensor);
+}
+
+static void records_fall_along_the_chain(void **state) {
+  (void)state;
+  assert_int_equal(tg_storage_fallback_next(TG_STORAGE_TEXTURE_ARRAY), TG_STORAGE_TEXTURE_2D);
+  assert_int_equal(tg_storage_fallback_next(TG_STORAGE_TEXTURE_3D), TG_STORAGE_TEXTURE_2D);
+  assert_int_equal(tg_storage_fallback_next(TG_STORAGE_TEXTURE_2D), TG_STORAGE_IMAGE_BUFFER);
+  assert_int_equal(tg_storage_fallback_next(TG_STORAGE_SINGLE_TEXTURE_2D), TG_STORAGE_IMAGE_BUFFER);
+  assert_int_equal(tg_storage_fallback_next(TG_STORAGE_IMAGE_BUFFER), TG_STORAGE_BUFFER);
+  assert_int_equal(tg_storage_fallback_next(TG_STORAGE_BUFFER), TG_STORAGE_COUNT);
+  assert_int_equal(tg_storage_fallback_next(TG_STORAGE_COUNT), TG_STORAGE_COUNT);
+  const tg_device_limits lim = chain_limits();
+
+  /* texture_array: 'deep' has 16 layers (> 8): a 4x64 2D texture; 'wide' is 128 texels wide:
+   * an image buffer of 128 texels; 'huge' has 512 texels (> 256): a buffer. */
+  tg_model_records *m = build_chain(TG_STORAGE_TEXTURE_ARRAY, 1, &lim);
+  assert_int_equal(m->records->count, 1);
+  assert_string_equal(m->records->names[0], "fits");
+  group_is(m, TG_STORAGE_TEXTURE_2D, 1, "deep", 2);
+  const tg_usage_record *d = &m->fallbacks[TG_STORAGE_TEXTURE_2D].records->records[0];
+  assert_true(d->size.w == 4 && d->size.h == 64 && d->size.d == 1);
+  assert_int_equal(d->first_task, 1);
+  assert_int_equal(d->last_task, 2);
+  assert_string_equal(m->fallbacks[TG_STORAGE_TEXTURE_2D].reasons[0],
+                      "extent 4x4 with 16 layers exceeds max 2D 64x64 with 8 layers");
+  group_is(m, TG_STORAGE_IMAGE_BUFFER, 1, "wide", 3);
+  assert_int_equal(m->fallbacks[TG_STORAGE_IMAGE_BUFFER].records->records[0].size.w, 128 * 16);
+  assert_string_equal(m->fallbacks[TG_STORAGE_IMAGE_BUFFER].reasons[0],
+                      "extent 128x1 with 1 layers exceeds max 2D 64x64 with 8 layers; as texture_2d: "
+                      "extent 128x1 exceeds max 2D 64x64");
+  group_is(m, TG_STORAGE_BUFFER, 1, "huge", 4);
+  assert_ptr_equal(m->fallbacks[TG_STORAGE_BUFFER].records, m->fallback);
+  assert_ptr_equal(m->fallbacks[TG_STORAGE_BUFFER].tensor_of, m->fallback_tensor_of);
+  assert_int_equal(m->fallback->records[0].size.w, 512 * 16);
+  assert_string_equal(m->fallback_reasons[0],
+                      "extent 512x1 with 1 layers exceeds max 2D 64x64 with 8 layers; as texture_2d: "
+                      "extent 512x1 exceeds max 2D 64x64; as image_buffer: 512 texels exceed max "
+                      "image buffer 256 texels");
+  assert_int_equal(tg_model_records_fallback_count(m), 3);
+  tg_model_records_destroy(m);
+
+  /* texture_3d: the same, 'deep' over the depth of 8. */
+  m = build_chain(TG_STORAGE_TEXTURE_3D, 1, &lim);
+  group_is(m, TG_STORAGE_TEXTURE_2D, 1, "deep", 2);
+  assert_string_equal(m->fallbacks[TG_STORAGE_TEXTURE_2D].reasons[0], "extent 4x4x16 exceeds max 3D 64x64x8");
+  group_is(m, TG_STORAGE_IMAGE_BUFFER, 1, "wide", 3);
+  group_is(m, TG_STORAGE_BUFFER, 1, "huge", 4);
+  tg_model_records_destroy(m);
+
+  /* texture_2d: 'deep' fits (4x64); no step above 2D. */
+  m = build_chain(TG_STORAGE_TEXTURE_2D, 1, &lim);
+  assert_int_equal(m->records->count, 2);
+  group_is(m, TG_STORAGE_TEXTURE_2D, 0, NULL, 0);
+  group_is(m, TG_STORAGE_IMAGE_BUFFER, 1, "wide", 3);
+  group_is(m, TG_STORAGE_BUFFER, 1, "huge", 4);
+  tg_model_records_destroy(m);
+
+  /* image_buffer: only 'huge' falls, to a buffer. buffer: nothing falls. */
+  m = build_chain(TG_STORAGE_IMAGE_BUFFER, 1, &lim);
+  assert_int_equal(m->records->count, 3);
+  group_is(m, TG_STORAGE_BUFFER, 1, "huge", 4);
+  assert_int_equal(tg_model_records_fallback_count(m), 1);
+  tg_model_records_destroy(m);
+  m = build_chain(TG_STORAGE_BUFFER, 1, &lim);
+  assert_int_equal(m->records->count, 4);
+  assert_int_equal(tg_model_records_fallback_count(m), 0);
+  tg_model_records_destroy(m);
+
+  /* Without the chain every fallback tensor is a buffer. */
+  m = build_chain(TG_STORAGE_TEXTURE_ARRAY, 0, &lim);
+  group_is(m, TG_STORAGE_TEXTURE_2D, 0, NULL, 0);
+  group_is(m, TG_STORAGE_IMAGE_BUFFER, 0, NULL, 0);
+  group_is(m, TG_STORAGE_BUFFER, 3, "deep", 2);
+  assert_string_equal(m->fallback_reasons[0], "extent 4x4 with 16 layers exceeds max 2D 64x64 with 8 layers");
+  tg_model_records_destroy(m);
+
+  /* Not even a buffer: the error names every step. */
+  tg_device_limits tiny = lim;
+  tiny.max_buffer_bytes = 4096;
+  tg_graph *g = NULL;
+  tg_lifetimes *l = NULL;
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  assert_int_equal(tg_graph_parse_text(k_chain_graph, sizeof k_chain_graph - 1, "c.graph", NULL, &g, &err), TG_OK);
+  assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &l, &err), TG_OK);
+  assert_int_equal(tg_model_records_create_chain(g, l, TG_STORAGE_TEXTURE_2D, TG_PRECISION_FP32, &tiny, NULL, &m,
+                                                 &err), TG_ERROR_LIMIT);
+  assert_null(m);
+  assert_string_equal(err.message, "c.graph: tensor 'huge': extent 512x1 exceeds max 2D 64x64; as image_buffer: "
+                                   "512 texels exceed max image buffer 256 texels, and as a buffer 8192 bytes "
+                                   "exceed max buffer 4096 bytes");
+  /* Out of memory at every allocation: nothing leaks. */
+  for (uint64_t fail_at = 1;; ++fail_at) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, fail_at);
+    tg_status st = tg_model_records_create_chain(g, l, TG_STORAGE_TEXTURE_3D, TG_PRECISION_FP32, &lim, &fa.base,
+                                                 &m, &err);
+    tg_model_records_destroy(m);
+    m = NULL;
+    assert_int_equal(fa.live_blocks, 0);
+    if (fa.failures == 0) {
+      assert_int_equal(st, TG_OK);
+      break;
+    }
+    assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+  }
+  tg_lifetimes_destroy(l);
+  tg_graph_destroy(g);
+}
+
 static void out_of_memory_while_building(void **state) {
   (void)state;
   tg_graph *g = NULL;
@@ -303,6 +464,7 @@ int main(void) {
       cmocka_unit_test(extents_per_storage),
       cmocka_unit_test(limits_and_reasons),
       cmocka_unit_test(records_fall_back_to_buffers),
+      cmocka_unit_test(records_fall_along_the_chain),
       cmocka_unit_test(out_of_memory_while_building),
       cmocka_unit_test(mismatched_inputs_are_rejected),
   };

@@ -110,6 +110,59 @@ static void check_evaluation(const tg_evaluation *ev, int allow_skips) {
   }
 }
 
+/* The fallback chain: with 2 layers, the 32-channel tensors (8 layers) of texture_3d and
+ * texture_array fall to 2D textures and `wide` (20000 texels wide) to an image buffer; every
+ * group is planned in its own storage and counted in the bytes. */
+static void small_graph_fallback_chain(void **state) {
+  (void)state;
+  tg_graph *g = small_graph();
+  tg_device_limits lim = tg_device_limits_default();
+  lim.max_texture_3d_depth = lim.max_texture_array_layers = 2;
+  tg_evaluation_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.limits = &lim;
+  tg_evaluation *ev = NULL;
+  tg_error_info err = {{0}};
+  assert_int_equal(tg_evaluation_create_from_graph(g, &opt, NULL, &ev, &err), TG_OK);
+  check_evaluation(ev, 0);
+  size_t to[TG_STORAGE_COUNT][TG_STORAGE_COUNT] = {{0}};
+  for (size_t j = 0; j < ev->fallback_count; ++j) to[ev->fallbacks[j].storage][ev->fallbacks[j].to]++;
+  for (int s = TG_STORAGE_TEXTURE_ARRAY; s <= TG_STORAGE_TEXTURE_3D; ++s) {
+    assert_int_equal(to[s][TG_STORAGE_TEXTURE_2D], 2); /* a, e */
+    assert_int_equal(to[s][TG_STORAGE_IMAGE_BUFFER], 1); /* wide */
+    assert_int_equal(to[s][TG_STORAGE_BUFFER], 0);
+    /* Naive offsets and objects: every tensor its own slot, whichever storage it fell to. */
+    assert_int_equal(find(ev, (tg_storage)s, TG_MODE_OFFSETS, TG_STRATEGY_NAIVE)->bytes, 3 * 4096 + 2 * 32768 + 320000);
+    assert_int_equal(find(ev, (tg_storage)s, TG_MODE_OBJECTS, TG_STRATEGY_NAIVE)->bytes, 3 * 4096 + 2 * 32768 + 320000);
+    assert_int_equal(find(ev, (tg_storage)s, TG_MODE_OBJECTS, TG_STRATEGY_NAIVE)->objects, 6);
+    /* The view: primary tensors, then the 2D textures, then the image buffer. */
+    tg_report_view v;
+    assert_int_equal(tg_evaluation_get_view(ev, ev->best_of_storage[s], &v), TG_OK);
+    assert_int_equal(v.primary_count, 3);
+    assert_int_equal(v.storage_of[3], TG_STORAGE_TEXTURE_2D);
+    assert_int_equal(v.storage_of[4], TG_STORAGE_TEXTURE_2D);
+    assert_int_equal(v.storage_of[5], TG_STORAGE_IMAGE_BUFFER);
+  }
+  /* texture_2d and single_texture_2d never fall to texture_2d. */
+  assert_int_equal(to[TG_STORAGE_TEXTURE_2D][TG_STORAGE_IMAGE_BUFFER], 1);
+  assert_int_equal(to[TG_STORAGE_SINGLE_TEXTURE_2D][TG_STORAGE_IMAGE_BUFFER], 3);
+  assert_int_equal(to[TG_STORAGE_SINGLE_TEXTURE_2D][TG_STORAGE_TEXTURE_2D], 0);
+  tg_evaluation_destroy(ev);
+  /* no_fallback: the storages where a tensor does not fit give skipped rows only. */
+  opt.no_fallback = 1;
+  assert_int_equal(tg_evaluation_create_from_graph(g, &opt, NULL, &ev, &err), TG_OK);
+  for (size_t i = 0; i < ev->result_count; ++i) {
+    const tg_evaluation_result *r = &ev->results[i];
+    int falls = r->storage != TG_STORAGE_BUFFER && r->storage != TG_STORAGE_IMAGE_BUFFER;
+    if (falls) assert_true(r->skipped && strstr(r->skip_reason, "no fallback") != NULL);
+    else if (r->skipped) assert_null(strstr(r->skip_reason, "no fallback"));
+  }
+  assert_int_equal(ev->best_of_storage[TG_STORAGE_TEXTURE_3D], TG_EVALUATION_NONE);
+  assert_int_not_equal(ev->best_of_storage[TG_STORAGE_BUFFER], TG_EVALUATION_NONE);
+  tg_evaluation_destroy(ev);
+  tg_graph_destroy(g);
+}
+
 static void small_graph_with_fallbacks(void **state) {
   (void)state;
   tg_graph *g = small_graph();
@@ -446,6 +499,7 @@ static void models_cli(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(small_graph_with_fallbacks),
+      cmocka_unit_test(small_graph_fallback_chain),
       cmocka_unit_test(policies_restrict_sharing),
       cmocka_unit_test(usage_records_evaluate_their_own_storage),
       cmocka_unit_test(allocation_failures_leak_nothing),
