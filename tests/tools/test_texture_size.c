@@ -12,13 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static unsigned long long json_u64(const char *json, const char *key) {
-  char pat[128];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(json, pat);
-  if (p == NULL) fail_msg("JSON lacks %s: %.300s", key, json);
-  return strtoull(p + strlen(pat), NULL, 10);
-}
+/* tg_test_json_u64 for %llu messages. */
+static unsigned long long json_u64(const char *json, const char *key) { return tg_test_json_u64(json, key); }
 
 /* The "fallback_storages" object of a JSON document, e.g. {"texture_2d":40,"image_buffer":27}. */
 static void expect_groups(const char *json, const char *want, const char *what) {
@@ -214,29 +209,16 @@ static void evaluate_groups_fallbacks(void **state) {
   cli_free(&r);
 }
 
-static void host_backend(void **state) {
-  (void)state;
-  runs_on("host");
-}
-
-static void opencl_backend(void **state) {
-  (void)state;
-  runs_on("opencl");
-}
-
-static void vulkan_backend(void **state) {
-  (void)state;
-  runs_on("vulkan");
-}
+TG_TEST_ON_BACKENDS(runs_on)
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(plan_counts_fallbacks),
       cmocka_unit_test(plan_groups_fallbacks_by_storage),
       cmocka_unit_test(evaluate_groups_fallbacks),
-      cmocka_unit_test(host_backend),
-      cmocka_unit_test(opencl_backend),
-      cmocka_unit_test(vulkan_backend),
+      cmocka_unit_test(runs_on_host),
+      cmocka_unit_test(runs_on_opencl),
+      cmocka_unit_test(runs_on_vulkan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
