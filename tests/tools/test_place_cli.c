@@ -81,8 +81,9 @@ static void all_gpu_matches_default(void **state) {
   for (size_t s = 0; s < 3; ++s)
     for (int mode = 0; mode < (s == 0 ? 2 : 1); ++mode) {
       const char *m = mode ? "offsets" : "objects";
-      cli_result a = cli("plan %s --storage %s --mode %s --strategy best --json", path, storages[s], m);
-      cli_result b = cli("plan %s --storage %s --mode %s --strategy best --place gpu --json", path, storages[s], m);
+      cli_result a = cli("plan %s --storage %s --mode %s --strategy best --time-limit 0 --json", path, storages[s], m);
+      cli_result b = cli("plan %s --storage %s --mode %s --strategy best --time-limit 0 --place gpu --json", path,
+                         storages[s], m);
       require_ok(&a, "plan");
       require_ok(&b, "plan --place gpu");
       /* The plain plan: "results":[{... "total":T ...}]; texels for textures. */
