@@ -187,6 +187,25 @@ static void gen_compiler(rng *g, tg_usage_record *r, size_t n) {
   }
 }
 
+/* MiniMalloc-style (the buffer sets of Google's MiniMalloc benchmarks, from accelerator
+ * compilers): buffers of multiples of 64 bytes with log-uniform sizes (64 B to 256 KiB) and
+ * log-uniform lifetimes (1 task to a quarter of the n/2 tasks), so that many long-lived
+ * buffers of every size overlap; records in time order. */
+static void gen_minimalloc(rng *g, tg_usage_record *r, size_t n) {
+  uint64_t tasks = n / 2 + 8;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned k = (unsigned)rrange(g, 0, 12);
+    uint64_t size = 64 * (((uint64_t)1 << k) + rrange(g, 0, ((uint64_t)1 << k) - 1));
+    unsigned maxl = 0;
+    while (((uint64_t)2 << maxl) <= tasks / 4) ++maxl;
+    unsigned l = (unsigned)rrange(g, 0, maxl);
+    uint64_t len = rrange(g, (uint64_t)1 << l, ((uint64_t)2 << l) - 1); /* one draw per statement */
+    uint64_t f = (uint64_t)i * (tasks - 1) / (n ? n : 1);
+    if (f + len >= tasks) len = tasks - 1 - f;
+    r[i] = rec1(size, f, f + len);
+  }
+}
+
 typedef struct family {
   const char *name;
   void (*gen)(rng *, tg_usage_record *, size_t);
@@ -195,7 +214,8 @@ typedef struct family {
 static const family k_families[] = {{"chain", gen_chain},
                                     {"wide-dag", gen_wide},
                                     {"transformer", gen_transformer},
-                                    {"perfect-packing", gen_perfect}};
+                                    {"perfect-packing", gen_perfect},
+                                    {"minimalloc", gen_minimalloc}};
 
 /* ---- output ------------------------------------------------------------------------------- */
 
@@ -508,6 +528,81 @@ static void run_perfect_instance(out *o, const bench_cfg *cfg, const tg_usage_re
   }
 }
 
+/* --time-sweep: `best` at 25, 50, ..., 1600 ms on one instance and mode: the plan (over the
+ * lower bound) at each limit, whether a longer limit ever gave a larger plan, and whether a
+ * call returned early above the bound. */
+#define SWEEP_LIMITS 7
+typedef struct sweep_family {
+  const char *name;
+  int mode, instances;
+  double ratio_sum[SWEEP_LIMITS];
+} sweep_family;
+
+typedef struct sweep_stats {
+  int instances, violations, early, short_total, short_within;
+  double worst_short;
+  sweep_family fam[32];
+  size_t fam_count;
+} sweep_stats;
+
+static void run_sweep(out *o, const bench_cfg *cfg, sweep_stats *ss, const char *set,
+                      const tg_usage_record *r, size_t n, int mode, int short_family) {
+  tg_bounds b;
+  if (tg_bounds_compute(r, n, 1, NULL, &b) != TG_OK) return;
+  uint64_t lb = mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max;
+  uint64_t totals[SWEEP_LIMITS];
+  double ms[SWEEP_LIMITS];
+  for (int k = 0; k < SWEEP_LIMITS; ++k) {
+    tg_plan_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.mode = (tg_mode)mode;
+    opt.strategy = TG_STRATEGY_BEST;
+    opt.time_limit_ms = 25u << k;
+    ms[k] = time_plan(r, n, 1, &opt, 1, cfg->arena, &totals[k], NULL);
+    if (ms[k] < 0) return;
+    limit_check(cfg->limits, set, n, tg_mode_name(opt.mode), opt.time_limit_ms, ms[k]);
+  }
+  ss->instances++;
+  uint64_t least = totals[0];
+  int bad = 0, early = 0;
+  for (int k = 0; k < SWEEP_LIMITS; ++k) {
+    if (totals[k] < least) least = totals[k];
+    if (k > 0 && totals[k] > totals[k - 1]) bad++;
+    if (totals[k] > lb && ms[k] < 0.9 * (25u << k)) early++;
+  }
+  ss->violations += bad;
+  ss->early += early;
+  double at100 = (double)totals[2] / (double)least;
+  if (short_family) {
+    ss->short_total++;
+    if (at100 <= 1.02) ss->short_within++;
+    if (at100 > ss->worst_short) ss->worst_short = at100;
+  }
+  sweep_family *f = NULL;
+  for (size_t i = 0; i < ss->fam_count; ++i)
+    if (strcmp(ss->fam[i].name, set) == 0 && ss->fam[i].mode == mode) f = &ss->fam[i];
+  if (f == NULL && ss->fam_count < 32) {
+    f = &ss->fam[ss->fam_count++];
+    memset(f, 0, sizeof *f);
+    f->name = set;
+    f->mode = mode;
+  }
+  if (f != NULL) f->instances++;
+  if (o->json) printf("%s{\"set\":\"%s\",\"records\":%zu,\"mode\":\"%s\",\"bound\":%" PRIu64 ",\"sweep\":[",
+                      o->rows ? ",\n" : "", set, n, tg_mode_name((tg_mode)mode), lb);
+  else printf("| %-16s | %6zu | %-7s |", set, n, tg_mode_name((tg_mode)mode));
+  for (int k = 0; k < SWEEP_LIMITS; ++k) {
+    double ratio = lb ? (double)totals[k] / (double)lb : 1.0;
+    if (f != NULL) f->ratio_sum[k] += ratio;
+    if (o->json) printf("%s{\"limit_ms\":%u,\"ms\":%.1f,\"total\":%" PRIu64 ",\"ratio\":%.4f}",
+                        k ? "," : "", 25u << k, ms[k], totals[k], ratio);
+    else printf(" %.4f%s |", ratio, k > 0 && totals[k] > totals[k - 1] ? "!" : " ");
+  }
+  if (o->json) printf("],\"larger_later\":%d,\"early\":%d,\"at100_vs_least\":%.4f}", bad, early, at100);
+  else printf(" %d | %d | %.4f |\n", bad, early, at100);
+  o->rows++;
+}
+
 static int read_set(const char *dir, const char *file, tg_record_set **set) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -561,6 +656,73 @@ static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
   return 1;
 }
 
+/* --time-sweep over the synthetic families (default sizes 1000 and 10000; compiler traces
+ * 30000 and 60000), both modes (or --mode): a row per instance and mode, then the curve per
+ * family (mean plan over bound at each limit). Exits 1 when a longer limit gave a larger plan
+ * or a limit was exceeded. */
+static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
+                          const size_t *sizes, size_t size_count) {
+  static const size_t k_default[] = {1000, 10000};
+  static const size_t k_traces[] = {30000, 60000};
+  sweep_stats ss;
+  memset(&ss, 0, sizeof ss);
+  if (o->json) printf("{\"sweep\":[\n");
+  else printf("| %-16s | %6s | %-7s | 25 ms   | 50 ms   | 100 ms  | 200 ms  | 400 ms  | 800 ms  | 1600 ms | larger later | early | 100 ms vs least |\n",
+              "set", "n", "mode");
+  size_t nf = sizeof k_families / sizeof *k_families;
+  for (size_t f = 0; f <= nf; ++f) {
+    const char *name = f < nf ? k_families[f].name : "compiler-trace";
+    if (family_name != NULL && strcmp(family_name, name) != 0) continue;
+    const size_t *sz = sizes != NULL ? sizes : f < nf ? k_default : k_traces;
+    size_t count = sizes != NULL ? size_count : 2;
+    for (size_t s = 0; s < count; ++s) {
+      size_t n = sz[s];
+      tg_usage_record *r = malloc((n ? n : 1) * sizeof *r);
+      if (r == NULL) return 1;
+      if (f < nf) {
+        uint64_t key = n == 1000 ? 0 : n == 10000 ? 1 : n == 100000 ? 2 : n;
+        rng g = {0x5EED0000u + f * 131 + key};
+        k_families[f].gen(&g, r, n);
+      } else {
+        rng g = {0xC0DE0000u + n};
+        gen_compiler(&g, r, n);
+      }
+      int short_family = f == nf || strcmp(name, "minimalloc") == 0;
+      for (int mode = 0; mode < 2; ++mode)
+        if (cfg->mode < 0 || cfg->mode == mode)
+          run_sweep(o, cfg, &ss, name, r, n, mode, short_family);
+      free(r);
+    }
+  }
+  if (o->json) printf("\n],\"families\":[\n");
+  else printf("\nmean plan / bound per family:\n");
+  for (size_t i = 0; i < ss.fam_count; ++i) {
+    const sweep_family *f = &ss.fam[i];
+    if (o->json) printf("%s{\"family\":\"%s\",\"mode\":\"%s\",\"curve\":[", i ? ",\n" : "", f->name,
+                        tg_mode_name((tg_mode)f->mode));
+    else printf("| %-16s | %-7s |", f->name, tg_mode_name((tg_mode)f->mode));
+    for (int k = 0; k < SWEEP_LIMITS; ++k) {
+      double m = f->instances ? f->ratio_sum[k] / f->instances : 0;
+      if (o->json) printf("%s%.4f", k ? "," : "", m);
+      else printf(" %.4f |", m);
+    }
+    if (o->json) printf("]}");
+    else printf("\n");
+  }
+  if (o->json)
+    printf("\n],\"instances\":%d,\"larger_later\":%d,\"early\":%d,\"within_2pct_at_100ms\":%d,"
+           "\"short_instances\":%d,\"worst_at_100ms\":%.4f,\"limit_violations\":%d}\n",
+           ss.instances, ss.violations, ss.early, ss.short_within, ss.short_total, ss.worst_short,
+           cfg->limits->violations);
+  else
+    printf("\n%d instance-modes; a longer limit gave a larger plan %d times; returned early above "
+           "the bound %d times; compiler-trace and minimalloc at 100 ms within 2%% of the least "
+           "any limit found: %d of %d (worst %.4f); time limits exceeded: %d of %d\n",
+           ss.instances, ss.violations, ss.early, ss.short_within, ss.short_total, ss.worst_short,
+           cfg->limits->violations, cfg->limits->rows);
+  return ss.violations == 0 && cfg->limits->violations == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   out o = {0, 0, 0};
   limit_stats limits;
@@ -568,7 +730,7 @@ int main(int argc, char **argv) {
   bench_cfg cfg = {100, 0, 2000, -1, NULL, 0, 0, NULL, &limits};
   size_t sizes_given = 0;
   int use_arena = 1;
-  int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0, perfect_seeds = 1;
+  int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0, perfect_seeds = 1, sweep = 0;
   const char *family_name = NULL;
   size_t sizes[8] = {1000, 10000, 100000};
   size_t size_count = 3;
@@ -591,6 +753,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--exact-ms") == 0 && i + 1 < argc) cfg.exact_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--family") == 0 && i + 1 < argc) family_name = argv[++i];
     else if (strcmp(argv[i], "--perfect-only") == 0) perfect_only = 1;
+    else if (strcmp(argv[i], "--time-sweep") == 0) sweep = 1;
     else if (strcmp(argv[i], "--models-only") == 0) models_only = 1;
     else if (strcmp(argv[i], "--exact-sets") == 0) exact_sets = 1;
     else if (strcmp(argv[i], "--perfect-seeds") == 0 && i + 1 < argc) {
@@ -634,7 +797,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: bench_planner [--json | --markdown] [--quick] [--records DIR] [--search-ms N] "
                       "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "
                       "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc] "
-                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N]\n");
+                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N] [--time-sweep]\n");
       return 2;
     }
   }
@@ -645,7 +808,7 @@ int main(int argc, char **argv) {
     known |= strcmp(family_name, "compiler-trace") == 0;
     if (!known) {
       fprintf(stderr, "bench_planner: unknown family '%s' (chain, wide-dag, transformer, "
-                      "perfect-packing, compiler-trace)\n", family_name);
+                      "perfect-packing, minimalloc, compiler-trace)\n", family_name);
       return 2;
     }
   }
@@ -667,6 +830,7 @@ int main(int argc, char **argv) {
     }
     cfg.arena = &ar;
   }
+  if (sweep) return run_time_sweep(&o, &cfg, family_name, sizes_given ? sizes : NULL, size_count);
   if (o.json) printf("{\"alloc\":\"%s\",\"rows\":[\n", use_arena ? "arena" : "malloc");
   else if (o.markdown) {
     printf("allocator: %s\n\n", use_arena ? "arena (one bump arena, reset between runs)" : "malloc");

@@ -38,7 +38,7 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
       return TG_ERROR_OVERFLOW;
     }
   }
-  tg__plan_input in = {records, count, dims, options, alloc, volumes, 0};
+  tg__plan_input in = {records, count, dims, options, alloc, volumes, 0, 0, NULL};
   tg_status st;
   if (options->strategy == TG_STRATEGY_BEST) {
     /* The time limit as the search reads it: 0 = no search (with `exact`: 1000 ms), and a

@@ -144,7 +144,26 @@ typedef struct tg_plan_options {
   /* Strategy beam: states kept at each step (0 = TG_DEFAULT_BEAM_WIDTH; 1 is the greedy).
    * Time and memory grow about linearly with it. `best` runs beam with the default width. */
   uint32_t beam_width;
+  /* Strategy best, not exact: a limit on the search's work instead of (or beside) the clock,
+   * in work units of about a millisecond each on a typical machine (0 = none). With it, or
+   * with an explicit time_limit_ms, the search after the strategies runs in rounds whose work
+   * budgets double (2, 4, 8, ... units), each a restart from the best plan so far with its own
+   * choices drawn from `seed`; work counts, not the clock, decide what a round explores. With
+   * work_limit alone (time_limit_ms 0) no clock is read: the rounds whose budgets sum to at
+   * most work_limit run, so the same records, options, seed and work_limit give the same
+   * plan on every machine. See "Monotone in time" below. */
+  uint32_t work_limit;
 } tg_plan_options;
+
+/* Monotone in time (strategy best under time_limit_ms or work_limit, not exact). The rounds
+ * run in an order that is the same for every limit, and the plan returned is the smallest of
+ * the strategies' and of every round's, so a larger work_limit explores what a smaller one did
+ * and more: its plan is never larger. A larger time_limit_ms lets more rounds finish, so its
+ * plan is never larger either, as long as the machine runs the rounds at a steady speed (the
+ * strategies before the search still fit their passes to the limit: a short limit on a large
+ * input may skip some). Under a time limit the call returns before the limit only when the plan
+ * meets a proved lower bound (or work_limit is spent); otherwise rounds run until the deadline
+ * cuts the last one, which keeps what it found. */
 
 /* time_limit_ms: the default search budget of `best` (what 0 means), and the value that turns
  * the search off. */
