@@ -5,6 +5,7 @@
  *                 [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...]
  *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
  *                 [--alloc arena|malloc] [--exact-sets] [--perfect-seeds K]
+ *                 [--time-sweep]
  *
  * --json prints the rows and the summary as JSON; --markdown prints the same table as a Markdown
  * table (one more column, `note`, holds what the plain table prints on a line of its own: the
@@ -12,7 +13,7 @@
  * summary as a list. The last of --json and --markdown given wins.
  *
  * --family NAME runs only that synthetic family (chain, wide-dag, transformer,
- * perfect-packing) and no public models; the 200-500 perfect packings run only for no
+ * perfect-packing, minimalloc, compiler-trace) and no public models; the 200-500 perfect packings run only for no
  * --family or --family perfect-packing. --perfect-only runs just those 200-500 perfect
  * packings (greedy, best+search, exact) with one line per instance; --models-only just the
  * public models (with, for textures, the lower bounds that cap any plan's saving against
@@ -25,6 +26,12 @@
  * glibc unmaps on free, so every run pays first-touch page faults. --exact-sets also runs the
  * exact mode (--exact-ms) on each synthetic set of up to TG_EXACT_MAX_SERIAL_RECORDS records.
  * --perfect-seeds K runs K perfect packings of each size 200-500 (the first is the default one).
+ * --time-sweep runs `best` at 25, 50, ..., 1600 ms on every synthetic family (default sizes
+ * 1000 and 10000, compiler traces 30000 and 60000; --sizes, --family and --mode narrow it) and
+ * prints the plan over the bound at each limit, flags (`!`) a limit whose plan is larger than
+ * the one before, counts calls that returned early above the bound, the curve per family, and
+ * how far the 100 ms plan is from the least any limit found (compiler-trace, minimalloc). It
+ * exits 1 when a longer limit gave a larger plan or a time limit was exceeded.
  *
  * Quality is total / lower bound (offsets: peak-live; objects: positional-max), so 1.000 is
  * optimal. Each size also times a qsort of the same records by first task, and every row shows

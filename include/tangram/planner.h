@@ -124,11 +124,11 @@ typedef struct tg_plan_options {
    *   alone, whose unplaced records go right above what they meet in time when it is cut
    *   short), and a limit too short for even that (well under 0.5 us per record) gives the
    *   naive plan. So a short limit can give a larger plan than the default.
-   * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000. Same records, options and seed give the
-   * same plan when every stage of the search ends at the lower bound or at its work cap (caps
-   * scale with the limit); when the clock stops a stage, or measures the share of the limit a
-   * stage gets, the plan may depend on the machine's speed and load. docs/architecture.md
-   * describes the search. */
+   * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000. Under an explicit limit (not exact) the
+   * search runs in rounds (see work_limit and "Monotone in time" below): the clock only decides
+   * how many rounds run, so the plan may depend on the machine's speed and load only through
+   * that. Same records, options, seed and work_limit (time_limit_ms 0) give the same plan.
+   * docs/architecture.md describes the search. */
   uint32_t time_limit_ms;
   uint64_t seed;                       /* the search's and hill-climb's only source of randomness */
   /* Strategy best: after the greedy strategies, spend time_limit_ms in all (0 = 1000) on

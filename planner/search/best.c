@@ -409,6 +409,9 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
     if (in->deadline_us != 0 && (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB)) {
       uint64_t now = tg__now_us();
       uint64_t share = now < in->deadline_us ? (in->deadline_us - now) / (s == TG_STRATEGY_BEAM ? 2 : 4) : 0;
+      /* Under a work limit too (the merged blocks of a round), a share of that. */
+      uint64_t work_us = (uint64_t)in->options->work_limit * 1000 / (s == TG_STRATEGY_BEAM ? 2 : 4);
+      if (in->options->work_limit != 0 && work_us < share) share = work_us;
       sub.deadline_us = now + share;
     }
     int fits = (in->options->mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER) ? 3 : 1;
