@@ -136,7 +136,8 @@ static tg_status search_after_greedy(const tg__plan_input *in, tg_plan **best) {
     uint64_t limit = opt.time_limit_ms, t0 = tg__now_us();
     if (opt.exact && limit == 0) limit = 1000;
     int reduced = 0;
-    st = tg__search_reduced(in, bound, (uint32_t)(opt.exact ? limit / 10 : limit / 2),
+    /* (In a round, the blocks get the round's whole budget: they are the cheaper input.) */
+    st = tg__search_reduced(in, bound, (uint32_t)(opt.exact ? limit / 10 : in->round ? limit : limit / 2),
                             plan_blocks, best, &reduced);
     if (st != TG_OK) return st;
     uint64_t used = (tg__now_us() - t0) / 1000;

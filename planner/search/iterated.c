@@ -495,8 +495,9 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t
   tg_plan *other = NULL;
   /* A second start costs a greedy pass and a new index, which cannot be interrupted: about
    * twice the first start's setup. Only when that leaves time to search. */
-  /* (In a round: when the budget covers three such setups, about 0.3 us per record each.) */
-  if (in->round ? budget_us > (uint64_t)in->count : deadline - t > 3 * setup_us)
+  /* (In a round: when the budget covers three such setups, about 0.3 us per record each, and
+   * the deadline, which only cuts the round, leaves time for them.) */
+  if ((!in->round || budget_us > (uint64_t)in->count) && deadline - t > 3 * setup_us)
     st = tg__offsets_greedy_by_breadth(in, &other);
   if (st == TG_ERROR_OVERFLOW) {
     tg_plan_destroy(other); /* no start from there */

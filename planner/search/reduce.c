@@ -420,7 +420,7 @@ tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, uint32_t 
      * nothing interrupts: not when the call's time is up. */
     if (in->deadline_us != 0 && left == 0) break;
     *reduced = 1;
-    st = try_blocks(&rd, (uint32_t)(stage == 0 ? left / 2 : left), plan, best);
+    st = try_blocks(&rd, (uint32_t)(stage == 0 && !in->round ? left / 2 : left), plan, best);
   }
   reducer_free(&rd);
   return st;
