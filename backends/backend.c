@@ -106,7 +106,7 @@ static tg_status open_one(tg_backend_kind kind, const tg_device_options *opt,
   return tg__device_open_with(kind, NULL, NULL, opt, alloc, out, err);
 }
 
-tg_status tg_device_open(const tg_device_options *options, const tg_allocator *alloc,
+static tg_status entry_device_open(const tg_device_options *options, const tg_allocator *alloc,
                          tg_device **out, tg_backend_skip *skipped, size_t *skipped_count,
                          tg_error_info *err) {
   if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
@@ -292,7 +292,7 @@ static tg_status make_object_resource(const tg_realize_desc *desc, size_t k,
   return TG_OK;
 }
 
-tg_status tg_realization_create(tg_device *d, const tg_realize_desc *desc,
+static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *desc,
                                 const tg_allocator *alloc, tg_realization **out,
                                 tg_error_info *err) {
   if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
@@ -328,7 +328,9 @@ tg_status tg_realization_create(tg_device *d, const tg_realize_desc *desc,
   z->mode = p->mode;
   z->precision = desc->precision;
   z->record_count = desc->record_count;
-  z->memory_count = p->mode == TG_MODE_OBJECTS ? p->object_count : (desc->record_count ? 1 : 0);
+  /* Offsets mode: one allocation per arena. */
+  z->memory_count = p->mode == TG_MODE_OBJECTS ? p->object_count
+                                               : (desc->record_count ? (p->arena_count > 1 ? p->arena_count : 1) : 0);
   size_t nr = desc->record_count ? desc->record_count : 1;
   size_t nm = z->memory_count ? z->memory_count : 1;
   z->memories = tg__calloc(alloc, nm, sizeof *z->memories);
@@ -353,7 +355,8 @@ tg_status tg_realization_create(tg_device *d, const tg_realize_desc *desc,
   for (size_t k = 0; k < z->memory_count; ++k) {
     int arena = p->mode == TG_MODE_OFFSETS;
     if (arena) {
-      z->objects[k] = (tg_tensor_resource){TG_STORAGE_BUFFER, {p->total, 1, 1}, p->total};
+      uint64_t bytes = tg_plan_arena_size(p, k);
+      z->objects[k] = (tg_tensor_resource){TG_STORAGE_BUFFER, {bytes, 1, 1}, bytes};
     } else if ((st = make_object_resource(desc, k, &z->objects[k])) != TG_OK) {
       tg__error(err, st, "realize: object %zu mixes storages or has a bad extent", k);
       goto fail;
@@ -378,7 +381,7 @@ tg_status tg_realization_create(tg_device *d, const tg_realize_desc *desc,
   /* Views. */
   for (size_t r = 0; r < z->record_count; ++r) {
     int arena = p->mode == TG_MODE_OFFSETS;
-    z->memory_of[r] = arena ? 0 : p->object_of[r];
+    z->memory_of[r] = arena ? tg_plan_arena_of(p, r) : p->object_of[r];
     z->offset_of[r] = arena ? p->offset_of[r] : 0;
     if (inject_failure(d)) {
       st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
@@ -420,6 +423,17 @@ tg_status tg__realization_parts(const tg_realization *z, size_t record, const tg
   *device = z->device;
   *memory = z->memories[z->memory_of[record]];
   *view = z->views[record];
+  return TG_OK;
+}
+
+tg_status tg__realization_describe(const tg_realization *z, tg__realization_info *out) {
+  if (z == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  out->device = z->device;
+  out->precision = z->precision;
+  out->record_count = z->record_count;
+  out->resources = z->resources;
+  out->views = z->views;
+  out->alloc = &z->alloc;
   return TG_OK;
 }
 
@@ -615,7 +629,7 @@ static tg_status check_waits_order_reuse(const tg_realization *z, const tg_check
       } else {
         uint64_t a0 = z->offset_of[ra], a1 = a0 + z->resources[ra].bytes;
         uint64_t b0 = z->offset_of[rb], b1 = b0 + z->resources[rb].bytes;
-        share = a0 < b1 && b0 < a1;
+        share = z->memory_of[ra] == z->memory_of[rb] && a0 < b1 && b0 < a1;
       }
       if (!share) continue;
       const tg_usage_record *A = &z->records[ra], *B = &z->records[rb];
@@ -646,8 +660,15 @@ done:
   return st;
 }
 
-tg_status tg_realization_check(tg_realization *z, const tg_check_desc *desc,
-                               tg_check_result *out, tg_error_info *err) {
+void tg_check_desc_use_waits(tg_check_desc *desc, const tg_wait_lists *lists) {
+  if (desc == NULL || lists == NULL) return;
+  desc->op_count = lists->op_count;
+  desc->wait_counts = lists->counts;
+  desc->waits = lists->lists;
+}
+
+static tg_status check_impl(tg_realization *z, const tg_check_desc *desc, const uint32_t *run_order,
+                            size_t run_order_length, tg_check_result *out, tg_error_info *err) {
   if (z == NULL || out == NULL) return TG_ERROR_INVALID_ARGUMENT;
   static const tg_check_desc k_default = {0};
   if (desc == NULL) desc = &k_default;
@@ -668,11 +689,32 @@ tg_status tg_realization_check(tg_realization *z, const tg_check_desc *desc,
   }
   tg__check_access *reads = tg__calloc(a, max_access, sizeof *reads);
   tg__check_access *writes = tg__calloc(a, max_access, sizeof *writes);
+  uint8_t *has_writer = NULL, *written = NULL;
   if (!counts || !reads || !writes) {
     st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     goto done;
   }
   int ooo = desc->out_of_order && d->info.out_of_order;
+  int sequence = run_order != NULL;
+  if (sequence) {
+    if (desc->graph == NULL || desc->out_of_order) {
+      st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: a run order needs a graph and runs in order");
+      goto done;
+    }
+    has_writer = tg__calloc(a, z->record_count ? z->record_count : 1, 1);
+    written = tg__calloc(a, z->record_count ? z->record_count : 1, 1);
+    if (!has_writer || !written) {
+      st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+      goto done;
+    }
+    for (size_t k = 0; k < x.write_start[x.op_count]; ++k) has_writer[x.writes[k]] = 1;
+    for (size_t k = 0; k < run_order_length; ++k)
+      if (run_order[k] >= x.op_count) {
+        st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: run order entry %zu names op %u of %zu", k,
+                       run_order[k], x.op_count);
+        goto done;
+      }
+  }
   if (desc->out_of_order && desc->wait_counts) {
     st = check_waits_order_reuse(z, desc, &x, a, err);
     if (st != TG_OK) goto done;
@@ -683,14 +725,18 @@ tg_status tg_realization_check(tg_realization *z, const tg_check_desc *desc,
               tg_backend_name(d->info.backend), (long long)tg_device_get_native_error(d));
     goto done;
   }
-  for (size_t o = 0; o < x.op_count; ++o) {
+  size_t steps = sequence ? run_order_length : x.op_count;
+  for (size_t step = 0; step < steps; ++step) {
+    size_t o = sequence ? run_order[step] : step;
     size_t nr = 0, nw = 0;
     for (uint32_t i = x.read_start[o]; i < x.read_start[o + 1]; ++i) {
       uint32_t r = x.reads[i];
+      if (sequence && has_writer[r] && !written[r]) continue; /* its producer did not run */
       reads[nr++] = (tg__check_access){r + 1, r, z->views[r], &z->resources[r]};
     }
     for (uint32_t i = x.write_start[o]; i < x.write_start[o + 1]; ++i) {
       uint32_t r = x.writes[i];
+      if (sequence) written[r] = 1;
       writes[nw++] = (tg__check_access){r + 1, r, z->views[r], &z->resources[r]};
     }
     if (nr == 0 && nw == 0 && !ooo) continue;
@@ -719,11 +765,29 @@ tg_status tg_realization_check(tg_realization *z, const tg_check_desc *desc,
     if (mismatches) mismatches[r] = counts[r];
   }
 done:
+  tg__free(a, has_writer);
+  tg__free(a, written);
   tg__free(a, counts);
   tg__free(a, reads);
   tg__free(a, writes);
   accesses_free(a, &x);
   return st;
+}
+
+static tg_status entry_realization_check_run(tg_realization *z, const tg_check_desc *desc,
+                                             const uint32_t *run_order, size_t length,
+                                             tg_check_result *out, tg_error_info *err) {
+  if (run_order == NULL && length > 0) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: run order is NULL");
+  static const uint32_t k_none = 0;
+  return check_impl(z, desc, run_order ? run_order : &k_none, length, out, err);
+}
+
+tg_status tg_realization_check_run(tg_realization *z, const tg_check_desc *desc,
+                                   const uint32_t *run_order, size_t length,
+                                   tg_check_result *out, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_realization_check_run(z, desc, run_order, length, out, err),
+                         "tg_realization_check_run", "check");
 }
 
 /* ---- single allocations and placed realizations (run-time pools) ---- */
@@ -830,4 +894,22 @@ tg_status tg__realization_create_placed(tg_device *d, const tg__placed_desc *des
 fail:
   tg_realization_destroy(z);
   return st;
+}
+
+tg_status tg_device_open(const tg_device_options *options, const tg_allocator *alloc, tg_device **out,
+                         tg_backend_skip *skipped, size_t *skipped_count, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_device_open(options, alloc, out, skipped, skipped_count, err), "tg_device_open", NULL);
+}
+
+tg_status tg_realization_create(tg_device *device, const tg_realize_desc *desc, const tg_allocator *alloc,
+                                tg_realization **out, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_realization_create(device, desc, alloc, out, err), "tg_realization_create", "realize");
+}
+
+tg_status tg_realization_check(tg_realization *realization, const tg_check_desc *desc, tg_check_result *out,
+                               tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, check_impl(realization, desc, NULL, 0, out, err), "tg_realization_check", "check");
 }

@@ -1,91 +1,12 @@
-/* The backend protocol: what a backend implements. The generic layer (backends/backend.c)
- * owns all orchestration: backend choice, fault injection, allocation bookkeeping and
- * rollback, arena records, validation, and the shadow run's order and signatures. A backend
- * only makes driver calls. */
+/* The generic layer's internal interface (backends/backend.c): opening devices on a backend,
+ * the device's bookkeeping, placed realizations. The protocol a backend implements is
+ * backends/protocol.h. */
 #ifndef TANGRAM_BACKENDS_BACKEND_INTERNAL_H
 #define TANGRAM_BACKENDS_BACKEND_INTERNAL_H
 
+#include "backends/protocol.h"
 #include "core/internal.h"
 #include "tangram/backend.h"
-
-/* One tensor access in the shadow run. */
-typedef struct tg__check_access {
-  uint32_t signature_id;               /* record index + 1 */
-  size_t record;                       /* index into the realization's records */
-  void *view;                          /* what bind() returned for this record */
-  const tg_tensor_resource *resource;  /* what the tensor is */
-} tg__check_access;
-
-typedef struct tg__backend_vtable {
-  tg_backend_kind kind;
-  /* Open: fill `info`, return the backend's state in *impl. A missing loader is
-   * TG_ERROR_NO_LOADER, no device TG_ERROR_NO_DEVICE, with `err` saying why in one line. */
-  tg_status (*open)(const tg_device_options *options, const tg_allocator *alloc, void **impl,
-                    tg_device_info *info, tg_error_info *err);
-  void (*close)(void *impl);
-  int64_t (*native_error)(void *impl);            /* may be NULL: 0 */
-  uint64_t (*validation_messages)(void *impl);    /* may be NULL: 0 */
-  /* Real size/alignment of a resource on this device (may be NULL: bytes, buffer_alignment). */
-  tg_status (*requirements)(void *impl, const tg_tensor_resource *resource,
-                            tg_precision precision, tg_resource_requirements *out);
-  /* One device allocation. `resource` is the shared object (a buffer of bytes or an image of
-   * the object's extent) in objects mode; in arena mode a buffer of `resource->bytes` that
-   * will hold every tensor (`arena` = 1; `memory_type_bits` may restrict where). */
-  tg_status (*allocate)(void *impl, const tg_tensor_resource *resource, tg_precision precision,
-                        int arena, void **memory);
-  void (*release)(void *impl, void *memory);
-  /* A tensor's view of an allocation: in objects mode `offset` is 0 and the tensor uses the
-   * region of its own resource inside the object; in arena mode it starts at `offset`. */
-  tg_status (*bind)(void *impl, void *memory, const tg_tensor_resource *object,
-                    uint64_t offset, const tg_tensor_resource *tensor, tg_precision precision,
-                    int arena, void **view);
-  void (*unbind)(void *impl, void *view);
-  /* Fill out->memory from `memory` and out->native from `view` (NULL view: memory only). */
-  void (*handle)(void *impl, void *memory, void *view, tg_tensor_handle *out);
-  /* Shadow run. begin: prepare for `op_count` ops and `record_count` mismatch counters; images
-   * hold texels of `precision`.
-   * op: verify `reads`, then write `writes`; when out of order, the op may start only after
-   * the ops in `waits` finished (ops with no waits may start at once). end: wait for
-   * everything and add mismatch counts per record into `mismatches`. abort: drop the run
-   * after a failure. */
-  tg_status (*check_begin)(void *impl, size_t record_count, size_t op_count, int out_of_order,
-                           tg_precision precision);
-  tg_status (*check_op)(void *impl, size_t op, const tg__check_access *reads, size_t read_count,
-                        const tg__check_access *writes, size_t write_count,
-                        const uint32_t *waits, size_t wait_count);
-  tg_status (*check_end)(void *impl, uint64_t *mismatches, uint64_t *checked_bytes);
-  void (*check_abort)(void *impl);
-  /* Shared memory, which the host maps without a copy (may be NULL: the backend has none).
-   * allocate_shared: as allocate() for a buffer (`resource->storage` is TG_STORAGE_BUFFER),
-   * in memory the host can map (OpenCL CL_MEM_ALLOC_HOST_PTR, Vulkan a HOST_VISIBLE type);
-   * views come from bind() and release from release(), as for device memory. The check never
-   * resets shared memory: its user fills it through a mapping.
-   * map: a host pointer to the whole memory (NULL for an empty one) holding everything the
-   * device wrote to it before (the device's work on it has completed: check_sync). unmap: what
-   * the host wrote becomes visible to device work submitted afterwards; the pointer is then
-   * invalid. Both are cheap when nothing is pending. */
-  tg_status (*allocate_shared)(void *impl, const tg_tensor_resource *resource,
-                               tg_precision precision, int arena, void **memory);
-  tg_status (*map)(void *impl, void *memory, void **host);
-  tg_status (*unmap)(void *impl, void *memory);
-  /* Shadow run, between check_begin and check_end: wait until every op passed so far has
-   * finished on the device, its writes visible to the host after map(); the run continues with
-   * later ops. May be NULL when check_op runs each op before returning (host). */
-  tg_status (*check_sync)(void *impl);
-} tg__backend_vtable;
-
-/* Backends compiled in. Each returns NULL when the backend is not built. */
-const tg__backend_vtable *tg__host_backend(void);
-const tg__backend_vtable *tg__opencl_backend(void);
-const tg__backend_vtable *tg__vulkan_backend(void);
-
-/* Makes a backend's state from objects the caller owns (a borrowed context, queue or device):
- * what the vtable's open() does, on `borrowed` (a backend-specific descriptor) instead of
- * objects it creates. The backend remembers what it borrowed, and its close() releases only
- * what it created itself. On failure nothing is left behind and nothing borrowed is touched. */
-typedef tg_status (*tg__wrap_fn)(const void *borrowed, const tg_device_options *options,
-                                 const tg_allocator *alloc, void **impl, tg_device_info *info,
-                                 tg_error_info *err);
 
 /* Open a device of backend `kind`: through vt->open when `wrap` is NULL (tg_device_open), or
  * through `wrap(borrowed, ...)` (the tg_device_wrap_* calls, which live in a file of their own
@@ -105,6 +26,19 @@ void *tg__device_impl(const tg_device *device);
  * range. */
 tg_status tg__realization_parts(const tg_realization *realization, size_t record,
                                const tg_device **device, void **memory, void **view);
+
+/* What a realization is, for generic code outside backend.c (backends/speed.c): its device,
+ * precision, record count, and per record its resource and view (arrays owned by the
+ * realization). TG_ERROR_INVALID_ARGUMENT for NULL. */
+typedef struct tg__realization_info {
+  tg_device *device;
+  tg_precision precision;
+  size_t record_count;
+  const tg_tensor_resource *resources;
+  void *const *views;
+  const tg_allocator *alloc;    /* the realization's allocator */
+} tg__realization_info;
+tg_status tg__realization_describe(const tg_realization *realization, tg__realization_info *out);
 
 /* The device's backend protocol, for generic code outside backend.c (backends/hetero.c). */
 const tg__backend_vtable *tg__device_vtable(const tg_device *device);
@@ -146,18 +80,5 @@ typedef struct tg__placed_desc {
 tg_status tg__realization_create_placed(tg_device *device, const tg__placed_desc *desc,
                                         const tg_allocator *alloc, tg_realization **out,
                                         tg_error_info *err);
-
-/* Bytes per texel (4 channels) for a precision. */
-static inline uint64_t tg__texel_bytes(tg_precision p) { return p == TG_PRECISION_FP16 ? 8u : 16u; }
-
-/* 1 for image storages (TEXTURE_2D, TEXTURE_ARRAY, TEXTURE_3D, SINGLE_TEXTURE_2D). */
-static inline int tg__storage_is_image(tg_storage s) {
-  return s == TG_STORAGE_TEXTURE_2D || s == TG_STORAGE_TEXTURE_ARRAY ||
-         s == TG_STORAGE_TEXTURE_3D || s == TG_STORAGE_SINGLE_TEXTURE_2D;
-}
-
-/* The half-float bits of a signature texel value (exact: values are integers < 1024). */
-uint16_t tg__float_to_half_exact(float v);
-float tg__half_to_float(uint16_t h);
 
 #endif

@@ -228,7 +228,8 @@ tg_status tg_hetero_realization_create(tg_device *d, const tg_hetero_realize_des
     const tg_plan *p = sd->plan;
     s->mode = p ? p->mode : TG_MODE_OBJECTS;
     int arena = s->mode == TG_MODE_OFFSETS;
-    s->memory_count = s->count == 0 ? 0 : (arena ? 1 : p->object_count);
+    /* Offsets mode: one allocation per arena. */
+    s->memory_count = s->count == 0 ? 0 : (arena ? (p->arena_count > 1 ? p->arena_count : 1) : p->object_count);
     size_t nm = s->memory_count ? s->memory_count : 1;
     s->memories = tg__calloc(alloc, nm, sizeof *s->memories);
     s->mapped = tg__calloc(alloc, nm, sizeof *s->mapped);
@@ -242,13 +243,14 @@ tg_status tg_hetero_realization_create(tg_device *d, const tg_hetero_realize_des
       z->set_of[g] = (uint32_t)i;
       z->resources[g] = sd->resources[r];
       z->tensor_of[g] = sd->tensor_of ? sd->tensor_of[r] : UINT32_MAX;
-      z->memory_of[g] = arena ? 0 : p->object_of[r];
+      z->memory_of[g] = arena ? tg_plan_arena_of(p, r) : p->object_of[r];
       z->offset_of[g] = arena ? p->offset_of[r] : 0;
     }
     /* Allocations. */
     for (size_t k = 0; k < s->memory_count; ++k) {
       if (arena) {
-        s->objects[k] = (tg_tensor_resource){TG_STORAGE_BUFFER, {p->total, 1, 1}, p->total};
+        uint64_t bytes = tg_plan_arena_size(p, k);
+        s->objects[k] = (tg_tensor_resource){TG_STORAGE_BUFFER, {bytes, 1, 1}, bytes};
       } else if ((st = object_resource(sd, k, z->precision, &s->objects[k])) != TG_OK) {
         tg__error(err, st, "hetero: %s object %zu mixes storages or has a bad extent",
                   tg_space_name(s->space), k);

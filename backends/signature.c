@@ -1,6 +1,6 @@
 /* The on-device check's signatures and their half-float form: shared by the generic layer
  * (backend.c) and every backend, below both. */
-#include "backends/backend_internal.h"
+#include "backends/protocol.h"
 
 uint32_t tg_signature_word(uint32_t id, uint32_t index) {
   uint32_t x = id * 0x9E3779B1u + index * 0x85EBCA77u + 0x27D4EB2Fu;

@@ -1,5 +1,5 @@
 /* GPU backends not built in this configuration. */
-#include "backends/backend_internal.h"
+#include "backends/protocol.h"
 #ifndef TANGRAM_HAVE_OPENCL
 const tg__backend_vtable *tg__opencl_backend(void) { return NULL; }
 /* tangram/opencl.h's entry point exists in every build, so an engine links against any

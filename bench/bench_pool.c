@@ -25,6 +25,7 @@
 #include "bench/bench_rng.h"
 #include "core/internal.h"
 #include "pool/pool_internal.h"
+#include "pool/pool_run.h"
 #include "tangram/planner.h"
 #include "tangram/pool.h"
 #include "tangram/records.h"

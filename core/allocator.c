@@ -28,6 +28,8 @@ static const tg_allocator k_default_allocator = {default_alloc, default_realloc,
 
 const tg_allocator *tg_allocator_default(void) { return &k_default_allocator; }
 
+const tg_allocator *tg__alloc_or_default(const tg_allocator *a) { return a ? a : &k_default_allocator; }
+
 static int failing_should_fail(tg_failing_allocator *fa) {
   fa->allocations++;
   if (fa->fail_at != 0 && fa->allocations == fa->fail_at) {
@@ -131,6 +133,30 @@ tg_status tg__error(tg_error_info *err, tg_status status, const char *fmt, ...) 
     vsnprintf(err->message, sizeof err->message, fmt, ap);
     va_end(ap);
   }
+  return status;
+}
+
+void tg__error_begin(tg_error_info *err) {
+  if (err) err->message[0] = '\0';
+}
+
+tg_status tg__error_entry(tg_error_info *err, tg_status status, const char *entry, const char *alias) {
+  if (err == NULL || status == TG_OK) return status;
+  size_t n = strlen(entry);
+  const char *m = err->message;
+  if (strncmp(m, entry, n) == 0 && m[n] == ':') return status;
+  if (alias != NULL) {
+    size_t k = strlen(alias);
+    if (strncmp(m, alias, k) == 0 && m[k] == ':' && m[k + 1] == ' ') m += k + 2;
+  }
+  /* "<entry>: " then the message (or the status's description), cut to fit. */
+  char out[TG_ERROR_MESSAGE_MAX];
+  const char *parts[3] = {entry, ": ", m[0] ? m : tg_status_string(status)};
+  size_t at = 0;
+  for (int k = 0; k < 3; ++k)
+    for (const char *c = parts[k]; *c != '\0' && at + 1 < sizeof out; ++c) out[at++] = *c;
+  out[at] = '\0';
+  memcpy(err->message, out, at + 1);
   return status;
 }
 

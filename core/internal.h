@@ -11,9 +11,7 @@
 #include "tangram/status.h"
 
 /* The allocator to use: `a`, or the default when NULL. */
-static inline const tg_allocator *tg__alloc_or_default(const tg_allocator *a) {
-  return a ? a : tg_allocator_default();
-}
+const tg_allocator *tg__alloc_or_default(const tg_allocator *a);
 
 void *tg__malloc(const tg_allocator *a, size_t size);
 /* calloc-like: NULL on overflow of n*size or allocation failure. Memory is zeroed. */
@@ -62,6 +60,13 @@ static inline int tg__align_up(uint64_t v, uint64_t align, uint64_t *out) {
 }
 
 /* printf into err->message when err is not NULL. Returns `status` for tail calls. */
+/* The refusal of a public entry point: after a call that returned `status`, make `err`'s
+ * message start with "<entry>: " (once; the status's description when the call wrote none;
+ * a leading "<alias>: " of the older style, when given, is replaced). Call
+ * tg__error_begin first so that an old message is not taken for the call's. Returns status. */
+void tg__error_begin(tg_error_info *err);
+tg_status tg__error_entry(tg_error_info *err, tg_status status, const char *entry, const char *alias);
+
 tg_status tg__error(tg_error_info *err, tg_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

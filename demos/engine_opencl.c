@@ -13,12 +13,17 @@
  * once with one allocation per tensor, once on Tangram's plan realised in the engine's own
  * context (tg_device_wrap_opencl) in objects and offsets mode, with a serial plan on an
  * in-order queue and a parallel-safe plan on an out-of-order queue (where the device has
- * one). Every output must be bit-identical to the one-allocation-per-tensor run.
+ * one). Every output must be bit-identical to the one-allocation-per-tensor run. With buffers
+ * it runs every plan again with in-place pairs: its elementwise kernels (scale, relu, add, mul)
+ * read each element before writing the same element, without restrict, so their output may
+ * alias an input that dies there (OpenCL 1.2 images are read-only or write-only per kernel, so
+ * images get no pairs).
  *
  *   engine_opencl             exit 0: all equal; 1: a mismatch or an error; 77: no OpenCL
  *
  * Errors end the program (a real engine would unwind); the rest is what an engine does. */
 #define CL_TARGET_OPENCL_VERSION 120
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,15 +271,39 @@ static void run_net(const engine *e, const net *n, cl_mem *mem, int image, cl_co
 
 /* ---- One planned run: plan, validate, realise in the engine's context, bind, run. */
 typedef struct planned_run {
-  uint64_t tensors, naive_bytes, planned_bytes, allocations, corrupted;
+  uint64_t tensors, naive_bytes, planned_bytes, allocations, corrupted, in_place;
   int equal; /* outputs bit-identical to the reference's */
 } planned_run;
 
+/* The engine's in-place candidates: an elementwise kernel (scale, relu, add; mul over its first
+ * input, the second being one value per channel) may write over an input of its output's shape
+ * that dies at that op. Record indices of `mr`. */
+static size_t in_place_pairs(const net *n, const tg_lifetimes *lt, const tg_model_records *mr,
+                             tg_in_place_pair *out) {
+  size_t record_of[MAX_T], np = 0;
+  for (int t = 0; t < MAX_T; ++t) record_of[t] = SIZE_MAX;
+  for (size_t r = 0; r < mr->records->count; ++r) record_of[mr->tensor_of[r]] = r;
+  for (int o = 0; o < n->ops; ++o) {
+    const op *p = &n->op[o];
+    if (p->kind != SCALE && p->kind != RELU && p->kind != ADD && p->kind != MUL) continue;
+    if (record_of[p->out] == SIZE_MAX) continue;
+    for (int i = 0; i < (p->kind == MUL ? 1 : p->n_in); ++i) {
+      int t = p->in[i];
+      if (record_of[t] == SIZE_MAX || lt->tensors[t].last_task != o || n->channels[t] != n->channels[p->out] ||
+          n->spatial[t] != n->spatial[p->out])
+        continue;
+      out[np++] = (tg_in_place_pair){(uint32_t)o, record_of[t], record_of[p->out], 0};
+      break;
+    }
+  }
+  return np;
+}
+
 static planned_run run_planned(const engine *e, const net *n, const tg_graph *g,
                                const tg_lifetimes *lt, const tg_schedule *sched, int image,
-                               tg_mode mode, tg_policy policy, cl_command_queue q,
+                               tg_mode mode, tg_policy policy, int in_place, cl_command_queue q,
                                float *const *reference) {
-  planned_run r = {0, 0, 0, 0, 0, 0};
+  planned_run r = {0, 0, 0, 0, 0, 0, 0};
   tg_error_info err = {{0}};
   /* The device: the engine's context, device and queue, borrowed. */
   tg_opencl_device_desc desc = {e->ctx, e->dev, q, NULL, 0};
@@ -314,6 +343,11 @@ static planned_run run_planned(const engine *e, const net *n, const tg_graph *g,
   po.strategy = TG_STRATEGY_BEST;
   po.alignment = mode == TG_MODE_OFFSETS ? info->buffer_alignment : 0;
   po.relation = tg_policy_relation_get(rel);
+  tg_in_place_pair pairs[MAX_OPS];
+  if (in_place) {
+    po.in_place = pairs;
+    po.in_place_count = in_place_pairs(n, lt, mr, pairs);
+  }
   tg_plan *plan = NULL;
   TG(tg_plan_compute(planned->records, count, planned->dims, &po, NULL, &plan), NULL);
   TG(tg_plan_validate(planned->records, count, planned->dims, plan, po.alignment, po.relation, NULL,
@@ -322,7 +356,7 @@ static planned_run run_planned(const engine *e, const net *n, const tg_graph *g,
   /* On an out-of-order queue the engine orders ops by the graph alone: the plan must add no
    * waits (parallel-safe plans never do). */
   tg_waits *waits = NULL;
-  TG(tg_schedule_compute_waits(sched, set->records, mr->tensor_of, count, plan, NULL, &waits, &err),
+  TG(tg_schedule_compute_waits(sched, planned->records, mr->tensor_of, count, plan, NULL, &waits, &err),
      &err);
   int out_of_order = q == e->ooo;
   if (out_of_order && waits->reuse_edge_count) {
@@ -339,6 +373,7 @@ static planned_run run_planned(const engine *e, const net *n, const tg_graph *g,
   tg_realization_get_stats(z, &stats);
   r.planned_bytes = stats.allocated_bytes;
   r.allocations = stats.allocations;
+  r.in_place = plan->in_place_count;
   /* Tangram's own on-device check of the plan, on the engine's queue. */
   tg_check_desc cd = {g, mr->tensor_of, 0, 0, NULL, NULL};
   tg_check_result check = {0, NULL, 0};
@@ -464,7 +499,8 @@ int main(void) {
 
     /* Tangram's plans: objects and offsets; serial in order, parallel-safe out of order. */
     for (int mode = 0; mode < 2; ++mode)
-      for (int policy = 0; policy < 2; ++policy) {
+      for (int policy = 0; policy < 2; ++policy)
+        for (int in_place = 0; in_place <= !image; ++in_place) {
         const char *storage = image ? "texture_2d" : "buffer";
         if (image && mode == TG_MODE_OFFSETS && !arena_images) {
           if (policy == 0)
@@ -476,12 +512,14 @@ int main(void) {
         }
         cl_command_queue q = policy == TG_POLICY_PARALLEL_SAFE && e.ooo ? e.ooo : e.in_order;
         planned_run r = run_planned(&e, &n, g, lt, sched, image, (tg_mode)mode, (tg_policy)policy,
-                                    q, reference);
+                                    in_place, q, reference);
+        char ip[32] = "";
+        if (in_place) snprintf(ip, sizeof ip, ", %llu in place", (unsigned long long)r.in_place);
         printf(
-            "%-10s %-7s %-13s %-12s %llu tensors in %2llu allocations, %6llu bytes (one "
+            "%-10s %-7s %-13s %-12s %llu tensors%s in %2llu allocations, %6llu bytes (one "
             "allocation per tensor: %6llu), check: %llu corrupted, outputs equal: %d/%d\n",
             storage, tg_mode_name((tg_mode)mode), tg_policy_name((tg_policy)policy),
-            q == e.ooo ? "out-of-order" : "in-order", (unsigned long long)r.tensors,
+            q == e.ooo ? "out-of-order" : "in-order", (unsigned long long)r.tensors, ip,
             (unsigned long long)r.allocations, (unsigned long long)r.planned_bytes,
             (unsigned long long)r.naive_bytes, (unsigned long long)r.corrupted, r.equal, n.n_out);
         runs++;

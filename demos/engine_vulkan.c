@@ -12,7 +12,11 @@
  * between ops) and the parallel-safe policy (ops ordered only by the schedule's waits, as
  * events: independent ops may overlap, and reuse never needs more waits). Every output of
  * every planned run must equal the reference bit for bit; with --validation, the validation
- * layer and synchronization validation watch everything and must say nothing.
+ * layer and synchronization validation watch everything and must say nothing. Every plan runs
+ * again with in-place pairs (tg_model_in_place_pairs: the network's ops carry TFLite's names, so
+ * ADD, MUL and RELU may write over an input that dies there): the pointwise shader reads an
+ * element before it writes the same element and declares no `restrict`, so its output binding
+ * may alias an input binding, on buffers and on storage images alike.
  *
  *   engine_vulkan [--validation]      exit 0: all equal, no validation message; 1: otherwise;
  *                                     77: no Vulkan device (or no validation layer when asked) */
@@ -684,7 +688,8 @@ int main(int argc, char **argv) {
     }
     for (int mode = TG_MODE_OBJECTS; mode <= TG_MODE_OFFSETS; ++mode) {
       if (mode == TG_MODE_OFFSETS && images && !info->arena_images) continue;
-      for (int policy = TG_POLICY_SERIAL; policy <= TG_POLICY_PARALLEL_SAFE; ++policy) {
+      for (int policy = TG_POLICY_SERIAL; policy <= TG_POLICY_PARALLEL_SAFE; ++policy)
+      for (int in_place = 0; in_place < 2; ++in_place) {
         tg_policy_relation *rel = NULL;
         tg_check(tg_policy_relation_create(schedule, (tg_policy)policy, mr->tensor_of, set->count,
                                            NULL, &rel), &err, "policy");
@@ -698,6 +703,19 @@ int main(int argc, char **argv) {
         po.mode = (tg_mode)mode;
         po.strategy = TG_STRATEGY_BEST;
         po.relation = tg_policy_relation_get(rel);
+        tg_in_place_pair *pairs = NULL;
+        size_t pair_count = 0;
+        if (in_place) {
+          tg_check(tg_model_in_place_pairs(graph, lifetimes, mr, 1, NULL, &pairs, &pair_count), NULL, "pairs");
+          /* Offsets: pairs whose device sizes differ cannot share one place. */
+          size_t kept = 0;
+          for (size_t k = 0; k < pair_count; ++k)
+            if (planned->records[pairs[k].input].size.w == planned->records[pairs[k].output].size.w)
+              pairs[kept++] = pairs[k];
+          pair_count = kept;
+          po.in_place = pairs;
+          po.in_place_count = pair_count;
+        }
         tg_plan *plan = NULL;
         tg_check(tg_plan_compute(planned->records, planned->count, planned->dims, &po, NULL, &plan),
                  NULL, "plan");
@@ -748,10 +766,12 @@ int main(int argc, char **argv) {
         }
         tg_realization_stats stats;
         tg_realization_get_stats(z, &stats);
-        printf("%-10s %-7s %-13s %-8s %2llu allocations, %6llu bytes (naive %llu: %2.0f%%); "
+        char ip[32] = "";
+        if (in_place) snprintf(ip, sizeof ip, ", %zu in place", plan->in_place_count);
+        printf("%-10s %-7s %-13s %-8s %2llu allocations%s, %6llu bytes (naive %llu: %2.0f%%); "
                "outputs %d (%zu floats), equal %zu%s\n",
                tg_storage_name(storage), tg_mode_name((tg_mode)mode), tg_policy_name((tg_policy)policy),
-               parallel ? "events" : "in order", (unsigned long long)stats.allocations,
+               parallel ? "events" : "in order", (unsigned long long)stats.allocations, ip,
                (unsigned long long)stats.allocated_bytes, (unsigned long long)naive_bytes,
                100.0 * (double)stats.allocated_bytes / (double)naive_bytes, n.output_count,
                out_floats, equal, equal == out_floats ? "" : "  MISMATCH");
@@ -761,6 +781,7 @@ int main(int argc, char **argv) {
         tg_waits_destroy(w);
         tg_realization_destroy(z);
         tg_plan_destroy(plan);
+        free(pairs);
         tg_record_set_destroy(arena);
         tg_policy_relation_destroy(rel);
       }

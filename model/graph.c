@@ -36,6 +36,9 @@ void tg_graph_destroy(tg_graph *g) {
       tg__free(&a, g->ops[i].inputs);
       tg__free(&a, g->ops[i].outputs);
     }
+  if (g->subgraphs)
+    for (size_t i = 0; i < g->flow_count; ++i) tg__free(&a, g->subgraphs[i].name);
+  tg__free(&a, g->subgraphs);
   tg__free(&a, g->tensors);
   tg__free(&a, g->ops);
   tg__free(&a, g->inputs);
@@ -134,4 +137,136 @@ tg_status tg__graph_read_file(const char *path, tg__graph_parse_fn parse, const 
   st = parse(data, length, path, alloc, out, err);
   tg__free(alloc, data);
   return st;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* Control flow: the order of one execution. */
+
+const char *tg_graph_op_subgraph_name(const tg_graph *g, size_t op) {
+  if (g == NULL || g->subgraphs == NULL || g->flow_count == 0 || op >= g->op_count) return "main";
+  uint32_t s = g->ops[op].subgraph;
+  if (s >= g->flow_count || g->subgraphs[s].name == NULL) return "main";
+  return g->subgraphs[s].name;
+}
+
+typedef struct run_order {
+  const tg_graph *g;
+  const tg_allocator *alloc;
+  uint32_t branch, iterations;
+  uint32_t *ops;
+  size_t count, capacity;
+  tg_error_info *err;
+} run_order;
+
+static tg_status order_emit(run_order *r, size_t op) {
+  if (r->count == r->capacity) {
+    size_t cap = r->capacity ? r->capacity * 2 : 64;
+    if (cap > ((size_t)1 << 31)) cap = (size_t)1 << 31;
+    if (r->count >= cap)
+      return tg__error(r->err, TG_ERROR_LIMIT, "%s: the run order has more than 2^31 ops",
+                       r->g->source ? r->g->source : "graph");
+    uint32_t *grown = tg__realloc(r->alloc, r->ops, r->capacity * sizeof *grown, cap * sizeof *grown);
+    if (grown == NULL) return tg__error(r->err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    r->ops = grown;
+    r->capacity = cap;
+  }
+  r->ops[r->count++] = (uint32_t)op;
+  return TG_OK;
+}
+
+static tg_status order_walk(run_order *r, uint32_t scope, size_t from, size_t to, unsigned depth) {
+  const tg_graph *g = r->g;
+  const char *src = g->source ? g->source : "graph";
+  if (depth > 64) return tg__error(r->err, TG_ERROR_GRAPH, "%s: subgraphs nest more than 64 deep", src);
+  size_t o = from;
+  while (o < to) {
+    uint32_t sg = g->ops[o].subgraph;
+    tg_status st;
+    if (sg == scope) {
+      if ((st = order_emit(r, o)) != TG_OK) return st;
+      ++o;
+      continue;
+    }
+    /* The child of `scope` that holds op o. */
+    uint32_t c = sg;
+    size_t steps = 0;
+    while (c < g->flow_count && c != 0 && g->subgraphs[c].parent != scope && steps++ <= g->flow_count)
+      c = g->subgraphs[c].parent;
+    if (c == 0 || c >= g->flow_count || g->subgraphs[c].parent != scope || g->subgraphs[c].first_op != o)
+      return tg__error(r->err, TG_ERROR_GRAPH, "%s: op %zu (subgraph %u) does not start a subgraph of subgraph %u",
+                       src, o, sg, scope);
+    uint32_t control = g->subgraphs[c].control_op;
+    tg_subgraph_kind kind = g->subgraphs[c].kind;
+    /* Its siblings (the other subgraphs of the same op), in op order. */
+    size_t end = o;
+    uint32_t last_branch = 0;
+    for (uint32_t k = 1; k < g->flow_count; ++k) {
+      const tg_subgraph *s = &g->subgraphs[k];
+      if (s->parent != scope || s->control_op != control) continue;
+      if (s->end_op > end) end = s->end_op;
+      if (s->branch > last_branch) last_branch = s->branch;
+    }
+    if (end > to)
+      return tg__error(r->err, TG_ERROR_GRAPH, "%s: subgraph %u runs past its parent's ops", src, c);
+    uint32_t want = r->branch < last_branch ? r->branch : last_branch;
+    uint32_t rounds = kind == TG_SUBGRAPH_BODY ? r->iterations : 1;
+    for (uint32_t it = 0; it < rounds; ++it) {
+      size_t at = o;
+      while (at < end) {
+        uint32_t k = 1;
+        for (; k < g->flow_count; ++k) {
+          const tg_subgraph *s = &g->subgraphs[k];
+          if (s->parent == scope && s->control_op == control && s->first_op == at && s->end_op > at) break;
+        }
+        if (k == g->flow_count)
+          return tg__error(r->err, TG_ERROR_GRAPH, "%s: op %zu lies in no subgraph of op %u", src, at, control);
+        const tg_subgraph *s = &g->subgraphs[k];
+        if (kind != TG_SUBGRAPH_BRANCH || s->branch == want)
+          if ((st = order_walk(r, k, s->first_op, s->end_op, depth + 1)) != TG_OK) return st;
+        at = s->end_op;
+      }
+    }
+    o = end;
+  }
+  return TG_OK;
+}
+
+tg_status tg_graph_run_order(const tg_graph *g, uint32_t branch, uint32_t iterations,
+                             const tg_allocator *alloc, uint32_t **order, size_t *count,
+                             tg_error_info *err) {
+  if (g == NULL || order == NULL || count == NULL)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "graph, order or count is NULL");
+  *order = NULL;
+  *count = 0;
+  alloc = tg__alloc_or_default(alloc);
+  const char *src = g->source ? g->source : "graph";
+  if (g->op_count > ((size_t)1 << 31))
+    return tg__error(err, TG_ERROR_LIMIT, "%s: more than 2^31 ops", src);
+  run_order r = {g, alloc, branch, iterations, NULL, 0, 0, err};
+  tg_status st = TG_OK;
+  if (g->flow_count == 0 || g->subgraphs == NULL) {
+    for (size_t o = 0; st == TG_OK && o < g->op_count; ++o) st = order_emit(&r, o);
+  } else {
+    for (size_t o = 0; o < g->op_count; ++o)
+      if (g->ops[o].subgraph >= g->flow_count) {
+        st = tg__error(err, TG_ERROR_GRAPH, "%s: op %zu names subgraph %u of %zu", src, o, g->ops[o].subgraph,
+                       g->flow_count);
+        break;
+      }
+    for (size_t k = 1; st == TG_OK && k < g->flow_count; ++k) {
+      const tg_subgraph *s = &g->subgraphs[k];
+      if (s->parent >= k || s->first_op > s->end_op || s->end_op > g->op_count || s->control_op < s->end_op ||
+          s->control_op >= g->op_count)
+        st = tg__error(err, TG_ERROR_GRAPH, "%s: subgraph %zu ('%s') has an inconsistent op range or parent",
+                       src, k, s->name ? s->name : "");
+    }
+    if (st == TG_OK) st = order_walk(&r, 0, 0, g->op_count, 0);
+  }
+  if (st != TG_OK) {
+    tg__free(alloc, r.ops);
+    return st;
+  }
+  *order = r.ops;
+  *count = r.count;
+  return TG_OK;
 }

@@ -31,6 +31,12 @@ static tg_status mark_io(const tg_graph *g, const uint32_t *list, size_t count, 
   return TG_OK;
 }
 
+static int zero_elements(const tg_tensor *t) {
+  for (uint32_t d = 0; d < t->rank && d < TG_MAX_RANK; ++d)
+    if (t->shape[d] == 0) return 1;
+  return 0;
+}
+
 tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_options *options,
                                      const tg_allocator *alloc, tg_lifetimes **out,
                                      tg_error_info *err) {
@@ -85,6 +91,8 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
         goto fail;
       }
       tg_tensor_lifetime *tl = &l->tensors[t];
+      /* A zero-element tensor holds nothing: read like an absent input, never planned. */
+      if (zero_elements(&g->tensors[t])) continue;
       if (tl->producer < 0 && !(io[t] & 1) && !tl->constant) {
         st = tg__error(err, TG_ERROR_GRAPH, "%s: op %zu (%s) reads tensor '%s' before it is written",
                        src, i, op_name(op), g->tensors[t].name ? g->tensors[t].name : "?");
@@ -138,8 +146,8 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
     else if ((io[t] & 1) || (tl->constant && tl->consumer_count > 0)) tl->first_task = 0;
     else tl->first_task = -1;
     tl->last_task = last_reader >= 0 ? last_reader : tl->first_task;
-    if (tl->constant) {
-      tl->planned = 0;
+    if (tl->constant || zero_elements(&g->tensors[t])) {
+      tl->planned = 0; /* a zero-element tensor holds nothing */
     } else if (!tl->persistent) {
       tl->planned = tl->producer >= 0;
     } else if (plan_io && (tl->producer >= 0 || (io[t] & 1))) {
@@ -161,7 +169,7 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
     const tg_op *op = &g->ops[i];
     for (uint32_t k = 0; k < op->input_count; ++k) {
       int32_t t = op->inputs[k];
-      if (t == -1) continue;
+      if (t == -1 || zero_elements(&g->tensors[t])) continue;
       tg_tensor_lifetime *tl = &l->tensors[t];
       int n = io[t];
       if (n > 0 && tl->consumers[n - 1] == (uint32_t)i) continue;

@@ -34,6 +34,20 @@ tg_status tg__unknown_input_shapes(const char *source, const struct tg_model_opt
  * repeat its shape. */
 tg_status tg__check_static_input_shapes(const struct tg_graph *g, const struct tg_model_options *o,
                                         tg_error_info *err);
+/* Dynamic dimensions of one .tflite tensor: bit d of `dynamic` when shape_signature[d] is -1;
+ * bit d of `unrecorded` when the file holds no size for it (no `shape`, or -1 there too). */
+typedef struct tg__tflite_dims {
+  uint8_t dynamic, unrecorded;
+} tg__tflite_dims;
+
+/* Read a .tflite file as tg_graph_parse_tflite does, but leave dynamic dimensions unresolved
+ * (never an error): per tensor, `*dynamic` (allocated from `alloc`, graph->tensor_count
+ * entries) says which dimensions are dynamic; the shapes hold the file's sizes (0 where it
+ * records none). For listing a model's inputs. */
+tg_status tg__tflite_parse_unresolved(const void *data, size_t length, const char *source,
+                                      const tg_allocator *alloc, struct tg_graph **out,
+                                      tg__tflite_dims **dynamic, tg_error_info *err);
+
 /* "1x3x640x640" ("?" for negative entries, "scalar" for rank 0), truncated to `size`. */
 void tg__shape_text(const int64_t *dims, uint32_t rank, char *buf, size_t size);
 

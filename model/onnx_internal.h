@@ -61,6 +61,7 @@ typedef struct onnx_value {
   uint8_t is_float;            /* values live in f (float types) rather than i */
   uint8_t is_output;           /* a graph output */
   uint8_t external;            /* initializer whose data lives in another file */
+  uint8_t dynamic;             /* graph inputs: bit d when the file leaves dimension d dynamic */
   int32_t producer;            /* node index, -1 when none */
   size_t count;                /* elements when has_data */
   int64_t *i;                  /* integer and bool values (arena) */

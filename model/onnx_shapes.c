@@ -793,6 +793,36 @@ static tg_status infer_gemm(onnx_ctx *c, onnx_node *n) {
   return set_out(c, n, 0, a->type, 2, d);
 }
 
+/* LSTM, GRU and RNN: X is [seq, batch, input] ([batch, seq, input] with layout 1, opset 14); W
+ * is [directions, gates x hidden, input]. Y is [seq, directions, batch, hidden] ([batch, seq,
+ * directions, hidden]); Y_h (and LSTM's Y_c) [directions, batch, hidden] ([batch, directions,
+ * hidden]). */
+static tg_status infer_recurrent(onnx_ctx *c, onnx_node *n) {
+  onnx_value *x, *w;
+  tg_status st;
+  int64_t hidden, layout = 0;
+  if ((st = need_in(c, n, 0, &x)) != TG_OK || (st = need_in(c, n, 1, &w)) != TG_OK ||
+      (st = attr_int(c, n, "hidden_size", -1, &hidden)) != TG_OK)
+    return st;
+  if (n->opset >= 14 && (st = attr_int(c, n, "layout", 0, &layout)) != TG_OK) return st;
+  if (x->rank != 3 || w->rank != 3)
+    return onnx_fail_node(c, n, TG_ERROR_PARSE, "X and W must have rank 3 (ranks %u and %u)", x->rank, w->rank);
+  int64_t gates = strcmp(n->op, "LSTM") == 0 ? 4 : strcmp(n->op, "GRU") == 0 ? 3 : 1;
+  if (hidden < 0) hidden = w->dims[1] / gates;
+  if (hidden * gates != w->dims[1])
+    return onnx_fail_node(c, n, TG_ERROR_PARSE, "W has %lld rows, not %lld gates x hidden_size %lld",
+                          (long long)w->dims[1], (long long)gates, (long long)hidden);
+  int64_t dirs = w->dims[0], seq = layout ? x->dims[1] : x->dims[0], batch = layout ? x->dims[0] : x->dims[1];
+  if (dirs != 1 && dirs != 2)
+    return onnx_fail_node(c, n, TG_ERROR_PARSE, "W has %lld directions", (long long)dirs);
+  int64_t y[4] = {seq, dirs, batch, hidden}, yl[4] = {batch, seq, dirs, hidden};
+  int64_t h[3] = {dirs, batch, hidden}, hl[3] = {batch, dirs, hidden};
+  if ((st = set_out(c, n, 0, x->type, 4, layout ? yl : y)) != TG_OK) return st;
+  for (size_t k = 1; k < n->nout && k < 3; ++k)
+    if ((st = set_out(c, n, k, x->type, 3, layout ? hl : h)) != TG_OK) return st;
+  return TG_OK;
+}
+
 /* ------------------------------------------------------------------------------------------ */
 /* Shape manipulation. */
 
@@ -1654,13 +1684,14 @@ static const struct {
     {"DequantizeLinear", infer_quantize}, {"Div", infer_broadcast}, {"Dropout", infer_dropout},
     {"Elu", infer_same}, {"Equal", infer_broadcast}, {"Erf", infer_same}, {"Exp", infer_same},
     {"Expand", infer_expand}, {"EyeLike", infer_same}, {"Flatten", infer_flatten},
-    {"Floor", infer_rounding}, {"Gather", infer_gather}, {"GatherElements", infer_gather_elements},
-    {"Gelu", infer_same}, {"Gemm", infer_gemm}, {"GlobalAveragePool", infer_global_pool},
-    {"GlobalLpPool", infer_global_pool}, {"GlobalMaxPool", infer_global_pool},
-    {"Greater", infer_broadcast}, {"GreaterOrEqual", infer_broadcast},
-    {"GroupNormalization", infer_same}, {"HardSigmoid", infer_same}, {"HardSwish", infer_same},
-    {"Hardmax", infer_same}, {"Identity", infer_identity}, {"InstanceNormalization", infer_same},
-    {"IsInf", infer_bool_same}, {"IsNaN", infer_bool_same}, {"LRN", infer_same},
+    {"Floor", infer_rounding}, {"GRU", infer_recurrent}, {"Gather", infer_gather},
+    {"GatherElements", infer_gather_elements}, {"Gelu", infer_same}, {"Gemm", infer_gemm},
+    {"GlobalAveragePool", infer_global_pool}, {"GlobalLpPool", infer_global_pool},
+    {"GlobalMaxPool", infer_global_pool}, {"Greater", infer_broadcast},
+    {"GreaterOrEqual", infer_broadcast}, {"GroupNormalization", infer_same},
+    {"HardSigmoid", infer_same}, {"HardSwish", infer_same}, {"Hardmax", infer_same},
+    {"Identity", infer_identity}, {"InstanceNormalization", infer_same}, {"IsInf", infer_bool_same},
+    {"IsNaN", infer_bool_same}, {"LRN", infer_same}, {"LSTM", infer_recurrent},
     {"LayerNormalization", infer_layernorm}, {"LeakyRelu", infer_same}, {"Less", infer_broadcast},
     {"LessOrEqual", infer_broadcast}, {"Log", infer_same}, {"LogSoftmax", infer_same},
     {"LpNormalization", infer_same}, {"LpPool", infer_pool}, {"MatMul", infer_matmul},
@@ -1670,7 +1701,8 @@ static const struct {
     {"NonMaxSuppression", infer_data_dependent}, {"NonZero", infer_data_dependent},
     {"Not", infer_bool_same}, {"Or", infer_broadcast}, {"PRelu", infer_broadcast},
     {"Pad", infer_pad}, {"Pow", infer_broadcast}, {"QuantizeLinear", infer_quantize},
-    {"Range", infer_range}, {"Reciprocal", infer_same}, {"ReduceL1", infer_reduce}, {"ReduceL2", infer_reduce}, {"ReduceLogSum", infer_reduce},
+    {"RNN", infer_recurrent}, {"Range", infer_range}, {"Reciprocal", infer_same},
+    {"ReduceL1", infer_reduce}, {"ReduceL2", infer_reduce}, {"ReduceLogSum", infer_reduce},
     {"ReduceLogSumExp", infer_reduce}, {"ReduceMax", infer_reduce}, {"ReduceMean", infer_reduce},
     {"ReduceMin", infer_reduce}, {"ReduceProd", infer_reduce}, {"ReduceSum", infer_reduce},
     {"ReduceSumSquare", infer_reduce}, {"Relu", infer_same}, {"Reshape", infer_reshape},

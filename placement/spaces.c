@@ -335,6 +335,21 @@ tg_status tg_spaces_plan_set(const tg_spaces *sp, const tg_schedule *s, size_t s
   const tg_share_relation *relation = tg_policy_relation_get(rel);
   tg_plan_options opt = options->plan;
   opt.relation = relation;
+  const uint64_t texel = (recs->dims == 1) ? 1 : tg_precision_texel_bytes(sp->precision);
+  if (opt.max_allocation > 0) {
+    /* A tensor above the cap fits no arena and no object. */
+    for (size_t r = 0; r < recs->count; ++r) {
+      uint64_t v = 0, bytes = UINT64_MAX;
+      if (tg_extent_volume(recs->records[r].size, &v) == TG_OK && tg__mul_u64(v, texel, &bytes) &&
+          bytes <= opt.max_allocation)
+        continue;
+      st = tg__error(err, TG_ERROR_LIMIT, "%s space: tensor %s (%llu bytes) is larger than the allocation cap %llu bytes",
+                     space, recs->names && recs->names[r] ? recs->names[r] : "?", (unsigned long long)bytes,
+                     (unsigned long long)opt.max_allocation);
+      tg_policy_relation_destroy(rel);
+      return st;
+    }
+  }
   st = tg_plan_compute(recs->records, recs->count, recs->dims, &opt, alloc, &out->plan);
   if (st != TG_OK) {
     tg__error(err, st, "%s space: planning %zu records (%s, %s) failed: %s", space, recs->count,
@@ -349,7 +364,30 @@ tg_status tg_spaces_plan_set(const tg_spaces *sp, const tg_schedule *s, size_t s
     goto fail;
   }
   const tg_plan *p = out->plan;
-  uint64_t unit = (recs->dims == 1) ? 1 : tg_precision_texel_bytes(sp->precision);
+  uint64_t unit = texel;
+  if (opt.max_allocation > 0 && p->mode == TG_MODE_OBJECTS) {
+    /* Objects of textures take the per-dimension maximum of their tensors: above the cap,
+     * name the object's largest tensor. */
+    for (size_t k = 0; k < p->object_count; ++k) {
+      uint64_t v = 0, bytes = UINT64_MAX;
+      if (tg_extent_volume(p->object_sizes[k], &v) == TG_OK && tg__mul_u64(v, unit, &bytes) &&
+          bytes <= opt.max_allocation)
+        continue;
+      size_t big = 0;
+      uint64_t big_v = 0;
+      for (size_t r = 0, seen = 0; r < recs->count; ++r) {
+        uint64_t rv = 0;
+        if (p->object_of[r] == k && tg_extent_volume(recs->records[r].size, &rv) == TG_OK && (!seen || rv > big_v))
+          big = r, big_v = rv, seen = 1;
+      }
+      st = tg__error(err, TG_ERROR_LIMIT,
+                     "%s space: object %zu (%llu bytes) is larger than the allocation cap %llu bytes; "
+                     "its largest tensor is %s",
+                     space, k, (unsigned long long)bytes, (unsigned long long)opt.max_allocation,
+                     recs->names && recs->names[big] ? recs->names[big] : "?");
+      goto fail;
+    }
+  }
   if (!tg__mul_u64(p->total, unit, &out->bytes)) {
     st = tg__error(err, TG_ERROR_OVERFLOW, "%s space: the plan's bytes overflow", space);
     goto fail;
@@ -359,7 +397,7 @@ tg_status tg_spaces_plan_set(const tg_spaces *sp, const tg_schedule *s, size_t s
     tg__error(err, st, "%s space: bounds: %s", space, tg_status_string(st));
     goto fail;
   }
-  out->allocations = p->mode == TG_MODE_OBJECTS ? p->object_count : 1;
+  out->allocations = p->mode == TG_MODE_OBJECTS ? p->object_count : p->arena_count;
   tg_policy_relation_destroy(rel);
   if (options->budget && out->bytes > options->budget)
     return tg__error(err, TG_ERROR_BUDGET, "%s space: the plan needs %llu bytes, the budget is %llu",

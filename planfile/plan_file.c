@@ -35,6 +35,104 @@ static uint64_t get_u64(const uint8_t *p) {
   return v;
 }
 
+/* ---- tagged sections (version 2): [u32 tag][u64 payload bytes][payload] ---- */
+
+#define TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+#define TAG_ARENAS TAG('A', 'R', 'N', 'A') /* allocation cap, arena sizes, each record's arena */
+#define TAG_LIMITS TAG('L', 'I', 'M', 'S') /* the device limits the records were made under */
+#define SECTION_HEAD 12u
+#define LIMIT_FIELDS 8u
+
+static int has_arenas_section(const tg_plan *p) {
+  return p->mode == TG_MODE_OFFSETS && (p->max_allocation > 0 || p->arena_count > 1);
+}
+
+/* ARNA payload: u64 cap, u64 arena count K, K x u64 arena sizes, then (K > 1) n x u32 arena. */
+static size_t arenas_bytes(const tg_plan *p) {
+  size_t k = p->arena_count > 1 ? p->arena_count : 0;
+  return 16 + 8 * k + (k ? 4 * p->record_count : 0);
+}
+
+static size_t write_arenas(uint8_t *b, const tg_plan *p) {
+  size_t len = arenas_bytes(p), k = p->arena_count > 1 ? p->arena_count : 0;
+  put_u32(b, TAG_ARENAS);
+  put_u64(b + 4, len);
+  uint8_t *q = b + SECTION_HEAD;
+  put_u64(q, p->max_allocation);
+  put_u64(q + 8, k);
+  for (size_t i = 0; i < k; ++i) put_u64(q + 16 + 8 * i, p->arena_sizes[i]);
+  for (size_t r = 0; k && r < p->record_count; ++r) put_u32(q + 16 + 8 * k + 4 * r, p->arena_of[r]);
+  return SECTION_HEAD + len;
+}
+
+/* Reads an ARNA payload into `p` (an offsets plan of `n` records); 0 with `why` when malformed. */
+static int read_arenas(const uint8_t *q, uint64_t len, tg_plan *p, size_t n, char *why, size_t why_size) {
+  if (p->mode != TG_MODE_OFFSETS) {
+    snprintf(why, why_size, "section ARNA in an objects plan");
+    return 0;
+  }
+  if (len < 16) {
+    snprintf(why, why_size, "section ARNA of %llu bytes, less than its 16-byte head", (unsigned long long)len);
+    return 0;
+  }
+  uint64_t cap = get_u64(q), k = get_u64(q + 8);
+  if (k == 1 || k > n || (k && (len - 16) / 8 < k) || len != 16 + 8 * k + (k ? 4 * (uint64_t)n : 0)) {
+    snprintf(why, why_size, "section ARNA: %llu arenas for %zu records do not match its %llu bytes",
+             (unsigned long long)k, n, (unsigned long long)len);
+    return 0;
+  }
+  p->max_allocation = cap;
+  if (k == 0) return 1;
+  tg_allocator a = p->alloc;
+  p->arena_sizes = tg__calloc(&a, (size_t)k, sizeof *p->arena_sizes);
+  p->arena_of = tg__calloc(&a, n, sizeof *p->arena_of);
+  if (p->arena_sizes == NULL || p->arena_of == NULL) {
+    snprintf(why, why_size, "out of memory");
+    return -1;
+  }
+  p->arena_count = (size_t)k;
+  for (size_t i = 0; i < k; ++i) p->arena_sizes[i] = get_u64(q + 16 + 8 * i);
+  for (size_t r = 0; r < n; ++r) p->arena_of[r] = get_u32(q + 16 + 8 * k + 4 * r);
+  return 1; /* arena ids and sizes: the validator checks them */
+}
+
+/* LIMS payload: the eight tg_device_limits fields in declaration order, u64 each. */
+static size_t write_limits(uint8_t *b, const tg_device_limits *l) {
+  const uint64_t v[LIMIT_FIELDS] = {l->max_buffer_bytes,     l->max_image_buffer_texels, l->max_texture_2d_width,
+                                    l->max_texture_2d_height, l->max_texture_3d_width,    l->max_texture_3d_height,
+                                    l->max_texture_3d_depth,  l->max_texture_array_layers};
+  put_u32(b, TAG_LIMITS);
+  put_u64(b + 4, 8 * LIMIT_FIELDS);
+  for (unsigned i = 0; i < LIMIT_FIELDS; ++i) put_u64(b + SECTION_HEAD + 8 * i, v[i]);
+  return SECTION_HEAD + 8 * LIMIT_FIELDS;
+}
+
+static int read_limits(const uint8_t *q, uint64_t len, tg_device_limits *l, char *why, size_t why_size) {
+  if (len != 8 * LIMIT_FIELDS) {
+    snprintf(why, why_size, "section LIMS of %llu bytes, not %u", (unsigned long long)len, 8 * LIMIT_FIELDS);
+    return 0;
+  }
+  uint64_t *f[LIMIT_FIELDS] = {&l->max_buffer_bytes,     &l->max_image_buffer_texels, &l->max_texture_2d_width,
+                               &l->max_texture_2d_height, &l->max_texture_3d_width,    &l->max_texture_3d_height,
+                               &l->max_texture_3d_depth,  &l->max_texture_array_layers};
+  for (unsigned i = 0; i < LIMIT_FIELDS; ++i) *f[i] = get_u64(q + 8 * i);
+  return 1;
+}
+
+/* A tag as text for messages: its four characters when printable, else hex. */
+static void tag_text(uint32_t tag, char out[16]) {
+  int printable = 1;
+  for (int i = 0; i < 4; ++i) {
+    unsigned c = (tag >> (8 * i)) & 0xFFu;
+    printable &= c >= 0x20 && c < 0x7F;
+  }
+  if (printable)
+    snprintf(out, 16, "'%c%c%c%c'", (char)(tag & 0xFF), (char)(tag >> 8 & 0xFF), (char)(tag >> 16 & 0xFF),
+             (char)(tag >> 24 & 0xFF));
+  else
+    snprintf(out, 16, "0x%08x", tag);
+}
+
 /* ---- fingerprint ---- */
 
 /* One record of the fingerprint stream: w, h, d, alignment (u64), first, last (u32), the name's
@@ -51,6 +149,59 @@ static void fp_record(tg__sha256 *s, tg_extent size, uint64_t alignment, uint32_
   put_u64(e + 40, name_length);
   tg__sha256_update(s, e, sizeof e);
   if (name != NULL && name_length != UINT64_MAX) tg__sha256_update(s, name, (size_t)name_length);
+}
+
+/* INPL: the plan's in-place pairs. */
+#define TAG_INPL TAG('I', 'N', 'P', 'L')
+#define INPL_PAIR 24u        /* u32 op, u32 view, u64 input, u64 output */
+
+static size_t inpl_bytes(const tg_plan *p) {
+  return p->in_place_count ? SECTION_HEAD + 8 + INPL_PAIR * p->in_place_count : 0;
+}
+
+static size_t inpl_write(uint8_t *b, const tg_plan *p) {
+  if (p->in_place_count == 0) return 0;
+  put_u32(b, TAG_INPL);
+  put_u64(b + 4, 8 + (uint64_t)INPL_PAIR * p->in_place_count);
+  put_u64(b + SECTION_HEAD, p->in_place_count);
+  uint8_t *e = b + SECTION_HEAD + 8;
+  for (size_t i = 0; i < p->in_place_count; ++i, e += INPL_PAIR) {
+    put_u32(e, p->in_place[i].op);
+    put_u32(e + 4, p->in_place[i].view ? 1u : 0u);
+    put_u64(e + 8, p->in_place[i].input);
+    put_u64(e + 16, p->in_place[i].output);
+  }
+  return inpl_bytes(p);
+}
+
+/* The INPL payload: u64 count, then the pairs; the validator checks them against the records. */
+static tg_status inpl_read(const uint8_t *d, uint64_t len, size_t record_count, tg_plan *p, const char *name,
+                           tg_error_info *err) {
+  if (p->in_place_count != 0)
+    return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: appears twice", name);
+  if (len < 8) return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: %llu bytes, too short", name, (unsigned long long)len);
+  uint64_t n = get_u64(d);
+  if (n == 0) return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: no pairs (written without the section)", name);
+  if (n > record_count || (len - 8) / INPL_PAIR != n || (len - 8) % INPL_PAIR != 0)
+    return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: %llu pairs do not fit %llu bytes (or exceed %zu records)",
+                     name, (unsigned long long)n, (unsigned long long)len, record_count);
+  tg_in_place_pair *pairs = tg__calloc(&p->alloc, n ? (size_t)n : 1, sizeof *pairs);
+  if (pairs == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", name);
+  for (size_t i = 0; i < (size_t)n; ++i) {
+    const uint8_t *e = d + 8 + INPL_PAIR * i;
+    uint32_t view = get_u32(e + 4);
+    uint64_t in = get_u64(e + 8), out = get_u64(e + 16);
+    if (view > 1 || in >= record_count || out >= record_count) {
+      tg__free(&p->alloc, pairs);
+      return tg__error(err, TG_ERROR_PARSE, "%s: section INPL: pair %zu: view flag %u or records %llu -> %llu out of range",
+                       name, i, view, (unsigned long long)in, (unsigned long long)out);
+    }
+    pairs[i] = (tg_in_place_pair){get_u32(e), (size_t)in, (size_t)out, (int)view};
+  }
+  tg__free(&p->alloc, p->in_place);
+  p->in_place = pairs;
+  p->in_place_count = (size_t)n;
+  return TG_OK;
 }
 
 static void fp_begin(tg__sha256 *s, uint32_t dims, uint64_t count) {
@@ -182,6 +333,18 @@ tg_status tg_plan_file_write(const tg_plan_file_desc *desc, const tg_allocator *
   } else {
     ok = ok && tg__mul_size(n, 8, &part) && (total += part) >= part;
   }
+  const size_t inpl = inpl_bytes(p);
+  ok = ok && (total += inpl) >= inpl;
+  if (has_arenas_section(p)) {
+    if (p->arena_count > 1 && (p->arena_of == NULL || p->arena_sizes == NULL))
+      return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "plan file: the plan has %zu arenas but not their arrays",
+                       p->arena_count);
+    size_t a = arenas_bytes(p); /* at most 16 + 12 n: n is bounded by TG_MAX_RECORDS */
+    ok = ok && (total += SECTION_HEAD + a) >= a;
+  }
+  if (desc->limits) ok = ok && (total += SECTION_HEAD + 8 * LIMIT_FIELDS) >= SECTION_HEAD;
+  /* A file with a section is version 2; without one, version 1 (what older readers load). */
+  const int sections = inpl > 0 || has_arenas_section(p) || desc->limits != NULL;
   ok = ok && (total += CHECKSUM) >= CHECKSUM;
   if (!ok) return tg__error(err, TG_ERROR_OVERFLOW, "plan file: the file would not fit in memory");
   tg_error_info verr = {{0}};
@@ -193,7 +356,7 @@ tg_status tg_plan_file_write(const tg_plan_file_desc *desc, const tg_allocator *
   uint8_t *b = tg__calloc(alloc, total, 1);
   if (b == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "plan file: out of memory (%zu bytes)", total);
   memcpy(b + TG__PF_MAGIC, k_magic, sizeof k_magic);
-  put_u32(b + TG__PF_VERSION, TG_PLAN_FILE_VERSION);
+  put_u32(b + TG__PF_VERSION, sections ? TG_PLAN_FILE_VERSION : 1u);
   put_u32(b + TG__PF_FLAGS, desc->flags);
   put_u64(b + TG__PF_FILE_BYTES, total);
   put_u32(b + TG__PF_DIMS, desc->dims);
@@ -239,6 +402,9 @@ tg_status tg_plan_file_write(const tg_plan_file_desc *desc, const tg_allocator *
   } else {
     for (size_t r = 0; r < n; ++r, at += 8) put_u64(b + at, p->offset_of[r]);
   }
+  at += inpl_write(b + at, p);
+  if (has_arenas_section(p)) at += write_arenas(b + at, p);
+  if (desc->limits) at += write_limits(b + at, desc->limits);
   put_u32(b + at, tg__crc32(b, at));
   *data = b;
   *size = total;
@@ -309,9 +475,9 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
     return tg__error(err, TG_ERROR_PARSE, "%s: truncated: %zu bytes, a plan file's header and checksum alone take %zu",
                      name, size, min);
   uint32_t version = get_u32(b + TG__PF_VERSION);
-  if (version != TG_PLAN_FILE_VERSION)
-    return tg__error(err, TG_ERROR_PARSE, "%s: format version %u; this library reads version %u", name, version,
-                     TG_PLAN_FILE_VERSION);
+  if (version != TG_PLAN_FILE_VERSION && version != 1)
+    return tg__error(err, TG_ERROR_PARSE, "%s: format version %u; this library reads versions 1 and %u", name,
+                     version, TG_PLAN_FILE_VERSION);
   uint64_t file_bytes = get_u64(b + TG__PF_FILE_BYTES);
   if (file_bytes > size)
     return tg__error(err, TG_ERROR_PARSE, "%s: truncated: %zu of the %llu bytes the header announces", name, size,
@@ -386,10 +552,31 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
       return tg__error(err, TG_ERROR_PARSE, "%s: plan of %zu offsets needs more than the %zu bytes left", name, n, left);
     plan_bytes = n * 8;
   }
-  if (plan_bytes != left)
+  if (version == 1 && plan_bytes != left)
     return tg__error(err, TG_ERROR_PARSE, "%s: %zu bytes between the plan and the checksum, expected none", name,
                      left - plan_bytes);
+  if (plan_bytes == left && version > 1)
+    return tg__error(err, TG_ERROR_PARSE, "%s: version %u without sections (written as version 1)", name, version);
   const uint8_t *plan_at = b + at;
+  /* Version 2: tagged sections up to the checksum, each within the bytes left. */
+  const uint8_t *sections = b + at + plan_bytes;
+  size_t sections_bytes = left - plan_bytes;
+  for (size_t q = 0; q < sections_bytes;) {
+    if (sections_bytes - q < SECTION_HEAD)
+      return tg__error(err, TG_ERROR_PARSE, "%s: %zu bytes after the sections, less than a section head", name,
+                       sections_bytes - q);
+    uint64_t len = get_u64(sections + q + 4);
+    if (len > sections_bytes - q - SECTION_HEAD)
+      return tg__error(err, TG_ERROR_PARSE, "%s: a section of %llu bytes runs past the end (%zu bytes remain)",
+                       name, (unsigned long long)len, sections_bytes - q - SECTION_HEAD);
+    uint32_t tag = get_u32(sections + q);
+    if (tag != TAG_ARENAS && tag != TAG_LIMITS && tag != TAG_INPL) {
+      char t[16];
+      tag_text(tag, t);
+      return tg__error(err, TG_ERROR_PARSE, "%s: unknown section %s (%llu bytes)", name, t, (unsigned long long)len);
+    }
+    q += SECTION_HEAD + (size_t)len;
+  }
 
   /* Every size is known to lie within the file: build the objects. */
   tg_plan_file *f = tg__calloc(alloc, 1, sizeof *f);
@@ -441,6 +628,36 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
   } else {
     for (size_t r = 0; r < n; ++r) p->offset_of[r] = get_u64(plan_at + 8 * r);
   }
+  int seen_arenas = 0, seen_limits = 0;
+  for (size_t q = 0; q < sections_bytes;) {
+    uint32_t tag = get_u32(sections + q);
+    uint64_t len = get_u64(sections + q + 4);
+    const uint8_t *payload = sections + q + SECTION_HEAD;
+    if (tag == TAG_INPL) {
+      if ((st = inpl_read(payload, len, n, p, name, err)) != TG_OK) goto fail;
+      q += SECTION_HEAD + (size_t)len;
+      continue;
+    }
+    int *seen = tag == TAG_ARENAS ? &seen_arenas : &seen_limits;
+    int r = 1;
+    if (*seen) {
+      snprintf(why, sizeof why, "section %s twice", tag == TAG_ARENAS ? "ARNA" : "LIMS");
+      r = 0;
+    } else if (tag == TAG_ARENAS) {
+      r = read_arenas(payload, len, p, n, why, sizeof why);
+    } else {
+      r = read_limits(payload, len, &f->limits, why, sizeof why);
+      f->has_limits = r;
+    }
+    if (r < 0) goto oom;
+    if (r == 0) {
+      st = tg__error(err, TG_ERROR_PARSE, "%s: %s", name, why);
+      goto fail;
+    }
+    *seen = 1;
+    q += SECTION_HEAD + (size_t)len;
+  }
+  st = TG_ERROR_OUT_OF_HOST_MEMORY;
   /* The fingerprint must be that of the records, and the plan valid for them. */
   memcpy(f->fingerprint, b + TG__PF_FINGERPRINT, TG_FINGERPRINT_BYTES);
   uint8_t fp[TG_FINGERPRINT_BYTES];

@@ -44,9 +44,15 @@ static int v_item_cmp(const void *pa, const void *pb) {
   return 0;
 }
 
+/* partner[r]: the record r is the output of a declared pair with (its input), or SIZE_MAX. */
+static int declared(const size_t *partner, size_t a, size_t b) {
+  return partner != NULL && (partner[a] == b || partner[b] == a);
+}
+
 static tg_status validate_objects(const tg_usage_record *records, size_t count,
                                   const tg_plan *plan, const tg_share_relation *relation,
-                                  const tg_allocator *alloc, tg_error_info *err) {
+                                  const size_t *partner, const tg_allocator *alloc,
+                                  tg_error_info *err) {
   if ((count > 0 && plan->object_of == NULL) || (plan->object_count > 0 && plan->object_sizes == NULL))
     return tg__error(err, INVALID, "objects plan without object arrays");
   for (size_t r = 0; r < count; ++r) {
@@ -71,6 +77,12 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
   if (total != plan->total)
     return tg__error(err, INVALID, "total %" PRIu64 " differs from the sum of object volumes %" PRIu64,
                      plan->total, total);
+  if (plan->max_allocation > 0 && plan->dims == 1) {
+    for (size_t k = 0; k < plan->object_count; ++k)
+      if (plan->object_sizes[k].w > plan->max_allocation)
+        return tg__error(err, INVALID, "object %zu (%" PRIu64 " bytes) exceeds the allocation cap %" PRIu64,
+                         k, plan->object_sizes[k].w, plan->max_allocation);
+  }
   if (count == 0) return TG_OK;
 
   /* Members of each object by first task: within an object, records are pairwise disjoint in
@@ -85,7 +97,8 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
     size_t latest = items[i].idx;
     for (++j; j < count && items[j].k1 == items[i].k1; ++j) {
       const tg_usage_record *b = &records[items[j].idx], *a = &records[latest];
-      if (b->first_task <= a->last_task) {
+      if (b->first_task <= a->last_task && !(declared(partner, latest, items[j].idx) &&
+                                             b->first_task == a->last_task)) {
         st = tg__error(err, INVALID,
                        "records %zu and %zu share object %" PRIu64
                        " but their task intervals [%" PRIu32 ", %" PRIu32 "] and [%" PRIu32 ", %" PRIu32
@@ -102,7 +115,7 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
       for (size_t x = i; x < j && st == TG_OK; ++x) {
         for (size_t y = x + 1; y < j; ++y) {
           size_t a = items[x].idx, b = items[y].idx;
-          if (!relation->may_share(relation->user, a, b)) {
+          if (!intervals_meet(&records[a], &records[b]) && !relation->may_share(relation->user, a, b)) {
             st = tg__error(err, INVALID,
                            "records %zu and %zu share object %" PRIu64 " but the relation forbids sharing",
                            a < b ? a : b, a < b ? b : a, items[i].k1);
@@ -161,30 +174,114 @@ static tg_status overlap_error(tg_error_info *err, const tg_usage_record *record
                    records[a].last_task, records[b].first_task, records[b].last_task);
 }
 
+/* Several arenas: each record inside its arena, each arena's size the end of its highest
+ * record, the total their sum, every arena within the cap. `*base` gets each arena's start in
+ * one address space where the arenas lie back to back (so that records of different arenas
+ * never overlap there). */
+static tg_status validate_overlaps(const tg_usage_record *records, size_t count,
+                                   const uint64_t *off, const uint64_t *vol, size_t m,
+                                   const tg_share_relation *relation, const size_t *partner,
+                                   const tg_allocator *alloc, tg_error_info *err);
+
+static tg_status validate_arenas(const tg_usage_record *records, size_t count, const tg_plan *plan,
+                                 const uint64_t *vol, const tg_allocator *alloc, uint64_t **base,
+                                 tg_error_info *err) {
+  (void)records;
+  size_t na = plan->arena_count;
+  if (plan->arena_of == NULL || plan->arena_sizes == NULL)
+    return tg__error(err, INVALID, "plan of %zu arenas without arena arrays", na);
+  uint64_t *ends = tg__calloc(alloc, na, sizeof *ends), *b = tg__calloc(alloc, na, sizeof *b);
+  if (ends == NULL || b == NULL) {
+    tg__free(alloc, ends);
+    tg__free(alloc, b);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  tg_status st = TG_OK;
+  for (size_t r = 0; r < count && st == TG_OK; ++r) {
+    uint32_t k = plan->arena_of[r];
+    uint64_t end;
+    if (k >= na)
+      st = tg__error(err, INVALID, "record %zu: arena %" PRIu32 " out of range (%zu arenas)", r, k, na);
+    else if (!v_add(plan->offset_of[r], vol[r], &end))
+      st = tg__error(err, INVALID, "record %zu: offset %" PRIu64 " + size %" PRIu64 " overflows 64 bits",
+                     r, plan->offset_of[r], vol[r]);
+    else if (end > ends[k])
+      ends[k] = end;
+  }
+  uint64_t total = 0;
+  for (size_t k = 0; k < na && st == TG_OK; ++k) {
+    if (plan->arena_sizes[k] != ends[k])
+      st = tg__error(err, INVALID, "arena %zu: size %" PRIu64 " differs from max(offset + size) = %" PRIu64,
+                     k, plan->arena_sizes[k], ends[k]);
+    else if (plan->max_allocation > 0 && ends[k] > plan->max_allocation)
+      st = tg__error(err, INVALID, "arena %zu: %" PRIu64 " bytes exceed the allocation cap %" PRIu64,
+                     k, ends[k], plan->max_allocation);
+    else if (!v_add(total, ends[k], &total))
+      st = tg__error(err, INVALID, "the sum of arena sizes overflows 64 bits (at arena %zu)", k);
+    else
+      b[k] = total - ends[k];
+  }
+  if (st == TG_OK && total != plan->total)
+    st = tg__error(err, INVALID, "total %" PRIu64 " differs from the sum of arena sizes %" PRIu64,
+                   plan->total, total);
+  tg__free(alloc, ends);
+  if (st != TG_OK) {
+    tg__free(alloc, b);
+    return st;
+  }
+  *base = b;
+  return TG_OK;
+}
+
 static tg_status validate_offsets(const tg_usage_record *records, size_t count,
                                   const tg_plan *plan, const uint64_t *vol, uint64_t alignment,
-                                  const tg_share_relation *relation, const tg_allocator *alloc,
-                                  tg_error_info *err) {
+                                  const tg_share_relation *relation, const size_t *partner,
+                                  const tg_allocator *alloc, tg_error_info *err) {
   if (plan->dims != 1) return tg__error(err, INVALID, "offsets plans must be 1D (plan has %" PRIu32 " dims)", plan->dims);
   if (count > 0 && plan->offset_of == NULL) return tg__error(err, INVALID, "offsets plan without offsets");
-  const uint64_t *off = plan->offset_of;
+  const uint64_t *in_arena = plan->offset_of;
   uint64_t max_end = 0;
   size_t m = 0; /* records that occupy memory */
   for (size_t r = 0; r < count; ++r) {
     uint64_t a = alignment > records[r].alignment ? alignment : records[r].alignment, end;
-    if (a > 1 && off[r] % a != 0)
+    if (a > 1 && in_arena[r] % a != 0)
       return tg__error(err, INVALID, "record %zu: offset %" PRIu64 " is not a multiple of its alignment %" PRIu64,
-                       r, off[r], a);
-    if (!v_add(off[r], vol[r], &end))
+                       r, in_arena[r], a);
+    if (!v_add(in_arena[r], vol[r], &end))
       return tg__error(err, INVALID, "record %zu: offset %" PRIu64 " + size %" PRIu64 " overflows 64 bits",
-                       r, off[r], vol[r]);
+                       r, in_arena[r], vol[r]);
     if (end > max_end) max_end = end;
     if (vol[r] > 0) ++m;
+  }
+  if (plan->arena_count > 1) {
+    uint64_t *base = NULL;
+    tg_status st = validate_arenas(records, count, plan, vol, alloc, &base, err);
+    if (st != TG_OK) return st;
+    uint64_t *virt = tg__calloc(alloc, count ? count : 1, sizeof *virt);
+    if (virt == NULL) {
+      tg__free(alloc, base);
+      return TG_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    for (size_t r = 0; r < count; ++r) virt[r] = base[plan->arena_of[r]] + in_arena[r];
+    tg__free(alloc, base);
+    st = m < 2 ? TG_OK : validate_overlaps(records, count, virt, vol, m, relation, partner, alloc, err);
+    tg__free(alloc, virt);
+    return st;
   }
   if (plan->total != max_end)
     return tg__error(err, INVALID, "total %" PRIu64 " differs from max(offset + size) = %" PRIu64,
                      plan->total, max_end);
-  if (m < 2) return TG_OK;
+  if (plan->max_allocation > 0 && plan->total > plan->max_allocation)
+    return tg__error(err, INVALID, "arena 0: %" PRIu64 " bytes exceed the allocation cap %" PRIu64,
+                     plan->total, plan->max_allocation);
+  return m < 2 ? TG_OK : validate_overlaps(records, count, in_arena, vol, m, relation, partner, alloc, err);
+}
+
+/* No two conflicting records at intersecting addresses (`off`: one address space). */
+static tg_status validate_overlaps(const tg_usage_record *records, size_t count,
+                                   const uint64_t *off, const uint64_t *vol, size_t m,
+                                   const tg_share_relation *relation, const size_t *partner,
+                                   const tg_allocator *alloc, tg_error_info *err) {
 
   /* Time sweep. Records live at the start of the next record all meet it (and each other), so
    * the live set must be address-disjoint; kept ordered by offset, a new record can only
@@ -215,15 +312,21 @@ static tg_status validate_offsets(const tg_usage_record *records, size_t count,
     size_t r = by_first[i].idx;
     for (; j < m && by_last[j].k1 < records[r].first_task; ++j) fw_add(&fw, rank[by_last[j].idx], -1);
     size_t below = fw_prefix(&fw, rank[r]);
-    if (below > 0) {
-      size_t p = by_off[fw_kth(&fw, below)].idx;
+    /* r's declared input (same offset and size, checked before) is live here and skipped: the
+     * neighbours beyond it are checked instead. */
+    const size_t in = partner ? partner[r] : SIZE_MAX;
+    size_t lo = below, hi = below + 1;
+    if (lo > 0 && by_off[fw_kth(&fw, lo)].idx == in) --lo;
+    else if (hi <= fw.total && by_off[fw_kth(&fw, hi)].idx == in) ++hi;
+    if (lo > 0) {
+      size_t p = by_off[fw_kth(&fw, lo)].idx;
       if (off[p] + vol[p] > off[r]) {
         st = overlap_error(err, records, off, vol, p, r, "while their task intervals intersect");
         goto done;
       }
     }
-    if (below < fw.total) {
-      size_t s = by_off[fw_kth(&fw, below + 1)].idx;
+    if (hi <= fw.total) {
+      size_t s = by_off[fw_kth(&fw, hi)].idx;
       if (off[s] < off[r] + vol[r]) {
         st = overlap_error(err, records, off, vol, r, s, "while their task intervals intersect");
         goto done;
@@ -253,6 +356,69 @@ done:
   tg__free(alloc, by_last);
   tg__free(alloc, rank);
   tg__free(alloc, fw.t);
+  return st;
+}
+
+/* The plan's declared in-place pairs: each follows the rules (input dies and output is born at
+ * the op, equal sizes, one pair per record as input and as output) and puts both records in one
+ * object or at one offset. `*partner_out[output] = input`. */
+static tg_status check_pairs(const tg_usage_record *records, size_t count, const tg_plan *plan,
+                             const tg_allocator *alloc, size_t **partner_out, tg_error_info *err) {
+  if (plan->in_place == NULL) return tg__error(err, INVALID, "plan declares in-place pairs without the array");
+  size_t *partner = tg__calloc(alloc, count ? count : 1, sizeof *partner);
+  unsigned char *is_input = tg__calloc(alloc, count ? count : 1, 1);
+  tg_status st = TG_OK;
+  if (partner == NULL || is_input == NULL) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  for (size_t r = 0; r < count; ++r) partner[r] = SIZE_MAX;
+  for (size_t i = 0; i < plan->in_place_count && st == TG_OK; ++i) {
+    const tg_in_place_pair *p = &plan->in_place[i];
+    if (p->input >= count || p->output >= count || p->input == p->output) {
+      st = tg__error(err, INVALID, "in-place pair %zu: records %zu -> %zu out of range or equal", i, p->input,
+                     p->output);
+      break;
+    }
+    const tg_usage_record *a = &records[p->input], *b = &records[p->output];
+    if (a->last_task < p->op)
+      st = tg__error(err, INVALID, "in-place pair %zu: record %zu dies before op %" PRIu32 " (last task %" PRIu32 ")",
+                     i, p->input, p->op, a->last_task);
+    else if (a->last_task != p->op)
+      st = tg__error(err, INVALID,
+                     "in-place pair %zu: record %zu is still read after op %" PRIu32 " (last task %" PRIu32
+                     "), so record %zu may not be written over it",
+                     i, p->input, p->op, a->last_task, p->output);
+    else if (b->first_task != p->op)
+      st = tg__error(err, INVALID, "in-place pair %zu: record %zu is not born at op %" PRIu32 " (first task %" PRIu32 ")",
+                     i, p->output, p->op, b->first_task);
+    else if (a->size.w != b->size.w || a->size.h != b->size.h || a->size.d != b->size.d)
+      st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu differ in size", i, p->input, p->output);
+    else if (partner[p->output] != SIZE_MAX)
+      st = tg__error(err, INVALID, "in-place pair %zu: record %zu is the output of two pairs", i, p->output);
+    else if (is_input[p->input])
+      st = tg__error(err, INVALID, "in-place pair %zu: record %zu is the input of two pairs", i, p->input);
+    else if (plan->mode == TG_MODE_OBJECTS && plan->object_of != NULL &&
+             plan->object_of[p->input] != plan->object_of[p->output])
+      st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu are in different objects", i, p->input,
+                     p->output);
+    else if (plan->mode == TG_MODE_OFFSETS && plan->offset_of != NULL &&
+             (plan->offset_of[p->input] != plan->offset_of[p->output] ||
+              (plan->arena_count > 1 && plan->arena_of != NULL &&
+               plan->arena_of[p->input] != plan->arena_of[p->output])))
+      st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu are at different offsets", i, p->input,
+                     p->output);
+    if (st != TG_OK) break;
+    partner[p->output] = p->input;
+    is_input[p->input] = 1;
+  }
+done:
+  tg__free(alloc, is_input);
+  if (st != TG_OK) {
+    tg__free(alloc, partner);
+    partner = NULL;
+  }
+  *partner_out = partner;
   return st;
 }
 
@@ -286,11 +452,14 @@ tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_
     else if (!v_volume(rec->size, &vol[r]))
       st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "record %zu: size overflows 64 bits", r);
   }
+  size_t *partner = NULL;
+  if (st == TG_OK && plan->in_place_count > 0) st = check_pairs(records, count, plan, alloc, &partner, err);
   if (st == TG_OK) {
     st = plan->mode == TG_MODE_OBJECTS
-             ? validate_objects(records, count, plan, relation, alloc, err)
-             : validate_offsets(records, count, plan, vol, alignment, relation, alloc, err);
+             ? validate_objects(records, count, plan, relation, partner, alloc, err)
+             : validate_offsets(records, count, plan, vol, alignment, relation, partner, alloc, err);
   }
+  tg__free(alloc, partner);
   tg__free(alloc, vol);
   return st;
 }

@@ -12,6 +12,7 @@ static inline unsigned ctz64(uint64_t v) { return (unsigned)__builtin_ctzll(v); 
 static inline unsigned ctz32(uint32_t v) { return (unsigned)__builtin_ctz(v); }
 
 int tg__tlsf_mapping_insert(uint64_t units, uint32_t *fl, uint32_t *sl) {
+  *fl = *sl = 0; /* defined on every return: callers that ignore a refusal read no garbage */
   if (units == 0) return 0;
   if (units < TG__TLSF_SL_COUNT) {
     *fl = 0;

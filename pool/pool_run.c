@@ -1,9 +1,10 @@
 /* A model's tensors through a run-time pool, and a realization over where they landed
- * (pool_internal.h). */
+ * (pool_run.h). */
 #include <stdint.h>
 
 #include "backends/backend_internal.h"
 #include "pool/pool_internal.h"
+#include "pool/pool_run.h"
 
 void tg__pool_run_free(tg__pool_run *run) {
   if (run == NULL || run->alloc == NULL) return;
@@ -68,9 +69,38 @@ static tg_status memory_index(tg_pool *pool, tg__pool_run *run, uint64_t id, uin
   return TG_OK;
 }
 
+static tg_status run_records(tg_pool *pool, const tg_usage_record *records, const tg_tensor_resource *resources,
+                             const uint64_t *bytes, size_t count, int free_after_producer, const size_t *view_of,
+                             const tg_allocator *alloc, tg__pool_run *run, uint64_t *views_used,
+                             tg_error_info *err);
+
 tg_status tg__pool_run_records(tg_pool *pool, const tg_usage_record *records, const tg_tensor_resource *resources,
                                const uint64_t *bytes, size_t count, int free_after_producer,
                                const tg_allocator *alloc, tg__pool_run *run, tg_error_info *err) {
+  return run_records(pool, records, resources, bytes, count, free_after_producer, NULL, alloc, run, NULL, err);
+}
+
+tg_status tg__pool_run_records_views(tg_pool *pool, const tg_usage_record *records,
+                                     const tg_tensor_resource *resources, const uint64_t *bytes, size_t count,
+                                     const size_t *view_of, const tg_allocator *alloc, tg__pool_run *run,
+                                     uint64_t *views_used, tg_error_info *err) {
+  if (run != NULL) memset(run, 0, sizeof *run);
+  for (size_t r = 0; view_of != NULL && r < count; ++r) {
+    size_t in = view_of[r];
+    if (in == SIZE_MAX) continue;
+    if (in >= count || in == r || records[in].last_task != records[r].first_task || bytes[in] != bytes[r] ||
+        resources[in].storage != resources[r].storage || view_of[in] == r)
+      return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                       "pooled run: record %zu cannot view record %zu (it must die where the view is born, "
+                       "with the view's size)", r, in);
+  }
+  return run_records(pool, records, resources, bytes, count, 0, view_of, alloc, run, views_used, err);
+}
+
+static tg_status run_records(tg_pool *pool, const tg_usage_record *records, const tg_tensor_resource *resources,
+                             const uint64_t *bytes, size_t count, int free_after_producer, const size_t *view_of,
+                             const tg_allocator *alloc, tg__pool_run *run, uint64_t *views_used,
+                             tg_error_info *err) {
   if (run == NULL) return TG_ERROR_INVALID_ARGUMENT;
   memset(run, 0, sizeof *run);
   run->failed_record = SIZE_MAX;
@@ -104,6 +134,18 @@ tg_status tg__pool_run_records(tg_pool *pool, const tg_usage_record *records, co
   for (uint64_t t = 0; t <= tasks && st == TG_OK; ++t) {
     for (uint32_t i = born_start[t]; i < born_start[t + 1]; ++i) {
       uint32_t r = born[i];
+      size_t in = view_of ? view_of[r] : SIZE_MAX;
+      if (in != SIZE_MAX && ids[in] != 0) {
+        /* A view: the input's allocation, handed over (the input dies at this op). */
+        ids[r] = ids[in];
+        ids[in] = 0;
+        run->offset_of[r] = run->offset_of[in];
+        run->block_of[r] = run->block_of[in];
+        run->size_of[r] = run->size_of[in];
+        run->memory_of[r] = run->memory_of[in];
+        if (views_used) ++*views_used;
+        continue;
+      }
       tg_pool_allocation a;
       const tg_tensor_resource *res = &resources[r];
       st = tg__storage_is_image(res->storage) ? tg_pool_alloc_image(pool, res->storage, res->extent, &a, err)

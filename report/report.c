@@ -42,6 +42,8 @@ typedef struct storage_input {
   uint64_t unit;                        /* bytes per primary volume unit */
   const tg_share_relation *rel_primary; /* NULL: serial */
   const tg_share_relation *rel_fallback;
+  const tg_in_place_pair *pairs;        /* the primary records' in-place candidates */
+  size_t pair_count;
 } storage_input;
 
 const char *tg_report_format_bytes(uint64_t bytes, char *buf, size_t size) {
@@ -96,6 +98,14 @@ static tg_status to_byte_records(const tg_usage_record *in, size_t count, uint64
 
 /* The view of a storage's best result: primary records as bytes, then the fallback ones; one
  * 1D plan of the result's mode (see tg_report_view). */
+/* Record r's address when the arenas of an offsets plan lie back to back (sizes add up to
+ * the total, so no sum overflows). */
+static uint64_t flat_offset(const tg_plan *p, size_t r) {
+  uint64_t base = 0;
+  for (uint32_t k = 0; k < tg_plan_arena_of(p, r); ++k) base += p->arena_sizes[k];
+  return base + p->offset_of[r];
+}
+
 static tg_status build_view(storage_state *ss, const storage_input *in, tg_mode mode,
                             const result_plans *rp, uint64_t lower_bound,
                             const tg_allocator *alloc) {
@@ -154,12 +164,14 @@ static tg_status build_view(storage_state *ss, const storage_input *in, tg_mode 
     plan->total = total;
   } else {
     if ((st = tg_plan_create(TG_MODE_OFFSETS, 1, n, 0, alloc, &plan)) != TG_OK) goto fail;
+    /* Plans of several arenas are drawn with the arenas one above the other. */
     primary_bytes = rp->primary->total;
-    for (size_t r = 0; r < np; ++r) plan->offset_of[r] = rp->primary->offset_of[r];
+    for (size_t r = 0; r < np; ++r)
+      plan->offset_of[r] = flat_offset(rp->primary, r);
     uint64_t total = primary_bytes;
     for (size_t j = 0; j < nf; ++j) {
       uint64_t end;
-      if (!tg__add_u64(primary_bytes, rp->fallback->offset_of[j], &plan->offset_of[np + j]) ||
+      if (!tg__add_u64(primary_bytes, flat_offset(rp->fallback, j), &plan->offset_of[np + j]) ||
           !tg__add_u64(plan->offset_of[np + j], recs[np + j].size.w, &end)) {
         st = TG_ERROR_OVERFLOW;
         goto fail;
@@ -170,6 +182,7 @@ static tg_status build_view(storage_state *ss, const storage_input *in, tg_mode 
   }
   plan->strategy = rp->primary->strategy;
   plan->fit = rp->primary->fit;
+  if ((st = tg_plan_set_in_place(plan, rp->primary->in_place, rp->primary->in_place_count)) != TG_OK) goto fail;
   ss->view_records = recs;
   ss->view_names = names;
   ss->view_storage_of = where;
@@ -190,19 +203,33 @@ fail:
 /* Plan one record set with one mode and strategy, timing it. UNSUPPORTED passes through. */
 static tg_status plan_timed(const tg_usage_record *recs, size_t count, uint32_t dims,
                             tg_mode mode, tg_strategy strategy, const tg_share_relation *rel,
-                            size_t mcf_max, const tg_allocator *alloc, tg_plan **out,
-                            uint64_t *us) {
+                            size_t mcf_max, uint64_t max_allocation, const tg_in_place_pair *pairs,
+                            size_t pair_count, const tg_allocator *alloc, tg_plan **out, uint64_t *us) {
   tg_plan_options opt;
   memset(&opt, 0, sizeof opt);
+  opt.in_place = pairs;
+  opt.in_place_count = pair_count;
   opt.mode = mode;
   opt.strategy = strategy;
   opt.fit = TG_FIT_BEST;
   opt.relation = rel;
   opt.mcf_max_records = mcf_max;
+  /* Objects of 2D/3D records hold texels: the caller checks their bytes. */
+  opt.max_allocation = mode == TG_MODE_OFFSETS || dims == 1 ? max_allocation : 0;
   uint64_t t0 = tg__now_us();
   tg_status st = tg_plan_compute(recs, count, dims, &opt, alloc, out);
   *us += tg__now_us() - t0;
   return st;
+}
+
+/* 1 when every object of an objects plan takes at most `cap` bytes (texels x `unit`). */
+static int objects_within(const tg_plan *p, uint64_t unit, uint64_t cap) {
+  if (p->mode != TG_MODE_OBJECTS) return 1;
+  for (size_t k = 0; k < p->object_count; ++k) {
+    uint64_t v = 0;
+    if (tg_extent_volume(p->object_sizes[k], &v) != TG_OK || !tg__mul_u64(v, unit, &v) || v > cap) return 0;
+  }
+  return 1;
 }
 
 /* Validate; 1 when valid, 0 when not (message in `why`), -1 with `*st` on other errors. */
@@ -256,6 +283,17 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
   } else {
     ba = bp;
   }
+  /* With in-place pairs the bounds are those of the merged chains. */
+  const int use_pairs = opt->in_place && in->pair_count > 0;
+  tg_bounds ip_p = bp, ip_a = ba;
+  if (use_pairs &&
+      ((st = tg_bounds_compute_in_place(p->records, np, p->dims, in->pairs, in->pair_count, alloc, &ip_p, NULL)) !=
+           TG_OK ||
+       (st = tg_bounds_compute_in_place(offsets_recs, np, 1, in->pairs, in->pair_count, alloc, &ip_a, NULL)) !=
+           TG_OK)) {
+    tg__free(alloc, arena);
+    return tg__error(err, st, "%s: in-place bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
+  }
 
   /* Objects plans are measured against the shape-aware bound (>= the positional maximum). */
   uint64_t shape_p = 0, shape_f = 0;
@@ -263,6 +301,10 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
       (f && (st = tg_bounds_objects_shape(f->records, nf, 1, alloc, &shape_f)) != TG_OK)) {
     st = tg__error(err, st, "%s: bounds: %s", tg_storage_name(in->storage), tg_status_string(st));
     goto fail;
+  }
+  if (use_pairs) {
+    shape_p = ip_p.positional_max; /* the shape-aware bound holds only without the pairs */
+    ba = ip_a;
   }
   for (int m = 0; m < 2; ++m) {
     tg_mode mode = m == 0 ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
@@ -298,10 +340,19 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
       }
       result_plans rp = {NULL, NULL};
       st = plan_timed(recs, np, dims, mode, (tg_strategy)s, in->rel_primary, opt->mcf_max_records,
-                      alloc, &rp.primary, &r->plan_us);
+                      opt->max_allocation, use_pairs ? in->pairs : NULL, use_pairs ? in->pair_count : 0, alloc,
+                      &rp.primary, &r->plan_us);
       if (st == TG_OK && f)
         st = plan_timed(f->records, nf, 1, mode, (tg_strategy)s, in->rel_fallback,
-                        opt->mcf_max_records, alloc, &rp.fallback, &r->plan_us);
+                        opt->mcf_max_records, opt->max_allocation, NULL, 0, alloc, &rp.fallback, &r->plan_us);
+      if (st == TG_OK && opt->max_allocation && !objects_within(rp.primary, unit, opt->max_allocation))
+        st = TG_ERROR_LIMIT;
+      if (st == TG_ERROR_LIMIT) {
+        result_plans_clear(&rp);
+        r->skipped = 1;
+        r->skip_reason = "a tensor or object is larger than the allocation cap";
+        continue;
+      }
       if (st == TG_ERROR_UNSUPPORTED) {
         result_plans_clear(&rp);
         r->skipped = 1;
@@ -338,6 +389,33 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
       }
       r->bytes = bytes;
       r->objects = rp.primary->object_count + (f ? rp.fallback->object_count : 0);
+      r->arenas = mode == TG_MODE_OFFSETS ? rp.primary->arena_count + (f ? rp.fallback->arena_count : 0) : 0;
+      if (s == TG_STRATEGY_BEST) {
+        /* What `best` with the pairs needs: this plan, or one more `best` (not timed). */
+        r->in_place_bytes = bytes;
+        const tg_plan *ip_plan = rp.primary;
+        tg_plan *extra = NULL;
+        if (!use_pairs && in->pair_count > 0) {
+          uint64_t ignored = 0, ib;
+          st = plan_timed(recs, np, dims, mode, TG_STRATEGY_BEST, in->rel_primary, opt->mcf_max_records, opt->max_allocation, in->pairs,
+                          in->pair_count, alloc, &extra, &ignored);
+          if (st == TG_OK && check_plan(recs, np, dims, extra, in->rel_primary, alloc, r->invalid_reason, &st) != 1)
+            st = st != TG_OK ? st : TG_ERROR_INTERNAL;
+          if (st != TG_OK || !tg__mul_u64(extra->total, unit, &ib) ||
+              (f && !tg__add_u64(ib, rp.fallback->total, &ib))) {
+            tg_plan_destroy(extra);
+            result_plans_clear(&rp);
+            st = tg__error(err, st != TG_OK ? st : TG_ERROR_OVERFLOW, "%s %s best with in-place pairs: %s",
+                           tg_storage_name(in->storage), tg_mode_name(mode), tg_status_string(st));
+            goto fail;
+          }
+          r->in_place_bytes = ib;
+          ip_plan = extra;
+        }
+        r->in_place_pairs = ip_plan->in_place_count;
+        for (size_t k = 0; k < ip_plan->in_place_count; ++k) r->in_place_views += ip_plan->in_place[k].view != 0;
+        tg_plan_destroy(extra);
+      }
       size_t idx = ev->result_count - 1;
       size_t cur = ev->best_of_storage[in->storage];
       if (r->valid && (cur == TG_EVALUATION_NONE || r->bytes < ev->results[cur].bytes)) {
@@ -470,18 +548,26 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
     in.primary = mr->records;
     in.fallback = mr->fallback;
     in.unit = tg_storage_dims(storage) == 1 ? 1 : tg_precision_texel_bytes(opt->precision);
+    tg_in_place_pair *pairs = NULL;
+    if ((st = tg_model_in_place_pairs(graph, life, mr, 1, alloc, &pairs, &in.pair_count)) != TG_OK) {
+      tg__error(err, st, "%s: in-place pairs: %s", tg_storage_name(storage), tg_status_string(st));
+      goto fail;
+    }
+    in.pairs = pairs;
     if (sched != NULL) {
       if ((st = tg_policy_relation_create(sched, opt->policy, mr->tensor_of, mr->records->count,
                                           alloc, &rel_p)) != TG_OK ||
           (st = tg_policy_relation_create(sched, opt->policy, mr->fallback_tensor_of,
                                           mr->fallback->count, alloc, &rel_f)) != TG_OK) {
         tg__error(err, st, "%s: policy relation: %s", tg_storage_name(storage), tg_status_string(st));
+        if (pairs) tg__free(alloc, pairs);
         goto fail;
       }
       in.rel_primary = tg_policy_relation_get(rel_p);
       in.rel_fallback = tg_policy_relation_get(rel_f);
     }
     st = evaluate_storage(ev, &in, opt, alloc, err);
+    if (pairs) tg__free(alloc, pairs);
     tg_policy_relation_destroy(rel_p);
     tg_policy_relation_destroy(rel_f);
     rel_p = rel_f = NULL;

@@ -134,7 +134,10 @@ static tg_status layout_compute(const tg_usage_record *records, size_t count, ui
       (plan->mode == TG_MODE_OBJECTS && (plan->object_of == NULL || plan->object_sizes == NULL)) ||
       (plan->mode == TG_MODE_OFFSETS && plan->offset_of == NULL))
     return TG_ERROR_INVALID_ARGUMENT;
-  size_t k = plan->mode == TG_MODE_OBJECTS ? plan->object_count : 0;
+  /* Lanes: objects, or the arenas of an offsets plan of several (drawn one above the other). */
+  const int arenas = plan->mode == TG_MODE_OFFSETS && plan->arena_count > 1 && plan->arena_of != NULL &&
+                     plan->arena_sizes != NULL;
+  size_t k = plan->mode == TG_MODE_OBJECTS ? plan->object_count : arenas ? plan->arena_count : 0;
   l->bytes = tg__calloc(a, count ? count : 1, sizeof *l->bytes);
   l->base = tg__calloc(a, count ? count : 1, sizeof *l->base);
   l->lane_start = tg__calloc(a, k + 1, sizeof *l->lane_start);
@@ -144,10 +147,13 @@ static tg_status layout_compute(const tg_usage_record *records, size_t count, ui
   }
   tg_status st = TG_ERROR_OVERFLOW;
   for (size_t i = 0; i < k; ++i) {
-    uint64_t v;
-    if (tg_extent_volume(plan->object_sizes[i], &v) != TG_OK || !tg__mul_u64(v, unit, &v) ||
-        !tg__add_u64(l->lane_start[i], v, &l->lane_start[i + 1]))
+    uint64_t v = 0;
+    if (arenas) {
+      if (!tg__mul_u64(plan->arena_sizes[i], unit, &v)) goto fail;
+    } else if (tg_extent_volume(plan->object_sizes[i], &v) != TG_OK || !tg__mul_u64(v, unit, &v)) {
       goto fail;
+    }
+    if (!tg__add_u64(l->lane_start[i], v, &l->lane_start[i + 1])) goto fail;
   }
   l->tasks = 1;
   for (size_t r = 0; r < count; ++r) {
@@ -162,6 +168,12 @@ static tg_status layout_compute(const tg_usage_record *records, size_t count, ui
       l->base[r] = l->lane_start[plan->object_of[r]];
     } else if (!tg__mul_u64(plan->offset_of[r], unit, &l->base[r])) {
       goto fail;
+    } else if (arenas) {
+      if (plan->arena_of[r] >= k) {
+        st = TG_ERROR_INVALID_ARGUMENT;
+        goto fail;
+      }
+      if (!tg__add_u64(l->base[r], l->lane_start[plan->arena_of[r]], &l->base[r])) goto fail;
     }
     uint64_t end;
     if (!tg__add_u64(l->base[r], v, &end)) goto fail;
@@ -292,6 +304,11 @@ static tg_status render_svg(const tg_usage_record *records, const char *const *n
   if (objects)
     tg__strbuf_printf(&b, "%zu tensors, %u tasks, %zu objects stacked in id order (each lane as tall as its object; pale = unused); total %s",
                       count, l.tasks, plan->object_count, tg_report_format_bytes(l.end, h1, sizeof h1));
+  else if (plan->arena_count > 1)
+    tg__strbuf_printf(&b, "%zu tensors, %u tasks, offsets in %zu arenas stacked in id order (allocation cap %s); total %s",
+                      count, l.tasks, plan->arena_count,
+                      tg_report_format_bytes(plan->max_allocation * unit, h2, sizeof h2),
+                      tg_report_format_bytes(l.end, h1, sizeof h1));
   else if (fallbacks)
     tg__strbuf_printf(&b, "%zu tensors, %u tasks, offsets in two arenas (%s, then fallback buffers); highest address used %s",
                       count, l.tasks, tg_storage_name(vx->storage), tg_report_format_bytes(l.end, h1, sizeof h1));
@@ -306,9 +323,10 @@ static tg_status render_svg(const tg_usage_record *records, const char *const *n
   /* Plot area, lanes, grid. */
   tg__strbuf_printf(&b, "<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f9fafb\" stroke=\"#9ca3af\"/>\n",
                     MARGIN_LEFT, MARGIN_TOP, PLOT_W, PLOT_H);
-  if (objects && plan->object_count > 0) {
+  const size_t lanes = objects ? plan->object_count : plan->arena_count > 1 ? plan->arena_count : 0;
+  if (lanes > 0) {
     tg__strbuf_puts(&b, "<g class=\"lanes\" stroke=\"#cbd5e1\" stroke-width=\"0.5\">\n");
-    for (size_t k = 0; k < plan->object_count; ++k) {
+    for (size_t k = 0; k < lanes; ++k) {
       double y0 = Y_OF(l.lane_start[k + 1]), y1 = Y_OF(l.lane_start[k]);
       tg__strbuf_printf(&b, "<rect class=\"lane\" x=\"%d\" y=\"%.2f\" width=\"%d\" height=\"%.2f\" fill=\"%s\"/>\n",
                         MARGIN_LEFT, y0, PLOT_W, y1 - y0, (k & 1) ? "#eef2f7" : "#e2e8f0");
@@ -481,7 +499,8 @@ tg_status tg_report_build_csv(const tg_usage_record *records, const char *const 
     const char *where = storage_of ? tg_storage_name(storage_of[r]) : NULL;
     tg__strbuf_printf(&b, "\",%llu,%llu,%u,%u,%u,%s\n", (unsigned long long)l.bytes[r],
                       (unsigned long long)l.base[r], records[r].first_task, records[r].last_task,
-                      plan->mode == TG_MODE_OBJECTS ? plan->object_of[r] : 0u, where ? where : "");
+                      plan->mode == TG_MODE_OBJECTS ? plan->object_of[r] : tg_plan_arena_of(plan, r),
+                      where ? where : "");
   }
   layout_free(alloc, &l);
   if (b.failed) {

@@ -65,6 +65,13 @@ static tg_status find_producers(tg_schedule *s, const tg_graph *g, tg_error_info
 }
 
 /* Pass 2: inputs in range and written before they are read; consumers per tensor; folding. */
+/* A zero-element tensor holds nothing (docs/models.md): reading it needs no writer. */
+static int zero_elements(const tg_tensor *t) {
+  for (uint32_t d = 0; d < t->rank && d < TG_MAX_RANK; ++d)
+    if (t->shape[d] == 0) return 1;
+  return 0;
+}
+
 static tg_status check_inputs(tg_schedule *s, const tg_graph *g, int keep_constant_ops,
                               uint8_t *is_const, uint8_t *is_input, tg_error_info *err) {
   for (size_t t = 0; t < s->tensor_count; ++t) {
@@ -89,6 +96,7 @@ static tg_status check_inputs(tg_schedule *s, const tg_graph *g, int keep_consta
                          "op %zu (%s) reads tensor %d ('%s') before op %d writes it: ops are not "
                          "in a topological order",
                          i, op_name(g, i), (int)t, tensor_name(g, (size_t)t), (int)s->producer[t]);
+      if (s->producer[t] < 0 && !is_input[t] && !is_const[t] && zero_elements(&g->tensors[t])) continue;
       if (s->producer[t] < 0 && !is_input[t] && !is_const[t])
         return tg__error(err, TG_ERROR_GRAPH,
                          "op %zu (%s) reads tensor %d ('%s'), which no op writes and which is "
@@ -467,7 +475,7 @@ static tg_status build_branches(tg_schedule *s) {
   return TG_OK;
 }
 
-tg_status tg_schedule_create(const tg_graph *g, const tg_schedule_options *options,
+static tg_status entry_schedule_create(const tg_graph *g, const tg_schedule_options *options,
                              const tg_allocator *alloc, tg_schedule **out, tg_error_info *err) {
   if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
   *out = NULL;
@@ -579,3 +587,9 @@ uint32_t tg_schedule_get_branch(const tg_schedule *s, size_t op) {
 }
 
 uint32_t tg_schedule_get_trunk(const tg_schedule *s) { return s ? s->trunk : TG_SCHEDULE_NONE; }
+
+tg_status tg_schedule_create(const tg_graph *graph, const tg_schedule_options *options, const tg_allocator *alloc,
+                             tg_schedule **out, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_schedule_create(graph, options, alloc, out, err), "tg_schedule_create", "schedule");
+}

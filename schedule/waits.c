@@ -57,12 +57,15 @@ typedef struct waits_ctx {
   size_t sharing_pairs;
   size_t unsafe_pairs;
   tg_error_info *err;
+  const size_t *in_place_input; /* per record: the input of the in-place pair it is the output of */
 } waits_ctx;
 
 /* Records a and b use the same memory: order them, check their intervals, and collect the
  * edges B's producer needs. */
 static tg_status examine_pair(waits_ctx *c, size_t a, size_t b) {
   const tg_usage_record *ra = &c->records[a], *rb = &c->records[b];
+  /* An in-place pair: the op that reads one writes the other; nothing to wait for. */
+  if (c->in_place_input && (c->in_place_input[a] == b || c->in_place_input[b] == a)) return TG_OK;
   if (ra->first_task <= rb->last_task && rb->first_task <= ra->last_task)
     return tg__error(c->err, TG_ERROR_INVALID_PLAN,
                      "records %zu and %zu share memory but their intervals [%u,%u] and [%u,%u] "
@@ -149,17 +152,29 @@ done:
 static tg_status pairs_offsets(waits_ctx *c, const tg_plan *plan, size_t n,
                                const tg_allocator *alloc) {
   span *spans = tg__calloc(alloc, n ? n : 1, sizeof *spans);
-  if (spans == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  /* Several arenas: addresses with the arenas back to back, so only records of one arena meet. */
+  const size_t na = plan->arena_count > 1 && plan->arena_of && plan->arena_sizes ? plan->arena_count : 0;
+  uint64_t *base = tg__calloc(alloc, na + 1, sizeof *base);
+  if (spans == NULL || base == NULL) {
+    tg__free(alloc, spans);
+    tg__free(alloc, base);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (size_t k = 0; k < na; ++k)
+    if (!tg__add_u64(base[k], plan->arena_sizes[k], &base[k + 1])) base[k + 1] = UINT64_MAX;
   size_t m = 0;
   for (size_t r = 0; r < n; ++r) {
-    uint64_t size, end;
-    if (tg_extent_volume(c->records[r].size, &size) != TG_OK ||
-        !tg__add_u64(plan->offset_of[r], size, &end)) {
+    uint64_t size, end, at = plan->offset_of[r];
+    int ok = tg_extent_volume(c->records[r].size, &size) == TG_OK;
+    if (ok && na) ok = plan->arena_of[r] < na && tg__add_u64(at, base[plan->arena_of[r]], &at);
+    if (!ok || !tg__add_u64(at, size, &end)) {
       tg__free(alloc, spans);
-      return tg__error(c->err, TG_ERROR_INVALID_PLAN, "record %zu: offset + size overflows", r);
+      tg__free(alloc, base);
+      return tg__error(c->err, TG_ERROR_INVALID_PLAN, "record %zu: offset + size overflows, or no such arena", r);
     }
-    if (size > 0) spans[m++] = (span){plan->offset_of[r], end, r};
+    if (size > 0) spans[m++] = (span){at, end, r};
   }
+  tg__free(alloc, base);
   qsort(spans, m, sizeof *spans, span_cmp);
   tg_status st = TG_OK;
   for (size_t i = 0; i < m && st == TG_OK; ++i)
@@ -177,6 +192,41 @@ void tg_waits_destroy(tg_waits *w) {
   tg__free(&a, w->reuse_edges);
   tg__free(&a, w->reuse_start);
   tg__free(&a, w);
+}
+
+tg_status tg_wait_lists_create(const tg_waits *waits, int with_reuse, const tg_allocator *alloc,
+                               tg_wait_lists **out) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (waits == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  alloc = tg__alloc_or_default(alloc);
+  size_t n = waits->op_count;
+  size_t total = waits->after_start[n] + (with_reuse ? waits->reuse_edge_count : 0);
+  /* One block: the lists' pointers, then the counts, then every list's entries. */
+  size_t bytes = sizeof(tg_wait_lists) + n * sizeof(uint32_t *) + n * sizeof(uint32_t) + total * sizeof(uint32_t);
+  tg_wait_lists *l = tg__calloc(alloc, 1, bytes);
+  if (l == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  l->alloc = *alloc;
+  l->op_count = n;
+  const uint32_t **lists = (const uint32_t **)(void *)(l + 1);
+  l->counts = (uint32_t *)(void *)(lists + n);
+  uint32_t *storage = l->counts + n, *at = storage;
+  for (size_t o = 0; o < n; ++o) {
+    lists[o] = at;
+    for (size_t i = waits->after_start[o]; i < waits->after_start[o + 1]; ++i) *at++ = waits->after[i];
+    if (with_reuse)
+      for (size_t i = waits->reuse_start[o]; i < waits->reuse_start[o + 1]; ++i) *at++ = waits->reuse_edges[i].after;
+    l->counts[o] = (uint32_t)(at - lists[o]);
+  }
+  l->lists = lists;
+  *out = l;
+  return TG_OK;
+}
+
+void tg_wait_lists_destroy(tg_wait_lists *l) {
+  if (l == NULL) return;
+  tg_allocator a = l->alloc;
+  tg__free(&a, l);
 }
 
 /* Drop candidates implied by longer paths; `cands` sorted by (op, after) and distinct. Kept
@@ -237,7 +287,7 @@ done:
   return st;
 }
 
-tg_status tg_schedule_compute_waits(const tg_schedule *s, const tg_usage_record *records,
+static tg_status entry_schedule_compute_waits(const tg_schedule *s, const tg_usage_record *records,
                                     const uint32_t *tensor_of_record, size_t record_count,
                                     const tg_plan *plan, const tg_allocator *alloc,
                                     tg_waits **out, tg_error_info *err) {
@@ -260,7 +310,16 @@ tg_status tg_schedule_compute_waits(const tg_schedule *s, const tg_usage_record 
   alloc = tg__alloc_or_default(alloc);
   size_t n = s->op_count;
 
-  waits_ctx c = {s, records, tensor_of_record, {NULL, 0, 0, alloc}, 0, 0, err};
+  waits_ctx c = {s, records, tensor_of_record, {NULL, 0, 0, alloc}, 0, 0, err, NULL};
+  size_t *in_place_input = NULL;
+  if (plan->in_place_count > 0) {
+    in_place_input = tg__calloc(alloc, record_count ? record_count : 1, sizeof *in_place_input);
+    if (in_place_input == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t r = 0; r < record_count; ++r) in_place_input[r] = SIZE_MAX;
+    for (size_t i = 0; i < plan->in_place_count; ++i)
+      if (plan->in_place[i].output < record_count) in_place_input[plan->in_place[i].output] = plan->in_place[i].input;
+    c.in_place_input = in_place_input;
+  }
   tg_status st = plan->mode == TG_MODE_OBJECTS ? pairs_objects(&c, plan, record_count, alloc)
                                                : pairs_offsets(&c, plan, record_count, alloc);
   tg_waits *w = NULL;
@@ -327,6 +386,7 @@ tg_status tg_schedule_compute_waits(const tg_schedule *s, const tg_usage_record 
   tg__free(alloc, keep);
   tg__free(alloc, level);
   tg__free(alloc, c.cands.items);
+  tg__free(alloc, in_place_input);
   *out = w;
   return TG_OK;
 
@@ -335,6 +395,7 @@ fail:
   tg__free(alloc, keep);
   tg__free(alloc, level);
   tg__free(alloc, c.cands.items);
+  tg__free(alloc, in_place_input);
   tg_waits_destroy(w);
   return st;
 }
@@ -403,4 +464,11 @@ tg_status tg_schedule_build_json(const tg_schedule *s, const tg_graph *g, const 
 
 void tg_schedule_free_json(const tg_allocator *alloc, char *json) {
   tg__free(tg__alloc_or_default(alloc), json);
+}
+
+tg_status tg_schedule_compute_waits(const tg_schedule *schedule, const tg_usage_record *records,
+                                    const uint32_t *tensor_of_record, size_t record_count, const tg_plan *plan,
+                                    const tg_allocator *alloc, tg_waits **out, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_schedule_compute_waits(schedule, records, tensor_of_record, record_count, plan, alloc, out, err), "tg_schedule_compute_waits", "waits");
 }

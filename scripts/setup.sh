@@ -26,6 +26,7 @@ packages=(
   libvulkan-dev libvulkan1 mesa-vulkan-drivers vulkan-tools libvulkan-volk-dev
   glslc spirv-tools vulkan-validationlayers
   chromium ca-certificates python3 file
+  python3-onnx  # tests/data/onnx/control_flow.py (the control-flow test models; outputs committed)
   libprotobuf-c-dev protobuf-c-compiler libonnx-dev
 )
 # The .onnx reader: protobuf-c, protoc-c and ONNX's onnx.proto (libonnx-dev ships it).

@@ -42,6 +42,8 @@ declare -A subset=(
                  host_alloc_failures_roll_back"
   [test_vulkan_borrowed]="wrapped_device_describes_and_gives_back engine_usage_is_added
                           engine_memory_errors_are_clean borrowed_host_alloc_failures_roll_back"
+  [test_speed_opencl]="broken_plan_is_caught bad_requests_are_refused"
+  [test_speed_vulkan]="broken_plan_is_caught"
 )
 
 echo "=== valgrind: build $build"

@@ -52,6 +52,95 @@ int tg_cli_parse_u64(const char *s, int allow_suffix, uint64_t *out) {
   return 1;
 }
 
+int tg_cli_parse_max_allocation(const char *cmd, const char *s, uint64_t *out) {
+  uint64_t v = 0;
+  if (!tg_cli_parse_u64(s, 1, &v) || v == 0 || v > (1ull << 60)) {
+    tg_cli_error("%s: --max-allocation must be a positive number of bytes up to 1073741824G "
+                 "(K, M, G suffixes), not '%s'%s",
+                 cmd, s ? s : "", v == 0 && tg_cli_parse_u64(s, 1, &v) ? " (0 allocates nothing)" : "");
+    return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+int tg_cli_check_max_allocation(const char *cmd, const tg_record_set *set, uint32_t texel_bytes,
+                                uint64_t cap) {
+  for (size_t r = 0; r < set->count; ++r) {
+    uint64_t v = 0, bytes = 0;
+    if (tg_extent_volume(set->records[r].size, &v) != TG_OK ||
+        !tg__mul_u64(v, set->dims == 1 ? 1 : texel_bytes, &bytes))
+      bytes = UINT64_MAX;
+    if (bytes > cap) {
+      if (set->names && set->names[r])
+        tg_cli_error("%s: tensor %s (%llu bytes) is larger than the allocation cap %llu bytes", cmd,
+                     set->names[r], (unsigned long long)bytes, (unsigned long long)cap);
+      else
+        tg_cli_error("%s: record %zu (%llu bytes) is larger than the allocation cap %llu bytes", cmd, r,
+                     (unsigned long long)bytes, (unsigned long long)cap);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+int tg_cli_check_objects_cap(const char *cmd, const tg_record_set *set, const tg_plan *plan,
+                             uint32_t texel_bytes, uint64_t cap) {
+  if (cap == 0 || plan->mode != TG_MODE_OBJECTS) return 1;
+  for (size_t k = 0; k < plan->object_count; ++k) {
+    uint64_t v = 0, bytes = 0;
+    if (tg_extent_volume(plan->object_sizes[k], &v) != TG_OK ||
+        !tg__mul_u64(v, set->dims == 1 ? 1 : texel_bytes, &bytes))
+      bytes = UINT64_MAX;
+    if (bytes <= cap) continue;
+    size_t largest = SIZE_MAX;
+    uint64_t largest_v = 0;
+    for (size_t r = 0; r < set->count; ++r) {
+      uint64_t rv = 0;
+      if (plan->object_of[r] != k || tg_extent_volume(set->records[r].size, &rv) != TG_OK) continue;
+      if (largest == SIZE_MAX || rv > largest_v) largest = r, largest_v = rv;
+    }
+    const char *name = largest != SIZE_MAX && set->names && set->names[largest] ? set->names[largest] : "?";
+    tg_cli_error("%s: object %zu (%llu bytes) is larger than the allocation cap %llu bytes; its largest "
+                 "tensor is %s (use --mode offsets, or another storage)",
+                 cmd, k, (unsigned long long)bytes, (unsigned long long)cap, name);
+    return 0;
+  }
+  return 1;
+}
+
+int tg_cli_parse_texture_size(const char *cmd, const char *s, uint64_t *w, uint64_t *h) {
+  const char *x = s ? strchr(s, 'x') : NULL;
+  char wbuf[32];
+  uint64_t a = 0, b = 0;
+  int ok = x != NULL && (size_t)(x - s) < sizeof wbuf;
+  if (ok) {
+    memcpy(wbuf, s, (size_t)(x - s));
+    wbuf[x - s] = '\0';
+    ok = tg_cli_parse_u64(wbuf, 0, &a) && tg_cli_parse_u64(x + 1, 0, &b) && a > 0 && b > 0 &&
+         a <= (1ull << 31) && b <= (1ull << 31);
+  }
+  if (!ok) {
+    tg_cli_error("%s: --max-texture-size must be WIDTHxHEIGHT in texels (each 1 to 2147483648), not '%s'", cmd,
+                 s ? s : "");
+    return 0;
+  }
+  *w = a;
+  *h = b;
+  return 1;
+}
+
+static void limit_to(uint64_t *field, uint64_t v) {
+  if (*field == 0 || *field > v) *field = v;
+}
+
+void tg_cli_limit_texture_size(tg_device_limits *limits, uint64_t w, uint64_t h) {
+  limit_to(&limits->max_texture_2d_width, w);
+  limit_to(&limits->max_texture_2d_height, h);
+  limit_to(&limits->max_texture_3d_width, w);
+  limit_to(&limits->max_texture_3d_height, h);
+}
+
 int tg_cli_option(int argc, char **argv, int *i, const char *name, const char **value) {
   const char *arg = argv[*i];
   size_t n = strlen(name);
@@ -104,4 +193,12 @@ int tg_cli_write_file(const char *path, const char *text, size_t length) {
   ok = (fclose(f) == 0) && ok;
   if (!ok) tg_cli_error("%s: write failed", path);
   return ok;
+}
+
+void tg_cli_json_in_place(tg__strbuf *b, const tg_in_place_pair *pairs, size_t count) {
+  tg__strbuf_puts(b, ",\"in_place\":[");
+  for (size_t i = 0; i < count; ++i)
+    tg__strbuf_printf(b, "%s{\"op\":%u,\"input\":%zu,\"output\":%zu%s}", i ? "," : "", pairs[i].op,
+                      pairs[i].input, pairs[i].output, pairs[i].view ? ",\"view\":true" : "");
+  tg__strbuf_puts(b, "]");
 }

@@ -7,6 +7,7 @@
 
 #include "core/internal.h"
 #include "tangram/allocator.h"
+#include "tangram/layout.h"
 #include "tangram/planner.h"
 #include "tangram/records.h"
 #include "tangram/status.h"
@@ -29,6 +30,31 @@ int tg_cli_exit_code(tg_status st);
  * `allow_suffix`). Returns 1 on success. */
 int tg_cli_parse_u64(const char *s, int allow_suffix, uint64_t *out);
 
+/* --max-allocation BYTES (K/M/G suffixes): a positive size of at most 2^60 bytes. On a bad
+ * value prints "<cmd>: --max-allocation must be ..." and returns 0; else 1. */
+int tg_cli_parse_max_allocation(const char *cmd, const char *s, uint64_t *out);
+
+/* Under an allocation cap of `cap` bytes: the first record of `set` larger than the cap (for
+ * 2D/3D records, texels times `texel_bytes`) is an error naming it (or its index), printed as
+ * "<cmd>: tensor NAME (N bytes) is larger than the allocation cap C bytes"; returns 0 then,
+ * else 1. */
+int tg_cli_check_max_allocation(const char *cmd, const tg_record_set *set, uint32_t texel_bytes,
+                                uint64_t cap);
+
+/* Under an allocation cap: an objects plan's first object larger than `cap` bytes (texels
+ * times `texel_bytes` for 2D/3D) is an error naming its largest tensor; returns 0 then, else 1
+ * (also for offsets plans, which the planner keeps within the cap). */
+int tg_cli_check_objects_cap(const char *cmd, const tg_record_set *set, const tg_plan *plan,
+                             uint32_t texel_bytes, uint64_t cap);
+
+/* --max-texture-size WxH: two positive numbers up to 2^31. On a bad value prints the reason and
+ * returns 0; else 1. */
+int tg_cli_parse_texture_size(const char *cmd, const char *s, uint64_t *w, uint64_t *h);
+
+/* A smaller device's textures: 2D width and height, and 3D width and height, at most w and h
+ * (a zero limit, none, becomes w or h). */
+void tg_cli_limit_texture_size(tg_device_limits *limits, uint64_t w, uint64_t h);
+
 /* Option matching: if argv[*i] is `--name` followed by a value, or `--name=value`, store the
  * value in *value, advance *i past what was consumed and return 1. If `--name` is the last
  * argument, print an error and return -1. Otherwise return 0. */
@@ -47,11 +73,33 @@ const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa);
 /* Write `text` to `path` ("-" = stdout). Returns 1 on success; prints an error otherwise. */
 int tg_cli_write_file(const char *path, const char *text, size_t length);
 
+/* `,"in_place":[{"op":OP,"input":RECORD,"output":RECORD[,"view":true]},...]` (the top-level key
+ * of plan, evaluate and run JSON). */
+void tg_cli_json_in_place(tg__strbuf *b, const tg_in_place_pair *pairs, size_t count);
+
+/* The --in-place help line of plan, evaluate and run. */
+#define TG_CLI_IN_PLACE_HELP                                                                  \
+  "  --in-place               models: let elementwise ops (ADD, MUL, RELU, ...) write their\n" \
+  "                           output over an input that dies there, and RESHAPE-like ops be\n" \
+  "                           views of their input (one allocation each), where that lowers\n" \
+  "                           the total; the engine's kernels must then read each element\n"  \
+  "                           before writing it (no restrict). JSON \"in_place\" lists the\n"  \
+  "                           pairs used (docs/models.md). Image storages: Vulkan only\n"
+
+/* Strategy best's search time on the command line when --time-limit is not given: the CLI
+ * plans offline, so it searches longer than the library's TG_DEFAULT_TIME_LIMIT_MS (meant for
+ * an engine at load time); the search still ends as soon as its plan meets a bound. */
+#define TG_CLI_DEFAULT_TIME_LIMIT_MS 1000u
+/* `run` plans every storage it tries (and other strategies and modes over a budget): a
+ * quarter of that per plan. */
+#define TG_CLI_RUN_TIME_LIMIT_MS 250u
+
 /* Subcommands: each takes the arguments after the subcommand name (argv[0] = subcommand). */
 int tg_cli_plan(int argc, char **argv);
 int tg_cli_evaluate(int argc, char **argv);
 int tg_cli_schedule(int argc, char **argv);
 int tg_cli_run(int argc, char **argv);
+int tg_cli_inputs(int argc, char **argv);
 /* `run` with --runtime-pool (tools/cmd_run_pool.c): same arguments as tg_cli_run. */
 int tg_cli_run_pool(int argc, char **argv);
 

@@ -14,6 +14,7 @@
 #include "tools/cli.h"
 #include "tools/input.h"
 #include "tools/place_cli.h"
+#include "tools/speed_cli.h"
 
 static void evaluate_usage(FILE *to) {
   fputs(
@@ -35,13 +36,22 @@ static void evaluate_usage(FILE *to) {
       "                           by side; non-serial policies need a graph\n"
       "  --no-limits              no device limits (default: limits every current mobile GPU\n"
       "                           meets; tensors beyond them fall back to buffers)\n"
-      "  --json                   one JSON object on stdout instead of the tables\n"
+      "  --max-allocation BYTES   the device's largest allocation (K, M, G suffixes): offsets\n"
+      "                           rows plan several arenas of at most BYTES (JSON \"arenas\");\n"
+      "                           rows with an object above it are skipped; a tensor above it\n"
+      "                           is an error\n"
+      "  --json                   one JSON object on stdout instead of the tables\n",
+      to);
+  fputs(TG_CLI_IN_PLACE_HELP
+      "                           Without it, each best row still says what it would need\n"
+      "                           with the pairs (JSON \"in_place_bytes\")\n"
       "  --svg-dir DIR            write a memory timeline (SVG) of each storage's best plan\n"
       "  --csv-out FILE           write the recommended plan, every tensor, as\n"
       "                           tensor_name,size,offset,start_time,end_time,object,storage\n"
       "  --reorder                serial policy only: search an op order with a smaller peak of\n"
       "                           live buffer bytes (off by default; see tangram plan --help) and\n"
       "                           evaluate every storage in that order (JSON key \"reorder\")\n"
+      TG_CLI_SPEED_USAGE
       TG_CLI_PLACE_USAGE
       "                           (then: every storage and mode, best per space, against\n"
       "                           partition-by-partition planning)\n"
@@ -64,10 +74,14 @@ typedef struct evaluate_args {
   int no_limits;
   int json;
   int reorder;
+  int in_place;
+  uint64_t max_allocation;
   const char *svg_dir;
   const char *csv_out;
   tg_cli_model_options shapes;
   tg_cli_place_request place;
+  tg_cli_speed_request speed;
+  const tg_cli_speed *timed;   /* --speed: the timings */
 } evaluate_args;
 
 static const char *base_name(const char *path) {
@@ -252,6 +266,30 @@ static void text_objects_recommendation(tg__strbuf *b, const tg_evaluation *ev) 
   tg__strbuf_puts(b, "\n");
 }
 
+/* What in place gives (or would give) for buffers and the recommended storage, by mode. */
+static void text_in_place(tg__strbuf *b, const evaluate_args *a, const tg_evaluation *ev) {
+  tg__strbuf_printf(b, "\nin place (%s): ", a->in_place ? "--in-place, on" : "off; --in-place would give");
+  int first = 1;
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
+    const int rec = ev->recommended != TG_EVALUATION_NONE && ev->results[ev->recommended].storage == (tg_storage)s;
+    if (s != TG_STORAGE_BUFFER && !rec) continue;
+    for (size_t i = 0; i < ev->result_count; ++i) {
+      const tg_evaluation_result *r = &ev->results[i];
+      if (r->storage != (tg_storage)s || r->strategy != TG_STRATEGY_BEST || r->skipped || !r->valid) continue;
+      const tg_evaluation_result *plain = best_of_mode(ev, r->storage, r->mode);
+      char h1[32], h2[32];
+      tg__strbuf_printf(b, "%s%s %s %s", first ? "" : "; ", tg_storage_name(r->storage), tg_mode_name(r->mode),
+                        tg_report_format_bytes(r->in_place_bytes, h2, sizeof h2));
+      if (!a->in_place && plain && plain->bytes)
+        tg__strbuf_printf(b, " instead of %s (%.1f%% less)", tg_report_format_bytes(plain->bytes, h1, sizeof h1),
+                          100.0 * (1.0 - (double)r->in_place_bytes / (double)plain->bytes));
+      tg__strbuf_printf(b, ", %zu pairs (%zu views)", r->in_place_pairs, r->in_place_views);
+      first = 0;
+    }
+  }
+  tg__strbuf_puts(b, first ? "no valid best plan\n" : "\n");
+}
+
 static void text_single(tg__strbuf *b, const evaluate_args *a, const tg_evaluation *ev) {
   text_header(b, a, ev);
   text_results(b, ev);
@@ -263,6 +301,7 @@ static void text_single(tg__strbuf *b, const evaluate_args *a, const tg_evaluati
   char sentence[512];
   tg__strbuf_printf(b, "\n%s\n", tg_evaluation_describe(ev, sentence, sizeof sentence));
   text_objects_recommendation(b, ev);
+  text_in_place(b, a, ev);
   text_fallbacks(b, ev);
 }
 
@@ -311,6 +350,10 @@ static void json_result_fields(tg__strbuf *b, const tg_evaluation *ev, const tg_
                     tg_policy_name(ev->policy), (unsigned long long)r->bytes,
                     (unsigned long long)r->lower_bound_bytes, ratio_of(r), r->objects,
                     r->valid ? "true" : "false", (unsigned long long)r->plan_us, r->fallback_tensors);
+  if (r->strategy == TG_STRATEGY_BEST)
+    tg__strbuf_printf(b, ",\"in_place_bytes\":%llu,\"in_place_pairs\":%zu,\"in_place_views\":%zu",
+                      (unsigned long long)r->in_place_bytes, r->in_place_pairs, r->in_place_views);
+  if (r->mode == TG_MODE_OFFSETS) tg__strbuf_printf(b, ",\"arenas\":%zu", r->arenas);
   if (!r->valid) {
     tg__strbuf_puts(b, ",\"invalid_reason\":");
     tg__strbuf_json_string(b, r->invalid_reason);
@@ -338,11 +381,13 @@ static void json_recommendation(tg__strbuf *b, const tg_evaluation *ev) {
   tg__strbuf_puts(b, "}");
 }
 
-static void json_document(tg__strbuf *b, const evaluate_args *a, tg_evaluation *const *evs,
-                          const tg_policy *policies, size_t n, const tg_op_order *order) {
+static void json_document(tg__strbuf *b, const evaluate_args *a, const tg_graph *graph,
+                          tg_evaluation *const *evs, const tg_policy *policies, size_t n,
+                          const tg_op_order *order) {
   const tg_evaluation *ev0 = evs[0];
   tg__strbuf_puts(b, "{\"model\":");
   tg__strbuf_json_string(b, a->model_path);
+  tg_cli_json_assumed_inputs(b, graph);
   tg__strbuf_printf(b, ",\"input\":\"%s\",\"tensors\":%zu,\"ops\":%zu,\"records\":%zu,\"precision\":\"%s\"",
                     ev0->from_records ? "records" : "graph", ev0->tensor_count, ev0->op_count,
                     ev0->record_count, tg_precision_name(ev0->precision));
@@ -372,6 +417,7 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, tg_evaluation *
       tg__strbuf_puts(b, first ? "{" : ",{");
       first = 0;
       json_result_fields(b, evs[p], r);
+      tg_cli_speed_json_result(b, a->timed, evs[p], r);
       tg__strbuf_puts(b, "}");
     }
   tg__strbuf_puts(b, "],\"skipped\":[");
@@ -396,9 +442,19 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, tg_evaluation *
       tg__strbuf_puts(b, first ? "{" : ",{");
       first = 0;
       json_result_fields(b, evs[p], &evs[p]->results[i]);
+      tg_cli_speed_json_result(b, a->timed, evs[p], &evs[p]->results[i]);
       tg__strbuf_puts(b, "}");
     }
-  tg__strbuf_puts(b, "],\"recommendation\":");
+  tg__strbuf_printf(b, "],\"in_place_enabled\":%s", a->in_place ? "true" : "false");
+  if (a->in_place) {
+    /* The pairs of the recommended plan (record indices: its primary records, then fallbacks). */
+    tg_report_view v;
+    if (ev0->recommended != TG_EVALUATION_NONE && tg_evaluation_get_view(ev0, ev0->recommended, &v) == TG_OK)
+      tg_cli_json_in_place(b, v.plan->in_place, v.plan->in_place_count);
+    else
+      tg_cli_json_in_place(b, NULL, 0);
+  }
+  tg__strbuf_puts(b, ",\"recommendation\":");
   json_recommendation(b, ev0);
   if (ev0->recommended_objects != TG_EVALUATION_NONE) {
     tg__strbuf_puts(b, ",\"recommendation_objects_mode\":{");
@@ -423,7 +479,9 @@ static void json_document(tg__strbuf *b, const evaluate_args *a, tg_evaluation *
     tg__strbuf_json_string(b, f->reason);
     tg__strbuf_puts(b, "}");
   }
-  tg__strbuf_puts(b, "]}\n");
+  tg__strbuf_puts(b, "]");
+  if (a->timed) tg_cli_speed_json_top(b, a->timed);
+  tg__strbuf_puts(b, "}\n");
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -543,7 +601,12 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
     if (strcmp(argv[i], "--json") == 0) { a->json = 1; ++i; continue; }
     if (strcmp(argv[i], "--no-limits") == 0) { a->no_limits = 1; ++i; continue; }
     if (strcmp(argv[i], "--reorder") == 0) { a->reorder = 1; ++i; continue; }
+    if (strcmp(argv[i], "--in-place") == 0) { a->in_place = 1; ++i; continue; }
     if ((m = tg_cli_input_shape_option(argc, argv, &i, &a->shapes)) != 0) {
+      if (m < 0) return 0;
+      continue;
+    }
+    if ((m = tg_cli_speed_option(argc, argv, &i, &a->speed)) != 0) {
       if (m < 0) return 0;
       continue;
     }
@@ -567,6 +630,11 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
         tg_cli_error("evaluate: --policy must be serial, parallel-safe, branch-local or all, not '%s'", v);
         return 0;
       }
+      continue;
+    }
+    if ((m = tg_cli_option(argc, argv, &i, "--max-allocation", &v)) != 0) {
+      if (m < 0) return 0;
+      if (!tg_cli_parse_max_allocation("evaluate", v, &a->max_allocation)) return 0;
       continue;
     }
     if ((m = tg_cli_option(argc, argv, &i, "--svg-dir", &v)) != 0) {
@@ -593,6 +661,11 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
     evaluate_usage(stderr);
     return 0;
   }
+  if (!tg_cli_speed_check(&a->speed)) return 0;
+  if (a->speed.speed && (a->all_policies || a->policy != TG_POLICY_SERIAL || tg_cli_place_given(&a->place))) {
+    tg_cli_error("evaluate: --speed times serial plans: it does not combine with --policy or --place");
+    return 0;
+  }
   if (a->reorder && (a->all_policies || a->policy != TG_POLICY_SERIAL)) {
     tg_cli_error("evaluate: --reorder works only with --policy serial");
     return 0;
@@ -615,6 +688,7 @@ int tg_cli_evaluate(int argc, char **argv) {
     a.place.policy = a.policy;
     a.place.no_limits = a.no_limits;
     a.place.json = a.json;
+    a.place.max_allocation = a.max_allocation;
     return tg_cli_place_evaluate(&a.place);
   }
 
@@ -622,7 +696,7 @@ int tg_cli_evaluate(int argc, char **argv) {
   const tg_allocator *alloc = tg_cli_allocator(&fa);
   tg_error_info err = {{0}};
   tg_model *model = NULL;
-  tg_status st = tg_model_load_with(a.model_path, &a.shapes.options, alloc, &model, &err);
+  tg_status st = tg_cli_model_load(a.model_path, &a.shapes.options, alloc, 0, &model, &err);
   if (st != TG_OK) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
     return tg_cli_exit_code(st);
@@ -632,6 +706,26 @@ int tg_cli_evaluate(int argc, char **argv) {
     tg_cli_error("%s: nothing to evaluate: expected a model or usage records", a.model_path);
     tg_model_destroy(model);
     return TG_EXIT_USAGE;
+  }
+  if (a.max_allocation > 0) {
+    /* A tensor above the cap, as a buffer (its smallest form), fits no allocation. */
+    tg_lifetimes *lt = NULL;
+    tg_model_records *mr = NULL;
+    const tg_record_set *set = model->kind == TG_MODEL_RECORDS ? model->records : NULL;
+    if (set == NULL) {
+      st = tg_graph_compute_lifetimes(model->graph, NULL, alloc, &lt, &err);
+      if (st == TG_OK)
+        st = tg_model_records_create(model->graph, lt, TG_STORAGE_BUFFER, a.precision, NULL, alloc, &mr, &err);
+      if (st == TG_OK) set = mr->records;
+    }
+    int ok = st == TG_OK && (set->dims != 1 || tg_cli_check_max_allocation("evaluate", set, 0, a.max_allocation));
+    if (st != TG_OK) tg_cli_error("evaluate: %s", err.message[0] ? err.message : tg_status_string(st));
+    tg_model_records_destroy(mr);
+    tg_lifetimes_destroy(lt);
+    if (!ok) {
+      tg_model_destroy(model);
+      return st != TG_OK ? tg_cli_exit_code(st) : TG_EXIT_USAGE;
+    }
   }
   tg_policy policies[MAX_POLICIES];
   size_t n = 0;
@@ -666,6 +760,7 @@ int tg_cli_evaluate(int argc, char **argv) {
   }
 
   tg_evaluation *evs[MAX_POLICIES] = {NULL};
+  tg_cli_speed *timed = NULL;
   int code = TG_EXIT_OK;
   for (size_t p = 0; p < n; ++p) {
     tg_evaluation_options opt;
@@ -673,6 +768,8 @@ int tg_cli_evaluate(int argc, char **argv) {
     opt.precision = a.precision;
     opt.policy = policies[p];
     opt.no_limits = a.no_limits;
+    opt.in_place = a.in_place;
+    opt.max_allocation = a.max_allocation;
     err.message[0] = '\0';
     st = model->kind == TG_MODEL_GRAPH
              ? tg_evaluation_create_from_graph(model->graph, &opt, alloc, &evs[p], &err)
@@ -684,11 +781,26 @@ int tg_cli_evaluate(int argc, char **argv) {
     }
   }
 
+  if (a.speed.speed) {
+    if (model->kind != TG_MODEL_GRAPH) {
+      tg_cli_error("evaluate: %s holds usage records without a graph: --speed needs a model", a.model_path);
+      code = TG_EXIT_USAGE;
+      goto done;
+    }
+    st = tg_cli_speed_run(&a.speed, model->graph, evs[0], a.no_limits, alloc, &timed, &err);
+    if (st != TG_OK) {
+      tg_cli_error("evaluate --speed: %s", err.message[0] ? err.message : tg_status_string(st));
+      code = tg_cli_exit_code(st);
+      goto done;
+    }
+    a.timed = timed;
+  }
   tg__strbuf out;
   tg__strbuf_init(&out, alloc);
-  if (a.json) json_document(&out, &a, evs, policies, n, order);
+  if (a.json) json_document(&out, &a, model->graph, evs, policies, n, order);
   else if (a.all_policies) text_policies(&out, &a, evs, policies, n);
   else text_single(&out, &a, evs[0]);
+  if (!a.json && timed) tg_cli_speed_text(&out, timed);
   if (!a.json && order)
     tg__strbuf_printf(&out, "\nreorder: peak live buffer bytes %llu -> %llu (%.1f%% less), %s order%s, %.1f ms; "
                             "every storage above is evaluated in that order (--json: op_order)\n",
@@ -719,10 +831,15 @@ int tg_cli_evaluate(int argc, char **argv) {
     else
       for (size_t p = 0; p < n; ++p)
         if (!write_charts(&a, evs[p], alloc)) code = TG_EXIT_FAILURE;
+    char stem[256];
+    stem_of(a.model_path, stem, sizeof stem);
+    if (timed && code == TG_EXIT_OK && !tg_cli_speed_svg(timed, a.svg_dir, stem, base_name(a.model_path), alloc))
+      code = TG_EXIT_FAILURE;
   }
   if (a.csv_out && !write_csv(a.csv_out, evs[0], alloc)) code = TG_EXIT_FAILURE;
 
 done:
+  tg_cli_speed_free(timed);
   for (size_t p = 0; p < n; ++p) tg_evaluation_destroy(evs[p]);
   tg_op_order_destroy(order);
   tg_model_destroy(model);

@@ -68,7 +68,7 @@ static int load_placed(const tg_cli_place_request *req, const char *cmd, tg_stor
   memset(h, 0, sizeof *h);
   h->alloc = alloc;
   tg_error_info err = {{0}};
-  tg_cli_input_options io = {storage, req->precision, req->plan_io, limits, req->model_options};
+  tg_cli_input_options io = {storage, req->precision, req->plan_io, limits, req->model_options, 0};
   tg_status st = tg_cli_input_load(req->model, &io, alloc, &h->in, &err);
   if (st != TG_OK) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
@@ -123,6 +123,7 @@ static tg_status plan_all(const tg_cli_place_request *req, tg_device *dev, tg_mo
     o->plan.seed = req->seed;
     o->plan.alignment = req->alignment;
     o->plan.fit = req->fit;
+    o->plan.max_allocation = req->max_allocation;
     o->policy = req->policy;
     if (ss->space != TG_SPACE_HOST) o->budget = budget;
     tg_status st = tg_cli_resources(ss->records, ss->storage, sp->precision, alloc, &h->resources[k]);
@@ -331,6 +332,11 @@ static void json_plans(tg__strbuf *b, const hetero *h) {
       tg__strbuf_puts(b, "],\"offset_of\":[");
       for (size_t r = 0; r < p->record_count; ++r)
         tg__strbuf_printf(b, "%s%llu", r ? "," : "", (unsigned long long)p->offset_of[r]);
+      tg__strbuf_puts(b, "],\"arenas\":[");
+      for (size_t k = 0; k < p->arena_count; ++k)
+        tg__strbuf_printf(b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
+      tg__strbuf_puts(b, "],\"arena_of\":[");
+      for (size_t r = 0; r < p->record_count; ++r) tg__strbuf_printf(b, "%s%u", r ? "," : "", tg_plan_arena_of(p, r));
     }
     tg__strbuf_puts(b, "]}");
   }

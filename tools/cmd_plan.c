@@ -28,13 +28,26 @@ static void plan_usage(FILE *to) {
       "  --beam-width K           strategy beam: states kept per step (default 8; 1 = greedy)\n"
       "  --fit best|first|worst   free-block choice for offsets greedy-in-order (default: all\n"
       "                           three with --strategy all, else best)\n"
-      "  --alignment N            offsets are multiples of N bytes (default 1); objects mode:\n"
-      "                           greedy-coloring rounds 1D sizes up to N (Mini-Infer: 256)\n"
+      "  --alignment N            offsets are multiples of N bytes (default 1; with --save in\n"
+      "                           offsets mode 256); objects mode: greedy-coloring rounds 1D\n"
+      "                           sizes up to N (Mini-Infer: 256)\n",
+      to);
+  fputs(
+      "  --max-texture-size WxH   a smaller device: 2D and 3D textures at most W x H texels;\n"
+      "                           tensors beyond it fall back to buffers (JSON\n"
+      "                           \"fallback_tensors\", \"fallbacks\")\n"
+      "  --no-fallback            a tensor that does not fit its storage is an error (exit 2)\n"
+      "  --max-allocation BYTES   the device's largest allocation (K, M, G suffixes): offsets\n"
+      "                           plans span several arenas of at most BYTES each (JSON\n"
+      "                           \"arenas\", \"arena_of\"); objects: every object within it; a\n"
+      "                           tensor larger than BYTES is an error\n"
       "  --storage S              models: buffer (default), image_buffer, texture_2d,\n"
       "                           texture_array, texture_3d, single_texture_2d\n"
       "  --precision fp32|fp16    models: element precision (default fp32)\n"
       "  --policy P               serial (default), parallel-safe, branch-local, or all (models)\n"
-      "  --plan-io                models: plan graph inputs and outputs too\n"
+      "  --plan-io                models: plan graph inputs and outputs too\n",
+      to);
+  fputs(TG_CLI_IN_PLACE_HELP
       TG_CLI_INPUT_SHAPE_HELP
       "  --reorder                models, serial policy only: search a topological op order\n"
       "                           with a smaller peak of live memory (off by default; exact\n"
@@ -43,8 +56,9 @@ static void plan_usage(FILE *to) {
       "                           the peak before and after (JSON key \"reorder\")\n"
       "  --time-limit MS          strategy best: the whole call within MS milliseconds (plus\n"
       "                           at most a tenth and 20 ms), searching for a smaller plan;\n"
-      "                           0 = no search; default: a short search after every\n"
-      "                           strategy (TG_DEFAULT_TIME_LIMIT_MS), ended at the bound\n"
+      "                           0 = no search; default 1000 (the library's default is 10 ms\n"
+      "                           of search, meant for engines at load time); the search stops\n"
+      "                           early once its plan meets a proved bound\n"
       "  --seed N                 search seed (same seed, same plan; default 0)\n"
       "  --exact                  strategy best, 1D: branch-and-bound (--time-limit, default\n"
       "                           1000 ms); proves optimality or reports the gap. Offsets: after\n"
@@ -56,7 +70,9 @@ static void plan_usage(FILE *to) {
       "  --lp-bound               objects mode: also the LP bound, from the linear programme\n"
       "                           over objects (column generation; exact integer proof), often\n"
       "                           equal to the best plan's total (JSON \"lp_bound\"; up to\n"
-      "                           about a second, up to 1024 records)\n"
+      "                           about a second, up to 1024 records)\n",
+      to);
+  fputs(
       "  --json                   one JSON object on stdout instead of the table\n"
       "  --csv-out FILE           write the smallest plan as tensor_name,size,offset,start_time,\n"
       "                           end_time,object,storage\n"
@@ -66,9 +82,11 @@ static void plan_usage(FILE *to) {
       "  --save FILE              write the smallest plan (with --strategy all: the best of\n"
       "                           them), its records, storage, precision, policy and model\n"
       "                           name to a plan file for `tangram run MODEL --plan FILE`\n"
-      "                           (docs/plan-files.md); for offsets plans give the device's\n"
-      "                           --alignment (256 suits the host backend and PoCL; run --plan\n"
-      "                           names the alignment a device needs)\n"
+      "                           (docs/plan-files.md); offsets plans are then aligned to 256\n"
+      "                           bytes unless --alignment is given (every Vulkan device and the\n"
+      "                           common OpenCL devices accept 256); the file records the\n"
+      "                           alignment, the allocation cap and the texture limits, which\n"
+      "                           run --plan checks against the device\n"
       TG_CLI_PLACE_USAGE
       "                           (models; plans each space with --strategy, best for all)\n"
       "  -h, --help               this text\n"
@@ -154,8 +172,38 @@ static void json_result(tg__strbuf *b, const plan_result *r, uint32_t dims) {
     tg__strbuf_puts(b, "]");
   } else {
     json_u64_array(b, "offset_of", p->offset_of, p->record_count);
+    /* Arenas: their sizes, and each record's (offset_of is within it). */
+    tg__strbuf_puts(b, ",\"arenas\":[");
+    for (size_t k = 0; k < p->arena_count; ++k)
+      tg__strbuf_printf(b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
+    tg__strbuf_puts(b, "],\"arena_of\":[");
+    for (size_t i = 0; i < p->record_count; ++i) tg__strbuf_printf(b, "%s%u", i ? "," : "", tg_plan_arena_of(p, i));
+    tg__strbuf_puts(b, "]");
   }
   tg__strbuf_puts(b, "}");
+}
+
+/* Models with control flow: records and their sizes grouped by subgraph. */
+static void text_subgraphs(tg__strbuf *b, const tg_cli_input *in, const char *unit) {
+  const tg_graph *g = in->graph;
+  const tg_record_set *set = in->records;
+  tg__strbuf_printf(b, "%-40s %-7s %6s %8s %14s\n", "subgraph", "kind", "ops", "records", "record sizes");
+  static const char *const k_kinds[] = {"main", "branch", "body", "call"};
+  for (size_t s = 0; s < g->flow_count; ++s) {
+    size_t ops = 0, records = 0;
+    uint64_t bytes = 0;
+    for (size_t o = 0; o < g->op_count; ++o) ops += g->ops[o].subgraph == s;
+    for (size_t r = 0; r < set->count; ++r) {
+      if (g->tensors[in->tensor_of[r]].subgraph != s) continue;
+      uint64_t v = 0;
+      tg_extent_volume(set->records[r].size, &v);
+      ++records;
+      bytes += v;
+    }
+    const tg_subgraph *sg = &g->subgraphs[s];
+    tg__strbuf_printf(b, "%-40.40s %-7s %6zu %8zu %14llu %s\n", sg->name ? sg->name : "",
+                      (unsigned)sg->kind < 4 ? k_kinds[sg->kind] : "?", ops, records, (unsigned long long)bytes, unit);
+  }
 }
 
 /* Per record, in record order: who writes it, who reads it, its size, so anyone can check a
@@ -185,6 +233,13 @@ static void json_model_records(tg__strbuf *b, const tg_cli_input *in) {
     uint64_t v = 0;
     tg_extent_volume(set->records[r].size, &v);
     tg__strbuf_printf(b, "%s%llu", r ? "," : "", (unsigned long long)v);
+  }
+  tg__strbuf_puts(b, "],\"subgraph_of\":[");
+  for (size_t r = 0; r < set->count; ++r) {
+    const tg_tensor *t = &in->graph->tensors[in->tensor_of[r]];
+    const tg_graph *g = in->graph;
+    if (r) tg__strbuf_puts(b, ",");
+    tg__strbuf_json_string(b, g->flow_count > 0 && t->subgraph < g->flow_count ? g->subgraphs[t->subgraph].name : "main");
   }
   tg__strbuf_puts(b, "],\"shape_of\":[");
   for (size_t r = 0; r < set->count; ++r) {
@@ -271,7 +326,9 @@ int tg_cli_plan(int argc, char **argv) {
   const char *file = NULL, *mode_s = "objects", *strategy_s = "all", *fit_s = NULL;
   const char *align_s = NULL, *csv_out = NULL, *svg_out = NULL, *storage_s = "buffer", *precision_s = "fp32";
   const char *policy_s = "serial", *time_s = NULL, *seed_s = NULL, *save_out = NULL, *beam_s = NULL;
-  int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0, want_lp = 0;
+  const char *cap_s = NULL, *texture_s = NULL;
+  int no_fallback = 0;
+  int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0, want_lp = 0, in_place = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
   tg_cli_place_request place;
@@ -293,15 +350,18 @@ int tg_cli_plan(int argc, char **argv) {
     }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    if (strcmp(argv[i], "--in-place") == 0) { in_place = 1; ++i; continue; }
+    if (strcmp(argv[i], "--no-fallback") == 0) { no_fallback = 1; ++i; continue; }
     if (strcmp(argv[i], "--exact") == 0) { exact = 1; ++i; continue; }
     if (strcmp(argv[i], "--reorder") == 0) { reorder = 1; ++i; continue; }
     if (strcmp(argv[i], "--subset-bound") == 0) { want_subset = 1; ++i; continue; }
     if (strcmp(argv[i], "--lp-bound") == 0) { want_lp = 1; ++i; continue; }
     static const char *const k_value_options[] = {"--mode", "--strategy", "--fit", "--alignment",
                                                    "--csv-out", "--storage", "--precision", "--policy",
-                                                   "--time-limit", "--seed", "--svg", "--save", "--beam-width"};
+                                                   "--time-limit", "--seed", "--svg", "--save", "--beam-width",
+                                                   "--max-allocation", "--max-texture-size"};
     const char **k_targets[] = {&mode_s, &strategy_s, &fit_s, &align_s, &csv_out, &storage_s, &precision_s, &policy_s,
-                                &time_s, &seed_s, &svg_out, &save_out, &beam_s};
+                                &time_s, &seed_s, &svg_out, &save_out, &beam_s, &cap_s, &texture_s};
     int matched = 0;
     for (size_t o = 0; o < sizeof k_value_options / sizeof k_value_options[0] && !matched; ++o) {
       if ((m = tg_cli_option(argc, argv, &i, k_value_options[o], &v)) != 0) {
@@ -339,10 +399,20 @@ int tg_cli_plan(int argc, char **argv) {
   uint64_t alignment = 1;
   if (align_s && (!tg_cli_parse_u64(align_s, 0, &alignment) || alignment == 0))
     return parse_error("--alignment", align_s, "a positive integer");
+  /* A saved offsets plan runs elsewhere: an alignment every Vulkan device and the common
+   * OpenCL devices accept, unless one is given. */
+  if (!align_s && save_out && mode == TG_MODE_OFFSETS) alignment = TG_CLI_PORTABLE_ALIGNMENT;
+  uint64_t max_allocation = 0;
+  if (cap_s && !tg_cli_parse_max_allocation("plan", cap_s, &max_allocation)) return TG_EXIT_USAGE;
+  tg_device_limits limits = tg_device_limits_default();
+  uint64_t tex_w = 0, tex_h = 0;
+  if (texture_s && !tg_cli_parse_texture_size("plan", texture_s, &tex_w, &tex_h)) return TG_EXIT_USAGE;
+  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h);
   uint64_t time_limit = 0, seed = 0;
   if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE))
     return parse_error("--time-limit", time_s, "milliseconds (0 to 4294967294)");
   if (time_s && time_limit == 0) time_limit = TG_TIME_LIMIT_NONE; /* 0: no search */
+  if (time_s == NULL && !exact) time_limit = TG_CLI_DEFAULT_TIME_LIMIT_MS;
   uint64_t beam_width = 0;
   if (beam_s && (!tg_cli_parse_u64(beam_s, 0, &beam_width) || beam_width == 0 || beam_width > 65536))
     return parse_error("--beam-width", beam_s, "a number of states from 1 to 65536");
@@ -352,7 +422,7 @@ int tg_cli_plan(int argc, char **argv) {
   memset(&exact_stats, 0, sizeof exact_stats);
   int exact_ran = 0;
   if (exact && !json && isatty(STDERR_FILENO)) exact_stats.progress = exact_progress;
-  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, NULL, &shapes.options};
+  tg_cli_input_options iopt = {TG_STORAGE_BUFFER, TG_PRECISION_FP32, plan_io, &limits, &shapes.options, 0};
   if (tg_storage_from_name(storage_s, &iopt.storage) != TG_OK)
     return parse_error("--storage", storage_s,
                        "buffer, image_buffer, texture_2d, texture_array, texture_3d or single_texture_2d");
@@ -363,9 +433,9 @@ int tg_cli_plan(int argc, char **argv) {
   if (!all_policies && tg_policy_from_name(policy_s, &policy) != TG_OK)
     return parse_error("--policy", policy_s, "serial, parallel-safe, branch-local or all");
   if (tg_cli_place_given(&place)) {
-    if (all_policies || reorder || exact || want_subset || want_lp || csv_out || svg_out) {
+    if (all_policies || reorder || exact || want_subset || want_lp || csv_out || svg_out || in_place) {
       tg_cli_error("plan: --place does not combine with --policy all, --reorder, --exact, "
-                   "--subset-bound, --lp-bound, --csv-out or --svg");
+                   "--subset-bound, --lp-bound, --csv-out, --svg or --in-place");
       return TG_EXIT_USAGE;
     }
     place.model = file;
@@ -381,6 +451,7 @@ int tg_cli_plan(int argc, char **argv) {
     place.seed = seed;
     place.alignment = alignment;
     place.fit = fit;
+    place.max_allocation = max_allocation;
     return tg_cli_place_plan(&place);
   }
   if (reorder && (all_policies || policy != TG_POLICY_SERIAL)) {
@@ -414,6 +485,14 @@ int tg_cli_plan(int argc, char **argv) {
   memset(summary, 0, sizeof summary);
   tg_bounds bounds;
 
+  if (no_fallback && in.model_records && in.model_records->fallback && in.model_records->fallback->count) {
+    const tg_model_records *mr = in.model_records;
+    tg_cli_error("plan: tensor %s does not fit %s: %s (--no-fallback; %zu tensors in all)",
+                 in.graph->tensors[mr->fallback_tensor_of[0]].name, tg_storage_name(iopt.storage),
+                 mr->fallback_reasons[0], mr->fallback->count);
+    st = TG_ERROR_INVALID_ARGUMENT;
+    goto fail;
+  }
   if (mode == TG_MODE_OFFSETS && set->dims != 1) {
     tg_cli_error("plan: offsets mode needs 1D records (%s gives %uD texture extents)", file, set->dims);
     st = TG_ERROR_INVALID_ARGUMENT;
@@ -421,6 +500,11 @@ int tg_cli_plan(int argc, char **argv) {
   }
   if ((want_subset || want_lp) && mode != TG_MODE_OBJECTS) {
     tg_cli_error("plan: %s bounds objects plans; add --mode objects", want_lp ? "--lp-bound" : "--subset-bound");
+    st = TG_ERROR_INVALID_ARGUMENT;
+    goto fail;
+  }
+  if (want_subset && in_place) {
+    tg_cli_error("plan: --subset-bound does not combine with --in-place");
     st = TG_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
@@ -440,6 +524,18 @@ int tg_cli_plan(int argc, char **argv) {
     st = TG_ERROR_INVALID_ARGUMENT;
     goto fail;
   }
+  size_t min_arenas = 0;
+  if (max_allocation > 0) {
+    if (!tg_cli_check_max_allocation("plan", set, tg_precision_texel_bytes(iopt.precision), max_allocation)) {
+      st = TG_ERROR_INVALID_ARGUMENT;
+      goto fail;
+    }
+    if (mode == TG_MODE_OFFSETS &&
+        (st = tg_bounds_arena_count(set->records, set->count, max_allocation, alloc, &min_arenas)) != TG_OK) {
+      tg_cli_error("plan: arena bound: %s", tg_status_string(st));
+      goto fail;
+    }
+  }
   st = tg_bounds_compute(set->records, set->count, set->dims, alloc, &bounds);
   uint64_t shape_bound = 0; /* objects mode: the shape-aware bound (>= positional_max) */
   uint64_t subset_bound = 0; /* --subset-bound: the subset bound (>= positional_max) */
@@ -450,6 +546,16 @@ int tg_cli_plan(int argc, char **argv) {
   uint64_t lp_bound = 0; /* --lp-bound: the LP bound (>= positional_max) */
   if (st == TG_OK && want_lp)
     st = tg_bounds_objects_lp(set->records, set->count, set->dims, 0, 0, alloc, &lp_bound);
+  /* --in-place: the bounds of the problem with the candidates (each chain counted once). */
+  const tg_in_place_pair *ip = in_place ? in.in_place : NULL;
+  const size_t ip_count = in_place ? in.in_place_count : 0;
+  tg_bounds ip_bounds = bounds;
+  if (st == TG_OK && ip_count > 0) {
+    st = tg_bounds_compute_in_place(set->records, set->count, set->dims, ip, ip_count, alloc, &ip_bounds,
+                                    want_lp ? &lp_bound : NULL);
+    /* The shape-aware bound holds only without the pairs: the positional maximum with them. */
+    if (st == TG_OK && mode == TG_MODE_OBJECTS) shape_bound = ip_bounds.positional_max;
+  }
   if (st != TG_OK) {
     tg_cli_error("plan: bounds: %s", tg_status_string(st));
     goto fail;
@@ -488,6 +594,9 @@ int tg_cli_plan(int argc, char **argv) {
         opt.alignment = alignment;
         opt.relation = relation;
         opt.beam_width = (uint32_t)beam_width;
+        opt.in_place = ip;
+        opt.in_place_count = ip_count;
+        opt.max_allocation = max_allocation;
         if (s == TG_STRATEGY_BEST) {
           opt.time_limit_ms = (uint32_t)time_limit;
           opt.seed = seed;
@@ -502,6 +611,12 @@ int tg_cli_plan(int argc, char **argv) {
         r->plan_us = tg__now_us() - t0;
         if (st != TG_OK) {
           tg_cli_error("plan: strategy %s failed: %s", tg_strategy_name((tg_strategy)s), tg_status_string(st));
+          tg_policy_relation_destroy(rel);
+          goto fail;
+        }
+        if (!tg_cli_check_objects_cap("plan", set, r->plan, tg_precision_texel_bytes(iopt.precision),
+                                      max_allocation)) {
+          st = TG_ERROR_INVALID_ARGUMENT;
           tg_policy_relation_destroy(rel);
           goto fail;
         }
@@ -538,6 +653,8 @@ int tg_cli_plan(int argc, char **argv) {
     tg_policy_relation_destroy(rel);
   }
 
+  /* With --in-place the plans may use the pairs: the in-place bounds are the ones they meet. */
+  if (ip_count > 0) bounds = (tg_bounds){ip_bounds.peak_live, ip_bounds.positional_max, bounds.naive};
   uint64_t lower = mode == TG_MODE_OBJECTS ? bounds.positional_max : bounds.peak_live;
   const plan_result *smallest = NULL;
   for (size_t i = 0; i < nres; ++i) {
@@ -580,10 +697,21 @@ int tg_cli_plan(int argc, char **argv) {
                       (unsigned long long)bounds.positional_max);
     if (mode == TG_MODE_OBJECTS)
       tg__strbuf_printf(&out, ",\"shape_bound\":%llu", (unsigned long long)shape_bound);
+    if (max_allocation > 0) {
+      tg__strbuf_printf(&out, ",\"max_allocation\":%llu", (unsigned long long)max_allocation);
+      if (mode == TG_MODE_OFFSETS) tg__strbuf_printf(&out, ",\"min_arenas\":%zu", min_arenas);
+    }
     if (want_subset)
       tg__strbuf_printf(&out, ",\"subset_bound\":%llu", (unsigned long long)subset_bound);
     if (want_lp) tg__strbuf_printf(&out, ",\"lp_bound\":%llu", (unsigned long long)lp_bound);
     if (in.graph) json_model_records(&out, &in);
+    tg_cli_json_assumed_inputs(&out, in.graph);
+    if (in_place) {
+      size_t views = 0;
+      for (size_t k = 0; k < ip_count; ++k) views += ip[k].view != 0;
+      tg__strbuf_printf(&out, ",\"in_place_candidates\":%zu,\"in_place_views\":%zu", ip_count, views);
+      if (smallest) tg_cli_json_in_place(&out, smallest->plan->in_place, smallest->plan->in_place_count);
+    }
     if (in.order) json_reorder(&out, in.order);
     if (exact_ran)
       tg__strbuf_printf(&out, ",\"exact\":{\"proved_optimal\":%s,\"nodes\":%llu,\"lower_bound\":%llu,"
@@ -633,6 +761,13 @@ int tg_cli_plan(int argc, char **argv) {
     tg__strbuf_printf(&out, "\nnaive %llu %s; lower bound %llu (%s)\n",
                       (unsigned long long)bounds.naive, unit, (unsigned long long)lower,
                       mode == TG_MODE_OBJECTS ? "positional maximum" : "peak live");
+    if (max_allocation > 0 && mode == TG_MODE_OFFSETS)
+      tg__strbuf_printf(&out, "allocation cap %llu bytes: at least %zu arenas (the objects column "
+                              "counts arenas)\n",
+                        (unsigned long long)max_allocation, min_arenas);
+    else if (max_allocation > 0)
+      tg__strbuf_printf(&out, "allocation cap %llu bytes: every object within it\n",
+                        (unsigned long long)max_allocation);
     if (mode == TG_MODE_OBJECTS && shape_bound > lower)
       tg__strbuf_printf(&out, "shape-aware bound %llu %s (%.4fx the positional maximum): no objects "
                               "plan is smaller\n",
@@ -645,7 +780,17 @@ int tg_cli_plan(int argc, char **argv) {
       tg__strbuf_printf(&out, "LP bound %llu %s (%.4fx the positional maximum; the linear programme "
                               "over objects): no objects plan is smaller\n",
                         (unsigned long long)lp_bound, unit, (double)lp_bound / (double)lower);
+    if (in.graph && in.graph->flow_count > 0) text_subgraphs(&out, &in, unit);
     if (in.order) text_reorder(&out, in.order, unit);
+    if (in_place) {
+      size_t views = 0, used_views = 0;
+      for (size_t k = 0; k < ip_count; ++k) views += ip[k].view != 0;
+      const size_t used = smallest ? smallest->plan->in_place_count : 0;
+      for (size_t k = 0; k < used; ++k) used_views += smallest->plan->in_place[k].view != 0;
+      tg__strbuf_printf(&out, "in place: %zu candidate pairs (%zu views); the smallest plan uses %zu (%zu views); "
+                              "the bounds count each chain once\n",
+                        ip_count, views, used, used_views);
+    }
     if (in.model_records && in.model_records->fallback && in.model_records->fallback->count)
       tg__strbuf_printf(&out, "%zu tensors do not fit %s and fall back to buffers (not in this plan; see --json)\n",
                         in.model_records->fallback->count, tg_storage_name(iopt.storage));
@@ -670,7 +815,8 @@ int tg_cli_plan(int argc, char **argv) {
       else snprintf(time, sizeof time, "%.1f ms", (double)r->plan_us / 1000.0);
       tg__strbuf_printf(&out, "%-14s %-26s %-10s %14llu %8zu %9.1f%% %8.3f %10s  %s\n", tg_policy_name(r->policy),
                         name, tg_strategy_origin(r->strategy), (unsigned long long)r->plan->total,
-                        r->plan->object_count, pct, ratio, time, r->valid ? "yes" : "NO");
+                        r->plan->mode == TG_MODE_OFFSETS ? r->plan->arena_count : r->plan->object_count,
+                        pct, ratio, time, r->valid ? "yes" : "NO");
     }
     if (exact_ran)
       tg__strbuf_printf(&out, "\nexact: %s, %llu nodes, lower bound %llu, gap %llu %s\n",

@@ -26,19 +26,44 @@ static void run_usage(FILE *to) {
       "  --precision fp32|fp16    (default fp32)\n"
       "  --mode objects|offsets   shared objects (default) or one arena\n"
       "  --strategy NAME          planning strategy (default best)\n"
+      "  --time-limit MS          strategy best: each plan within MS milliseconds (0 = no\n"
+      "                           search; default 250, where the library's default is 10 ms of\n"
+      "                           search; the search stops early once its plan meets a proved\n"
+      "                           bound)\n"
       "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
+      "  --max-texture-size WxH   simulate a smaller device: 2D and 3D textures at most W x H\n"
+      "                           texels; tensors beyond it fall back to buffers\n"
+      "                           (\"fallback_tensors\")\n"
+      "  --no-fallback            a tensor that does not fit the storage rules that storage out\n"
+      "                           (with --storage S: exit 2 naming it)\n"
+      "  --max-allocation BYTES   the largest single allocation (K/M/G suffixes; default and\n"
+      "                           upper limit: the device's): offsets plans span several\n"
+      "                           arenas of at most BYTES, one allocation each; a tensor or\n"
+      "                           object above it is an error (exit 2)\n"
       "  --out-of-order           run the check with ops overlapping where the schedule allows\n"
       "                           (waits: graph edges, plus reuse edges for serial plans)\n"
       "  --no-reuse-edges         with --out-of-order: leave reuse edges out (to see the check\n"
       "                           refuse or catch an unsafe serial plan)\n"
       "  --plan-io                plan graph inputs and outputs too\n"
+      "  --branch N               models with control flow: the check runs branch N of every If\n"
+      "                           (0 then, 1 else; default 0)\n"
+      "  --iterations N           ... and N iterations of every loop body (default 2)\n",
+      to);
+  fputs(
+      "  --in-place               elementwise ops may write over an input that dies there and\n"
+      "                           RESHAPE-like ops are views (see tangram plan --help); with\n"
+      "                           OpenCL, images get views only (OpenCL 1.2 images are not\n"
+      "                           read-write); JSON \"in_place\" lists the pairs used; with\n"
+      "                           --runtime-pool, views allocate nothing (JSON \"views\")\n"
       "  --plan FILE              do not plan: load a plan file (`tangram plan MODEL --save FILE`),\n"
       "                           check it was made for MODEL's records (with the file's storage,\n"
       "                           precision, policy and --plan-io; giving other values is an\n"
       "                           error), realise it and run the check. A plan made for another\n"
       "                           model, or one this device cannot hold: exit 2 with the reason\n"
-      TG_CLI_INPUT_SHAPE_HELP
+      TG_CLI_INPUT_SHAPE_HELP,
+      to);
+  fputs(
       "  --json                   one JSON object on stdout\n"
       "  --svg FILE               draw the realised plan as an SVG memory timeline\n"
       TG_CLI_PLACE_USAGE
@@ -77,9 +102,12 @@ typedef struct storage_plan {
   uint64_t bytes, naive_bytes, lower_bound_bytes;
   uint64_t plan_us;
   const char *note;                /* e.g. textures fell back to objects mode */
+  tg_in_place_pair *pairs;         /* --in-place: the candidates this device and mode allow */
+  size_t pair_count;
 } storage_plan;
 
 static void storage_plan_free(storage_plan *sp) {
+  if (sp->pairs) tg__free(sp->in.alloc, sp->pairs);
   tg_plan_destroy(sp->plan);
   tg_plan_destroy(sp->fallback_plan);
   tg_record_set_destroy(sp->arena_records);
@@ -101,7 +129,8 @@ static uint64_t plan_bytes(const tg_plan *p, tg_precision precision) {
  * sizes and alignments). */
 static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg_tensor_resource *res,
                               tg_precision precision, tg_mode mode, tg_strategy strategy,
-                              const tg_share_relation *relation, const tg_allocator *alloc,
+                              const tg_share_relation *relation, tg_in_place_pair *pairs, size_t *pair_count,
+                              uint32_t time_limit_ms, uint64_t max_allocation, const tg_allocator *alloc,
                               tg_record_set **arena, tg_plan **plan) {
   *arena = NULL;
   *plan = NULL;
@@ -112,11 +141,56 @@ static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg
     if (st != TG_OK) return st;
     planned = *arena;
   }
+  /* Pairs whose device sizes differ (arena records) cannot share one allocation. */
+  size_t kept = 0;
+  for (size_t i = 0; pairs && i < *pair_count; ++i) {
+    const tg_extent a = planned->records[pairs[i].input].size, b = planned->records[pairs[i].output].size;
+    if (a.w == b.w && a.h == b.h && a.d == b.d) pairs[kept++] = pairs[i];
+  }
+  if (pairs) *pair_count = kept;
   tg_plan_options opt = {0};
+  opt.in_place = pairs;
+  opt.in_place_count = pairs ? *pair_count : 0;
+  if (strategy == TG_STRATEGY_BEST) opt.time_limit_ms = time_limit_ms;
   opt.mode = mode;
   opt.strategy = strategy;
   opt.relation = relation;
+  opt.max_allocation = max_allocation;
   return tg_plan_compute(planned->records, planned->count, planned->dims, &opt, alloc, plan);
+}
+
+/* Under the allocation cap: every tensor, and every object of an objects plan (`plan`, may be
+ * NULL), at most `cap` bytes; else TG_ERROR_LIMIT naming the tensor (for an object, its
+ * largest). */
+static tg_status check_cap(const tg_record_set *set, const tg_plan *plan, tg_precision precision,
+                           uint64_t cap, tg_error_info *err) {
+  if (cap == 0) return TG_OK;
+  uint64_t unit = set->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
+  for (size_t r = 0; r < set->count && plan == NULL; ++r) {
+    uint64_t v = 0, bytes = UINT64_MAX;
+    if (tg_extent_volume(set->records[r].size, &v) == TG_OK && tg__mul_u64(v, unit, &bytes) && bytes <= cap)
+      continue;
+    return tg__error(err, TG_ERROR_LIMIT, "tensor %s (%llu bytes) is larger than the allocation cap %llu bytes",
+                     set->names[r] ? set->names[r] : "?", (unsigned long long)bytes, (unsigned long long)cap);
+  }
+  if (plan == NULL || plan->mode != TG_MODE_OBJECTS) return TG_OK;
+  for (size_t k = 0; k < plan->object_count; ++k) {
+    uint64_t v = 0, bytes = UINT64_MAX;
+    if (tg_extent_volume(plan->object_sizes[k], &v) == TG_OK && tg__mul_u64(v, unit, &bytes) && bytes <= cap)
+      continue;
+    size_t big = 0;
+    uint64_t big_v = 0;
+    for (size_t r = 0, seen = 0; r < set->count; ++r) {
+      uint64_t rv = 0;
+      if (plan->object_of[r] == k && tg_extent_volume(set->records[r].size, &rv) == TG_OK && (!seen || rv > big_v))
+        big = r, big_v = rv, seen = 1;
+    }
+    return tg__error(err, TG_ERROR_LIMIT,
+                     "object %zu (%llu bytes) is larger than the allocation cap %llu bytes; its largest "
+                     "tensor is %s", k, (unsigned long long)bytes, (unsigned long long)cap,
+                     set->names[big] ? set->names[big] : "?");
+  }
+  return TG_OK;
 }
 
 /* The naive total and the lower bound of a record set's plans in `mode`: peak live for
@@ -134,14 +208,16 @@ static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_all
 
 static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
                                     tg_precision precision, tg_mode mode, tg_strategy strategy,
-                                    tg_policy policy, int plan_io, const tg_model_options *shapes,
+                                    tg_policy policy, int plan_io, int in_place, uint32_t time_limit_ms,
+                                    const tg_model_options *shapes,
+                                    uint64_t max_allocation, const tg_device_limits *limits, int no_fallback,
                                     const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = storage;
   sp->mode = mode;
   sp->strategy = strategy;
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, shapes};
+  tg_cli_input_options io = {storage, precision, plan_io, limits, shapes, 1};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -170,26 +246,48 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
     }
   }
   if ((st = tg_cli_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
+  if ((st = check_cap(set, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
+  if (in_place && sp->in.in_place_count > 0) {
+    /* OpenCL 1.2 images cannot be read and written by one kernel: views only there. */
+    sp->pairs = tg__calloc(alloc, sp->in.in_place_count, sizeof *sp->pairs);
+    if (sp->pairs == NULL) {
+      st = TG_ERROR_OUT_OF_HOST_MEMORY;
+      goto fail;
+    }
+    for (size_t i = 0; i < sp->in.in_place_count; ++i)
+      if (sp->in.in_place[i].view || !image || info->backend != TG_BACKEND_OPENCL)
+        sp->pairs[sp->pair_count++] = sp->in.in_place[i];
+  }
   tg_policy_relation *rel = NULL;
   if ((st = tg_cli_input_relation(&sp->in, policy, &rel, err)) != TG_OK) goto fail;
   uint64_t t0 = tg__now_us();
   st = plan_records(dev, set, sp->resources, precision, sp->mode, strategy, tg_policy_relation_get(rel),
-                    alloc, &sp->arena_records, &sp->plan);
+                    sp->pairs, &sp->pair_count, time_limit_ms, max_allocation, alloc, &sp->arena_records,
+                    &sp->plan);
   tg_policy_relation_destroy(rel);
   if (st != TG_OK) {
     tg__error(err, st, "planning %s failed: %s", tg_storage_name(storage), tg_status_string(st));
     goto fail;
   }
+  if ((st = check_cap(set, sp->plan, precision, max_allocation, err)) != TG_OK) goto fail;
   sp->planned = sp->arena_records ? sp->arena_records : set;
   /* Tensors that do not fit the storage: planned as buffers, serially ordered like the rest.
    * Their records index the fallback set, so the policy relation (made for the primary set)
    * does not apply; fallback buffers use the serial rule. */
   const tg_record_set *fb = sp->in.model_records ? sp->in.model_records->fallback : NULL;
+  if (fb && fb->count && no_fallback) {
+    st = tg__error(err, TG_ERROR_LIMIT, "tensor %s does not fit %s: %s (--no-fallback)",
+                   fb->names[0] ? fb->names[0] : "?", tg_storage_name(storage),
+                   sp->in.model_records->fallback_reasons[0]);
+    goto fail;
+  }
   if (fb && fb->count) {
     if ((st = tg_cli_resources(fb, TG_STORAGE_BUFFER, precision, alloc, &sp->fallback_resources)) != TG_OK) goto fail;
     tg_mode fmode = mode;
-    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, alloc,
-                      &sp->fallback_arena, &sp->fallback_plan);
+    if ((st = check_cap(fb, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
+    st = plan_records(dev, fb, sp->fallback_resources, precision, fmode, strategy, NULL, NULL, NULL, time_limit_ms,
+                      max_allocation,
+                      alloc, &sp->fallback_arena, &sp->fallback_plan);
     if (st != TG_OK) {
       tg__error(err, st, "planning fallback buffers failed: %s", tg_status_string(st));
       goto fail;
@@ -199,6 +297,14 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
   sp->bytes = plan_bytes(sp->plan, precision) + plan_bytes(sp->fallback_plan, precision);
   uint64_t naive, lb;
   if ((st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb)) != TG_OK) goto fail;
+  if (sp->pair_count > 0) {
+    /* The plan may use the pairs: the bound is the in-place one. */
+    tg_bounds ib;
+    if ((st = tg_bounds_compute_in_place(sp->planned->records, sp->planned->count, sp->planned->dims, sp->pairs,
+                                         sp->pair_count, alloc, &ib, NULL)) != TG_OK)
+      goto fail;
+    lb = sp->mode == TG_MODE_OBJECTS ? ib.positional_max : ib.peak_live;
+  }
   uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(precision);
   sp->naive_bytes = naive * unit;
   sp->lower_bound_bytes = lb * unit;
@@ -221,6 +327,7 @@ fail:
  * failures mean this plan cannot run here (exit 2); `err` says why. */
 static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, tg_plan_file *pf,
                                               int plan_io, const tg_model_options *shapes,
+                                              uint64_t max_allocation, const tg_device_limits *limits,
                                               const tg_allocator *alloc, storage_plan *sp,
                                               tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
@@ -228,7 +335,7 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
   sp->storage = pf->storage;
   sp->mode = pf->plan->mode;
   sp->strategy = pf->strategy;
-  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, &info->limits, shapes};
+  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, limits, shapes, 1};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
   const tg_record_set *set = sp->in.records;
@@ -269,6 +376,8 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
     else if (st != TG_OK)
       tg__error(err, st, "arena records: %s", tg_status_string(st));
   }
+  /* Then the cap and the limits the plan was made under, against this device's. */
+  if (st == TG_OK) st = tg_cli_plan_file_check_device(pf, max_allocation, limits, err);
   if (st != TG_OK) {
     storage_plan_free(sp);
     return st;
@@ -289,45 +398,6 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
   return TG_OK;
 }
 
-/* Per-op waits for an out-of-order check: graph edges, plus reuse edges unless left out. */
-typedef struct op_waits {
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-  size_t op_count;
-} op_waits;
-
-static void op_waits_free(const tg_allocator *a, op_waits *w) {
-  tg__free(a, w->counts);
-  tg__free(a, (void *)w->lists);
-  tg__free(a, w->storage);
-  memset(w, 0, sizeof *w);
-}
-
-static tg_status build_op_waits(const tg_waits *waits, int with_reuse, const tg_allocator *a, op_waits *w) {
-  memset(w, 0, sizeof *w);
-  size_t n = waits->op_count;
-  size_t total = waits->after_start[n] + (with_reuse ? waits->reuse_edge_count : 0);
-  w->op_count = n;
-  w->counts = tg__calloc(a, n ? n : 1, sizeof *w->counts);
-  w->lists = tg__calloc(a, n ? n : 1, sizeof *w->lists);
-  w->storage = tg__calloc(a, total ? total : 1, sizeof *w->storage);
-  if (!w->counts || !w->lists || !w->storage) {
-    op_waits_free(a, w);
-    return TG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  size_t at = 0;
-  for (size_t o = 0; o < n; ++o) {
-    w->lists[o] = w->storage + at;
-    for (size_t i = waits->after_start[o]; i < waits->after_start[o + 1]; ++i) w->storage[at++] = waits->after[i];
-    if (with_reuse)
-      for (size_t i = waits->reuse_start[o]; i < waits->reuse_start[o + 1]; ++i)
-        w->storage[at++] = waits->reuse_edges[i].after;
-    w->counts[o] = (uint32_t)(w->storage + at - w->lists[o]);
-  }
-  return TG_OK;
-}
-
 typedef struct run_outcome {
   tg_realization_stats stats;
   uint64_t corrupted;
@@ -340,8 +410,8 @@ typedef struct run_outcome {
 static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const tg_record_set *set,
                                    const tg_record_set *planned, const tg_tensor_resource *res,
                                    const tg_plan *plan, const uint32_t *tensor_of, int ooo,
-                                   int with_reuse, tg_precision precision, const tg_allocator *alloc,
-                                   run_outcome *out, tg_error_info *err) {
+                                   int with_reuse, const uint32_t *flow, tg_precision precision,
+                                   const tg_allocator *alloc, run_outcome *out, tg_error_info *err) {
   tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res, precision, 0};
   tg_realization *z = NULL;
   uint64_t t0 = tg__now_us();
@@ -354,27 +424,33 @@ static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const
   out->stats.allocated_bytes += stats.allocated_bytes;
   out->stats.views += stats.views;
   uint64_t *mismatches = tg__calloc(alloc, set->count ? set->count : 1, sizeof *mismatches);
-  op_waits w = {0};
+  tg_wait_lists *w = NULL;
   tg_waits *waits = NULL;
+  uint32_t *order = NULL;
+  size_t order_length = 0;
   if (mismatches == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
   tg_check_desc cd = {sp->in.graph, tensor_of, 0, 0, NULL, NULL};
+  /* Control flow, in order: one execution with the chosen branch and iteration count. */
+  if (!ooo && sp->in.graph && sp->in.graph->flow_count > 0) {
+    if ((st = tg_graph_run_order(sp->in.graph, flow[0], flow[1], alloc, &order, &order_length, err)) != TG_OK)
+      goto done;
+  }
   if (ooo && sp->in.schedule) {
     st = tg_schedule_compute_waits(sp->in.schedule, planned->records, tensor_of, planned->count,
                                    plan, alloc, &waits, err);
     if (st != TG_OK) goto done;
     out->reuse_edges += waits->reuse_edge_count;
-    if ((st = build_op_waits(waits, with_reuse, alloc, &w)) != TG_OK) goto done;
+    if ((st = tg_wait_lists_create(waits, with_reuse, alloc, &w)) != TG_OK) goto done;
     cd.out_of_order = 1;
-    cd.op_count = w.op_count;
-    cd.wait_counts = w.counts;
-    cd.waits = w.lists;
+    tg_check_desc_use_waits(&cd, w);
   }
   tg_check_result result = {0, mismatches, 0};
   t0 = tg__now_us();
-  st = tg_realization_check(z, &cd, &result, err);
+  st = order ? tg_realization_check_run(z, &cd, order, order_length, &result, err)
+             : tg_realization_check(z, &cd, &result, err);
   out->check_us += tg__now_us() - t0;
   if (st != TG_OK) goto done;
   out->corrupted += result.corrupted_records;
@@ -384,8 +460,9 @@ static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const
       tg_cli_error("corrupted: %s (%llu mismatching words/texels)",
                    set->names[r] ? set->names[r] : "(unnamed)", (unsigned long long)mismatches[r]);
 done:
+  tg__free(alloc, order);
   tg_waits_destroy(waits);
-  op_waits_free(alloc, &w);
+  tg_wait_lists_destroy(w);
   tg__free(alloc, mismatches);
   tg_realization_destroy(z);
   return st;
@@ -398,8 +475,10 @@ static const tg_storage k_auto_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTU
 int tg_cli_run(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
-  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL;
-  int json = 0, ooo = 0, no_reuse = 0, plan_io = 0;
+  const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *time_s = NULL, *cap_s = NULL, *texture_s = NULL;
+  int no_fallback = 0;
+  int json = 0, ooo = 0, no_reuse = 0, plan_io = 0, in_place = 0;
+  uint32_t flow[2] = {0, 2}; /* control flow in the check: branch, iterations */
   unsigned given = 0; /* bit o: option k_opts[o] was given */
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
@@ -438,10 +517,24 @@ int tg_cli_run(int argc, char **argv) {
     if (strcmp(argv[i], "--out-of-order") == 0) { ooo = 1; ++i; continue; }
     if (strcmp(argv[i], "--no-reuse-edges") == 0) { no_reuse = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    if (strcmp(argv[i], "--in-place") == 0) { in_place = 1; ++i; continue; }
+    if ((strcmp(argv[i], "--branch") == 0 || strcmp(argv[i], "--iterations") == 0) && i + 1 < argc) {
+      uint64_t v;
+      if (!tg_cli_parse_u64(argv[i + 1], 0, &v) || v > 1000000) {
+        tg_cli_error("run: %s takes a count up to 1000000, not '%s'", argv[i], argv[i + 1]);
+        return 2;
+      }
+      flow[argv[i][2] == 'b' ? 0 : 1] = (uint32_t)v;
+      i += 2;
+      continue;
+    }
+    if (strcmp(argv[i], "--no-fallback") == 0) { no_fallback = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision",
-                                         "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan"};
+                                         "--mode", "--strategy", "--policy", "--budget", "--svg", "--plan",
+                                         "--time-limit", "--max-allocation", "--max-texture-size"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s,
-                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path};
+                                &mode_s, &strategy_s, &policy_s, &budget_s, &svg_out, &plan_path,
+                                &time_s, &cap_s, &texture_s};
     size_t o;
     if ((m = tg_cli_option_table(argc, argv, &i, k_opts, k_targets, sizeof k_opts / sizeof k_opts[0], &o)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
@@ -488,6 +581,16 @@ int tg_cli_run(int argc, char **argv) {
     tg_cli_error("run: --budget must be a byte count such as 8388608 or 8M, not '%s'", budget_s);
     return TG_EXIT_USAGE;
   }
+  uint64_t time_limit = TG_CLI_RUN_TIME_LIMIT_MS;
+  if (time_s && (!tg_cli_parse_u64(time_s, 0, &time_limit) || time_limit >= TG_TIME_LIMIT_NONE)) {
+    tg_cli_error("run: --time-limit must be milliseconds (0 to 4294967294), not '%s'", time_s);
+    return TG_EXIT_USAGE;
+  }
+  const uint32_t time_limit_ms = time_limit == 0 ? TG_TIME_LIMIT_NONE : (uint32_t)time_limit;
+  uint64_t max_allocation = 0;
+  if (cap_s && !tg_cli_parse_max_allocation("run", cap_s, &max_allocation)) return TG_EXIT_USAGE;
+  uint64_t tex_w = 0, tex_h = 0;
+  if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h)) return TG_EXIT_USAGE;
   dopt.device = device_s;
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
@@ -509,6 +612,7 @@ int tg_cli_run(int argc, char **argv) {
     place.budget = budget;
     place.out_of_order = ooo;
     place.no_reuse_edges = no_reuse;
+    place.max_allocation = max_allocation;
     return tg_cli_place_run(&place);
   }
 
@@ -558,7 +662,7 @@ int tg_cli_run(int argc, char **argv) {
     /* Model errors (an input shape missing, an op without shape inference) are the model's,
      * not a storage's: report them before trying storages. */
     tg_model *probe = NULL;
-    tg_status ps = tg_model_load_with(file, &shapes.options, alloc, &probe, &err);
+    tg_status ps = tg_cli_model_load(file, &shapes.options, alloc, 0, &probe, &err);
     tg_model_destroy(probe);
     if (ps != TG_OK) {
       tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(ps));
@@ -579,6 +683,13 @@ int tg_cli_run(int argc, char **argv) {
   }
   const tg_device_info *info = tg_device_get_info(dev);
   if (budget == 0) budget = info->memory_budget;
+  /* The limits: the device's, or a smaller device's textures (--max-texture-size). */
+  tg_device_limits limits = info->limits;
+  if (texture_s) tg_cli_limit_texture_size(&limits, tex_w, tex_h);
+  /* The cap: the device's largest allocation, or a smaller one asked for. */
+  int cap_given = max_allocation != 0;
+  if (info->max_allocation && (max_allocation == 0 || info->max_allocation < max_allocation))
+    max_allocation = info->max_allocation;
 
   /* Choose: the requested storage, or (auto) each storage the device can hold, keeping the
    * least memory. Then if the plan exceeds the budget: the other strategies and the other mode. */
@@ -589,7 +700,8 @@ int tg_cli_run(int argc, char **argv) {
   size_t ncand = pf ? 0 : auto_storage ? sizeof k_auto_storages / sizeof k_auto_storages[0] : 1;
   if (pf) {
     tg_error_info perr = {{0}};
-    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, alloc, &chosen, &perr);
+    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, max_allocation, &limits, alloc,
+                                      &chosen, &perr);
     if (st == TG_OK && chosen.bytes > budget) {
       st = tg__error(&perr, TG_ERROR_BUDGET, "the plan needs %llu bytes, the budget is %llu (allocated nothing)",
                      (unsigned long long)chosen.bytes, (unsigned long long)budget);
@@ -618,13 +730,27 @@ int tg_cli_run(int argc, char **argv) {
       if (!tg_strategy_applies(sg, m, m == TG_MODE_OBJECTS ? tg_storage_dims(s) : 1)) continue;
       storage_plan sp;
       tg_error_info perr = {{0}};
-      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, &shapes.options, alloc, &sp, &perr);
+      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, in_place, time_limit_ms,
+                              &shapes.options, max_allocation, &limits, no_fallback, alloc, &sp, &perr);
+      if (st == TG_ERROR_LIMIT && ((cap_given && strncmp(perr.message, "tensor ", 7) == 0) ||
+                                   (no_fallback && !auto_storage && strstr(perr.message, "(--no-fallback)")))) {
+        /* A tensor above the cap asked for fits no arena in any mode. */
+        tg_cli_error("run: %s", perr.message);
+        storage_plan_free(&chosen);
+        tg_device_close(dev);
+        return TG_EXIT_USAGE;
+      }
       if (st == TG_ERROR_PARSE || st == TG_ERROR_IO || st == TG_ERROR_GRAPH || st == TG_ERROR_OUT_OF_HOST_MEMORY ||
           (st == TG_ERROR_INVALID_ARGUMENT && !auto_storage)) {
         tg_cli_error("%s", perr.message[0] ? perr.message : tg_status_string(st));
         storage_plan_free(&chosen);
         tg_device_close(dev);
         return tg_cli_exit_code(st);
+      }
+      if (st == TG_ERROR_LIMIT && strncmp(perr.message, "object ", 7) == 0) {
+        /* An object above the cap: another strategy or the offsets mode may do. */
+        snprintf(why_not, sizeof why_not, "%s: %s", tg_storage_name(s), perr.message);
+        continue;
       }
       if (st != TG_OK) {
         snprintf(why_not, sizeof why_not, "%s: %s", tg_storage_name(s), perr.message);
@@ -654,16 +780,34 @@ int tg_cli_run(int argc, char **argv) {
     return TG_EXIT_FAILURE;
   }
 
+  /* Objects mode: the LP bound over objects, often tighter than the shape-aware one (it proves
+   * most of best's plans optimal), for the chosen plan's primary records only. */
+  if (chosen.mode == TG_MODE_OBJECTS && !pf) {
+    uint64_t shape_lb = 0, naive_unused = 0, lp = 0;
+    const tg_record_set *pl = chosen.planned;
+    tg_bounds ib;
+    st = set_bounds(pl, TG_MODE_OBJECTS, alloc, &naive_unused, &shape_lb);
+    if (st == TG_OK && chosen.pair_count > 0) {
+      st = tg_bounds_compute_in_place(pl->records, pl->count, pl->dims, chosen.pairs, chosen.pair_count, alloc, &ib,
+                                      &lp);
+      shape_lb = ib.positional_max;
+    } else if (st == TG_OK) {
+      st = tg_bounds_objects_lp(pl->records, pl->count, pl->dims, 0, 0, alloc, &lp);
+    }
+    const uint64_t unit = pl->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
+    if (st == TG_OK && lp > shape_lb) chosen.lower_bound_bytes += (lp - shape_lb) * unit;
+    st = TG_OK;
+  }
   run_outcome out;
   memset(&out, 0, sizeof out);
   const tg_record_set *set = chosen.in.records;
   st = realise_and_check(dev, &chosen, set, chosen.planned, chosen.resources, chosen.plan,
-                         chosen.in.tensor_of, ooo, !no_reuse, precision, alloc, &out, &err);
+                         chosen.in.tensor_of, ooo, !no_reuse, flow, precision, alloc, &out, &err);
   if (st == TG_OK && chosen.fallback_plan) {
     const tg_record_set *fb = chosen.in.model_records->fallback;
     st = realise_and_check(dev, &chosen, fb, chosen.fallback_arena ? chosen.fallback_arena : fb,
                            chosen.fallback_resources, chosen.fallback_plan,
-                           chosen.in.model_records->fallback_tensor_of, ooo, !no_reuse, precision,
+                           chosen.in.model_records->fallback_tensor_of, ooo, !no_reuse, flow, precision,
                            alloc, &out, &err);
   }
   if (st != TG_OK) {
@@ -685,6 +829,7 @@ int tg_cli_run(int argc, char **argv) {
   if (json) {
     tg__strbuf_puts(&b, "{\"model\":");
     tg__strbuf_json_string(&b, file);
+    tg_cli_json_assumed_inputs(&b, chosen.in.graph);
     if (pf) {
       tg__strbuf_puts(&b, ",\"plan_file\":");
       tg__strbuf_json_string(&b, plan_path);
@@ -699,7 +844,7 @@ int tg_cli_run(int argc, char **argv) {
                       "\"lower_bound_bytes\":%llu,\"gap_percent\":%.2f,\"saving_percent\":%.2f,"
                       "\"budget_bytes\":%llu,\"corrupted_tensors\":%llu,\"checked_bytes\":%llu,"
                       "\"out_of_order\":%s,\"reuse_edges\":%zu,\"plan_us\":%llu,\"allocate_us\":%llu,"
-                      "\"check_us\":%llu",
+                      "\"check_us\":%llu,\"max_allocation\":%llu",
                       info->kind, tg_storage_name(chosen.storage), tg_precision_name(precision),
                       tg_mode_name(chosen.mode), tg_strategy_name(chosen.strategy),
                       tg_strategy_name(p->strategy), tg_policy_name(policy), set->count,
@@ -710,11 +855,31 @@ int tg_cli_run(int argc, char **argv) {
                       (unsigned long long)chosen.lower_bound_bytes, gap, saving, (unsigned long long)budget,
                       (unsigned long long)out.corrupted, (unsigned long long)out.checked_bytes,
                       ooo ? "true" : "false", out.reuse_edges, (unsigned long long)chosen.plan_us,
-                      (unsigned long long)out.allocate_us, (unsigned long long)out.check_us);
+                      (unsigned long long)out.allocate_us, (unsigned long long)out.check_us,
+                      (unsigned long long)max_allocation);
+    if (p->mode == TG_MODE_OFFSETS) {
+      tg__strbuf_puts(&b, ",\"arenas\":[");
+      for (size_t k = 0; k < p->arena_count; ++k)
+        tg__strbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
+      tg__strbuf_puts(&b, "]");
+    }
+    if (chosen.fallback_plan) {
+      const tg_model_records *mr = chosen.in.model_records;
+      tg__strbuf_puts(&b, ",\"fallbacks\":[");
+      for (size_t i = 0; i < mr->fallback->count; ++i) {
+        tg__strbuf_puts(&b, i ? ",{\"tensor\":" : "{\"tensor\":");
+        tg__strbuf_json_string(&b, mr->fallback->names[i] ? mr->fallback->names[i] : "?");
+        tg__strbuf_puts(&b, ",\"reason\":");
+        tg__strbuf_json_string(&b, mr->fallback_reasons[i]);
+        tg__strbuf_puts(&b, "}");
+      }
+      tg__strbuf_puts(&b, "]");
+    }
     if (chosen.note) {
       tg__strbuf_puts(&b, ",\"note\":");
       tg__strbuf_json_string(&b, chosen.note);
     }
+    tg_cli_json_in_place(&b, p->in_place, p->in_place_count);
     if (chosen.in.graph) {
       /* Per primary record: its tensor's shape in the model's own dimension order. */
       tg__strbuf_puts(&b, ",\"shape_of\":[");
@@ -743,6 +908,12 @@ int tg_cli_run(int argc, char **argv) {
                       tg_storage_name(chosen.storage), tg_precision_name(precision), tg_mode_name(chosen.mode),
                       tg_strategy_name(chosen.strategy), tg_strategy_name(p->strategy), tg_policy_name(policy));
     if (chosen.note) tg__strbuf_printf(&b, "  note: %s\n", chosen.note);
+    if (p->in_place_count) {
+      size_t views = 0;
+      for (size_t k = 0; k < p->in_place_count; ++k) views += p->in_place[k].view != 0;
+      tg__strbuf_printf(&b, "  in place: %zu ops write over a dying input or are views (%zu views)\n",
+                        p->in_place_count, views);
+    }
     if (pf) tg__strbuf_printf(&b, "  plan loaded from %s (made for %s), checked against these records\n", plan_path, pf->source);
     tg__strbuf_puts(&b, "\n");
     if (p->mode == TG_MODE_OBJECTS) {
@@ -769,7 +940,15 @@ int tg_cli_run(int argc, char **argv) {
       }
       if (shown < p->object_count) tg__strbuf_printf(&b, "  ... %zu more objects\n", p->object_count - shown);
     } else {
-      tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_report_format_bytes(p->total, b1, sizeof b1), set->count);
+      if (p->arena_count > 1) {
+        tg__strbuf_printf(&b, "%zu arenas (allocation cap %s) for %zu tensors:", p->arena_count,
+                          tg_report_format_bytes(max_allocation, b1, sizeof b1), set->count);
+        for (size_t k = 0; k < p->arena_count; ++k)
+          tg__strbuf_printf(&b, "%s %s", k ? "," : "", tg_report_format_bytes(tg_plan_arena_size(p, k), b1, sizeof b1));
+        tg__strbuf_puts(&b, "\n");
+      } else {
+        tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_report_format_bytes(p->total, b1, sizeof b1), set->count);
+      }
     }
     if (chosen.fallback_plan)
       tg__strbuf_printf(&b, "  + %zu tensors that do not fit %s, in buffers\n",

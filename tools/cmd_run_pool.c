@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "pool/pool_internal.h"
+#include "pool/pool_run.h"
 #include "tangram/backend.h"
 #include "tangram/pool.h"
 #include "tangram/report.h"
@@ -128,7 +129,7 @@ static void pool_usage_error(const char *what) {
 int tg_cli_run_pool(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto", *precision_s = "fp32";
   const char *mode_s = NULL, *strategy_s = "best", *policy_s = NULL, *capacity_s = NULL, *block_s = NULL;
-  int json = 0, plan_io = 0;
+  int json = 0, plan_io = 0, in_place = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
   for (int i = 1; i < argc;) {
@@ -139,6 +140,7 @@ int tg_cli_run_pool(int argc, char **argv) {
     }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--plan-io") == 0) { plan_io = 1; ++i; continue; }
+    if (strcmp(argv[i], "--in-place") == 0) { in_place = 1; ++i; continue; }
     static const char *const k_opts[] = {"--backend", "--device", "--storage", "--precision", "--mode",
                                          "--strategy", "--runtime-pool", "--capacity", "--block-size"};
     const char **k_targets[] = {&backend_s, &device_s, &storage_s, &precision_s, &mode_s,
@@ -232,7 +234,7 @@ int tg_cli_run_pool(int argc, char **argv) {
 
   /* Records: CSV records as they are (1D buffers; 2D/3D images of --storage, or texture_2d /
    * texture_array under auto); models in --storage (auto: buffer). */
-  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, &shapes.options};
+  tg_cli_input_options io = {storage, precision, plan_io, &info->limits, &shapes.options, 0};
   if ((st = tg_cli_input_load(file, &io, alloc, &in, &err)) != TG_OK) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
     code = tg_cli_exit_code(st);
@@ -313,7 +315,22 @@ int tg_cli_run_pool(int argc, char **argv) {
     goto out;
   }
   t0 = tg__now_us();
-  st = tg__pool_run_records(pool, pd.records, pd.res, pd.bytes, pd.count, 0, alloc, &run, &err);
+  /* --in-place: a view (RESHAPE-like op over an input that dies there) allocates nothing. The
+   * other pairs write over their input in kernels; the pool still gives them memory of their own. */
+  uint64_t views = 0;
+  size_t *view_of = NULL;
+  if (in_place && in.in_place_count > 0) {
+    view_of = tg__calloc(alloc, n, sizeof *view_of);
+    if (view_of == NULL) {
+      tg_cli_error("out of host memory");
+      goto out;
+    }
+    for (size_t r = 0; r < n; ++r) view_of[r] = SIZE_MAX;
+    for (size_t k = 0; k < in.in_place_count; ++k)
+      if (in.in_place[k].view) view_of[in.in_place[k].output] = in.in_place[k].input;
+  }
+  st = tg__pool_run_records_views(pool, pd.records, pd.res, pd.bytes, pd.count, view_of, alloc, &run, &views, &err);
+  tg__free(alloc, view_of);
   uint64_t pool_us = tg__now_us() - t0;
   if (st != TG_OK) {
     size_t r = run.failed_record;
@@ -353,6 +370,7 @@ int tg_cli_run_pool(int argc, char **argv) {
   if (json) {
     tg__strbuf_puts(&b, "{\"model\":");
     tg__strbuf_json_string(&b, file);
+    tg_cli_json_assumed_inputs(&b, in.graph);
     tg__strbuf_printf(&b, ",\"backend\":\"%s\",\"device\":", tg_backend_name(info->backend));
     tg__strbuf_json_string(&b, info->name);
     tg__strbuf_printf(&b,
@@ -361,7 +379,7 @@ int tg_cli_run_pool(int argc, char **argv) {
                       "\"pool_block_size\":%llu,\"pool_alignment\":%llu,"
                       "\"runtime_pool\":{\"policy\":\"%s\",\"capacity\":%llu,\"peak_reserved\":%llu,"
                       "\"peak_in_use\":%llu,\"plan_total\":%llu,\"ratio_to_plan\":%.4f,\"allocs\":%llu,"
-                      "\"frees\":%llu,\"driver_allocations\":%llu},"
+                      "\"frees\":%llu,\"driver_allocations\":%llu,\"views\":%llu},"
                       "\"corrupted_tensors\":%llu,\"checked_bytes\":%llu,\"plan_us\":%llu,\"pool_us\":%llu,"
                       "\"check_us\":%llu,\"skipped\":[",
                       info->kind, tg_storage_name(storage), tg_precision_name(precision), pd.primary, nfb,
@@ -370,7 +388,7 @@ int tg_cli_run_pool(int argc, char **argv) {
                       (unsigned long long)ps.peak_reserved, (unsigned long long)ps.peak_in_use,
                       (unsigned long long)plan_total, ratio, (unsigned long long)ps.allocs,
                       (unsigned long long)ps.frees, (unsigned long long)ps.driver_allocations,
-                      (unsigned long long)result.corrupted_records, (unsigned long long)result.checked_bytes,
+                      (unsigned long long)views, (unsigned long long)result.corrupted_records, (unsigned long long)result.checked_bytes,
                       (unsigned long long)plan_us, (unsigned long long)pool_us, (unsigned long long)check_us);
     for (size_t i = 0; i < nskipped; ++i) {
       tg__strbuf_printf(&b, "%s{\"backend\":\"%s\",\"reason\":", i ? "," : "", tg_backend_name(skipped[i].backend));
@@ -398,6 +416,7 @@ int tg_cli_run_pool(int argc, char **argv) {
     tg__strbuf_printf(&b, "  pool / plan:         %.4f\n", ratio);
     tg__strbuf_printf(&b, "  allocations %llu, frees %llu, driver allocations %llu\n", (unsigned long long)ps.allocs,
                       (unsigned long long)ps.frees, (unsigned long long)ps.driver_allocations);
+    if (in_place) tg__strbuf_printf(&b, "  views (--in-place, no allocation): %llu\n", (unsigned long long)views);
     tg__strbuf_puts(&b, "----------------------------------------\n");
     tg__strbuf_printf(&b, "On-device check (in order): %llu corrupted tensors, %s verified\n",
                       (unsigned long long)result.corrupted_records,

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "model/model_internal.h"
+
 tg_status tg_cli_record_sizes(const tg_graph *graph, const tg_model_records *records,
                                const tg_allocator *alloc, uint64_t **sizes) {
   *sizes = tg__calloc(alloc, graph->tensor_count ? graph->tensor_count : 1, sizeof **sizes);
@@ -32,6 +34,10 @@ static tg_status derive_from_graph(tg_cli_input *in, const tg_cli_input_options 
                                  options->limits ? options->limits : &def, in->alloc,
                                  &in->model_records, err);
   if (st == TG_OK) st = tg_schedule_create(in->graph, NULL, in->alloc, &in->schedule, err);
+  /* Image storages: the pairs assume one kernel may read and write one image (Vulkan). */
+  if (st == TG_OK)
+    st = tg_model_in_place_pairs(in->graph, in->lifetimes, in->model_records, 1, in->alloc, &in->in_place,
+                                 &in->in_place_count);
   if (st != TG_OK) {
     tg_cli_input_free(in);
     return st;
@@ -53,7 +59,7 @@ tg_status tg_cli_input_load(const char *path, const tg_cli_input_options *option
     fclose(f);
     if (blank) return tg__error(err, TG_ERROR_PARSE, "%s: empty file: expected a model or usage records", path);
   }
-  tg_status st = tg_model_load_with(path, options->model, alloc, &in->model, err);
+  tg_status st = tg_cli_model_load(path, options->model, alloc, options->quiet, &in->model, err);
   if (st != TG_OK) return st;
   if (in->model->kind != TG_MODEL_GRAPH) {
     in->records = in->model->records;
@@ -124,6 +130,7 @@ int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_option
 }
 
 void tg_cli_input_free(tg_cli_input *in) {
+  if (in->in_place) tg__free(in->alloc, in->in_place);
   tg_schedule_destroy(in->schedule);
   tg_model_records_destroy(in->model_records);
   tg_lifetimes_destroy(in->lifetimes);
@@ -177,6 +184,9 @@ tg_status tg_cli_input_reorder(tg_cli_input *in, const tg_cli_input_options *opt
     in->lifetimes = NULL;
     in->records = NULL;
     in->tensor_of = NULL;
+    if (in->in_place) tg__free(in->alloc, in->in_place);
+    in->in_place = NULL;
+    in->in_place_count = 0;
     in->graph = in->reordered;
     return derive_from_graph(in, options, err);
   }
@@ -203,4 +213,63 @@ tg_status tg_cli_resources(const tg_record_set *set, tg_storage storage, tg_prec
     }
   }
   return TG_OK;
+}
+
+tg_status tg_cli_model_load(const char *path, const tg_model_options *options, const tg_allocator *alloc,
+                            int quiet, tg_model **out, tg_error_info *err) {
+  tg_status st = tg_model_load_with(path, options, alloc, out, err);
+  if (st == TG_ERROR_INVALID_ARGUMENT && err != NULL) {
+    tg_model_inputs *l = NULL;
+    tg_error_info ignored = {0};
+    if (tg_model_list_inputs(path, alloc, &l, &ignored) == TG_OK) {
+      size_t n = strlen(err->message);
+      for (size_t k = 0; k < l->count; ++k) {
+        if (!l->inputs[k].needs_shape || tg__find_input_shape(options, l->inputs[k].name) != NULL) continue;
+        char shape[160];
+        tg_cli_input_shape_text(&l->inputs[k], shape, sizeof shape);
+        int w = snprintf(err->message + n, sizeof err->message - n, "%s --input-shape %s:%s",
+                         strstr(err->message, "; with the CLI:") == NULL ? "; with the CLI:" : ",", l->inputs[k].name, shape);
+        if (w < 0 || (size_t)w >= sizeof err->message - n) break;
+        n += (size_t)w;
+      }
+      tg_model_inputs_destroy(l);
+    }
+    return st;
+  }
+  if (st != TG_OK || (*out)->graph == NULL || quiet) return st;
+  const tg_graph *g = (*out)->graph;
+  for (size_t k = 0; k < g->input_count; ++k) {
+    const tg_tensor *t = &g->tensors[g->inputs[k]];
+    if (!(t->flags & TG_TENSOR_ASSUMED_SHAPE)) continue;
+    char shape[160];
+    tg__shape_text(t->shape, t->rank, shape, sizeof shape);
+    fprintf(stderr, "tangram: %s: input '%s' has dynamic dimensions; planned at %s, the size the file "
+            "records (as TFLite runs it until resized; --input-shape %s:... plans another)\n",
+            path, t->name, shape, t->name);
+  }
+  return TG_OK;
+}
+
+void tg_cli_json_assumed_inputs(tg__strbuf *b, const tg_graph *g) {
+  if (g == NULL) return;
+  tg__strbuf_puts(b, ",\"assumed_input_shapes\":[");
+  int first = 1;
+  for (size_t k = 0; k < g->input_count; ++k) {
+    const tg_tensor *t = &g->tensors[g->inputs[k]];
+    if (!(t->flags & TG_TENSOR_ASSUMED_SHAPE)) continue;
+    tg__strbuf_puts(b, first ? "{\"name\":" : ",{\"name\":");
+    first = 0;
+    tg__strbuf_json_string(b, t->name);
+    tg__strbuf_puts(b, ",\"shape\":[");
+    for (uint32_t d = 0; d < t->rank; ++d) tg__strbuf_printf(b, "%s%lld", d ? "," : "", (long long)t->shape[d]);
+    tg__strbuf_puts(b, "],\"dynamic\":[");
+    int f2 = 1;
+    for (uint32_t d = 0; d < t->rank; ++d)
+      if ((t->dynamic_dims >> d) & 1u) {
+        tg__strbuf_printf(b, "%s%u", f2 ? "" : ",", d);
+        f2 = 0;
+      }
+    tg__strbuf_puts(b, "]}");
+  }
+  tg__strbuf_puts(b, "]");
 }

@@ -21,6 +21,9 @@ typedef struct tg_cli_input {
   const tg_graph *graph;              /* models only: the graph planned (reordered with reorder) */
   tg_graph *reordered;                /* reorder only: the graph in the searched op order */
   tg_op_order *order;                 /* reorder only: the order and its gain */
+  tg_in_place_pair *in_place;         /* models only: the in-place candidates of `records`
+                                         (tg_model_in_place_pairs, images allowed) */
+  size_t in_place_count;
   const tg_allocator *alloc;
 } tg_cli_input;
 
@@ -44,12 +47,27 @@ int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_option
   "  --input-shape NAME:DxDx...  models with dynamic input dimensions: the shape of input\n" \
   "                           NAME, e.g. x:1x3x640x640 (repeatable, one per input)\n"
 
+/* tg_model_load_with for the CLI. On failure, when an input of the file needs a size
+ * (tg_model_list_inputs), the --input-shape to give is appended to `err`'s message. On
+ * success, unless `quiet`, one line on stderr per graph input planned at the size its file
+ * records (TG_TENSOR_ASSUMED_SHAPE). */
+tg_status tg_cli_model_load(const char *path, const tg_model_options *options, const tg_allocator *alloc,
+                            int quiet, tg_model **out, tg_error_info *err);
+
+/* `,"assumed_input_shapes":[{"name":..,"shape":[..],"dynamic":[..]},...]` for `graph` (an
+ * empty list when no input took the file's size; nothing for NULL). */
+void tg_cli_json_assumed_inputs(tg__strbuf *b, const tg_graph *graph);
+
+/* "1x3x?x?" for a listed input ("?" where the file records no size; "DxDx..." with no shape). */
+void tg_cli_input_shape_text(const tg_model_input *in, char *buf, size_t size);
+
 typedef struct tg_cli_input_options {
   tg_storage storage;
   tg_precision precision;
   int plan_io;
   const tg_device_limits *limits;     /* NULL: tg_device_limits_default() */
   const tg_model_options *model;      /* input shapes; NULL: none */
+  int quiet;                          /* no note on stderr for inputs planned at the file's size */
 } tg_cli_input_options;
 
 /* Load `path`. On failure prints nothing; `err` says why; `*in` is left empty. */

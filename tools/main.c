@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "tools/cli.h"
+#include "tools/probe_cli.h"
 
 static void usage(FILE *to) {
   fputs(
@@ -14,6 +15,8 @@ static void usage(FILE *to) {
       "  evaluate MODEL  every storage x mode x strategy for a model, with a recommendation\n"
       "  schedule MODEL  execution waves and the waits that memory reuse adds\n"
       "  run MODEL       plan, allocate on a device, and check nothing is corrupted\n"
+      "  inputs MODEL    a model's inputs: names, dimensions, which are dynamic (no planning)\n"
+      "  probe           measure a device profile (bandwidth per storage and access pattern)\n"
       "\n"
       "`tangram COMMAND --help` describes a command's options.\n",
       to);
@@ -34,6 +37,8 @@ int main(int argc, char **argv) {
       {"evaluate", tg_cli_evaluate},
       {"schedule", tg_cli_schedule},
       {"run", tg_cli_run},
+      {"inputs", tg_cli_inputs},
+      {"probe", tg_cli_probe},
   };
   for (size_t i = 0; i < sizeof k_commands / sizeof k_commands[0]; ++i)
     if (strcmp(cmd, k_commands[i].name) == 0) return k_commands[i].fn(argc - 1, argv + 1);

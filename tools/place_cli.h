@@ -29,6 +29,7 @@ typedef struct tg_cli_place_request {
   uint32_t time_limit_ms;     /* plan: --time-limit */
   uint64_t seed;              /* plan: --seed */
   uint64_t alignment;         /* plan: --alignment (offsets) */
+  uint64_t max_allocation;    /* plan, evaluate, run: --max-allocation (0: none) */
   tg_fit fit;                 /* plan: --fit (offsets greedy-in-order) */
   int no_limits;              /* evaluate: --no-limits */
   /* run */

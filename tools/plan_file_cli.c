@@ -40,6 +40,9 @@ int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *sourc
   d.alignment = alignment;
   d.flags = io->plan_io ? TG_PLAN_FILE_IO_PLANNED : 0;
   d.source = source;
+  /* The limits the records were made under (the input's, else the default ones). */
+  tg_device_limits def = tg_device_limits_default();
+  d.limits = io->limits ? io->limits : &def;
   tg_error_info err = {{0}};
   tg_status st = tg_plan_file_save(&d, path, alloc, &err);
   if (st != TG_OK) {
@@ -50,4 +53,45 @@ int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *sourc
   tg_records_fingerprint(d.records, d.names, d.record_count, d.dims, fp);
   tg_cli_fingerprint_hex(fp, hex);
   return TG_EXIT_OK;
+}
+
+tg_status tg_cli_plan_file_check_device(const tg_plan_file *file, uint64_t max_allocation,
+                                        const tg_device_limits *limits, tg_error_info *err) {
+  const tg_plan *p = file->plan;
+  if (max_allocation > 0 && p->mode == TG_MODE_OFFSETS) {
+    size_t arenas = p->arena_count > 1 ? p->arena_count : 1;
+    for (size_t k = 0; k < arenas && p->record_count > 0; ++k) {
+      uint64_t bytes = tg_plan_arena_size(p, k);
+      if (bytes > max_allocation)
+        return tg__error(err, TG_ERROR_LIMIT,
+                         "allocation cap: arena %zu of the plan takes %llu bytes (planned under %s%llu), this "
+                         "device allows %llu in one allocation (plan with --max-allocation %llu)",
+                         k, (unsigned long long)bytes, p->max_allocation ? "a cap of " : "no cap",
+                         (unsigned long long)(p->max_allocation ? p->max_allocation : 0ull),
+                         (unsigned long long)max_allocation, (unsigned long long)max_allocation);
+    }
+  }
+  if (!file->has_limits || limits == NULL) return TG_OK;
+  const struct {
+    const char *name;
+    uint64_t planned, device;
+  } k_limits[] = {
+      {"max_buffer_bytes", file->limits.max_buffer_bytes, limits->max_buffer_bytes},
+      {"max_image_buffer_texels", file->limits.max_image_buffer_texels, limits->max_image_buffer_texels},
+      {"max_texture_2d_width", file->limits.max_texture_2d_width, limits->max_texture_2d_width},
+      {"max_texture_2d_height", file->limits.max_texture_2d_height, limits->max_texture_2d_height},
+      {"max_texture_3d_width", file->limits.max_texture_3d_width, limits->max_texture_3d_width},
+      {"max_texture_3d_height", file->limits.max_texture_3d_height, limits->max_texture_3d_height},
+      {"max_texture_3d_depth", file->limits.max_texture_3d_depth, limits->max_texture_3d_depth},
+      {"max_texture_array_layers", file->limits.max_texture_array_layers, limits->max_texture_array_layers},
+  };
+  for (size_t i = 0; i < sizeof k_limits / sizeof k_limits[0]; ++i) {
+    /* A limit the plan was made without (0) is at least as large as any device's. */
+    uint64_t planned = k_limits[i].planned ? k_limits[i].planned : UINT64_MAX;
+    if (k_limits[i].device && planned > k_limits[i].device)
+      return tg__error(err, TG_ERROR_LIMIT, "%s: the plan was made for %s%llu, this device has %llu", k_limits[i].name,
+                       k_limits[i].planned ? "" : "no limit, ", (unsigned long long)k_limits[i].planned,
+                       (unsigned long long)k_limits[i].device);
+  }
+  return TG_OK;
 }

@@ -15,6 +15,16 @@ int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *sourc
                      uint64_t alignment, const tg_plan *plan, const tg_allocator *alloc,
                      char hex[2 * TG_FINGERPRINT_BYTES + 1]);
 
+/* The alignment `plan --save` gives offsets plans when none is asked for. */
+#define TG_CLI_PORTABLE_ALIGNMENT 256u
+
+/* Whether a plan file's plan can run on a device: its arenas (or its one arena) within the
+ * device's largest allocation `max_allocation` (0: no limit), and the limits the records were
+ * made under within the device's `limits` (each recorded limit at most the device's, where
+ * both are set). TG_OK, or TG_ERROR_LIMIT with `err` naming the first that fails. */
+tg_status tg_cli_plan_file_check_device(const tg_plan_file *file, uint64_t max_allocation,
+                                        const tg_device_limits *limits, tg_error_info *err);
+
 /* The 64 hex digits of a fingerprint. */
 void tg_cli_fingerprint_hex(const uint8_t fp[TG_FINGERPRINT_BYTES], char hex[2 * TG_FINGERPRINT_BYTES + 1]);
 

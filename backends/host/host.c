@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "backends/backend_internal.h"
+#include "backends/protocol.h"
 
 #define HOST_ALIGNMENT 64u
 
@@ -256,6 +256,7 @@ static const tg__backend_vtable k_host = {
     NULL,            host_allocate, host_release, host_bind,  host_unbind,
     host_handle,     host_check_begin, host_check_op, host_check_end, host_check_abort,
     host_allocate,   host_map,    host_unmap,  NULL,
+    NULL,            NULL,        NULL,        NULL, /* no proxy kernels */
 };
 
 const tg__backend_vtable *tg__host_backend(void) { return &k_host; }

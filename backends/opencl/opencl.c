@@ -42,8 +42,7 @@
 #include <CL/cl.h>
 #endif
 
-#include "backends/backend_internal.h"
-#include "backends/opencl/opencl_debug.h"
+#include "backends/protocol.h"
 #include "backends/opencl/opencl_internal.h"
 #include "tangram/opencl.h"
 
@@ -112,6 +111,7 @@ typedef struct ocl_api {
   cl_int(CL_API_CALL *Flush)(cl_command_queue);
   cl_int(CL_API_CALL *Finish)(cl_command_queue);
   cl_int(CL_API_CALL *ReleaseEvent)(cl_event);
+  cl_int(CL_API_CALL *GetEventProfilingInfo)(cl_event, cl_profiling_info, size_t, void *, size_t *);
   void *(CL_API_CALL *EnqueueMapBuffer)(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t,
                                         size_t, cl_uint, const cl_event *, cl_event *, cl_int *);
   cl_int(CL_API_CALL *EnqueueUnmapMemObject)(cl_command_queue, cl_mem, void *, cl_uint,
@@ -142,7 +142,7 @@ static const struct {
     OCL_SYM(EnqueueFillBuffer),
     OCL_SYM(EnqueueFillImage),     OCL_SYM(EnqueueReadBuffer),
     OCL_SYM(Flush),                OCL_SYM(Finish),
-    OCL_SYM(ReleaseEvent),
+    OCL_SYM(ReleaseEvent),         OCL_SYM(GetEventProfilingInfo),
     OCL_SYM(EnqueueMapBuffer),     OCL_SYM(EnqueueUnmapMemObject),
 };
 #undef OCL_SYM
@@ -315,6 +315,18 @@ typedef struct ocl_device {
   cl_event *scratch_events;
   size_t scratch_capacity;
   size_t submitted; /* out of order: ops [0, submitted) are on the queue (check_sync) */
+
+  /* Proxy runs. */
+  cl_program proxy_programs[TG_PRECISION_COUNT];
+  cl_kernel proxy_kernels[TG_PRECISION_COUNT][4][4]; /* [precision][output kind][input kind] */
+  cl_command_queue profiling_queue;                  /* created on the first timed run */
+  cl_mem dummy;                                      /* stands for absent inputs */
+  tg_precision proxy_precision;
+  int proxy_timed;
+  size_t proxy_op_count;
+  cl_event *proxy_events;
+  size_t *proxy_event_ops;
+  size_t proxy_event_count, proxy_event_capacity, proxy_event_op_capacity;
 } ocl_device;
 
 /* ------------------------------------------------------------------------------------------ */
@@ -955,6 +967,7 @@ fail:
 }
 
 static void check_reset(ocl_device *d);
+static void proxy_release(ocl_device *d);
 
 static void opencl_close(void *impl) {
   ocl_device *d = impl;
@@ -967,6 +980,11 @@ static void opencl_close(void *impl) {
       if (d->ooo_queue && d->ooo_queue != d->queue) a->Finish(d->ooo_queue);
     }
     check_reset(d);
+    if (d->profiling_queue) a->Finish(d->profiling_queue);
+    for (size_t i = 0; i < d->proxy_event_count; ++i) a->ReleaseEvent(d->proxy_events[i]);
+    proxy_release(d);
+    if (d->profiling_queue) a->ReleaseCommandQueue(d->profiling_queue);
+    if (d->dummy) a->ReleaseMemObject(d->dummy);
     if (d->counters) a->ReleaseMemObject(d->counters);
     for (int k = 0; k < K_COUNT; ++k)
       if (d->kernels[k]) a->ReleaseKernel(d->kernels[k]);
@@ -985,6 +1003,8 @@ static void opencl_close(void *impl) {
   tg__free(&alloc, d->waits);
   tg__free(&alloc, d->events);
   tg__free(&alloc, d->scratch_events);
+  tg__free(&alloc, d->proxy_events);
+  tg__free(&alloc, d->proxy_event_ops);
   tg__free(&alloc, d);
 }
 
@@ -1766,6 +1786,295 @@ static tg_status opencl_check_sync(void *impl) {
 }
 
 /* ------------------------------------------------------------------------------------------ */
+/* Proxy runs (tangram/speed.h): one kernel per pair of output kind and input kind (buffer,
+ * 2D image, 2D array, 3D image), the op class a run-time switch. Each work item is one
+ * output texel: it reads the inputs in the class's pattern and writes the output record's
+ * signature, with the sum of what it read masked out by `mix` (0 at run time, unknown to the
+ * compiler, so every read stays). Timed runs use a queue of their own with profiling. */
+
+/* clang-format off */
+/* Three strings: ISO C compilers need support string literals of 4095 characters only. */
+static const char k_proxy_source_a[] =
+    "uint tg_sig(uint id, uint index) {\n"
+    "  uint x = id * 0x9E3779B1u + index * 0x85EBCA77u + 0x27D4EB2Fu;\n"
+    "  x ^= x >> 15; x *= 0x2C1B3C6Du; x ^= x >> 12; x *= 0x297A2D39u; x ^= x >> 15;\n"
+    "  return x;\n"
+    "}\n"
+    "float tg_texel(uint id, uint index) { return (float)(tg_sig(id, index) & 0x3FFu); }\n"
+    "#ifdef TG_HALF\n"
+    "#define TG_ELEM half\n"
+    "#define TG_BLOAD(p, i) vload_half4((size_t)(i), (p))\n"
+    "#else\n"
+    "#define TG_ELEM float\n"
+    "#define TG_BLOAD(p, i) vload4((size_t)(i), (p))\n"
+    "#endif\n"
+    "__constant sampler_t tg_smp = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE |\n"
+    "                              CLK_FILTER_NEAREST;\n"
+    "#define TG_IN_B __global const TG_ELEM *\n"
+    "#define TG_IN_I2 __read_only image2d_t\n"
+    "#define TG_IN_IA __read_only image2d_array_t\n"
+    "#define TG_IN_I3 __read_only image3d_t\n"
+    "#define TG_LD_B(t, g, px, py, pz) TG_BLOAD(t, ((pz) * (g).y + (py)) * (g).x + (px))\n"
+    "#define TG_LD_I2(t, g, px, py, pz) read_imagef(t, tg_smp, (int2)((px), (pz) * (g).y + (py)))\n"
+    "#define TG_LD_IA(t, g, px, py, pz) read_imagef(t, tg_smp, (int4)((px), (py), (pz), 0))\n"
+    "#define TG_LD_I3(t, g, px, py, pz) read_imagef(t, tg_smp, (int4)((px), (py), (pz), 0))\n"
+    "#define TG_OUT_B __global uint *\n"
+    "#define TG_OUT_I2 __write_only image2d_t\n"
+    "#define TG_OUT_IA __write_only image2d_array_t\n"
+    "#define TG_OUT_I3 __write_only image3d_t\n"
+    "float4 tg_texel4(uint id, uint L, float4 acc, uint mix) {\n"
+    "  float4 v = (float4)(tg_texel(id, 4u * L), tg_texel(id, 4u * L + 1u),\n"
+    "                      tg_texel(id, 4u * L + 2u), tg_texel(id, 4u * L + 3u));\n"
+    "  return mix ? v + acc : v;\n"
+    "}\n"
+    "#ifdef TG_HALF\n"
+    "#define TG_ST_B(t, g, px, py, pz, L, id, acc, mix) \\\n"
+    "  vstore2((uint2)(tg_sig(id, 2u * L), tg_sig(id, 2u * L + 1u)) ^ (as_uint4(acc).xy & (uint2)(mix)), (size_t)L, t)\n"
+    "#else\n"
+    "#define TG_ST_B(t, g, px, py, pz, L, id, acc, mix) \\\n"
+    "  vstore4((uint4)(tg_sig(id, 4u * L), tg_sig(id, 4u * L + 1u), tg_sig(id, 4u * L + 2u), \\\n"
+    "                  tg_sig(id, 4u * L + 3u)) ^ (as_uint4(acc) & (uint4)(mix)), (size_t)L, t)\n"
+    "#endif\n"
+    "#define TG_ST_I2(t, g, px, py, pz, L, id, acc, mix) \\\n"
+    "  write_imagef(t, (int2)((px), (pz) * (g).y + (py)), tg_texel4(id, L, acc, mix))\n"
+    "#define TG_ST_IA(t, g, px, py, pz, L, id, acc, mix) \\\n"
+    "  write_imagef(t, (int4)((px), (py), (pz), 0), tg_texel4(id, L, acc, mix))\n"
+    "#define TG_ST_I3 TG_ST_IA\n";
+static const char k_proxy_source_b[] =
+    "int tg_scale(int v, int from, int to) { return (int)(((long)v * to) / (from > 0 ? from : 1)); }\n"
+    "/* The reads of one input in the class's pattern, added into acc. */\n"
+    "#define TG_READ(I, t, g)                                                            \\\n"
+    "  {                                                                                 \\\n"
+    "    int cx = min(tg_scale(x, og.x, g.x), g.x - 1), cy = min(tg_scale(y, og.y, g.y), g.y - 1); \\\n"
+    "    int cz = min(z, g.z - 1);                                                       \\\n"
+    "    if (cls == 0) {                                                                 \\\n"
+    "      acc += TG_LD_##I(t, g, min(x, g.x - 1), min(y, g.y - 1), cz);                 \\\n"
+    "    } else if (cls == 1) {                                                          \\\n"
+    "      int r = k / 2;                                                                \\\n"
+    "      for (int dy = -r; dy <= r; ++dy)                                              \\\n"
+    "        for (int dx = -r; dx <= r; ++dx)                                            \\\n"
+    "          acc += TG_LD_##I(t, g, clamp(cx + dx, 0, g.x - 1), clamp(cy + dy, 0, g.y - 1), cz); \\\n"
+    "    } else if (cls == 2) {                                                          \\\n"
+    "      for (int c = 0; c < g.z; ++c) acc += TG_LD_##I(t, g, cx, cy, c);              \\\n"
+    "    } else if (cls == 3) {                                                          \\\n"
+    "      int x1 = max(tg_scale(x + 1, og.x, g.x), cx + 1), y1 = max(tg_scale(y + 1, og.y, g.y), cy + 1); \\\n"
+    "      for (int yy = cy; yy < min(y1, g.y); ++yy)                                    \\\n"
+    "        for (int xx = cx; xx < min(x1, g.x); ++xx) acc += TG_LD_##I(t, g, xx, yy, cz); \\\n"
+    "    } else {                                                                        \\\n"
+    "      ulong n = (ulong)g.x * (ulong)g.y * (ulong)g.z;                               \\\n"
+    "      ulong S = ((ulong)(L - lo) * n) / (ulong)(hi - lo);                           \\\n"
+    "      int sx = (int)(S % (ulong)g.x), sy = (int)((S / (ulong)g.x) % (ulong)g.y);    \\\n"
+    "      int sz = (int)(S / ((ulong)g.x * (ulong)g.y));                                \\\n"
+    "      acc += TG_LD_##I(t, g, sx, sy, sz);                                           \\\n"
+    "    }                                                                               \\\n"
+    "  }\n";
+static const char k_proxy_source_c[] =
+    "#define TG_PROXY(O, I)                                                              \\\n"
+    "  __kernel void tg_proxy_##O##_##I(TG_OUT_##O out, int4 og, TG_IN_##I a, int4 ag,   \\\n"
+    "                                   TG_IN_##I b, int4 bg, int nin, int cls, int k,    \\\n"
+    "                                   uint lo, uint hi, uint id, uint mix) {            \\\n"
+    "    uint L = lo + (uint)get_global_id(0);                                           \\\n"
+    "    if (L >= hi) return;                                                            \\\n"
+    "    int x = (int)(L % (uint)og.x), y = (int)((L / (uint)og.x) % (uint)og.y);        \\\n"
+    "    int z = (int)(L / ((uint)og.x * (uint)og.y));                                   \\\n"
+    "    float4 acc = (float4)(0.0f);                                                    \\\n"
+    "    if (nin > 0) TG_READ(I, a, ag)                                                  \\\n"
+    "    if (nin > 1) TG_READ(I, b, bg)                                                  \\\n"
+    "    TG_ST_##O(out, og, x, y, z, L, id, acc, mix);                                   \\\n"
+    "  }\n"
+    "TG_PROXY(B, B)\n"
+    "#ifdef TG_IMAGES\n"
+    "TG_PROXY(B, I2) TG_PROXY(B, IA) TG_PROXY(B, I3)\n"
+    "TG_PROXY(I2, B) TG_PROXY(I2, I2) TG_PROXY(I2, IA) TG_PROXY(I2, I3)\n"
+    "TG_PROXY(IA, B) TG_PROXY(IA, I2) TG_PROXY(IA, IA) TG_PROXY(IA, I3)\n"
+    "#ifdef TG_3D_WRITES\n"
+    "#pragma OPENCL EXTENSION cl_khr_3d_image_writes : enable\n"
+    "TG_PROXY(I3, B) TG_PROXY(I3, I2) TG_PROXY(I3, IA) TG_PROXY(I3, I3)\n"
+    "#endif\n"
+    "#endif\n";
+/* clang-format on */
+
+/* Kinds of proxy operands: buffer, then the image kinds (IMG_2D + 1, ...). */
+enum { PK_BUFFER, PK_2D, PK_ARRAY, PK_3D, PK_COUNT };
+static const char *const k_proxy_kind_names[PK_COUNT] = {"B", "I2", "IA", "I3"};
+
+static int proxy_kind(tg_storage s) { return image_kind(s) + 1; }
+
+static void proxy_release(ocl_device *d) {
+  for (int p = 0; p < TG_PRECISION_COUNT; ++p) {
+    for (int o = 0; o < PK_COUNT; ++o)
+      for (int i = 0; i < PK_COUNT; ++i)
+        if (d->proxy_kernels[p][o][i]) d->api.ReleaseKernel(d->proxy_kernels[p][o][i]);
+    if (d->proxy_programs[p]) d->api.ReleaseProgram(d->proxy_programs[p]);
+  }
+  memset(d->proxy_kernels, 0, sizeof d->proxy_kernels);
+  memset(d->proxy_programs, 0, sizeof d->proxy_programs);
+}
+
+static tg_status proxy_build(ocl_device *d, tg_precision precision) {
+  if (d->proxy_programs[precision]) return TG_OK;
+  const ocl_api *a = &d->api;
+  cl_int e = CL_SUCCESS;
+  const char *src[3] = {k_proxy_source_a, k_proxy_source_b, k_proxy_source_c};
+  size_t len[3] = {sizeof k_proxy_source_a - 1, sizeof k_proxy_source_b - 1, sizeof k_proxy_source_c - 1};
+  cl_program prog = a->CreateProgramWithSource(d->context, 3, src, len, &e);
+  if (prog == NULL || e != CL_SUCCESS) return fail_cl(d, e != CL_SUCCESS ? e : CL_OUT_OF_HOST_MEMORY);
+  char options[128];
+  snprintf(options, sizeof options, "-cl-std=CL1.2%s%s%s", d->images ? " -DTG_IMAGES" : "",
+           d->images && d->image_3d_writes ? " -DTG_3D_WRITES" : "",
+           precision == TG_PRECISION_FP16 ? " -DTG_HALF" : "");
+  e = a->BuildProgram(prog, 1, &d->device, options, NULL, NULL);
+  if (e != CL_SUCCESS) {
+    a->ReleaseProgram(prog);
+    return fail_cl(d, e);
+  }
+  d->proxy_programs[precision] = prog;
+  for (int o = 0; o < PK_COUNT; ++o)
+    for (int i = 0; i < PK_COUNT; ++i) {
+      if ((o || i) && !d->images) continue;
+      if (o == PK_3D && !d->image_3d_writes) continue;
+      char name[64];
+      snprintf(name, sizeof name, "tg_proxy_%s_%s", k_proxy_kind_names[o], k_proxy_kind_names[i]);
+      d->proxy_kernels[precision][o][i] = a->CreateKernel(prog, name, &e);
+      if (d->proxy_kernels[precision][o][i] == NULL || e != CL_SUCCESS) {
+        proxy_release(d);
+        return fail_cl(d, e != CL_SUCCESS ? e : CL_INVALID_KERNEL);
+      }
+    }
+  return TG_OK;
+}
+
+static void proxy_events_release(ocl_device *d) {
+  for (size_t i = 0; i < d->proxy_event_count; ++i)
+    if (d->proxy_events[i]) d->api.ReleaseEvent(d->proxy_events[i]);
+  d->proxy_event_count = 0;
+}
+
+static tg_status opencl_speed_begin(void *impl, size_t op_count, size_t dispatch_count, tg_precision precision,
+                                   int timed) {
+  ocl_device *d = impl;
+  (void)dispatch_count;
+  if ((int)precision < 0 || precision >= TG_PRECISION_COUNT) return TG_ERROR_INVALID_ARGUMENT;
+  proxy_events_release(d);
+  tg_status st = proxy_build(d, precision);
+  if (st != TG_OK) return st;
+  if (timed && d->profiling_queue == NULL) {
+    cl_int e = CL_SUCCESS;
+    d->profiling_queue =
+        d->api.CreateCommandQueue(d->context, d->device, CL_QUEUE_PROFILING_ENABLE, &e);
+    if (d->profiling_queue == NULL || e != CL_SUCCESS) {
+      d->profiling_queue = NULL;
+      return fail_cl(d, e != CL_SUCCESS ? e : CL_INVALID_COMMAND_QUEUE);
+    }
+  }
+  if (!timed && !d->checking) return TG_ERROR_INVALID_ARGUMENT;
+  d->proxy_precision = precision;
+  d->proxy_timed = timed;
+  d->proxy_op_count = op_count;
+  if (d->dummy == NULL) {
+    cl_int e = CL_SUCCESS;
+    d->dummy = d->api.CreateBuffer(d->context, CL_MEM_READ_WRITE, 64, NULL, &e);
+    if (d->dummy == NULL || e != CL_SUCCESS) {
+      d->dummy = NULL;
+      return fail_cl(d, e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE);
+    }
+  }
+  return TG_OK;
+}
+
+static tg_status opencl_speed_dispatch(void *impl, const tg__proxy_dispatch *x) {
+  ocl_device *d = impl;
+  const ocl_api *a = &d->api;
+  if (x->hi <= x->lo) return TG_OK;
+  if (x->op >= d->proxy_op_count || x->in_count > 2) return TG_ERROR_INVALID_ARGUMENT;
+  const ocl_view *ov = x->out.view;
+  if (ov == NULL || ov->mem == NULL) return TG_OK; /* an empty tensor */
+  int ok = proxy_kind(x->out.resource->storage);
+  int ik = x->in_count ? proxy_kind(x->in[0].resource->storage) : PK_BUFFER;
+  cl_kernel k = d->proxy_kernels[d->proxy_precision][ok][ik];
+  if (k == NULL) return fail_cl(d, CL_INVALID_OPERATION);
+  cl_mem in[2] = {d->dummy, d->dummy};
+  cl_int g[3][4] = {{(cl_int)x->out.w, (cl_int)x->out.h, (cl_int)x->out.s, 0}, {1, 1, 1, 0}, {1, 1, 1, 0}};
+  for (uint32_t i = 0; i < x->in_count; ++i) {
+    const ocl_view *iv = x->in[i].view;
+    if (iv == NULL || iv->mem == NULL) return TG_ERROR_INVALID_ARGUMENT;
+    in[i] = iv->mem;
+    g[i + 1][0] = (cl_int)x->in[i].w;
+    g[i + 1][1] = (cl_int)x->in[i].h;
+    g[i + 1][2] = (cl_int)x->in[i].s;
+  }
+  if (x->in_count == 1) {
+    in[1] = in[0];
+    memcpy(g[2], g[1], sizeof g[1]);
+  }
+  cl_int nin = (cl_int)x->in_count, cls = x->op_class, kk = (cl_int)x->kernel;
+  cl_uint lo = x->lo, hi = x->hi, id = x->out_id, mix = 0;
+  cl_int e = CL_SUCCESS;
+  cl_uint arg = 0;
+  e |= a->SetKernelArg(k, arg++, sizeof(cl_mem), &ov->mem);
+  e |= a->SetKernelArg(k, arg++, sizeof g[0], g[0]);
+  e |= a->SetKernelArg(k, arg++, sizeof(cl_mem), &in[0]);
+  e |= a->SetKernelArg(k, arg++, sizeof g[1], g[1]);
+  e |= a->SetKernelArg(k, arg++, sizeof(cl_mem), &in[1]);
+  e |= a->SetKernelArg(k, arg++, sizeof g[2], g[2]);
+  e |= a->SetKernelArg(k, arg++, sizeof nin, &nin);
+  e |= a->SetKernelArg(k, arg++, sizeof cls, &cls);
+  e |= a->SetKernelArg(k, arg++, sizeof kk, &kk);
+  e |= a->SetKernelArg(k, arg++, sizeof lo, &lo);
+  e |= a->SetKernelArg(k, arg++, sizeof hi, &hi);
+  e |= a->SetKernelArg(k, arg++, sizeof id, &id);
+  e |= a->SetKernelArg(k, arg++, sizeof mix, &mix);
+  if (e != CL_SUCCESS) return fail_cl(d, CL_INVALID_KERNEL_ARGS);
+  size_t local = 64, global = (size_t)(hi - lo);
+  if (global % local) global += local - global % local;
+  cl_event ev = NULL;
+  if (d->proxy_timed) {
+    if (!grow(&d->alloc, (void **)&d->proxy_events, &d->proxy_event_capacity, d->proxy_event_count + 1,
+              sizeof *d->proxy_events) ||
+        !grow(&d->alloc, (void **)&d->proxy_event_ops, &d->proxy_event_op_capacity,
+              d->proxy_event_count + 1, sizeof *d->proxy_event_ops))
+      return TG_ERROR_OUT_OF_HOST_MEMORY;
+    e = a->EnqueueNDRangeKernel(d->profiling_queue, k, 1, NULL, &global, &local, 0, NULL, &ev);
+    if (e != CL_SUCCESS) return fail_cl(d, e);
+    d->proxy_events[d->proxy_event_count] = ev;
+    d->proxy_event_ops[d->proxy_event_count++] = x->op;
+    return TG_OK;
+  }
+  /* Untimed: in order with the shadow run's kernels. */
+  tg_status st = reset_memory(d, ov->memory);
+  for (uint32_t i = 0; st == TG_OK && i < x->in_count; ++i)
+    st = reset_memory(d, ((const ocl_view *)x->in[i].view)->memory);
+  if (st != TG_OK) return st;
+  e = a->EnqueueNDRangeKernel(d->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+  if (e != CL_SUCCESS) return fail_cl(d, e);
+  return in_order(d);
+}
+
+static tg_status opencl_speed_end(void *impl, double *op_ms) {
+  ocl_device *d = impl;
+  const ocl_api *a = &d->api;
+  if (!d->proxy_timed) return TG_OK; /* the shadow run's end waits */
+  cl_int e = a->Finish(d->profiling_queue);
+  tg_status st = e == CL_SUCCESS ? TG_OK : fail_cl(d, e);
+  for (size_t i = 0; st == TG_OK && i < d->proxy_event_count; ++i) {
+    cl_ulong t0 = 0, t1 = 0;
+    e = a->GetEventProfilingInfo(d->proxy_events[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+    if (e == CL_SUCCESS)
+      e = a->GetEventProfilingInfo(d->proxy_events[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+    if (e != CL_SUCCESS) st = fail_cl(d, e);
+    else if (op_ms && t1 > t0) op_ms[d->proxy_event_ops[i]] += (double)(t1 - t0) / 1e6;
+  }
+  proxy_events_release(d);
+  return st;
+}
+
+static void opencl_speed_abort(void *impl) {
+  ocl_device *d = impl;
+  if (d->profiling_queue) d->api.Finish(d->profiling_queue);
+  proxy_events_release(d);
+}
+
+/* ------------------------------------------------------------------------------------------ */
 
 static const tg__backend_vtable k_opencl = {
     TG_BACKEND_OPENCL,
@@ -1787,6 +2096,10 @@ static const tg__backend_vtable k_opencl = {
     opencl_map,
     opencl_unmap,
     opencl_check_sync,
+    opencl_speed_begin,
+    opencl_speed_dispatch,
+    opencl_speed_end,
+    opencl_speed_abort,
 };
 
 const tg__backend_vtable *tg__opencl_backend(void) { return &k_opencl; }

@@ -5,7 +5,7 @@
 #include "backends/opencl/opencl_internal.h"
 #include "tangram/opencl.h"
 
-tg_status tg_device_wrap_opencl(const tg_opencl_device_desc *desc, const tg_allocator *alloc,
+static tg_status entry_device_wrap_opencl(const tg_opencl_device_desc *desc, const tg_allocator *alloc,
                                 tg_device **out, tg_error_info *err) {
   if (out == NULL)
     return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "tg_device_wrap_opencl: `out` is NULL");
@@ -23,4 +23,10 @@ tg_status tg_device_wrap_opencl(const tg_opencl_device_desc *desc, const tg_allo
   options.backend = TG_BACKEND_OPENCL;
   options.fail_device_alloc_at = desc->fail_device_alloc_at;
   return tg__device_open_with(TG_BACKEND_OPENCL, tg__opencl_wrap, desc, &options, alloc, out, err);
+}
+
+tg_status tg_device_wrap_opencl(const tg_opencl_device_desc *desc, const tg_allocator *alloc, tg_device **out,
+                                tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_device_wrap_opencl(desc, alloc, out, err), "tg_device_wrap_opencl", NULL);
 }

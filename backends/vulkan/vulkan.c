@@ -41,7 +41,7 @@
 #include "tangram_volk_rename.h" /* before volk.h: see backends/vulkan/CMakeLists.txt */
 #include <volk.h>
 
-#include "backends/backend_internal.h"
+#include "backends/protocol.h"
 #include "backends/vulkan/vulkan_internal.h"
 #include "tangram/vulkan.h"
 
@@ -77,6 +77,73 @@ static const uint32_t k_spv_image_verify_3d_rgba16f[] =
 static const uint32_t k_spv_image_write_3d_rgba16f[] =
 #include "image_write_3d_rgba16f.spv.h"
     ;
+
+static const uint32_t k_spv_proxy_00_rgba32f[] =
+#include "proxy_00_rgba32f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_00_rgba16f[] =
+#include "proxy_00_rgba16f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_01_rgba32f[] =
+#include "proxy_01_rgba32f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_01_rgba16f[] =
+#include "proxy_01_rgba16f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_02_rgba32f[] =
+#include "proxy_02_rgba32f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_02_rgba16f[] =
+#include "proxy_02_rgba16f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_10_rgba32f[] =
+#include "proxy_10_rgba32f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_10_rgba16f[] =
+#include "proxy_10_rgba16f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_11_rgba32f[] =
+#include "proxy_11_rgba32f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_11_rgba16f[] =
+#include "proxy_11_rgba16f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_12_rgba32f[] =
+#include "proxy_12_rgba32f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_12_rgba16f[] =
+#include "proxy_12_rgba16f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_20_rgba32f[] =
+#include "proxy_20_rgba32f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_20_rgba16f[] =
+#include "proxy_20_rgba16f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_21_rgba32f[] =
+#include "proxy_21_rgba32f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_21_rgba16f[] =
+#include "proxy_21_rgba16f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_22_rgba32f[] =
+#include "proxy_22_rgba32f.spv.h"
+    ;
+static const uint32_t k_spv_proxy_22_rgba16f[] =
+#include "proxy_22_rgba16f.spv.h"
+    ;
+/* Speed proxies: [output kind][input kind][fp16], kinds 0 buffer, 1 2D array view, 2 3D. */
+#define PROXY_KINDS 3
+#define SHADER(a) {a, sizeof a}
+static const struct {
+  const uint32_t *words;
+  size_t bytes;
+} k_proxy_shaders[PROXY_KINDS][PROXY_KINDS][2] = {
+    {{SHADER(k_spv_proxy_00_rgba32f), SHADER(k_spv_proxy_00_rgba16f)}, {SHADER(k_spv_proxy_01_rgba32f), SHADER(k_spv_proxy_01_rgba16f)}, {SHADER(k_spv_proxy_02_rgba32f), SHADER(k_spv_proxy_02_rgba16f)}},
+    {{SHADER(k_spv_proxy_10_rgba32f), SHADER(k_spv_proxy_10_rgba16f)}, {SHADER(k_spv_proxy_11_rgba32f), SHADER(k_spv_proxy_11_rgba16f)}, {SHADER(k_spv_proxy_12_rgba32f), SHADER(k_spv_proxy_12_rgba16f)}},
+    {{SHADER(k_spv_proxy_20_rgba32f), SHADER(k_spv_proxy_20_rgba16f)}, {SHADER(k_spv_proxy_21_rgba32f), SHADER(k_spv_proxy_21_rgba16f)}, {SHADER(k_spv_proxy_22_rgba32f), SHADER(k_spv_proxy_22_rgba16f)}},
+};
+#undef SHADER
 
 /* Pipelines: buffers (verify, write), then images indexed by (3D, fp16, write). */
 enum {
@@ -174,6 +241,8 @@ typedef struct vk_view {
   uint64_t run;           /* the check run that `set` and `ready` belong to */
   VkDescriptorSet set;    /* binds the tensor as set 0 during run `run` */
   int ready;              /* image in GENERAL layout during run `run` */
+  uint64_t proxy_run;     /* speed proxies: the run and op that last wrote it */
+  size_t proxy_op;
 } vk_view;
 
 typedef struct counter_chunk {
@@ -246,6 +315,15 @@ typedef struct vk_device {
   VkPipeline pipelines[PIPE_COUNT];
   uint32_t counter_stride;
   check_run run;
+  /* Speed proxies: pipelines made on first use, a timestamp query pool kept and grown. */
+  VkPipelineLayout proxy_layouts[2][2];       /* [output is an image][inputs are images] */
+  VkPipeline proxy_pipelines[PROXY_KINDS][PROXY_KINDS][2];
+  VkQueryPool query_pool;
+  uint32_t query_capacity;
+  int proxy_timed;
+  size_t proxy_count;                         /* timed dispatches recorded */
+  size_t *proxy_op_of;                        /* op of each timed dispatch */
+  size_t proxy_op_capacity;
 } vk_device;
 
 /* Process-wide: guards volk's global entry points (see the file comment). */
@@ -798,6 +876,24 @@ static tg_status make_pipeline_layout(vk_device *v, VkDescriptorSetLayout tensor
 }
 
 static void destroy_check_objects(vk_device *v) {
+  for (int o = 0; o < PROXY_KINDS; ++o)
+    for (int i = 0; i < PROXY_KINDS; ++i)
+      for (int h = 0; h < 2; ++h)
+        if (v->proxy_pipelines[o][i][h] != VK_NULL_HANDLE) {
+          v->vk.vkDestroyPipeline(v->device, v->proxy_pipelines[o][i][h], v->vk_alloc);
+          v->proxy_pipelines[o][i][h] = VK_NULL_HANDLE;
+        }
+  for (int o = 0; o < 2; ++o)
+    for (int i = 0; i < 2; ++i)
+      if (v->proxy_layouts[o][i] != VK_NULL_HANDLE) {
+        v->vk.vkDestroyPipelineLayout(v->device, v->proxy_layouts[o][i], v->vk_alloc);
+        v->proxy_layouts[o][i] = VK_NULL_HANDLE;
+      }
+  if (v->query_pool != VK_NULL_HANDLE) {
+    v->vk.vkDestroyQueryPool(v->device, v->query_pool, v->vk_alloc);
+    v->query_pool = VK_NULL_HANDLE;
+    v->query_capacity = 0;
+  }
   for (int i = 0; i < PIPE_COUNT; ++i)
     if (v->pipelines[i] != VK_NULL_HANDLE) {
       v->vk.vkDestroyPipeline(v->device, v->pipelines[i], v->vk_alloc);
@@ -1277,6 +1373,211 @@ static tg_status vk_check_end(void *impl, uint64_t *mismatches, uint64_t *checke
   return TG_OK;
 }
 
+/* ---- speed proxies (tangram/speed.h) ----
+ * A timed run is a check run without verify accesses: the proxies are recorded into its
+ * command buffer, each after a full compute barrier, each followed by a bottom-of-pipe
+ * timestamp; a dispatch's time is the difference to the timestamp before it, scaled by
+ * timestampPeriod. An untimed run records the proxies into the running check, as its writers. */
+
+/* Push constants: tg_proxy_params in shaders/proxy.comp. */
+typedef struct proxy_params {
+  int32_t og[4], ag[4], bg[4];
+  int32_t nin, cls, k, pad;
+  uint32_t lo, hi, id, mix;
+} proxy_params;
+
+static int proxy_kind(const vk_view *w) { return !w->image ? 0 : w->three_d ? 2 : 1; }
+
+static tg_status ensure_proxy_pipeline(vk_device *v, int out, int in, int fp16) {
+  if (v->proxy_pipelines[out][in][fp16] != VK_NULL_HANDLE) return TG_OK;
+  VkPipelineLayout *layout = &v->proxy_layouts[out != 0][in != 0];
+  if (*layout == VK_NULL_HANDLE) {
+    VkDescriptorSetLayout in_layout = in ? v->tensor_image_layout : v->tensor_buffer_layout;
+    VkDescriptorSetLayout sets[3] = {out ? v->tensor_image_layout : v->tensor_buffer_layout, in_layout, in_layout};
+    VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(proxy_params)};
+    VkPipelineLayoutCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    ci.setLayoutCount = 3;
+    ci.pSetLayouts = sets;
+    ci.pushConstantRangeCount = 1;
+    ci.pPushConstantRanges = &pc;
+    VkResult r = v->vk.vkCreatePipelineLayout(v->device, &ci, v->vk_alloc, layout);
+    if (r != VK_SUCCESS) {
+      *layout = VK_NULL_HANDLE;
+      return fail(v, r);
+    }
+  }
+  VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+  mi.codeSize = k_proxy_shaders[out][in][fp16].bytes;
+  mi.pCode = k_proxy_shaders[out][in][fp16].words;
+  VkShaderModule module;
+  VkResult r = v->vk.vkCreateShaderModule(v->device, &mi, v->vk_alloc, &module);
+  if (r != VK_SUCCESS) return fail(v, r);
+  VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+  ci.stage.module = module;
+  ci.stage.pName = "main";
+  ci.layout = *layout;
+  ci.basePipelineIndex = -1;
+  r = v->vk.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, v->vk_alloc,
+                                     &v->proxy_pipelines[out][in][fp16]);
+  v->vk.vkDestroyShaderModule(v->device, module, v->vk_alloc);
+  if (r != VK_SUCCESS) {
+    v->proxy_pipelines[out][in][fp16] = VK_NULL_HANDLE;
+    return fail(v, r);
+  }
+  return TG_OK;
+}
+
+static tg_status vk_speed_begin(void *impl, size_t op_count, size_t dispatch_count, tg_precision precision,
+                                int timed) {
+  vk_device *v = impl;
+  v->proxy_timed = timed;
+  v->proxy_count = 0;
+  if (!timed) return v->run.active ? TG_OK : TG_ERROR_INVALID_ARGUMENT;
+  /* Timestamps need a queue that writes them. */
+  uint32_t n = 0;
+  VkQueueFamilyProperties q[16];
+  v->fi.GetPhysicalDeviceQueueFamilyProperties(v->physical, &n, NULL);
+  if (n > 16) n = 16;
+  v->fi.GetPhysicalDeviceQueueFamilyProperties(v->physical, &n, q);
+  if (v->queue_family >= n || q[v->queue_family].timestampValidBits == 0 || v->props.limits.timestampPeriod <= 0)
+    return TG_ERROR_UNSUPPORTED;
+  if (dispatch_count >= UINT32_MAX - 1) return TG_ERROR_LIMIT;
+  if (!grow(&v->alloc, (void **)&v->proxy_op_of, &v->proxy_op_capacity, dispatch_count + 1, sizeof *v->proxy_op_of))
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  tg_status st = vk_check_begin(impl, 0, op_count, 0, precision);
+  if (st != TG_OK) return st;
+  uint32_t need = (uint32_t)dispatch_count + 1;
+  if (v->query_capacity < need) {
+    if (v->query_pool != VK_NULL_HANDLE) v->vk.vkDestroyQueryPool(v->device, v->query_pool, v->vk_alloc);
+    v->query_pool = VK_NULL_HANDLE;
+    v->query_capacity = 0;
+    VkQueryPoolCreateInfo qi = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = need < 256 ? 256 : need;
+    VkResult r = v->vk.vkCreateQueryPool(v->device, &qi, v->vk_alloc, &v->query_pool);
+    if (r != VK_SUCCESS) {
+      v->query_pool = VK_NULL_HANDLE;
+      vk_check_abort(v);
+      return fail(v, r);
+    }
+    v->query_capacity = qi.queryCount;
+  }
+  v->vk.vkCmdResetQueryPool(v->command_buffer, v->query_pool, 0, need);
+  v->vk.vkCmdWriteTimestamp(v->command_buffer, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, v->query_pool, 0);
+  return TG_OK;
+}
+
+static tg_status vk_speed_dispatch(void *impl, const tg__proxy_dispatch *x) {
+  vk_device *v = impl;
+  check_run *run = &v->run;
+  if (!run->active || x->in_count > 2) return TG_ERROR_INVALID_ARGUMENT;
+  if (x->hi <= x->lo) return TG_OK;
+  vk_view *out = x->out.view;
+  if (out->buffer == VK_NULL_HANDLE && out->vk_image == VK_NULL_HANDLE) return TG_OK; /* empty */
+  vk_view *in[2] = {out, out};
+  for (uint32_t i = 0; i < x->in_count; ++i) in[i] = x->in[i].view;
+  if (x->in_count == 1) in[1] = in[0];
+  for (int i = 0; i < 2; ++i)
+    if (in[i]->buffer == VK_NULL_HANDLE && in[i]->vk_image == VK_NULL_HANDLE) return TG_ERROR_INVALID_ARGUMENT;
+  int ok = proxy_kind(out), ik = proxy_kind(in[0]), fp16 = run->precision == TG_PRECISION_FP16;
+  tg_status st = ensure_proxy_pipeline(v, ok, ik, fp16);
+  if (st != TG_OK) return st;
+  size_t transitions = 0;
+  if ((st = touch_view(v, out)) != TG_OK) return st;
+  /* An output image starts over at its op's first proxy; inputs never written read garbage. */
+  if (out->image && (out->proxy_run != run->serial || out->proxy_op != x->op) &&
+      (st = add_transition(v, out, &transitions, VK_ACCESS_SHADER_WRITE_BIT)) != TG_OK)
+    return st;
+  out->proxy_run = run->serial;
+  out->proxy_op = x->op;
+  for (uint32_t i = 0; i < x->in_count; ++i) {
+    vk_view *w = in[i];
+    if ((st = touch_view(v, w)) != TG_OK) return st;
+    if (w->image && !w->ready && (st = add_transition(v, w, &transitions, VK_ACCESS_SHADER_WRITE_BIT)) != TG_OK)
+      return st;
+  }
+  VkCommandBuffer cb = v->command_buffer;
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+  v->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                             &mb, 0, NULL, (uint32_t)transitions, run->barrier_scratch);
+  VkPipelineLayout layout = v->proxy_layouts[ok != 0][ik != 0];
+  VkDescriptorSet sets[3] = {out->set, in[0]->set, in[1]->set};
+  v->vk.vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, v->proxy_pipelines[ok][ik][fp16]);
+  v->vk.vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 3, sets, 0, NULL);
+  proxy_params p;
+  memset(&p, 0, sizeof p);
+  const tg__proxy_tensor *t[3] = {&x->out, &x->in[0], x->in_count > 1 ? &x->in[1] : &x->in[0]};
+  int32_t *g[3] = {p.og, p.ag, p.bg};
+  for (int i = 0; i < 3; ++i) {
+    if (i > 0 && x->in_count == 0) {
+      g[i][0] = g[i][1] = g[i][2] = 1;
+      continue;
+    }
+    g[i][0] = (int32_t)t[i]->w;
+    g[i][1] = (int32_t)t[i]->h;
+    g[i][2] = (int32_t)t[i]->s;
+    tg_storage s = t[i]->resource->storage;
+    g[i][3] = s == TG_STORAGE_TEXTURE_2D || s == TG_STORAGE_SINGLE_TEXTURE_2D;
+  }
+  p.nin = (int32_t)x->in_count;
+  p.cls = x->op_class;
+  p.k = (int32_t)x->kernel;
+  p.lo = x->lo;
+  p.hi = x->hi;
+  p.id = x->out_id;
+  v->vk.vkCmdPushConstants(cb, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof p, &p);
+  uint64_t groups = ((uint64_t)(x->hi - x->lo) + GROUP_SIZE - 1) / GROUP_SIZE;
+  if (groups > 65535) groups = 65535; /* the shader strides over the rest */
+  v->vk.vkCmdDispatch(cb, (uint32_t)groups, 1, 1);
+  run->ops_recorded++; /* the shadow run's next op orders itself after this one */
+  if (v->proxy_timed) {
+    if (v->proxy_count + 1 >= v->query_capacity) return TG_ERROR_INVALID_ARGUMENT;
+    v->vk.vkCmdWriteTimestamp(cb, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, v->query_pool,
+                              (uint32_t)v->proxy_count + 1);
+    v->proxy_op_of[v->proxy_count++] = x->op;
+  }
+  return TG_OK;
+}
+
+static tg_status vk_speed_end(void *impl, double *op_ms) {
+  vk_device *v = impl;
+  if (!v->proxy_timed) return TG_OK; /* the check's end submits */
+  uint64_t unused = 0, bytes = 0;
+  tg_status st = vk_check_end(impl, &unused, &bytes);
+  if (st != TG_OK) return st;
+  size_t n = v->proxy_count + 1;
+  uint64_t *t = tg__calloc(&v->alloc, n, sizeof *t);
+  if (t == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  VkResult r = v->vk.vkGetQueryPoolResults(v->device, v->query_pool, 0, (uint32_t)n, n * sizeof *t, t, sizeof *t,
+                                           VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT);
+  if (r != VK_SUCCESS) {
+    tg__free(&v->alloc, t);
+    return fail(v, r);
+  }
+  uint32_t n_fam = 0, bits = 64;
+  VkQueueFamilyProperties q[16];
+  v->fi.GetPhysicalDeviceQueueFamilyProperties(v->physical, &n_fam, NULL);
+  if (n_fam > 16) n_fam = 16;
+  v->fi.GetPhysicalDeviceQueueFamilyProperties(v->physical, &n_fam, q);
+  if (v->queue_family < n_fam && q[v->queue_family].timestampValidBits < 64) bits = q[v->queue_family].timestampValidBits;
+  uint64_t mask = bits >= 64 ? ~0ull : (1ull << bits) - 1;
+  for (size_t i = 0; op_ms && i + 1 < n; ++i)
+    op_ms[v->proxy_op_of[i]] += (double)((t[i + 1] - t[i]) & mask) * v->props.limits.timestampPeriod / 1e6;
+  tg__free(&v->alloc, t);
+  v->proxy_count = 0;
+  return TG_OK;
+}
+
+static void vk_speed_abort(void *impl) {
+  vk_device *v = impl;
+  if (v->proxy_timed) vk_check_abort(v);
+  v->proxy_count = 0;
+}
+
 /* ---- opening and closing ---- */
 
 /* Destroy what Tangram made on the device, and the device itself unless it is borrowed. */
@@ -1297,6 +1598,7 @@ static void vk_close(void *impl) {
   if (!v->borrowed && v->instance != VK_NULL_HANDLE && v->fi.DestroyInstance)
     v->fi.DestroyInstance(v->instance, NULL);
   tg_allocator a = v->alloc;
+  tg__free(&a, v->proxy_op_of);
   tg__free(&a, v);
 }
 
@@ -2089,6 +2391,7 @@ static const tg__backend_vtable k_vulkan = {
     vk_requirements,   vk_allocate,    vk_release,     vk_bind,         vk_unbind,
     vk_handle,         vk_check_begin, vk_check_op,    vk_check_end,    vk_check_abort,
     vk_allocate_shared, vk_map,        vk_unmap,       vk_check_sync,
+    vk_speed_begin,    vk_speed_dispatch, vk_speed_end, vk_speed_abort,
 };
 
 const tg__backend_vtable *tg__vulkan_backend(void) { return &k_vulkan; }

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "backends/backend_internal.h"
+#include "backends/protocol.h"
 
 struct tg_vulkan_tensor;
 

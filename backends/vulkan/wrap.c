@@ -8,7 +8,7 @@
 #include "backends/vulkan/vulkan_internal.h"
 #include "tangram/vulkan.h"
 
-tg_status tg_device_wrap_vulkan(const tg_vulkan_device_desc *desc, const tg_allocator *alloc,
+static tg_status entry_device_wrap_vulkan(const tg_vulkan_device_desc *desc, const tg_allocator *alloc,
                                 tg_device **out, tg_error_info *err) {
   if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "tg_device_wrap_vulkan: out is NULL");
   *out = NULL;
@@ -40,4 +40,10 @@ tg_status tg_vulkan_get_tensor(const tg_realization *realization, size_t record,
   memset(out, 0, sizeof *out);
   return TG_ERROR_UNSUPPORTED;
 #endif
+}
+
+tg_status tg_device_wrap_vulkan(const tg_vulkan_device_desc *desc, const tg_allocator *alloc, tg_device **out,
+                                tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, entry_device_wrap_vulkan(desc, alloc, out, err), "tg_device_wrap_vulkan", NULL);
 }

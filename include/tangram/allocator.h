@@ -5,9 +5,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* Host allocator. Every function that allocates takes `const tg_allocator *`; NULL means
  * tg_allocator_default(). `alloc` returns memory aligned for any C object, or NULL.
@@ -42,6 +46,8 @@ void tg_failing_allocator_init(tg_failing_allocator *fa, const tg_allocator *inn
 /* Reads TANGRAM_FAIL_HOST_ALLOC_AT from the environment: its value (a positive decimal), or 0
  * when unset or not a number. Pure read; no state. */
 uint64_t tg_fail_host_alloc_at_from_env(void);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

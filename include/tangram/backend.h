@@ -11,11 +11,16 @@
 #include "tangram/graph.h"
 #include "tangram/layout.h"
 #include "tangram/planner.h"
+#include "tangram/schedule.h"
 #include "tangram/status.h"
+
+#include "tangram/export.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* Which driver API a device is opened through. */
 typedef enum tg_backend_kind {
@@ -113,7 +118,9 @@ tg_status tg_device_compute_requirements(tg_device *device, const tg_tensor_reso
 /* Byte records for an arena (offsets mode) holding these resources: each record gets the
  * device's real size and alignment (and granularity between linear and optimal resources),
  * with the task intervals of `records`. The result is a 1D record set to plan in offsets
- * mode and realise with the same resources. The caller owns the set; `*out` is NULL on
+ * mode and realise with the same resources, in the same order: its record i is resources[i]
+ * and records[i] (so a record -> tensor map of `records` holds for it too, for
+ * tg_policy_relation_create and the check). The caller owns the set; `*out` is NULL on
  * failure (statuses of tg_device_compute_requirements, TG_ERROR_OVERFLOW when rounding to
  * the granularity overflows, TG_ERROR_OUT_OF_HOST_MEMORY). */
 tg_status tg_device_compute_arena_records(tg_device *device, const tg_tensor_resource *resources,
@@ -184,6 +191,11 @@ typedef struct tg_check_desc {
   const uint32_t *const *waits;           /* per op: the ops it waits for */
 } tg_check_desc;
 
+/* Point `desc`'s op_count, wait_counts and waits at `lists` (schedule.h), which must outlive
+ * the check: the out-of-order check then orders ops exactly as `lists` does. Cheap. A NULL
+ * argument leaves `desc` as it was. */
+void tg_check_desc_use_waits(tg_check_desc *desc, const tg_wait_lists *lists);
+
 /* What the check found. `mismatches` is set by the caller before the call; the rest is
  * output. */
 typedef struct tg_check_result {
@@ -197,12 +209,23 @@ typedef struct tg_check_result {
  * extent once per producer and consumer: cost grows with the realised bytes. */
 tg_status tg_realization_check(tg_realization *realization, const tg_check_desc *desc,
                                tg_check_result *out, tg_error_info *err);
+/* The check of one execution of a graph with control flow: the ops run in `run_order`
+ * (`length` op indices, from tg_graph_run_order: a chosen branch of every If, a chosen number
+ * of loop iterations) instead of every op once; in order only (desc->graph required,
+ * desc->out_of_order 0, else TG_ERROR_INVALID_ARGUMENT). A record whose producer has not run
+ * yet in the sequence (an output of the branch not taken, of a body run zero times) is not
+ * verified where it is read. */
+tg_status tg_realization_check_run(tg_realization *realization, const tg_check_desc *desc,
+                                   const uint32_t *run_order, size_t length,
+                                   tg_check_result *out, tg_error_info *err);
 
 /* The signature word `index` of record `id` (what buffers hold), and the value of texel
  * channel `index` (what images hold: exact in fp16 and fp32). Every backend's kernels compute
  * exactly these. Pure functions. */
 uint32_t tg_signature_word(uint32_t id, uint32_t index);
 float tg_signature_texel(uint32_t id, uint32_t index);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -10,9 +10,13 @@
 #include "tangram/allocator.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* Element types. Values equal TFLite's TensorType so the reader can pass them through. */
 typedef enum tg_dtype {
@@ -28,7 +32,9 @@ typedef enum tg_dtype {
 enum {
   TG_TENSOR_INPUT = 1u << 0,    /* a graph input */
   TG_TENSOR_OUTPUT = 1u << 1,   /* a graph output */
-  TG_TENSOR_CONSTANT = 1u << 2  /* holds data in the file (weights) or marked constant */
+  TG_TENSOR_CONSTANT = 1u << 2, /* holds data in the file (weights) or marked constant */
+  TG_TENSOR_ASSUMED_SHAPE = 1u << 3 /* a graph input whose dynamic dimensions (dynamic_dims)
+                                       were given no size and take the size the file records */
 };
 
 /* Largest tensor rank Tangram represents (readers reject higher ranks). */
@@ -42,6 +48,9 @@ typedef struct tg_tensor {
                                   dimensions that tg_model_options does not fix */
   tg_dtype dtype;
   uint32_t flags;              /* TG_TENSOR_* */
+  uint32_t dynamic_dims;       /* graph inputs: bit d set when the file leaves dimension d
+                                  dynamic (shape[d] is then the size planned); else 0 */
+  uint32_t subgraph;           /* index into graph->subgraphs (0: the main graph) */
 } tg_tensor;
 
 /* Where a graph's tensors keep their channels (which dimension the storage layouts pack into
@@ -58,7 +67,38 @@ typedef struct tg_op {
   uint32_t output_count;
   int32_t *inputs;             /* tensor indices; -1 = optional input absent */
   int32_t *outputs;            /* tensor indices (never -1) */
+  uint32_t subgraph;           /* index into graph->subgraphs (0: the main graph) */
 } tg_op;
+
+/* Control flow. A reader lays the ops of a model's subgraphs (the branches of an If, the body
+ * of a loop, a called function) out in the op list of the graph, inside the interval of the
+ * control-flow op that runs them, so that the plain task order of the graph is conservative for
+ * every execution:
+ *   - branch: the branches of one op follow each other, then the op itself (reading the
+ *     condition, every branch's outputs and every outer value any branch reads; writing the
+ *     op's outputs). Only one branch runs; intermediates of different branches never overlap.
+ *   - body: an op that starts the loop (writing the body's inputs: iteration number,
+ *     condition, carried values, and the stacked scan outputs) comes first, then the body, then
+ *     the op that ends the loop (reading the body's outputs and inputs and every outer value the
+ *     body reads; writing the final carried values). The body runs any number of times: values
+ *     crossing iterations live from the start op to the end op, intermediates stay inside.
+ *   - call: the called subgraph's ops, then the call op reading its outputs and writing its own.
+ * Subgraphs nest: a subgraph's ops [first_op, end_op) hold its nested subgraphs' ops too. */
+typedef enum tg_subgraph_kind {
+  TG_SUBGRAPH_MAIN = 0,        /* the model's main graph (subgraph 0) */
+  TG_SUBGRAPH_BRANCH = 1,      /* one branch of an If */
+  TG_SUBGRAPH_BODY = 2,        /* a loop body (Loop, Scan, WHILE's cond and body) */
+  TG_SUBGRAPH_CALL = 3         /* run once (CALL_ONCE, CALL) */
+} tg_subgraph_kind;
+
+typedef struct tg_subgraph {
+  char *name;                  /* "main", "If_32.then_branch", ... (owned by the graph) */
+  tg_subgraph_kind kind;
+  uint32_t parent;             /* the enclosing subgraph (0 for the main graph and its children) */
+  uint32_t control_op;         /* the op that ends the construct (If, Loop.end, ...); 0 for main */
+  uint32_t branch;             /* branch index under control_op (If: 0 then, 1 else); 0 otherwise */
+  uint32_t first_op, end_op;   /* its ops and its nested subgraphs' ops: [first_op, end_op) */
+} tg_subgraph;
 
 /* A graph. Op order is execution order. Owns all its memory (from `alloc`); free with
  * tg_graph_destroy. */
@@ -71,7 +111,9 @@ typedef struct tg_graph {
   uint32_t *inputs;            /* graph input tensor indices */
   size_t output_count;
   uint32_t *outputs;           /* graph output tensor indices */
-  uint32_t subgraph_count;     /* .tflite: subgraphs in the file (subgraph 0 is the one read); else 1 */
+  uint32_t subgraph_count;     /* .tflite: subgraphs in the file; else 1 */
+  size_t flow_count;           /* entries of `subgraphs` (0: a graph without control flow) */
+  tg_subgraph *subgraphs;      /* subgraphs[0] is the main graph when flow_count > 0 */
   tg_dim_order dim_order;      /* NHWC unless the reader says otherwise (tg_graph_create: NHWC) */
   char *source;                /* path or description of where it came from */
   tg_allocator alloc;
@@ -98,6 +140,17 @@ tg_status tg_graph_set_op(tg_graph *graph, size_t index, const char *name, uint3
  * range; on any failure the graph is unchanged. */
 tg_status tg_graph_set_io(tg_graph *graph, size_t input_count, const uint32_t *inputs,
                           size_t output_count, const uint32_t *outputs);
+
+/* The order in which the ops run for one execution: the branch `branch` of every If (clamped
+ * to the branches there are) and `iterations` runs of every loop body. Without control flow,
+ * every op once in order. `*order` (allocated from `alloc`, free with its free) holds `*count`
+ * op indices; ops may repeat. TG_ERROR_GRAPH for an inconsistent subgraph table (naming it),
+ * TG_ERROR_LIMIT past 2^31 entries. */
+tg_status tg_graph_run_order(const tg_graph *graph, uint32_t branch, uint32_t iterations,
+                             const tg_allocator *alloc, uint32_t **order, size_t *count,
+                             tg_error_info *err);
+/* The name of the subgraph op `op` belongs to ("main" without control flow). */
+const char *tg_graph_op_subgraph_name(const tg_graph *graph, size_t op);
 
 /* Lifetime facts derived from a graph (see tg_graph_compute_lifetimes). */
 typedef struct tg_tensor_lifetime {
@@ -133,6 +186,8 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *graph, const tg_lifetime_op
                                      tg_error_info *err);
 /* Free lifetimes. NULL is a no-op. */
 void tg_lifetimes_destroy(tg_lifetimes *lifetimes);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

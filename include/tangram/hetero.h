@@ -16,9 +16,13 @@
 #include "tangram/planner.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* One planned record set and the space it lives in. Read only during the call. */
 typedef struct tg_hetero_set_desc {
@@ -115,6 +119,8 @@ typedef struct tg_hetero_check_desc {
 tg_status tg_hetero_realization_check(tg_hetero_realization *realization,
                                       const tg_hetero_check_desc *desc, tg_check_result *out,
                                       tg_error_info *err);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

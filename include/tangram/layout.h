@@ -12,9 +12,13 @@
 #include "tangram/records.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* Where a tensor lives. Channels are packed 4 to a texel/element group ("slices"). */
 typedef enum tg_storage {
@@ -153,6 +157,37 @@ tg_status tg_model_records_create(const tg_graph *graph, const tg_lifetimes *lif
 
 /* Free the records and everything they hold. NULL is a no-op. */
 void tg_model_records_destroy(tg_model_records *records);
+
+/* What an op may do with its memory (docs/models.md, "In-place ops and views"). */
+typedef enum tg_in_place_kind {
+  TG_IN_PLACE_NONE = 0,
+  TG_IN_PLACE_ELEMENTWISE = 1, /* output[i] from the inputs at i: may be written over an input of
+                                * the same shape (ADD, MUL, RELU, LOGISTIC, HARD_SWISH, PRELU, ...;
+                                * Add, Mul, Relu, Sigmoid, ...) */
+  TG_IN_PLACE_VIEW = 2         /* the output is its first input's elements, reshaped: RESHAPE,
+                                * SQUEEZE, EXPAND_DIMS; Reshape, Squeeze, Unsqueeze, Flatten,
+                                * Identity */
+} tg_in_place_kind;
+
+/* The kind of a .tflite builtin name or an ONNX op type (NULL or unknown: TG_IN_PLACE_NONE). */
+tg_in_place_kind tg_op_in_place_kind(const char *op_name);
+
+/* The in-place candidates of `records` (built from `graph` and `lifetimes`): at most one pair
+ * per op, for ops with one output, where an input record dies at the op (the op is its last
+ * reader) and has the output record's size and element type, neither being a graph input,
+ * output or constant. Elementwise ops: the input's shape equals the output's; only where one
+ * kernel may read and write the same memory: buffers always, image storages (image buffers and
+ * textures) only with `images` nonzero (Vulkan storage images; not OpenCL 1.2 images). Views:
+ * input 0, where the device layout is the same: equal BHWC shapes, or in buffers equal batch
+ * and channels with H*W equal. `*pairs` (record indices of records->records, ascending ops) is
+ * allocated from `alloc` (NULL when `*count` is 0). TG_ERROR_INVALID_ARGUMENT for mismatched
+ * inputs, TG_ERROR_OUT_OF_HOST_MEMORY. */
+tg_status tg_model_in_place_pairs(const tg_graph *graph, const tg_lifetimes *lifetimes,
+                                  const tg_model_records *records, int images,
+                                  const tg_allocator *alloc, tg_in_place_pair **pairs,
+                                  size_t *count);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

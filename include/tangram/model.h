@@ -12,9 +12,13 @@
 #include "tangram/records.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* The text graph name of an element type: "float32", "float16", "int32", "uint8", "int64",
  * "string", "bool", "int16", "complex64", "int8", "float64", "complex128", "uint64",
@@ -37,8 +41,9 @@ typedef struct tg_input_shape {
   int64_t dims[TG_MAX_RANK];   /* each >= 0; dimensions the file fixes must be repeated as is */
 } tg_input_shape;
 
-/* Options for reading a model. A zeroed struct (or NULL) means: no input shapes given, so any
- * dynamic input dimension is an error. */
+/* Options for reading a model. A zeroed struct (or NULL) means no input shapes given: a
+ * dynamic input dimension is then an error, except in .tflite files, which record a size for
+ * it (see tg_graph_parse_tflite_with). tg_model_list_inputs tells which inputs need one. */
 typedef struct tg_model_options {
   const tg_input_shape *input_shapes;  /* input_shape_count entries (borrowed for the call) */
   size_t input_shape_count;
@@ -60,11 +65,15 @@ tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *sou
                                 const tg_allocator *alloc, tg_graph **out, tg_error_info *err);
 
 /* tg_graph_parse_tflite with options. A dimension is dynamic when the tensor's
- * shape_signature holds -1 there. A dynamic dimension of a graph input needs an entry in
- * `options->input_shapes`; TFLite files record every tensor's shape for one size of the
- * dynamic dimensions (`shape`, usually 1), and Tangram does not recompute TFLite shapes, so
- * the size given must be that one: another size is TG_ERROR_UNSUPPORTED saying which size the
- * file holds (convert the model with the size wanted fixed). A dynamic dimension that follows
+ * shape_signature holds -1 there. TFLite files record every tensor's shape for one size of
+ * the dynamic dimensions (`shape`, usually 1), the size TFLite's interpreter runs the model at
+ * until the engine resizes it: a dynamic input dimension without an entry in
+ * `options->input_shapes` takes that size (the input is marked TG_TENSOR_ASSUMED_SHAPE, its
+ * dynamic dimensions in tg_tensor.dynamic_dims); one the file records no size for needs an
+ * entry (TG_ERROR_INVALID_ARGUMENT naming the input, the dimension and
+ * tg_model_options.input_shapes). Tangram does not recompute TFLite shapes, so a size given
+ * must be the file's: another size is TG_ERROR_UNSUPPORTED saying which size the file holds
+ * (convert the model with the size wanted fixed). A dynamic dimension that follows
  * from no input (an op whose output size depends on the data) is TG_ERROR_UNSUPPORTED naming
  * the tensor. Input shapes naming no graph input, or contradicting a static dimension, are
  * TG_ERROR_INVALID_ARGUMENT. Errors name the input (or tensor) and the dimension. */
@@ -183,6 +192,51 @@ tg_status tg_model_load_with(const char *path, const tg_model_options *options,
 
 /* Free a model and what it holds. NULL is a no-op. */
 void tg_model_destroy(tg_model *model);
+
+/* One graph input of a model file, as the file declares it (before any size is chosen). */
+typedef struct tg_model_input {
+  const char *name;                    /* never NULL */
+  tg_dtype dtype;
+  int has_shape;                       /* 0: the file declares no shape at all (ONNX) */
+  uint32_t rank;
+  int64_t dims[TG_MAX_RANK];           /* the size the file records; -1 where it records none */
+  uint32_t dynamic;                    /* bit d: dimension d is dynamic (ONNX dim_param or no
+                                          value; TFLite -1 in shape_signature) */
+  const char *dim_names[TG_MAX_RANK];  /* ONNX dim_param of a dynamic dimension, else NULL */
+  int needs_shape;                     /* loading needs an entry in tg_model_options.input_shapes:
+                                          a dynamic dimension without a recorded size, or no shape */
+} tg_model_input;
+
+/* A model's graph inputs (constants such as ONNX initializers listed as inputs are left out).
+ * Owns everything it points to; free with tg_model_inputs_destroy. */
+typedef struct tg_model_inputs {
+  tg_model_format format;
+  size_t count;
+  tg_model_input *inputs;              /* count entries, in the file's order */
+  tg_allocator alloc;
+} tg_model_inputs;
+
+/* List the graph inputs of a model held in memory, in any format tg_model_detect_format knows,
+ * without loading it: no shape is inferred, so this succeeds on a model whose dynamic inputs
+ * have no size yet (the way to learn the names and dimensions to put in
+ * tg_model_options.input_shapes). The file is checked as the readers check it (TG_ERROR_PARSE
+ * naming the place). Text graphs list their (static) inputs; usage-record CSVs have none
+ * (count 0). `source` (NULL: "<memory>") names the input in messages. The caller owns `*out`
+ * (tg_model_inputs_destroy); on failure `*out` is NULL and nothing leaks. Cost: for .onnx, one
+ * decode of the file; for .tflite and text graphs, one read of the graph (linear). */
+tg_status tg_model_parse_inputs(const void *data, size_t length, const char *source,
+                                const tg_allocator *alloc, tg_model_inputs **out,
+                                tg_error_info *err);
+
+/* Read the file at `path` and list its inputs as tg_model_parse_inputs does. TG_ERROR_IO when
+ * it cannot be read. */
+tg_status tg_model_list_inputs(const char *path, const tg_allocator *alloc, tg_model_inputs **out,
+                               tg_error_info *err);
+
+/* Free an input list. NULL is a no-op. */
+void tg_model_inputs_destroy(tg_model_inputs *inputs);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -19,9 +19,13 @@
 
 #include "tangram/backend.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* The engine's objects, and how to use them. Read only during tg_device_wrap_opencl. */
 typedef struct tg_opencl_device_desc {
@@ -106,6 +110,8 @@ static inline tg_status tg_realization_get_opencl_tensor(const tg_realization *r
   out->region = h.region;
   return TG_OK;
 }
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

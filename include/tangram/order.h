@@ -15,9 +15,13 @@
 #include "tangram/graph.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* How the returned order was found. */
 typedef enum tg_order_method {
@@ -101,6 +105,8 @@ tg_status tg_op_order_compute_peak(const tg_graph *graph, const tg_lifetimes *li
  * topology: tg_graph_compute_lifetimes does that). `*out` is NULL on failure. */
 tg_status tg_graph_create_reordered(const tg_graph *graph, const uint32_t *order,
                                     const tg_allocator *alloc, tg_graph **out);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

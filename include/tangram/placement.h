@@ -18,9 +18,13 @@
 #include "tangram/schedule.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* ------------------------------------------------------------------------------------------ */
 /* Placement: a processor per op. */
@@ -304,6 +308,8 @@ tg_status tg_spaces_partition_baseline(const tg_spaces *spaces,
                                        const tg_space_options *cpu_options,
                                        const tg_allocator *alloc, tg_partition_baseline *out,
                                        tg_error_info *err);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -21,13 +21,20 @@
 #include "tangram/schedule.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The format version this library writes, and the only one it reads. A file of another
- * version is refused with a message naming both versions. */
-#define TG_PLAN_FILE_VERSION 1u
+TANGRAM_API_BEGIN
+
+/* The newest format version this library writes and reads: version 2 is version 1 followed by
+ * tagged sections (in-place pairs, allocation arenas and their cap, the device limits the
+ * records were made under); a plan without sections is written as version 1, and version 1
+ * files load as before. A file of another version is refused with a message naming both
+ * versions. */
+#define TG_PLAN_FILE_VERSION 2u
 
 /* Bytes of a records fingerprint (a SHA-256 digest). */
 #define TG_FINGERPRINT_BYTES 32
@@ -63,6 +70,9 @@ typedef struct tg_plan_file_desc {
   uint64_t alignment;                /* the plan's alignment (offsets mode; 0 or 1 = none) */
   uint32_t flags;                    /* TG_PLAN_FILE_* flags */
   const char *source;                /* the model's name or path, for messages; NULL = "" */
+  /* The texture and buffer limits the records were made under (NULL: none recorded). The
+   * allocation cap and the arenas come from the plan (plan->max_allocation, arenas). */
+  const tg_device_limits *limits;
 } tg_plan_file_desc;
 
 /* Encode a plan file in memory. The plan is validated first (tg_plan_validate with the serial
@@ -99,6 +109,10 @@ typedef struct tg_plan_file {
   tg_plan *plan;                     /* mode, strategy, fit, objects or offsets, total */
   uint8_t fingerprint[TG_FINGERPRINT_BYTES]; /* of `records` (checked on reading) */
   tg_allocator alloc;                /* what everything above came from */
+  int has_limits;                    /* 1: `limits` holds the limits the records were made under */
+  tg_device_limits limits;           /* zero fields: no limit */
+  /* The allocation cap the plan was made under is plan->max_allocation (0: none); an offsets
+   * plan of several arenas has them in plan->arena_count, arena_of and arena_sizes. */
 } tg_plan_file;
 
 /* Decode a plan file from `size` bytes at `data`. Every length, count, enum and size is
@@ -137,6 +151,8 @@ tg_status tg_plan_file_match(const tg_plan_file *file, const tg_usage_record *re
                              const char *const *names, size_t count, uint32_t dims,
                              const tg_share_relation *relation, const tg_allocator *alloc,
                              tg_error_info *err);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

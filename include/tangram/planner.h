@@ -11,9 +11,13 @@
 #include "tangram/records.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* What a plan assigns to each record. */
 typedef enum tg_mode {
@@ -153,6 +157,23 @@ typedef struct tg_plan_options {
    * most work_limit run, so the same records, options, seed and work_limit give the same
    * plan on every machine. See "Monotone in time" below. */
   uint32_t work_limit;
+  /* In-place candidates (none by default: an engine must accept an output aliasing an input,
+   * reading each element before writing it). Each pair (see tg_in_place_pair) must satisfy its
+   * rules, and a record may be the input of one pair and the output of one pair at most
+   * (else TG_ERROR_INVALID_ARGUMENT). Chains of pairs become one allocation each; the planner
+   * plans the records with and without them (each with half of an explicit time limit) and
+   * keeps the smaller plan (ties: without), so in-place never raises a total. A pair whose
+   * chain would join records that conflict (the relation forbids them to share, or their
+   * intervals meet elsewhere) is left out. The pairs used are in tg_plan.in_place. */
+  const tg_in_place_pair *in_place;
+  size_t in_place_count;
+  /* The largest single allocation the device accepts, in bytes (0 = no cap). Offsets mode:
+   * the plan spans as many arenas as it needs, each at most this many bytes (see tg_plan's
+   * arenas), smallest total first, then fewest arenas; every strategy, `best` included, plans
+   * as usual and its plan is then split into arenas. Objects mode, 1D: every object must fit.
+   * A 1D record larger than the cap gives TG_ERROR_LIMIT. 2D/3D objects are not checked here
+   * (their bytes depend on the texel format: the caller checks them). */
+  uint64_t max_allocation;
 } tg_plan_options;
 
 /* Monotone in time (strategy best under time_limit_ms or work_limit, not exact). The rounds
@@ -186,7 +207,10 @@ typedef struct tg_plan_options {
  * extent (per-dimension max of its records); `total` = sum of object volumes (bytes for 1D,
  * texels for 2D/3D). Offsets mode: `offset_of[r]` is record r's offset; `total` =
  * max(offset + size) (not rounded up to the alignment); `object_count` = 1 if any record,
- * else 0. */
+ * else 0. Offsets mode over several arenas (planned under max_allocation): `arena_count` > 1,
+ * `arena_of[r]` is record r's arena and `offset_of[r]` its offset inside that arena,
+ * `arena_sizes[k]` = max(offset + size) over arena k's records, and `total` = the sum of the
+ * arena sizes. With one arena (or none), `arena_count` <= 1 and both arrays are NULL. */
 typedef struct tg_plan {
   tg_mode mode;
   uint32_t dims;
@@ -198,8 +222,48 @@ typedef struct tg_plan {
   tg_extent *object_sizes;/* objects mode: object_count entries; else NULL */
   uint64_t *offset_of;    /* offsets mode: record_count entries; else NULL */
   uint64_t total;
+  /* The in-place pairs the plan uses (see tg_plan_options.in_place): the records of each share
+   * one allocation. NULL / 0 when none; owned by the plan. */
+  tg_in_place_pair *in_place;
+  size_t in_place_count;
   tg_allocator alloc;     /* what the arrays came from */
+  size_t arena_count;     /* offsets mode: arenas (1 if any record and no split, else 0) */
+  uint32_t *arena_of;     /* offsets mode, arena_count > 1: record_count entries; else NULL */
+  uint64_t *arena_sizes;  /* offsets mode, arena_count > 1: arena_count entries; else NULL */
+  uint64_t max_allocation;/* the cap it was planned under (0 = none); the validator checks it */
 } tg_plan;
+
+/* Record r's arena in an offsets plan (0 when the plan has one arena). Cannot fail. */
+static inline uint32_t tg_plan_arena_of(const tg_plan *plan, size_t r) {
+  return plan->arena_of != NULL ? plan->arena_of[r] : 0u;
+}
+
+/* Arena k's size in an offsets plan (the total when the plan has one arena). Cannot fail. */
+static inline uint64_t tg_plan_arena_size(const tg_plan *plan, size_t k) {
+  return plan->arena_sizes != NULL ? plan->arena_sizes[k] : plan->total;
+}
+
+/* Split a valid one-arena offsets plan of 1D records into arenas of at most `max_allocation`
+ * bytes each (see tg_plan), in place: records of each band of the arena keep their places
+ * relative to it, records that straddle a cut are placed again where they fit, smallest
+ * total first, then fewest arenas. `alignment` and `relation` as the plan was computed with.
+ * A plan already within the cap is left as it is. TG_ERROR_LIMIT when a record is larger than
+ * the cap (nothing changed), TG_ERROR_INVALID_ARGUMENT for a plan that is not a one-arena
+ * offsets plan of these records, TG_ERROR_OUT_OF_HOST_MEMORY. Cost: O(n log n) plus, for each
+ * straddling record, a scan of the records of the arenas it is tried in. */
+tg_status tg_plan_split_arenas(const tg_usage_record *records, size_t count, tg_plan *plan,
+                               uint64_t max_allocation, uint64_t alignment,
+                               const tg_share_relation *relation, const tg_allocator *alloc);
+
+/* Lower bound on the number of arenas of at most `max_allocation` bytes that any offsets plan
+ * of these 1D records needs: at every task, the live bytes over the cap, and the live
+ * records larger than half the cap (no two share an arena), rounded up. 0 for no records.
+ * TG_ERROR_INVALID_ARGUMENT for max_allocation 0 or bad records, TG_ERROR_LIMIT when a record
+ * exceeds the cap, TG_ERROR_OUT_OF_HOST_MEMORY. O(n log n). The bound on the total bytes is
+ * tg_bounds.peak_live, under a cap as without one. */
+tg_status tg_bounds_arena_count(const tg_usage_record *records, size_t count,
+                                uint64_t max_allocation, const tg_allocator *alloc,
+                                size_t *out);
 
 /* Compute a plan for `count` records of dimensionality `dims` (1..3). Records may come in any
  * order. Offsets mode requires dims == 1 (TG_ERROR_UNSUPPORTED otherwise). Strategies that do
@@ -221,6 +285,12 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
  * outside 1..3 or an unknown mode. The caller owns the plan; `*out` is NULL on failure. */
 tg_status tg_plan_create(tg_mode mode, uint32_t dims, size_t record_count, size_t object_count,
                          const tg_allocator *alloc, tg_plan **out);
+
+/* Copy `count` in-place pairs into `plan` (replacing those it held; 0 clears them), from the
+ * plan's allocator. Nothing is checked here: tg_plan_validate checks them against the records.
+ * TG_ERROR_INVALID_ARGUMENT for a NULL plan (or NULL pairs with count > 0),
+ * TG_ERROR_OUT_OF_HOST_MEMORY (the plan is then unchanged). */
+tg_status tg_plan_set_in_place(tg_plan *plan, const tg_in_place_pair *pairs, size_t count);
 
 /* Free a plan and its arrays, with the allocator it records. NULL is a no-op. */
 void tg_plan_destroy(tg_plan *plan);
@@ -280,12 +350,28 @@ tg_status tg_bounds_objects_subset(const tg_usage_record *records, size_t count,
 tg_status tg_bounds_objects_lp(const tg_usage_record *records, size_t count, uint32_t dims,
                                uint64_t target, uint64_t max_work, const tg_allocator *alloc, uint64_t *out);
 
+/* The bounds of tg_bounds_compute for the problem with in-place pairs (rules as for
+ * tg_plan_options.in_place, every chain counted once: its records merged into one record over
+ * their union): no plan using any of these pairs can be smaller. `objects_lp` (may be NULL)
+ * receives tg_bounds_objects_lp of the merged records. Statuses as tg_bounds_compute, and
+ * TG_ERROR_INVALID_ARGUMENT for a pair breaking the rules. */
+tg_status tg_bounds_compute_in_place(const tg_usage_record *records, size_t count, uint32_t dims,
+                                     const tg_in_place_pair *pairs, size_t pair_count,
+                                     const tg_allocator *alloc, tg_bounds *out,
+                                     uint64_t *objects_lp);
+
 /* Independent validation of a plan against its records: every record placed; in objects
  * mode object ids in range and each object covering its records in every dimension and the
  * total equal to the sum of object volumes; in offsets mode offsets aligned (to
- * max(alignment, record alignment)), no arithmetic overflow, total = max(offset+size); no two
+ * max(alignment, record alignment)), no arithmetic overflow, total = max(offset+size), or
+ * with several arenas each arena's size = max(offset + size) of its records and total = their
+ * sum; with plan->max_allocation set, every arena (objects mode: every object) within it; no two
  * records that conflict (intersecting intervals, or `relation` says they may not share) use
- * the same object or intersecting address ranges. Returns TG_OK when valid,
+ * the same object or intersecting address ranges of one arena, except the in-place pairs the
+ * plan declares (tg_plan.in_place): each must follow the pair rules (the input's last task and
+ * the output's first task are the pair's op, equal sizes, one pair per record as input and as
+ * output) and put both records in the same object or at the same offset of one arena; they are
+ * the only records whose intervals may meet and still share. Returns TG_OK when valid,
  * TG_ERROR_INVALID_PLAN with `err` naming the records and the rule broken when not, or
  * another error (allocation). Reads only; allocates scratch. O(n log n) plus, with a
  * relation, one may_share test per pair of records sharing memory (quadratic at worst). */
@@ -342,6 +428,8 @@ typedef struct tg_exact_stats {
 tg_status tg_plan_compute_exact(const tg_usage_record *records, size_t count,
                                 const tg_plan_options *options, const tg_allocator *alloc,
                                 tg_plan **out, tg_exact_stats *stats);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

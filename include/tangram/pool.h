@@ -21,9 +21,13 @@
 #include "tangram/layout.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* How a pool reuses freed memory. Every request is first rounded up to the pool's alignment.
  *   exact:      a freed block is reused only by a request of the same rounded size; each block
@@ -169,6 +173,8 @@ void tg_pool_get_stats(tg_pool *pool, tg_pool_stats *out);
  * walk counts. TG_OK when consistent, else TG_ERROR_INTERNAL with `err` naming the first
  * fault. For tests and debugging: O(blocks + ranges + size classes). */
 tg_status tg_pool_check(tg_pool *pool, tg_error_info *err);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -9,9 +9,13 @@
 #include "tangram/allocator.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* A size: bytes for 1D records (w = bytes, h = d = 1), a texture extent in texels for 2D
  * (w, h; d = 1) and 3D (w, h, d). Unused dimensions are 1. */
@@ -29,6 +33,18 @@ typedef struct tg_usage_record {
    * 0 = only the plan's alignment. Lets backends pass per-resource requirements. */
   uint64_t alignment;
 } tg_usage_record;
+
+/* An op that writes its output record over an input record ("in place"), or whose output is a
+ * view of its input (`view` nonzero: the op copies nothing). Valid when the input's last task
+ * and the output's first task are both `op` and the two records have the same size; then they
+ * may share one allocation (same object, or the same offset) although their intervals meet at
+ * `op`. Record indices refer to the record set the pair comes with. */
+typedef struct tg_in_place_pair {
+  uint32_t op;
+  size_t input;
+  size_t output;
+  int view;
+} tg_in_place_pair;
 
 /* Largest task index accepted anywhere (readers reject larger). */
 #define TG_MAX_TASK 0xFFFFFFF0u
@@ -79,6 +95,8 @@ tg_status tg_records_parse_csv(const char *text, size_t length, const char *sour
 /* Read and parse a CSV file (see tg_records_parse_csv). TG_ERROR_IO when it cannot be read. */
 tg_status tg_records_read_csv(const char *path, const tg_allocator *alloc, tg_record_set **out,
                               tg_error_info *err);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -20,9 +20,13 @@
 #include "tangram/schedule.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* ------------------------------------------------------------------------------------------ */
 /* Evaluation. */
@@ -39,6 +43,15 @@ typedef struct tg_evaluation_options {
    * records without a graph support only the serial policy. */
   tg_policy policy;
   size_t mcf_max_records;         /* for min-cost-flow and `best`; 0 = the planner's default */
+  /* Nonzero: every plan may use the storage's in-place pairs (tg_model_in_place_pairs, images
+   * allowed: image storages assume Vulkan storage images), and the bounds are the in-place
+   * ones. Either way each `best` row also reports what `best` with the pairs needs
+   * (in_place_bytes). */
+  int in_place;
+  /* The largest single allocation in bytes (0 = none): offsets rows plan arenas of at most
+   * this (tg_plan_options.max_allocation); a row where a tensor or an object is larger is
+   * skipped with that reason. */
+  uint64_t max_allocation;
 } tg_evaluation_options;
 
 /* "No such result" in tg_evaluation's indices. */
@@ -61,6 +74,11 @@ typedef struct tg_evaluation_result {
   char invalid_reason[TG_ERROR_MESSAGE_MAX]; /* the validator's message when not valid */
   uint64_t plan_us;           /* wall time of both tg_plan_compute calls */
   size_t fallback_tensors;    /* tensors planned as buffers instead */
+  /* `best` rows: the bytes of `best` with the storage's in-place pairs (= bytes with
+   * options.in_place), the pairs its plan uses and how many of them are views; 0 elsewhere. */
+  uint64_t in_place_bytes;
+  size_t in_place_pairs, in_place_views;
+  size_t arenas;              /* offsets: allocations (arenas) of both plans; objects: 0 */
 } tg_evaluation_result;
 
 /* A tensor that did not fit a storage and falls back to a plain buffer. */
@@ -201,6 +219,8 @@ tg_status tg_report_build_csv(const tg_usage_record *records, const char *const 
 
 /* Free text returned by this header's functions, with the same allocator. NULL is a no-op. */
 void tg_report_free(const tg_allocator *alloc, char *text);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

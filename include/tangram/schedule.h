@@ -14,9 +14,13 @@
 #include "tangram/records.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* Returned by per-op queries for ops outside the run-time schedule (folded constant ops). */
 #define TG_SCHEDULE_NONE UINT32_MAX
@@ -113,7 +117,8 @@ tg_status tg_policy_from_name(const char *name, tg_policy *out);
 typedef struct tg_policy_relation tg_policy_relation;
 
 /* Build the relation for `policy` over `record_count` records, where record r holds tensor
- * `tensor_of_record[r]` of the scheduled graph (every index < the graph's tensor count, else
+ * `tensor_of_record[r]` of the scheduled graph (only the order of the records matters, not
+ * their sizes: the model's records and their arena records share one relation) (every index < the graph's tensor count, else
  * TG_ERROR_INVALID_ARGUMENT). Precomputes one bitset of ops per record (at most record_count *
  * op_count / 8 bytes) so that may_share is O(1). Self-contained: the schedule may be destroyed
  * afterwards. `*out` is NULL on failure. */
@@ -143,7 +148,9 @@ typedef struct tg_reuse_edge {
   size_t reused_record;   /* the earlier record */
 } tg_reuse_edge;
 
-/* What each op must wait for when a plan runs on a parallel runtime. Owns its arrays. */
+/* What each op must wait for when a plan runs on a parallel runtime. Owns its arrays. Ops are
+ * the graph's (indices into graph->ops); folded constant ops (tg_schedule_options) have no
+ * edges in either direction: nothing here orders them, see tg_wait_lists_create. */
 typedef struct tg_waits {
   size_t op_count;
   /* Graph edges: the scheduled producers of op i's inputs are
@@ -163,7 +170,9 @@ typedef struct tg_waits {
 } tg_waits;
 
 /* Compute the waits of `plan` (made for `records`, record r holding tensor
- * `tensor_of_record[r]`) on the schedule's graph. Two records share memory when they have the
+ * `tensor_of_record[r]`) on the schedule's graph. `records` must be the set the plan was made
+ * for: in offsets mode on a device, the arena records of tg_device_compute_arena_records
+ * (their byte sizes decide which ranges intersect), not the model's. Two records share memory when they have the
  * same object (objects mode) or their [offset, offset + size) ranges intersect (offsets mode;
  * empty ranges intersect nothing). For each sharing pair A, B with A's interval before B's, each
  * op touching A (its producer and consumers) that does not happen before B's producer gets an
@@ -181,6 +190,31 @@ tg_status tg_schedule_compute_waits(const tg_schedule *schedule,
 /* Free waits. NULL is a no-op. */
 void tg_waits_destroy(tg_waits *waits);
 
+/* The waits of each op as one list of op indices, in the shape an engine's runtime and
+ * tg_check_desc (backend.h: op_count, wait_counts, waits) take: op i waits for
+ * lists[i][0 .. counts[i]), its graph edges first (ascending), then, with `with_reuse`, its
+ * reuse edges (by `after`). Owns its arrays; free with tg_wait_lists_destroy. */
+typedef struct tg_wait_lists {
+  size_t op_count;
+  uint32_t *counts;               /* op_count entries */
+  const uint32_t *const *lists;   /* op_count entries, pointing into one block */
+  tg_allocator alloc;
+} tg_wait_lists;
+
+/* Build the wait lists of `waits`. `with_reuse`: nonzero adds the reuse edges (what a serial
+ * plan run out of order needs); zero gives the graph edges alone (enough for parallel-safe and
+ * branch-local plans, which have none). Folded constant ops (see tg_schedule_options) wait for
+ * nothing and nothing waits for them here: they run at load time, before every scheduled op;
+ * an engine that runs them at inference time schedules them itself, or creates the schedule
+ * with keep_constant_ops so that they get graph edges like every op. `*out` is NULL on failure
+ * (TG_ERROR_INVALID_ARGUMENT for NULL arguments, TG_ERROR_OUT_OF_HOST_MEMORY). Linear in the
+ * edges. */
+tg_status tg_wait_lists_create(const tg_waits *waits, int with_reuse, const tg_allocator *alloc,
+                               tg_wait_lists **out);
+
+/* Free wait lists. NULL is a no-op. */
+void tg_wait_lists_destroy(tg_wait_lists *lists);
+
 /* Build the schedule as one JSON object (docs/scheduler.md):
  *   {"ops":N,"folded":[op,...],"waves":[[op,...],...],"waits":[{"op":i,"after":[j,...],
  *    "reuse_edges":[{"after":j,"tensor":"name","reuses":"name"},...]},...],
@@ -196,6 +230,8 @@ tg_status tg_schedule_build_json(const tg_schedule *schedule, const tg_graph *gr
 
 /* Free text from tg_schedule_build_json with the same allocator. NULL is a no-op. */
 void tg_schedule_free_json(const tg_allocator *alloc, char *json);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -2,9 +2,13 @@
 #ifndef TANGRAM_STATUS_H
 #define TANGRAM_STATUS_H
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* X(name, value, description). Values are pinned: never renumber, only append. */
 #define TG_STATUS_LIST(X)                                                      \
@@ -48,6 +52,8 @@ const char *tg_status_name(tg_status status);
 typedef struct tg_error_info {
   char message[TG_ERROR_MESSAGE_MAX];
 } tg_error_info;
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

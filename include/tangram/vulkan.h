@@ -17,9 +17,13 @@
 #include "tangram/backend.h"
 #include "tangram/status.h"
 
+#include "tangram/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+TANGRAM_API_BEGIN
 
 /* One block of device memory the engine hands to Tangram. */
 typedef struct tg_vulkan_memory_block {
@@ -150,6 +154,8 @@ typedef struct tg_vulkan_tensor {
  * backend. Cheap. */
 tg_status tg_vulkan_get_tensor(const tg_realization *realization, size_t record,
                                tg_vulkan_tensor *out);
+
+TANGRAM_API_END
 
 #ifdef __cplusplus
 }

@@ -85,6 +85,7 @@ tg_status tg_plan_create(tg_mode mode, uint32_t dims, size_t record_count, size_
     ok = p->object_of && p->object_sizes;
   } else {
     p->object_count = record_count ? 1 : 0;
+    p->arena_count = p->object_count;
     p->offset_of = tg__calloc(alloc, record_count ? record_count : 1, sizeof *p->offset_of);
     ok = p->offset_of != NULL;
   }
@@ -96,12 +97,29 @@ tg_status tg_plan_create(tg_mode mode, uint32_t dims, size_t record_count, size_
   return TG_OK;
 }
 
+tg_status tg_plan_set_in_place(tg_plan *plan, const tg_in_place_pair *pairs, size_t count) {
+  if (plan == NULL || (pairs == NULL && count > 0)) return TG_ERROR_INVALID_ARGUMENT;
+  tg_in_place_pair *copy = NULL;
+  if (count > 0) {
+    copy = tg__calloc(&plan->alloc, count, sizeof *copy);
+    if (copy == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    memcpy(copy, pairs, count * sizeof *copy);
+  }
+  tg__free(&plan->alloc, plan->in_place);
+  plan->in_place = copy;
+  plan->in_place_count = count;
+  return TG_OK;
+}
+
 void tg_plan_destroy(tg_plan *plan) {
   if (plan == NULL) return;
   tg_allocator a = plan->alloc;
   tg__free(&a, plan->object_of);
   tg__free(&a, plan->object_sizes);
   tg__free(&a, plan->offset_of);
+  tg__free(&a, plan->in_place);
+  tg__free(&a, plan->arena_of);
+  tg__free(&a, plan->arena_sizes);
   tg__free(&a, plan);
 }
 

@@ -38,6 +38,10 @@ tg_status tg_plan_objects_to_offsets(const tg_plan *objects_plan, uint64_t align
   (*out)->total = end;
   (*out)->strategy = p->strategy;
   (*out)->fit = p->fit;
+  if ((st = tg_plan_set_in_place(*out, p->in_place, p->in_place_count)) != TG_OK) {
+    tg_plan_destroy(*out);
+    *out = NULL;
+  }
 done:
   tg__free(alloc, object_offset);
   return st;

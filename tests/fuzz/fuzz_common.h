@@ -13,6 +13,17 @@
 
 static void tg_fuzz_exercise_graph(const tg_graph *g, const tg_allocator *a) {
   tg_device_limits limits = tg_device_limits_default();
+  /* Control flow: the run order of one execution names ops of the graph only. */
+  for (uint32_t branch = 0; branch < 2; ++branch) {
+    uint32_t *order = NULL;
+    size_t length = 0;
+    tg_error_info err = {{0}};
+    tg_status st = tg_graph_run_order(g, branch, 2, a, &order, &length, &err);
+    if (st != TG_OK && (order != NULL || err.message[0] == '\0')) abort();
+    for (size_t k = 0; st == TG_OK && k < length; ++k)
+      if (order[k] >= g->op_count) abort();
+    if (order) a->free(a->user, order);
+  }
   for (int plan_io = 0; plan_io <= 1; ++plan_io) {
     tg_lifetime_options options = {plan_io};
     tg_lifetimes *l = NULL;

@@ -615,29 +615,63 @@ static void dynamic_dimensions_need_input_shapes(void **state) {
   tt_model m;
   dynamic_batch_example(&m);
   size_t n = tt_build(&m, &b, NULL);
-  /* No input shape: an error naming the input and the dimension (no silent 1 any more). */
-  tg_graph *g = parse_with(&b, n, NULL, 0, TG_ERROR_INVALID_ARGUMENT,
-                           "input 'x': dimension 0 is dynamic (-1 in shape_signature): give its size with "
-                           "--input-shape x:?x8x8x3");
+  /* No input shape: the size the file records (1), as TFLite's interpreter runs the model until
+   * the engine resizes it; the input says so. */
+  tg_graph *g = parse_with(&b, n, NULL, 0, TG_OK, NULL);
+  assert_int_equal(g->tensors[0].shape[0], 1);
+  assert_int_equal(g->tensors[5].shape[0], 1);
+  assert_true(g->tensors[0].flags & TG_TENSOR_ASSUMED_SHAPE);
+  assert_int_equal(g->tensors[0].dynamic_dims, 1u);
+  for (size_t i = 1; i < g->tensor_count; ++i) assert_false(g->tensors[i].flags & TG_TENSOR_ASSUMED_SHAPE);
   tg_graph_destroy(g);
-  /* tg_model_parse (no options) says the same. */
+  /* tg_model_parse (no options) plans it the same way. */
   tg_model *model = NULL;
   tg_error_info err;
   memset(&err, 0, sizeof err);
-  assert_int_equal(tg_model_parse(b.data, n, "d.tflite", NULL, &model, &err), TG_ERROR_INVALID_ARGUMENT);
-  assert_null(model);
-  assert_contains(err.message, "dimension 0 is dynamic");
-  /* The size the file's shapes were computed for: accepted, every shape as recorded. */
+  assert_int_equal(tg_model_parse(b.data, n, "d.tflite", NULL, &model, &err), TG_OK);
+  assert_true(model->graph->tensors[0].flags & TG_TENSOR_ASSUMED_SHAPE);
+  tg_model_destroy(model);
+  /* The size the file's shapes were computed for, given: every shape as recorded, nothing assumed. */
   tg_input_shape one = {"x", 4, {1, 8, 8, 3}};
   g = parse_with(&b, n, &one, 1, TG_OK, NULL);
   assert_int_equal(g->tensors[0].shape[0], 1);
   assert_int_equal(g->tensors[5].shape[0], 1);
+  assert_false(g->tensors[0].flags & TG_TENSOR_ASSUMED_SHAPE);
+  assert_int_equal(g->tensors[0].dynamic_dims, 1u);
   tg_graph_destroy(g);
-  /* Another batch: Tangram cannot recompute TFLite's shapes and says what it can plan. */
+  /* Another batch: every op's output shape is inferred again; an op without inference (the
+   * custom MyOp) is named. */
   tg_input_shape four = {"x", 4, {4, 8, 8, 3}};
-  g = parse_with(&b, n, &four, 1, TG_ERROR_UNSUPPORTED,
-                 "input 'x': dimension 0 is dynamic, and the file's tensor shapes were computed with it at 1");
+  g = parse_with(&b, n, &four, 1, TG_ERROR_UNSUPPORTED, "d.tflite: op 2 (MyOp): no shape inference for this op");
   tg_graph_destroy(g);
+  {
+    static tt_buf b2;
+    tt_model m2;
+    dynamic_batch_example(&m2);
+    m2.opcodes[2] = (tt_opcode){19, 19, NULL}; /* RELU instead of MyOp */
+    size_t n2 = tt_build(&m2, &b2, NULL);
+    g = parse_with(&b2, n2, &four, 1, TG_OK, NULL);
+    static const int64_t want[4] = {4, 8, 8, 4};
+    for (int t = 3; t <= 5; ++t) {
+      assert_int_equal(g->tensors[t].rank, 4);
+      for (int d = 0; d < 4; ++d) assert_int_equal(g->tensors[t].shape[d], want[d]);
+    }
+    assert_int_equal(g->tensors[2].shape[0], 4); /* the weights keep their shape */
+    tg_graph_destroy(g);
+    /* A shape subgraph folds: SHAPE(a) -> b feeds RESHAPE(a, b) -> y; SHAPE is no op any more. */
+    dynamic_batch_example(&m2);
+    m2.opcodes[2] = (tt_opcode){77, 77, NULL}; /* SHAPE */
+    m2.opcodes[3] = (tt_opcode){22, 22, NULL}; /* RESHAPE */
+    m2.signature_rank[4] = 0;
+    m2.tensors[4] = (tt_tensor){"b", 1, {4}, 0, 2, 0, 0};
+    n2 = tt_build(&m2, &b2, NULL);
+    g = parse_with(&b2, n2, &four, 1, TG_OK, NULL);
+    assert_int_equal(g->op_count, 3);
+    assert_string_equal(g->ops[2].name, "RESHAPE");
+    assert_true(g->tensors[4].flags & TG_TENSOR_CONSTANT);
+    for (int d = 0; d < 4; ++d) assert_int_equal(g->tensors[5].shape[d], want[d]);
+    tg_graph_destroy(g);
+  }
   /* Static dimensions must be repeated; names must be inputs; ranks must agree. */
   tg_input_shape wide = {"x", 4, {1, 9, 8, 3}};
   g = parse_with(&b, n, &wide, 1, TG_ERROR_INVALID_ARGUMENT, "dimension 1 is 8 in the file, not 9");
@@ -657,6 +691,79 @@ static void dynamic_dimensions_need_input_shapes(void **state) {
   tg_input_shape huge = {"x", 4, {INT64_MAX, 8, 8, 3}};
   g = parse_with(&b, n, &huge, 1, TG_ERROR_OVERFLOW, "more elements than fit in 63 bits");
   tg_graph_destroy(g);
+  /* A dynamic input dimension the file records no size for needs one: the message names the
+   * input, the dimension and the library's option (not a command-line flag). */
+  m.tensors[0].shape[0] = -1;
+  n = tt_build(&m, &b, NULL);
+  g = parse_with(&b, n, NULL, 0, TG_ERROR_INVALID_ARGUMENT,
+                 "input 'x': dimension 0 is dynamic (-1 in shape_signature) and the file records no size: "
+                 "give its size in tg_model_options.input_shapes (x:?x8x8x3)");
+  tg_graph_destroy(g);
+  g = parse_with(&b, n, &one, 1, TG_OK, NULL);
+  assert_int_equal(g->tensors[0].shape[0], 1);
+  tg_graph_destroy(g);
+}
+
+/* tg_model_parse_inputs: the inputs as the file declares them, whatever their dynamic sizes. */
+static void inputs_are_listed_without_loading(void **state) {
+  (void)state;
+  static tt_buf b;
+  tt_model m;
+  dynamic_batch_example(&m);
+  size_t n = tt_build(&m, &b, NULL);
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  tg_model_inputs *l = NULL;
+  assert_int_equal(tg_model_parse_inputs(b.data, n, "d.tflite", NULL, &l, &err), TG_OK);
+  assert_int_equal(l->format, TG_MODEL_FORMAT_TFLITE);
+  assert_int_equal(l->count, 1);
+  assert_string_equal(l->inputs[0].name, "x");
+  assert_int_equal(l->inputs[0].dtype, TG_DTYPE_FLOAT32);
+  assert_true(l->inputs[0].has_shape);
+  assert_int_equal(l->inputs[0].rank, 4);
+  int64_t want[4] = {1, 8, 8, 3};
+  for (int d = 0; d < 4; ++d) assert_int_equal(l->inputs[0].dims[d], want[d]);
+  assert_int_equal(l->inputs[0].dynamic, 1u);
+  assert_false(l->inputs[0].needs_shape);
+  tg_model_inputs_destroy(l);
+  /* No recorded size: -1 there, and a size is needed. */
+  m.tensors[0].shape[0] = -1;
+  n = tt_build(&m, &b, NULL);
+  assert_int_equal(tg_model_parse_inputs(b.data, n, "d.tflite", NULL, &l, &err), TG_OK);
+  assert_int_equal(l->inputs[0].dims[0], -1);
+  assert_true(l->inputs[0].needs_shape);
+  tg_model_inputs_destroy(l);
+  /* Every allocation failing in turn: a clean failure, nothing leaked (cmocka checks). */
+  for (size_t at = 1;; ++at) {
+    tg_failing_allocator fa;
+    tg_failing_allocator_init(&fa, NULL, at);
+    tg_status st = tg_model_parse_inputs(b.data, n, "d.tflite", &fa.base, &l, &err);
+    if (st == TG_OK) {
+      tg_model_inputs_destroy(l);
+      break;
+    }
+    assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+    assert_null(l);
+  }
+  /* A truncated file: the reader's error, naming the place. */
+  assert_int_equal(tg_model_parse_inputs(b.data, 40, "d.tflite", NULL, &l, &err), TG_ERROR_PARSE);
+  assert_null(l);
+  assert_contains(err.message, "d.tflite");
+  /* Text graphs: static inputs; usage-record CSVs: none. */
+  const char *text = "tensor x 1x4x4x3 float32 input\ntensor y 1x4x4x3 float32 output\nop RELU inputs=x outputs=y\n";
+  assert_int_equal(tg_model_parse_inputs(text, strlen(text), "t.graph", NULL, &l, &err), TG_OK);
+  assert_int_equal(l->format, TG_MODEL_FORMAT_TEXT_GRAPH);
+  assert_int_equal(l->count, 1);
+  assert_int_equal(l->inputs[0].dims[3], 3);
+  assert_int_equal(l->inputs[0].dynamic, 0u);
+  tg_model_inputs_destroy(l);
+  const char *csv = "size,first,last\n16,0,1\n";
+  assert_int_equal(tg_model_parse_inputs(csv, strlen(csv), "r.csv", NULL, &l, &err), TG_OK);
+  assert_int_equal(l->format, TG_MODEL_FORMAT_RECORDS_CSV);
+  assert_int_equal(l->count, 0);
+  tg_model_inputs_destroy(l);
+  assert_int_equal(tg_model_list_inputs("/nonexistent/m.tflite", NULL, &l, &err), TG_ERROR_IO);
+  assert_null(l);
 }
 
 static void data_dependent_dimensions_are_refused(void **state) {
@@ -889,6 +996,7 @@ int main(void) {
       cmocka_unit_test(order_errors_come_from_lifetimes),
       cmocka_unit_test(tiny_model_byte_flips),
       cmocka_unit_test(dynamic_dimensions_need_input_shapes),
+      cmocka_unit_test(inputs_are_listed_without_loading),
       cmocka_unit_test(data_dependent_dimensions_are_refused),
       cmocka_unit_test(input_shapes_for_static_formats),
       cmocka_unit_test(truncation_and_byte_flips),

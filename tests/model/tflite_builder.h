@@ -33,7 +33,18 @@ typedef struct tt_op {
   uint32_t opcode;
   int nin, nout;
   int32_t in[8], out[8];
+  int noptions;            /* > 0: builtin_options, a table of int32 fields (IfOptions...) */
+  int32_t options[2];
 } tt_op;
+
+/* A further subgraph (index 1, 2, ... in the file): unnamed float tensors of the given shapes. */
+typedef struct tt_subgraph {
+  int ntensors, nops, ninputs, noutputs;
+  int rank[TT_MAX];
+  int32_t shape[TT_MAX][4];
+  tt_op ops[TT_MAX];
+  int32_t inputs[TT_MAX], outputs[TT_MAX];
+} tt_subgraph;
 
 typedef struct tt_opcode {
   int8_t deprecated;
@@ -58,6 +69,9 @@ typedef struct tt_model {
   /* shape_signature written next to the shape (rank > 0; -1 marks a dynamic dimension). */
   int signature_rank[TT_MAX];
   int32_t signature[TT_MAX][10];
+  /* With subgraphs == 1: further subgraphs after the first. */
+  int nextra;
+  tt_subgraph extra[4];
 } tt_model;
 
 /* Where things are in the built file. */
@@ -139,6 +153,24 @@ static size_t tt_vec_offsets(tt_buf *b, int n) {
 }
 static size_t tt_elem(size_t vec, int i) { return vec + 4 + 4 * (size_t)i; }
 
+/* Operator i of the operators vector `opv`; returns the inputs vector's position. */
+static size_t tt_op_table(tt_buf *b, size_t opv, int i, const tt_op *o) {
+  /* Operator: opcode_index 0, inputs 1, outputs 2, builtin_options_type 3, builtin_options 4. */
+  size_t t = tt_table(b, o->noptions ? 5 : 3, o->noptions ? 0x1F : 0x7);
+  tt_link(b, tt_elem(opv, i), t);
+  tt_set32(b, tt_field(t, 0), o->opcode);
+  size_t iv = tt_vec_i32(b, o->in, o->nin);
+  tt_link(b, tt_field(t, 1), iv);
+  tt_link(b, tt_field(t, 2), tt_vec_i32(b, o->out, o->nout));
+  if (o->noptions) {
+    b->data[tt_field(t, 3)] = 1;
+    size_t opt = tt_table(b, (unsigned)o->noptions, o->noptions == 2 ? 0x3u : 0x1u);
+    tt_link(b, tt_field(t, 4), opt);
+    for (int k = 0; k < o->noptions; ++k) tt_set32(b, tt_field(opt, (unsigned)k), (uint32_t)o->options[k]);
+  }
+  return iv;
+}
+
 /* Build `m` into `b`; returns the file length. */
 static size_t tt_build(const tt_model *m, tt_buf *b, tt_layout *lay) {
   tt_layout dummy;
@@ -166,7 +198,7 @@ static size_t tt_build(const tt_model *m, tt_buf *b, tt_layout *lay) {
     if (c->custom) tt_link(b, tt_field(t, 1), tt_string(b, c->custom));
   }
 
-  size_t sgv = tt_vec_offsets(b, m->subgraphs);
+  size_t sgv = tt_vec_offsets(b, m->subgraphs == 1 ? 1 + m->nextra : m->subgraphs);
   lay->subgraphs_vec = sgv;
   tt_link(b, tt_field(model, 2), sgv);
   /* SubGraph: tensors 0, inputs 1, outputs 2, operators 3. */
@@ -203,15 +235,24 @@ static size_t tt_build(const tt_model *m, tt_buf *b, tt_layout *lay) {
   tt_link(b, tt_field(sg, 2), tt_vec_i32(b, m->outputs, m->noutputs));
   size_t opv = tt_vec_offsets(b, m->nops);
   tt_link(b, tt_field(sg, 3), opv);
-  for (int i = 0; i < m->nops; ++i) {
-    const tt_op *o = &m->ops[i];
-    size_t t = tt_table(b, 3, 0x7);
-    tt_link(b, tt_elem(opv, i), t);
-    tt_set32(b, tt_field(t, 0), o->opcode);
-    size_t iv = tt_vec_i32(b, o->in, o->nin);
-    lay->op_inputs_vec[i] = iv;
-    tt_link(b, tt_field(t, 1), iv);
-    tt_link(b, tt_field(t, 2), tt_vec_i32(b, o->out, o->nout));
+  for (int i = 0; i < m->nops; ++i) lay->op_inputs_vec[i] = tt_op_table(b, opv, i, &m->ops[i]);
+  /* Further subgraphs. */
+  for (int e = 0; m->subgraphs == 1 && e < m->nextra; ++e) {
+    const tt_subgraph *x = &m->extra[e];
+    size_t t = tt_table(b, 4, 0xF);
+    tt_link(b, tt_elem(sgv, 1 + e), t);
+    size_t xv = tt_vec_offsets(b, x->ntensors);
+    tt_link(b, tt_field(t, 0), xv);
+    for (int i = 0; i < x->ntensors; ++i) {
+      size_t tt = tt_table(b, 8, 0x1u | 0x2u | 0x4u);
+      tt_link(b, tt_elem(xv, i), tt);
+      tt_link(b, tt_field(tt, 0), tt_vec_i32(b, x->shape[i], x->rank[i]));
+    }
+    tt_link(b, tt_field(t, 1), tt_vec_i32(b, x->inputs, x->ninputs));
+    tt_link(b, tt_field(t, 2), tt_vec_i32(b, x->outputs, x->noutputs));
+    size_t xo = tt_vec_offsets(b, x->nops);
+    tt_link(b, tt_field(t, 3), xo);
+    for (int i = 0; i < x->nops; ++i) tt_op_table(b, xo, i, &x->ops[i]);
   }
 
   size_t bv = tt_vec_offsets(b, m->nbuffers);
@@ -263,10 +304,10 @@ static void tt_example(tt_model *m) {
   m->noutputs = 1;
   m->outputs[0] = 5;
   m->nops = 4;
-  m->ops[0] = (tt_op){0, 1, 1, {1}, {2}};
-  m->ops[1] = (tt_op){1, 3, 1, {0, 2, -1}, {3}};
-  m->ops[2] = (tt_op){2, 1, 1, {3}, {4}};
-  m->ops[3] = (tt_op){3, 2, 1, {3, 4}, {5}};
+  m->ops[0] = (tt_op){0, 1, 1, {1}, {2}, 0, {0, 0}};
+  m->ops[1] = (tt_op){1, 3, 1, {0, 2, -1}, {3}, 0, {0, 0}};
+  m->ops[2] = (tt_op){2, 1, 1, {3}, {4}, 0, {0, 0}};
+  m->ops[3] = (tt_op){3, 2, 1, {3, 4}, {5}, 0, {0, 0}};
 }
 
 #endif

@@ -4,7 +4,12 @@
 what this prints. Run it to regenerate the hex after a format change (and bump the version)."""
 import hashlib
 import struct
+import sys
 import zlib
+
+# Version 2 adds tagged sections after the plan (none in this file); `golden_plan_file.py 1`
+# prints the same file as version 1 wrote it.
+VERSION = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 
 MAGIC = b"\x89TGPLAN\n"
 # Records: (w, h, d, alignment, first, last, name or None); 1D, buffer, fp16.
@@ -27,7 +32,7 @@ table = b"".join(struct.pack("<QQQQIIII", w, h, d, al, first, last,
 names = b"".join(name or b"" for *_, name in records)
 plan = struct.pack("<%dI" % len(object_of), *object_of) + b"".join(struct.pack("<QQQ", *e) for e in object_sizes)
 size = 128 + len(source) + len(table) + len(names) + len(plan) + 4
-header = MAGIC + struct.pack("<IIQIIIIIIIIQQQQ", 1, flags, size, dims, mode, strategy, plan_strategy, fit,
+header = MAGIC + struct.pack("<IIQIIIIIIIIQQQQ", VERSION, flags, size, dims, mode, strategy, plan_strategy, fit,
                              storage, precision, policy, alignment, len(records), len(object_sizes), total)
 header += fp.digest() + struct.pack("<II", len(source), 0)
 assert len(header) == 128

@@ -73,7 +73,10 @@ static tg_plan_file *parse_ok(const uint8_t *data, size_t size) {
 
 /* Everything written comes back: records, names, metadata, the plan's arrays. */
 static void assert_same(const tg_plan_file_desc *d, const tg_plan_file *f) {
-  assert_int_equal(f->version, TG_PLAN_FILE_VERSION);
+  /* A file with a section (in-place pairs, arenas or a cap, limits) is version 2, else 1. */
+  int sections = d->plan->in_place_count > 0 || d->limits != NULL ||
+                 (d->plan->mode == TG_MODE_OFFSETS && (d->plan->max_allocation > 0 || d->plan->arena_count > 1));
+  assert_int_equal(f->version, sections ? TG_PLAN_FILE_VERSION : 1u);
   assert_int_equal(f->storage, d->storage);
   assert_int_equal(f->precision, d->precision);
   assert_int_equal(f->policy, d->policy);
@@ -113,8 +116,10 @@ static void assert_same(const tg_plan_file_desc *d, const tg_plan_file *f) {
   assert_memory_equal(fp, f->fingerprint, sizeof fp);
 }
 
-/* Writing what was read gives the same bytes: a file the reader accepts is in canonical form. */
+/* Writing what was read gives the same bytes: a file the reader accepts is in canonical form
+ * (a version-1 file is rewritten as the current version: not compared). */
 static void assert_rewrites_identically(const tg_plan_file *f, const uint8_t *data, size_t size) {
+  if (f->version != TG_PLAN_FILE_VERSION) return;
   tg_plan_file_desc d;
   memset(&d, 0, sizeof d);
   d.plan = f->plan;
@@ -129,6 +134,7 @@ static void assert_rewrites_identically(const tg_plan_file *f, const uint8_t *da
   d.alignment = f->alignment;
   d.flags = f->flags;
   d.source = f->source;
+  d.limits = f->has_limits ? &f->limits : NULL;
   uint8_t *again = NULL;
   size_t again_size = 0;
   write_ok(&d, &again, &again_size);
@@ -139,8 +145,10 @@ static void assert_rewrites_identically(const tg_plan_file *f, const uint8_t *da
 
 /* ---- the format, byte for byte ---- */
 
-/* tests/planfile/golden_plan_file.py encodes this file from docs/plan-files.md alone. */
-static const char k_golden_hex[] =
+
+/* tests/planfile/golden_plan_file.py encodes this file from docs/plan-files.md alone
+ * (`golden_plan_file.py 1`): a plan without sections is written, and read, as version 1. */
+static const char k_golden_v1_hex[] =
     "895447504c414e0a010000000100000064010000000000000100000000000000060000000400000000000000000000000100"
     "000000000000010000000000000003000000000000000200000000000000960000000000000096452c6c815d9afab316c9a6"
     "32a94922a730ab74ab8161a7877dbd173433e5fc0b0000000000000074696e792e74666c6974656400000000000000010000"
@@ -198,7 +206,7 @@ static void golden_bytes(void **state) {
   char *hex = malloc(2 * size + 1);
   assert_non_null(hex);
   for (size_t i = 0; i < size; ++i) snprintf(hex + 2 * i, 3, "%02x", data[i]);
-  assert_string_equal(hex, k_golden_hex);
+  assert_string_equal(hex, k_golden_v1_hex); /* no section: written as version 1 */
   free(hex);
   tg_plan_file *f = parse_ok(data, size);
   assert_same(&d, f);
@@ -206,6 +214,88 @@ static void golden_bytes(void **state) {
   tg_plan_file_destroy(f);
   tg_plan_file_free_data(NULL, data);
   tg_plan_destroy(plan);
+}
+
+/* A version-1 file loads: the same records and plan, version 1. */
+static void version_1_file_loads(void **state) {
+  (void)state;
+  size_t size = strlen(k_golden_v1_hex) / 2;
+  uint8_t *data = malloc(size);
+  assert_non_null(data);
+  for (size_t i = 0; i < size; ++i) {
+    unsigned v;
+    assert_int_equal(sscanf(k_golden_v1_hex + 2 * i, "%2x", &v), 1);
+    data[i] = (uint8_t)v;
+  }
+  assert_int_equal(data[TG__PF_VERSION], 1);
+  tg_plan_file *f = parse_ok(data, size);
+  assert_int_equal(f->version, 1);
+  assert_int_equal(f->has_limits, 0);
+  assert_int_equal(f->plan->max_allocation, 0);
+  assert_int_equal(f->plan->total, 150);
+  assert_int_equal(f->plan->object_of[2], 0);
+  assert_string_equal(f->records->names[2], "conv/out");
+  tg_plan_file_destroy(f);
+  free(data);
+}
+
+/* Offsets plans of several arenas, with their cap and the limits they were made under, come
+ * back as written; the sections are checked (an unknown tag, a wrong length). */
+static void arenas_and_limits_round_trip(void **state) {
+  (void)state;
+  static const char *const models[] = {"pose_landmark_lite", "selfie_segmentation", "hand_landmark_lite"};
+  tg_device_limits limits = tg_device_limits_default();
+  limits.max_texture_2d_width = 64;
+  for (size_t m = 0; m < 3; ++m) {
+    tg_record_set *set = load(models[m], "buffer");
+    uint64_t largest = 0;
+    for (size_t r = 0; r < set->count; ++r)
+      if (set->records[r].size.w > largest) largest = set->records[r].size.w;
+    for (int with_limits = 0; with_limits < 2; ++with_limits) {
+      tg_plan *plan = NULL;
+      tg_bounds b;
+      assert_int_equal(tg_bounds_compute(set->records, set->count, 1, NULL, &b), TG_OK);
+      const uint64_t cap = 2 * largest < b.peak_live ? 2 * largest : largest;
+      tg_plan_options o = {.mode = TG_MODE_OFFSETS, .strategy = TG_STRATEGY_GREEDY_BY_SIZE, .alignment = 256,
+                           .max_allocation = cap};
+      assert_int_equal(tg_plan_compute(set->records, set->count, 1, &o, NULL, &plan), TG_OK);
+      assert_true(plan->arena_count > 1);
+      tg_plan_file_desc d = desc_for(set, plan, TG_STORAGE_BUFFER, TG_STRATEGY_GREEDY_BY_SIZE, 256, models[m]);
+      d.limits = with_limits ? &limits : NULL;
+      uint8_t *data = NULL;
+      size_t size = 0;
+      write_ok(&d, &data, &size);
+      tg_plan_file *f = parse_ok(data, size);
+      assert_same(&d, f);
+      assert_int_equal(f->plan->max_allocation, cap);
+      assert_int_equal(f->plan->arena_count, plan->arena_count);
+      assert_memory_equal(f->plan->arena_sizes, plan->arena_sizes, plan->arena_count * sizeof *plan->arena_sizes);
+      assert_memory_equal(f->plan->arena_of, plan->arena_of, set->count * sizeof *plan->arena_of);
+      assert_int_equal(f->has_limits, with_limits);
+      if (with_limits) assert_memory_equal(&f->limits, &limits, sizeof limits);
+      assert_rewrites_identically(f, data, size);
+      tg_plan_file_destroy(f);
+      /* The first section's tag changed: refused, naming it. */
+      size_t sec = size - 4 - (with_limits ? 12 + 64 : 0) - (12 + 16 + 8 * plan->arena_count + 4 * set->count);
+      assert_memory_equal(data + sec, "ARNA", 4);
+      memcpy(data + sec, "XYZW", 4);
+      tg__plan_file_reseal(data, size);
+      f = NULL;
+      tg_error_info err = {{0}};
+      assert_int_equal(tg_plan_file_parse(data, size, "test.tgplan", NULL, &f, &err), TG_ERROR_PARSE);
+      assert_non_null(strstr(err.message, "unknown section 'XYZW'"));
+      memcpy(data + sec, "ARNA", 4);
+      /* An arena over the cap: the validator refuses the plan. */
+      data[sec + 12] = 1, data[sec + 13] = 0, data[sec + 14] = 0, data[sec + 15] = 0;
+      for (int i = 4; i < 8; ++i) data[sec + 12 + i] = 0;
+      tg__plan_file_reseal(data, size);
+      assert_int_equal(tg_plan_file_parse(data, size, "test.tgplan", NULL, &f, &err), TG_ERROR_INVALID_PLAN);
+      assert_non_null(strstr(err.message, "exceed the allocation cap 1"));
+      tg_plan_file_free_data(NULL, data);
+      tg_plan_destroy(plan);
+    }
+    tg_record_set_destroy(set);
+  }
 }
 
 /* ---- round trips ---- */
@@ -463,7 +553,8 @@ static void damaged_fields_named(void **state) {
     int width; /* 4 or 8 bytes */
     const char *message;
   } cases[] = {
-      {TG__PF_VERSION, 2, 4, "format version 2; this library reads version 1"},
+      {TG__PF_VERSION, 3, 4, "format version 3; this library reads versions 1 and 2"},
+      {TG__PF_VERSION, 2, 4, "version 2 without sections"},
       {TG__PF_DIMS, 4, 4, "dims 4 is not 1, 2 or 3"},
       {TG__PF_MODE, 7, 4, "mode 7 is not objects (0) or offsets (1)"},
       {TG__PF_STORAGE, 2, 4, "storage texture_2d gives 2D records, not 1D"},
@@ -783,14 +874,82 @@ static void allocation_failures_are_clean(void **state) {
   tg_record_set_destroy(set);
 }
 
+
+/* Version 2: the in-place pairs travel in an INPL section; a damaged section, an unknown tag and
+ * a pair whose input is still read later are refused, each with its reason. */
+static void in_place_section(void **state) {
+  (void)state;
+  /* r0 -> r1 at op 1 (in place), r1 -> r2 at op 2 (a view), r3 live throughout. */
+  tg_usage_record rec[4] = {{{64, 1, 1}, 0, 1, 0}, {{64, 1, 1}, 1, 2, 0}, {{64, 1, 1}, 2, 3, 0}, {{32, 1, 1}, 0, 3, 0}};
+  const tg_in_place_pair pairs[2] = {{1, 0, 1, 0}, {2, 1, 2, 1}};
+  for (int mode = 0; mode < 2; ++mode) {
+    tg_plan_options o = {0};
+    o.mode = (tg_mode)mode;
+    o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+    o.in_place = pairs;
+    o.in_place_count = 2;
+    tg_plan *plan = NULL;
+    assert_int_equal(tg_plan_compute(rec, 4, 1, &o, NULL, &plan), TG_OK);
+    assert_int_equal(plan->total, 96);
+    assert_int_equal(plan->in_place_count, 2);
+    tg_record_set set = {1, 4, rec, NULL, *tg_allocator_default()};
+    tg_plan_file_desc d = desc_for(&set, plan, TG_STORAGE_BUFFER, TG_STRATEGY_GREEDY_BY_SIZE, 0, "pairs");
+    uint8_t *data = NULL;
+    size_t size = 0;
+    write_ok(&d, &data, &size);
+    assert_int_equal(data[TG__PF_VERSION], 2);
+    tg_plan_file *f = parse_ok(data, size);
+    assert_same(&d, f);
+    assert_int_equal(f->plan->in_place_count, 2);
+    for (size_t i = 0; i < 2; ++i) {
+      assert_int_equal(f->plan->in_place[i].op, pairs[i].op);
+      assert_int_equal(f->plan->in_place[i].input, pairs[i].input);
+      assert_int_equal(f->plan->in_place[i].output, pairs[i].output);
+      assert_int_equal(f->plan->in_place[i].view, pairs[i].view);
+    }
+    tg_plan_file_destroy(f);
+    /* The INPL section is the last 12 + 8 + 2 * 24 bytes before the checksum. */
+    const size_t sec = size - 4 - (12 + 8 + 48);
+    assert_memory_equal(data + sec, "INPL", 4);
+    struct {
+      size_t at;
+      uint8_t value;
+      const char *message;
+    } cases[] = {{sec, 'X', "unknown section 'XNPL'"},
+                 {sec + 4, 200, "runs past the end"},
+                 {sec + 12, 3, "pairs do not fit"},
+                 {sec + 20 + 24 + 8, 3, "still read after op 2"}}; /* pair 1's input: record 3 */
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+      uint8_t *c = malloc(size);
+      assert_non_null(c);
+      memcpy(c, data, size);
+      c[cases[i].at] = cases[i].value;
+      tg__plan_file_reseal(c, size);
+      tg_plan_file *g = NULL;
+      tg_error_info err = {{0}};
+      tg_status st = tg_plan_file_parse(c, size, "test.tgplan", NULL, &g, &err);
+      assert_null(g);
+      assert_true(st == TG_ERROR_PARSE || st == TG_ERROR_INVALID_PLAN);
+      if (strstr(err.message, cases[i].message) == NULL)
+        fail_msg("case %zu: '%s' lacks '%s'", i, err.message, cases[i].message);
+      free(c);
+    }
+    tg_plan_file_free_data(NULL, data);
+    tg_plan_destroy(plan);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(golden_bytes),
+      cmocka_unit_test(version_1_file_loads),
+      cmocka_unit_test(arenas_and_limits_round_trip),
       cmocka_unit_test(round_trip_every_strategy_storage_mode),
       cmocka_unit_test(round_trip_edge_cases),
       cmocka_unit_test(every_prefix_is_refused),
       cmocka_unit_test(byte_flips_are_refused_or_valid),
       cmocka_unit_test(damaged_fields_named),
+      cmocka_unit_test(in_place_section),
       cmocka_unit_test(fingerprint_mismatch_names_the_model),
       cmocka_unit_test(policies_on_a_model),
       cmocka_unit_test(writer_refuses_bad_descriptions),

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "pool/pool_internal.h"
+#include "pool/pool_run.h"
 #include "tangram/backend.h"
 #include "tangram/layout.h"
 #include "tangram/pool.h"
@@ -282,6 +283,47 @@ static void freeing_too_early_is_caught(void **state) {
   }
 }
 
+/* Views: a record that views another takes over its allocation (no allocation of its own),
+ * and a view whose input is still read later is refused. */
+static void views_take_over_their_input(void **state) {
+  (void)state;
+  tg_device *d = open_backend(TG_BACKEND_HOST, 0);
+  assert_non_null(d);
+  /* a: ops 0-1; b views a at op 1 (a dies there); c: op 2, after b. */
+  tg_usage_record rec[3] = {{{256, 1, 1}, 0, 1, 0}, {{256, 1, 1}, 1, 2, 0}, {{256, 1, 1}, 2, 3, 0}};
+  tg_tensor_resource res[3];
+  uint64_t bytes[3];
+  for (int r = 0; r < 3; ++r) {
+    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {256, 1, 1}, 256};
+    bytes[r] = 256;
+  }
+  size_t view_of[3] = {SIZE_MAX, 0, SIZE_MAX};
+  tg_pool_options o = {TG_POOL_TLSF, 0, 0, 0, TG_PRECISION_FP32, 0};
+  tg_pool *p = NULL;
+  assert_int_equal(tg_pool_create(d, &o, NULL, &p, NULL), TG_OK);
+  tg__pool_run run;
+  tg_error_info err = {{0}};
+  uint64_t views = 0;
+  assert_int_equal(tg__pool_run_records_views(p, rec, res, bytes, 3, view_of, NULL, &run, &views, &err), TG_OK);
+  assert_int_equal(views, 1);
+  assert_int_equal(run.block_of[1], run.block_of[0]);
+  assert_int_equal(run.offset_of[1], run.offset_of[0]);
+  tg_pool_stats s;
+  tg_pool_get_stats(p, &s);
+  assert_int_equal(s.allocs, 2);
+  assert_int_equal(s.allocs, s.frees);
+  tg__pool_run_free(&run);
+  /* b views a, but a is read until op 2: refused, nothing allocated. */
+  rec[0].last_task = 2;
+  assert_int_equal(tg__pool_run_records_views(p, rec, res, bytes, 3, view_of, NULL, &run, &views, &err),
+                   TG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "record 1 cannot view record 0"));
+  tg_pool_get_stats(p, &s);
+  assert_int_equal(s.allocs, 2);
+  tg_pool_destroy(p);
+  tg_device_close(d);
+}
+
 /* ---- every device object creation failing in turn ---- */
 
 static void device_failures_roll_back(void **state) {
@@ -356,6 +398,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(seed_004_on_every_device),
       cmocka_unit_test(models_run_clean_through_every_policy),
       cmocka_unit_test(freeing_too_early_is_caught),
+      cmocka_unit_test(views_take_over_their_input),
       cmocka_unit_test(device_failures_roll_back),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

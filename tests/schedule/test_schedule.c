@@ -303,6 +303,34 @@ static void diamond(void **state) {
       assert_int_equal(len, strlen(json));
       tg_schedule_free_json(NULL, json);
     }
+    /* The same as the lists an engine's runtime and the check take: graph edges first, then
+     * (with reuse) op 3's wait for op 2. */
+    for (int with_reuse = 0; with_reuse < 2; ++with_reuse) {
+      tg_wait_lists *l = NULL;
+      assert_int_equal(tg_wait_lists_create(w, with_reuse, NULL, &l), TG_OK);
+      assert_int_equal(l->op_count, 8);
+      static const char *const want[2][8] = {{"", "0", "1", "0", "3", "2,4", "5", "6"},
+                                             {"", "0", "1", "0,2", "3", "2,4", "5", "6"}};
+      for (size_t o = 0; o < 8; ++o) {
+        char got[64];
+        size_t at = 0;
+        got[0] = '\0';
+        for (uint32_t k = 0; k < l->counts[o]; ++k)
+          at += (size_t)snprintf(got + at, sizeof got - at, "%s%u", k ? "," : "", l->lists[o][k]);
+        assert_string_equal(got, want[with_reuse][o]);
+      }
+      tg_wait_lists_destroy(l);
+      /* Every allocation failing: a clean failure. */
+      tg_failing_allocator fa;
+      tg_failing_allocator_init(&fa, NULL, 1);
+      l = (tg_wait_lists *)1;
+      assert_int_equal(tg_wait_lists_create(w, with_reuse, &fa.base, &l), TG_ERROR_OUT_OF_HOST_MEMORY);
+      assert_null(l);
+    }
+    tg_wait_lists *none = (tg_wait_lists *)1;
+    assert_int_equal(tg_wait_lists_create(NULL, 0, NULL, &none), TG_ERROR_INVALID_ARGUMENT);
+    assert_null(none);
+    tg_wait_lists_destroy(NULL);
     tg_waits_destroy(w);
     tg_plan_destroy(p);
   }
@@ -561,6 +589,23 @@ static void folded_constants(void **state) {
   assert_int_equal(tg_schedule_build_json(s, g, NULL, NULL, &json, NULL), TG_OK);
   assert_non_null(strstr(json, "\"folded\":[0],\"waves\":[[1],[2]]"));
   tg_schedule_free_json(NULL, json);
+  /* The folded op has no waits either way (the contract of tg_wait_lists_create): op 1 does
+   * not wait for op 0, which runs at load time. */
+  graph_records r;
+  records_make(g, &r);
+  tg_plan *p = hand_plan(&r, TG_MODE_OBJECTS, NULL, 0);
+  tg_waits *w = waits_make(s, &r, p);
+  tg_wait_lists *l = NULL;
+  assert_int_equal(tg_wait_lists_create(w, 1, NULL, &l), TG_OK);
+  assert_int_equal(l->op_count, 3);
+  assert_int_equal(l->counts[0], 0);
+  assert_int_equal(l->counts[1], 0);
+  assert_int_equal(l->counts[2], 1);
+  assert_int_equal(l->lists[2][0], 1);
+  tg_wait_lists_destroy(l);
+  tg_waits_destroy(w);
+  tg_plan_destroy(p);
+  records_free(&r);
   tg_schedule_destroy(s);
 
   tg_schedule_options keep = {1};

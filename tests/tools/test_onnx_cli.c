@@ -141,6 +141,54 @@ static void real_models(void **state) {
   cli_free(&r);
 }
 
+/* `tangram inputs` lists what --input-shape needs without planning; a .tflite whose dynamic
+ * batch has a size in the file is planned at it, said on stderr and in JSON. */
+static void inputs_and_assumed_shapes(void **state) {
+  (void)state;
+  char det[1024], emb[1024], mel[1024];
+  if (tg_test_model_path(det, sizeof det, "ch_PP-OCRv4_det_infer.onnx") == NULL ||
+      tg_test_model_path(emb, sizeof emb, "openwakeword/embedding_model.tflite") == NULL ||
+      tg_test_model_path(mel, sizeof mel, "openwakeword/melspectrogram.onnx") == NULL)
+    skip();
+  cli_result r = cli("inputs %s", det);
+  expect(&r, 0, "needs --input-shape x:?x3x?x?", NULL);
+  cli_free(&r);
+  r = cli("inputs %s --json", det);
+  expect(&r, 0, "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[-1,3,-1,-1],\"dynamic\":[0,2,3]", NULL);
+  assert_non_null(strstr(r.out, "\"needs_shape\":true"));
+  assert_true(tg_test_json_valid(r.out));
+  cli_free(&r);
+  r = cli("inputs %s --json", mel);
+  expect(&r, 0, "\"dim_names\":{\"0\":\"batch_size\",\"1\":\"samples\"}", NULL);
+  cli_free(&r);
+  r = cli("inputs %s", emb);
+  expect(&r, 0, "1x76x32x1", NULL);
+  assert_null(strstr(r.out, "needs --input-shape"));
+  cli_free(&r);
+  static const char *const cmds[] = {"plan", "evaluate", "run --backend host"};
+  for (int c = 0; c < 3; ++c) {
+    r = cli("%s %s --json", cmds[c], emb);
+    expect(&r, 0, "\"assumed_input_shapes\":[{\"name\":\"serving_default_input_1:0\",\"shape\":[1,76,32,1],\"dynamic\":[0]}]",
+           "input 'serving_default_input_1:0' has dynamic dimensions; planned at 1x76x32x1");
+    assert_true(tg_test_json_valid(r.out));
+    cli_free(&r);
+  }
+  /* Given explicitly, nothing is assumed. */
+  r = cli("plan %s --input-shape serving_default_input_1:0:1x76x32x1 --json", emb);
+  expect(&r, 0, "\"assumed_input_shapes\":[]", NULL);
+  assert_null(strstr(r.err, "planned at"));
+  cli_free(&r);
+  r = cli("inputs");
+  expect(&r, 2, NULL, "usage: tangram inputs");
+  cli_free(&r);
+  r = cli("inputs %s --bogus", det);
+  expect(&r, 2, NULL, "inputs: unknown option '--bogus'");
+  cli_free(&r);
+  r = cli("inputs /nonexistent/m.onnx");
+  expect(&r, 2, NULL, "/nonexistent/m.onnx");
+  cli_free(&r);
+}
+
 #endif /* TANGRAM_HAVE_ONNX */
 
 int main(void) {
@@ -152,6 +200,7 @@ int main(void) {
       cmocka_unit_test(every_command_reads_onnx),
       cmocka_unit_test(run_on_every_backend),
       cmocka_unit_test(real_models),
+      cmocka_unit_test(inputs_and_assumed_shapes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #endif

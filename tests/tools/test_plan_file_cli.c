@@ -131,7 +131,7 @@ static void refusals(void **state) {
       !tg_test_model_path(hand, sizeof hand, "hand_landmark_lite.tflite"))
     skip();
   const char *file = tmp("pose.tgplan");
-  cli_result r = cli("plan %s --strategy best --save %s", pose, file);
+  cli_result r = cli("plan %s --strategy best --time-limit 0 --save %s", pose, file);
   assert_int_equal(r.code, 0);
   cli_free(&r);
   struct {

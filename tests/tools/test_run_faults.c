@@ -10,7 +10,7 @@
 
 static int backend_available(const char *backend, const char *model) {
   char cmd[2048];
-  snprintf(cmd, sizeof cmd, "%s run %s --backend %s --json", tg_test_cli(), model, backend);
+  snprintf(cmd, sizeof cmd, "%s run %s --backend %s --time-limit 10 --json", tg_test_cli(), model, backend);
   char *out = malloc(1 << 20);
   int code = tg_test_run(cmd, out, 1 << 20, NULL, 0);
   int ok = code == 0 && strstr(out, "\"corrupted_tensors\":0") != NULL;
@@ -31,7 +31,7 @@ static void walk_backend(const char *backend, const char *mode, const char *stor
   for (n = 1; n < 2000; ++n) {
     char cmd[2048];
     snprintf(cmd, sizeof cmd,
-             "TANGRAM_FAIL_DEVICE_ALLOC_AT=%d %s run %s --backend %s --mode %s --storage %s --json",
+             "TANGRAM_FAIL_DEVICE_ALLOC_AT=%d %s run %s --backend %s --mode %s --storage %s --time-limit 10 --json",
              n, tg_test_cli(), model, backend, mode, storage);
     int code = tg_test_run(cmd, NULL, 0, err, 1 << 16);
     if (code == 0) break;

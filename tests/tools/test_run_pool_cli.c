@@ -61,7 +61,7 @@ static void check_pool_json(const char *out, const char *policy, double records)
   char keys[512];
   object_keys(out, "runtime_pool", keys, sizeof keys);
   assert_string_equal(keys, "policy,capacity,peak_reserved,peak_in_use,plan_total,ratio_to_plan,allocs,frees,"
-                            "driver_allocations");
+                            "driver_allocations,views");
   char want[64];
   snprintf(want, sizeof want, "\"policy\":\"%s\"", policy);
   assert_non_null(strstr(out, want));
@@ -165,6 +165,39 @@ static void gpu_backends_when_present(void **state) {
   }
 }
 
+/* --in-place: a view (PP-OCR's classifier flattens its pooled features with a Reshape over an
+ * input that dies there) allocates nothing; everything else is as without it, and the check
+ * still finds nothing corrupted, on every backend here. */
+static void views_allocate_nothing(void **state) {
+  (void)state;
+  char model[1024];
+  snprintf(model, sizeof model, "%s/tests/fuzz/corpus/fuzz_onnx/cls_whole.onnx", TG_SOURCE_DIR);
+  static const char *const backends[] = {"host", "opencl", "vulkan"};
+  for (int b = 0; b < 3; ++b) {
+    cli_result plain = cli("run %s --runtime-pool tlsf --backend %s --json", model, backends[b]);
+    if (plain.code != 0 && b > 0 && !tg_test_in_ci()) {
+      cli_free(&plain);
+      continue;
+    }
+    if (plain.code != 0) fail_msg("%s: exit %d: %s", backends[b], plain.code, plain.err);
+    cli_result views = cli("run %s --runtime-pool tlsf --in-place --backend %s --json", model, backends[b]);
+    if (views.code != 0) fail_msg("%s --in-place: exit %d: %s", backends[b], views.code, views.err);
+    check_pool_json(plain.out, "tlsf", 0);
+    check_pool_json(views.out, "tlsf", 0);
+    assert_true(number_after(plain.out, "views") == 0);
+    double v = number_after(views.out, "views");
+    assert_true(v == 1);
+    assert_true(number_after(views.out, "allocs") == number_after(plain.out, "allocs") - v);
+    assert_true(number_after(views.out, "records") == number_after(plain.out, "records"));
+    cli_free(&plain);
+    cli_free(&views);
+  }
+  cli_result r = cli("run %s --runtime-pool tlsf --in-place --backend host", model);
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "views (--in-place, no allocation): 1"));
+  cli_free(&r);
+}
+
 static void usage_errors(void **state) {
   (void)state;
   const char *csv = data("records/hand_landmark_lite.buffer.csv");
@@ -234,6 +267,7 @@ int main(void) {
       cmocka_unit_test(seed_004_through_the_cli),
       cmocka_unit_test(models_in_buffers_and_textures),
       cmocka_unit_test(gpu_backends_when_present),
+      cmocka_unit_test(views_allocate_nothing),
       cmocka_unit_test(usage_errors),
       cmocka_unit_test(device_failures_walked),
   };

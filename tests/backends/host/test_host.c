@@ -141,9 +141,22 @@ static void broken_plan_is_caught_and_named(void **state) {
     for (int r = 0; r < 3; ++r) res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
     tg_realize_desc desc = {plan, recs, 3, 1, res, TG_PRECISION_FP32, 0};
     tg_realization *z = NULL;
-    /* Without skip_validation the generic layer refuses it. */
+    /* Without skip_validation the generic layer refuses it, the entry point named first. */
     assert_int_equal(tg_realization_create(d, &desc, NULL, &z, &err), TG_ERROR_INVALID_PLAN);
     assert_null(z);
+    assert_true(strncmp(err.message, "tg_realization_create: ", 23) == 0);
+    /* Every refusal of one entry point has its prefix, also where the call wrote no message,
+     * and a message left from an earlier call is never taken for this one's. */
+    tg_realize_desc none = desc;
+    none.plan = NULL;
+    strcpy(err.message, "stale");
+    assert_int_equal(tg_realization_create(d, &none, NULL, &z, &err), TG_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(err.message, "tg_realization_create: plan, records and resources disagree");
+    assert_int_equal(tg_realization_create(NULL, &desc, NULL, &z, &err), TG_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(err.message, "tg_realization_create: plan, records and resources disagree");
+    tg_check_result nothing = {0, NULL, 0};
+    assert_int_equal(tg_realization_check(NULL, NULL, &nothing, &err), TG_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(err.message, "tg_realization_check: invalid argument");
     desc.skip_validation = 1;
     assert_int_equal(tg_realization_create(d, &desc, NULL, &z, &err), TG_OK);
     uint64_t mismatches[3] = {0, 0, 0};

@@ -727,10 +727,10 @@ static void wrong_objects_are_refused(void **state) {
     return;
   }
   assert_non_null(strstr(out,
-                         "device-not-in-context: TG_ERROR_INVALID_ARGUMENT: OpenCL device: "
+                         "device-not-in-context: TG_ERROR_INVALID_ARGUMENT: tg_device_wrap_opencl: OpenCL device: "
                          "desc->device is not one of the 1 device(s) of desc->context"));
   assert_non_null(strstr(out,
-                         "queue-on-other-device: TG_ERROR_INVALID_ARGUMENT: OpenCL device: "
+                         "queue-on-other-device: TG_ERROR_INVALID_ARGUMENT: tg_device_wrap_opencl: OpenCL device: "
                          "desc->queue is on another device"));
   assert_non_null(strstr(out, "second-device: TG_OK"));
 }

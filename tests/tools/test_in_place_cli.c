@@ -1,0 +1,87 @@
+/* --in-place on the command line: the JSON contract (top-level "in_place" pairs in `names`
+ * order, views marked), plans never above those without, evaluate's report of what in place
+ * would save, and run's on-device check. */
+#define _POSIX_C_SOURCE 200809L
+#include "support/tg_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The number after `"key":` in `text` (the first occurrence after `from`), or -1. */
+static long long number_after(const char *text, const char *key) {
+  char pat[128];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = strstr(text, pat);
+  return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+static void plan_json(void **state) {
+  (void)state;
+  char model[1024];
+  if (!tg_test_model_path(model, sizeof model, "selfie_segmentation.tflite")) skip();
+  cli_result a = cli("plan %s --mode offsets --strategy best --time-limit 200 --json", model);
+  cli_result b = cli("plan %s --mode offsets --strategy best --time-limit 200 --in-place --json", model);
+  assert_int_equal(a.code, 0);
+  assert_int_equal(b.code, 0);
+  assert_true(tg_test_json_valid(b.out));
+  assert_null(strstr(a.out, "\"in_place\""));
+  assert_non_null(strstr(b.out, "\"in_place\":[{\"op\":"));
+  assert_non_null(strstr(b.out, "\"in_place_candidates\":64"));
+  /* Each pair names records: the first pair's output is born at its op (producer_of). */
+  const long long without = number_after(strstr(a.out, "\"results\""), "total");
+  const long long with = number_after(strstr(b.out, "\"results\""), "total");
+  assert_true(with > 0 && with <= without);
+  assert_int_equal(with, 3145792); /* the in-place peak of live bytes: 0.857x */
+  assert_int_equal(number_after(b.out, "lower_bound"), 3145792);
+  cli_free(&a);
+  cli_free(&b);
+  /* Views are marked: the ONNX recognizer's Reshape/Flatten outputs. */
+  if (tg_test_model_path(model, sizeof model, "ch_ppocr_mobile_v2.0_cls_infer.onnx")) {
+    cli_result c = cli("plan %s --input-shape x:1x3x48x192 --mode offsets --strategy best --time-limit 200 "
+                       "--in-place --json", model);
+    assert_int_equal(c.code, 0);
+    assert_non_null(strstr(c.out, ",\"view\":true}"));
+    cli_free(&c);
+  }
+  /* Heterogeneous plans do not take pairs. */
+  cli_result d = cli("plan %s --in-place --place auto", model);
+  assert_int_equal(d.code, 2);
+  cli_free(&d);
+}
+
+static void evaluate_and_run(void **state) {
+  (void)state;
+  char model[1024];
+  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  cli_result e = cli("evaluate %s --json", model);
+  assert_int_equal(e.code, 0);
+  assert_non_null(strstr(e.out, "\"in_place_enabled\":false"));
+  assert_non_null(strstr(e.out, "\"in_place_bytes\":"));
+  cli_free(&e);
+  e = cli("evaluate %s", model);
+  assert_non_null(strstr(e.out, "in place (off; --in-place would give): buffer objects"));
+  cli_free(&e);
+  static const char *const backends[] = {"host", "opencl", "vulkan"};
+  for (size_t i = 0; i < 3; ++i) {
+    cli_result r = cli("run %s --backend %s --mode offsets --storage buffer --in-place --time-limit 100 --json", model,
+                       backends[i]);
+    if (r.code != 0 && i > 0 && !tg_test_in_ci()) {
+      cli_free(&r);
+      continue;
+    }
+    assert_int_equal(r.code, 0);
+    assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
+    assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":"));
+    assert_int_equal(number_after(r.out, "planned_bytes"), 1310720); /* 0.952x of 1376256 */
+    cli_free(&r);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(plan_json),
+      cmocka_unit_test(evaluate_and_run),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
