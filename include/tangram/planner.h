@@ -350,6 +350,43 @@ tg_status tg_bounds_objects_subset(const tg_usage_record *records, size_t count,
 tg_status tg_bounds_objects_lp(const tg_usage_record *records, size_t count, uint32_t dims,
                                uint64_t target, uint64_t max_work, const tg_allocator *alloc, uint64_t *out);
 
+/* Which bound gave an offsets-mode lower bound (tg_offsets_bound). */
+typedef enum tg_bound_source {
+  TG_BOUND_PEAK_LIVE = 0,    /* the peak live size (tg_bounds.peak_live) */
+  TG_BOUND_SUBSET_EXACT = 1, /* the exact search on a subset of the records (tg_bounds_offsets) */
+  TG_BOUND_EXACT_SEARCH = 2  /* the exact search on all of them (tg_exact_stats.lower_bound) */
+} tg_bound_source;
+
+/* "peak-live", "subset-exact", "exact-search" ("unknown" for other values). Cannot fail. */
+const char *tg_bound_source_name(tg_bound_source source);
+
+/* An offsets-mode lower bound and where it comes from. */
+typedef struct tg_offsets_bound {
+  uint64_t bytes;          /* no offsets plan of the records has a smaller total */
+  tg_bound_source source;
+  size_t subset_records;   /* TG_BOUND_SUBSET_EXACT: the records of the subset that gave it */
+} tg_offsets_bound;
+
+/* tg_bounds_offsets' work cap when max_work is 0 (search nodes; tens of milliseconds at most
+ * on this library's benchmark machines). */
+#define TG_DEFAULT_BOUND_WORK ((uint64_t)200000)
+
+/* A lower bound on offsets-mode totals at least tg_bounds.peak_live, often above it where
+ * peak-live is not tight. Any plan restricted to a subset of the records is a plan of that
+ * subset, so the subset's optimum bounds every plan of all of them; the subsets are the records
+ * live in windows of task points around the largest live sums, grown while the exact skyline
+ * search (the one of tg_plan_compute_exact) settles them, and the bound is the largest value
+ * the search proved on any of them (a capacity it showed to be infeasible, plus 1, or the
+ * subset's optimum). Holds for plans with offsets that are multiples of `alignment` (0 or 1 =
+ * none; the records' own alignments are honoured too) under any may-share relation, not for
+ * plans using in-place pairs. `max_work` caps the search nodes in all (0 =
+ * TG_DEFAULT_BOUND_WORK); deterministic: no clock, no randomness. `out->source` says which
+ * bound gave `out->bytes` (peak-live when the subsets prove no more). Statuses as
+ * tg_bounds_compute (the same input checks), or TG_ERROR_OUT_OF_HOST_MEMORY. */
+tg_status tg_bounds_offsets(const tg_usage_record *records, size_t count, uint32_t dims,
+                            uint64_t alignment, uint64_t max_work, const tg_allocator *alloc,
+                            tg_offsets_bound *out);
+
 /* The bounds of tg_bounds_compute for the problem with in-place pairs (rules as for
  * tg_plan_options.in_place, every chain counted once: its records merged into one record over
  * their union): no plan using any of these pairs can be smaller. `objects_lp` (may be NULL)

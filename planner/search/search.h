@@ -162,6 +162,15 @@ tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline, uint64
 tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
                           uint64_t cap, uint64_t *nodes, tg_plan **best);
 
+/* Offsets mode: the subset-exact lower bound (bound_offsets.c, see tg_bounds_offsets) of
+ * `in` (its records and volumes; options->alignment honoured, relation ignored: the bound holds
+ * under any), with at most `max_nodes` skyline search nodes in all (0 = none), stopping at
+ * `deadline_us` (tg__now_us clock, 0 = none) with what it proved so far. `*out` receives the
+ * bound (0 when nothing was proved; compare with peak-live), `*subset_records` (may be NULL)
+ * the records of the window that gave it. */
+tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
+                                   uint64_t deadline_us, uint64_t *out, size_t *subset_records);
+
 /* Exact mode's stats at the start of a call: zeroed, the caller's progress callback kept. */
 static inline void tg__exact_stats_reset(tg_exact_stats *stats) {
   void (*progress)(void *, const tg_exact_stats *) = stats->progress;
