@@ -112,7 +112,8 @@ static void never_above_the_optimum(void **state) {
   }
   print_message("%d sets: peak-live loose on %d, the bound above it on %d, at the optimum on %d\n",
                 sets, loose_peak, above_peak, equal_opt);
-  /* Where peak-live is loose, the small sets are searched whole: the bound is the optimum. */
+  /* Where peak-live is loose (here: alignments), the small sets are searched whole: the bound
+   * is the optimum. */
   assert_true(loose_peak > sets / 20);
   assert_true(above_peak * 10 >= loose_peak * 9);
   assert_true(equal_opt * 10 >= sets * 9);
@@ -191,6 +192,12 @@ static void checks_its_input(void **state) {
   assert_int_equal(tg_bounds_offsets(k, 3, 1, 0, 0, NULL, &ob), TG_OK);
   assert_int_equal(ob.bytes, 5);
   assert_int_equal(ob.source, TG_BOUND_PEAK_LIVE);
+  /* Offsets multiples of 4: two 3-byte records that meet take 4 + 3 = 7, above the peak 6. */
+  tg_usage_record a[2] = {{{3, 1, 1}, 0, 1, 0}, {{3, 1, 1}, 1, 2, 0}};
+  assert_int_equal(tg_bounds_offsets(a, 2, 1, 4, 0, NULL, &ob), TG_OK);
+  assert_int_equal(ob.bytes, 7);
+  assert_int_equal(ob.source, TG_BOUND_SUBSET_EXACT);
+  assert_int_equal(ob.subset_records, 2);
 }
 
 int main(void) {
