@@ -735,7 +735,7 @@ static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
  * time), and `best` at --search-ms; the share of the gap plan - peak-live the new bound
  * closes. A row per instance, then a summary. */
 static void bounds_row(out *o, const char *set, const tg_usage_record *r, size_t n, uint32_t ms,
-                       int *above, int *rows, double *share_sum) {
+                       uint32_t exact_ms, int *above, int *rows, double *share_sum) {
   tg_bounds b;
   if (tg_bounds_compute(r, n, 1, NULL, &b) != TG_OK) return;
   uint64_t t0 = now_us();
@@ -754,6 +754,26 @@ static void bounds_row(out *o, const char *set, const tg_usage_record *r, size_t
             total, ob.bytes);
     exit(1);
   }
+  /* --exact-sets: the exact mode (up to TG_EXACT_MAX_SERIAL_RECORDS records) says whether the
+   * plateau is the search's (a plan found at the bound) or maybe the bound's. */
+  char exact_col[64] = "-";
+  if (exact_ms > 0 && n <= TG_EXACT_MAX_SERIAL_RECORDS) {
+    tg_plan_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.time_limit_ms = exact_ms;
+    tg_exact_stats es;
+    memset(&es, 0, sizeof es);
+    tg_plan *ep = NULL;
+    if (tg_plan_compute_exact(r, n, &eo, NULL, &ep, &es) == TG_OK) {
+      snprintf(exact_col, sizeof exact_col, "%.4f%s (lb %.4f)", (double)ep->total / (double)b.peak_live,
+               es.proved_optimal ? " opt" : "", (double)es.lower_bound / (double)b.peak_live);
+      if (ep->total < ob.bytes) {
+        fprintf(stderr, "bench_planner: %s %zu: exact plan below the bound\n", set, n);
+        exit(1);
+      }
+    }
+    tg_plan_destroy(ep);
+  }
   double share = total > b.peak_live ? (double)(ob.bytes - b.peak_live) / (double)(total - b.peak_live) : 1.0;
   (*rows)++;
   if (ob.bytes > b.peak_live) {
@@ -763,19 +783,19 @@ static void bounds_row(out *o, const char *set, const tg_usage_record *r, size_t
   if (o->json)
     printf("%s{\"set\":\"%s\",\"records\":%zu,\"peak_live\":%" PRIu64 ",\"lower_bound\":{\"bytes\":%" PRIu64
            ",\"source\":\"%s\",\"subset_records\":%zu},\"bound_ms\":%.1f,\"plan\":%" PRIu64
-           ",\"limit_ms\":%u,\"gap_closed\":%.4f}",
+           ",\"limit_ms\":%u,\"gap_closed\":%.4f,\"exact\":\"%s\"}",
            o->rows ? ",\n" : "", set, n, b.peak_live, ob.bytes, tg_bound_source_name(ob.source),
-           ob.subset_records, bound_ms, total, ms, share);
+           ob.subset_records, bound_ms, total, ms, share, exact_col);
   else
-    printf("| %-16s | %6zu | %12" PRIu64 " | %12" PRIu64 " | %-12s | %4zu | %8.1f | %.4f | %.4f | %.4f | %5.1f%% |\n",
+    printf("| %-16s | %6zu | %12" PRIu64 " | %12" PRIu64 " | %-12s | %4zu | %8.1f | %.4f | %.4f | %.4f | %5.1f%% | %s |\n",
            set, n, b.peak_live, ob.bytes, tg_bound_source_name(ob.source), ob.subset_records, bound_ms,
            (double)ob.bytes / (double)b.peak_live, (double)total / (double)b.peak_live,
-           (double)total / (double)ob.bytes, 100 * share);
+           (double)total / (double)ob.bytes, 100 * share, exact_col);
   o->rows++;
 }
 
 static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, const size_t *sizes,
-                      size_t size_count, const char *dir) {
+                      size_t size_count, const char *dir, uint32_t exact_ms) {
   static const size_t k_default[] = {1000, 10000};
   static const size_t k_traces[] = {30000, 60000};
   int above = 0, rows = 0;
@@ -801,7 +821,7 @@ static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, con
         rng g = {0xC0DE0000u + n};
         gen_compiler(&g, r, n);
       }
-      bounds_row(o, name, r, n, cfg->search_ms, &above, &rows, &share_sum);
+      bounds_row(o, name, r, n, cfg->search_ms, exact_ms, &above, &rows, &share_sum);
       free(r);
     }
   }
@@ -812,7 +832,8 @@ static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, con
   for (size_t i = 0; i < sizeof k_sets / sizeof *k_sets && (family_name == NULL || strcmp(family_name, "models") == 0); ++i) {
     tg_record_set *set = NULL;
     if (!read_set(dir, k_sets[i], &set)) continue;
-    if (set->dims == 1) bounds_row(o, k_sets[i], set->records, set->count, cfg->search_ms, &above, &rows, &share_sum);
+    if (set->dims == 1)
+      bounds_row(o, k_sets[i], set->records, set->count, cfg->search_ms, exact_ms, &above, &rows, &share_sum);
     tg_record_set_destroy(set);
   }
   if (o->json)
@@ -933,7 +954,8 @@ int main(int argc, char **argv) {
     }
     cfg.arena = &ar;
   }
-  if (sweep == 2) return run_bounds(&o, &cfg, family_name, sizes_given ? sizes : NULL, size_count, dir);
+  if (sweep == 2) return run_bounds(&o, &cfg, family_name, sizes_given ? sizes : NULL, size_count, dir,
+                                    exact_sets ? cfg.exact_ms : 0);
   if (sweep) return run_time_sweep(&o, &cfg, family_name, sizes_given ? sizes : NULL, size_count);
   if (o.json) printf("{\"alloc\":\"%s\",\"rows\":[\n", use_arena ? "arena" : "malloc");
   else if (o.markdown) {

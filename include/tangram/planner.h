@@ -184,7 +184,10 @@ typedef struct tg_plan_options {
  * strategies before the search still fit their passes to the limit: a short limit on a large
  * input may skip some). Under a time limit the call returns before the limit only when the plan
  * meets a proved lower bound (or work_limit is spent); otherwise rounds run until the deadline
- * cuts the last one, which keeps what it found. */
+ * cuts the last one, which keeps what it found. Proved bounds: peak-live (offsets) or the
+ * positional maximum (objects), the LP bound, a search that exhausted its tree, and in offsets
+ * mode the subset-exact bound (tg_bounds_offsets), computed before rounds 4, 7 and 10 under a
+ * node cap of the round's budget (its work is not counted in work_limit). */
 
 /* time_limit_ms: the default search budget of `best` (what 0 means), and the value that turns
  * the search off. */
@@ -367,20 +370,22 @@ typedef struct tg_offsets_bound {
   size_t subset_records;   /* TG_BOUND_SUBSET_EXACT: the records of the subset that gave it */
 } tg_offsets_bound;
 
-/* tg_bounds_offsets' work cap when max_work is 0 (search nodes; tens of milliseconds at most
- * on this library's benchmark machines). */
-#define TG_DEFAULT_BOUND_WORK ((uint64_t)200000)
+/* tg_bounds_offsets' work cap when max_work is 0 (search nodes, weighted by the records they
+ * search, and set-up; up to about 100 ms on 10k-60k records on this library's benchmark
+ * machines, under a millisecond on a model's few hundred). */
+#define TG_DEFAULT_BOUND_WORK ((uint64_t)50000)
 
-/* A lower bound on offsets-mode totals at least tg_bounds.peak_live, often above it where
- * peak-live is not tight. Any plan restricted to a subset of the records is a plan of that
- * subset, so the subset's optimum bounds every plan of all of them; the subsets are the records
- * live in windows of task points around the largest live sums, grown while the exact skyline
- * search (the one of tg_plan_compute_exact) settles them, and the bound is the largest value
- * the search proved on any of them (a capacity it showed to be infeasible, plus 1, or the
- * subset's optimum). Holds for plans with offsets that are multiples of `alignment` (0 or 1 =
- * none; the records' own alignments are honoured too) under any may-share relation, not for
- * plans using in-place pairs. `max_work` caps the search nodes in all (0 =
- * TG_DEFAULT_BOUND_WORK); deterministic: no clock, no randomness. `out->source` says which
+/* A lower bound on offsets-mode totals, at least tg_bounds.peak_live: above it where the
+ * records around a peak cannot be packed into their peak-live (alignments, sizes that do not
+ * fit together), equal to it where they can. Any plan restricted to a subset of the records is
+ * a plan of that subset, so the subset's optimum bounds every plan of all of them; the subsets
+ * are the records live in windows of task points around the largest live sums, grown while
+ * the exact skyline search (the one of tg_plan_compute_exact) settles them, and the bound is
+ * the largest value the search proved on any of them (a capacity it showed to be infeasible,
+ * plus 1, or the subset's optimum). Holds for plans with offsets that are multiples of
+ * `alignment` (0 or 1 = none; the records' own alignments are honoured too) under any
+ * may-share relation, not for plans using in-place pairs. `max_work` caps the work in all
+ * (0 = TG_DEFAULT_BOUND_WORK); deterministic: no clock, no randomness. `out->source` says which
  * bound gave `out->bytes` (peak-live when the subsets prove no more). Statuses as
  * tg_bounds_compute (the same input checks), or TG_ERROR_OUT_OF_HOST_MEMORY. */
 tg_status tg_bounds_offsets(const tg_usage_record *records, size_t count, uint32_t dims,
@@ -450,7 +455,8 @@ typedef struct tg_exact_stats {
 /* Largest record count the offsets exact mode searches with a relation (TG_EXACT_MAX_RECORDS)
  * and without one (TG_EXACT_MAX_SERIAL_RECORDS). Above it the exact mode returns the plan of
  * the greedy strategies and the search, proved optimal only when it meets the peak-live
- * bound. Without a relation, an input whose records fall into parts that share no task is
+ * bound or the subset-exact bound (tg_bounds_offsets), which the exact mode computes first, in
+ * a tenth of its time, at every size, and gives its search as the target. Without a relation, an input whose records fall into parts that share no task is
  * measured part by part. */
 #define TG_EXACT_MAX_RECORDS ((size_t)1024)
 #define TG_EXACT_MAX_SERIAL_RECORDS ((size_t)16384)

@@ -35,7 +35,8 @@ typedef struct window_work {
 } window_work;
 
 /* The proved lower bound of the records live in points [lo, hi], clipped to it; `*settled`:
- * the search exhausted its tree (the bound is the window's optimum). `*nodes` is counted on. */
+ * the search exhausted its tree (the bound is the window's optimum). `*nodes` counts the work
+ * on (weighted nodes, see below); `max_nodes` caps this window's (0 = none). */
 static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t max_nodes,
                               uint64_t deadline_us, uint64_t *nodes, uint64_t *lb, int *settled,
                               size_t *members_out) {
@@ -47,6 +48,7 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
     if (in->volumes[r] != 0 && ww->tp->pf[r] <= hi && ww->tp->pl[r] >= lo)
       ww->items[m++] = (tg__sort_item){UINT64_MAX - in->volumes[r], r};
   *members_out = m;
+  uint64_t cover = 0; /* task points covered, summed over the window's records */
   /* Too many for the search: the largest of them (ties: lower index), still a subset. */
   if (m > TG__SUBSET_BOUND_MAX_RECORDS) {
     tg__sort_items_stable(ww->items, m, ww->tmp);
@@ -58,6 +60,7 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
     ww->recs[i] = (tg_usage_record){{in->volumes[r], 1, 1}, (uint32_t)(f - lo), (uint32_t)(l - lo),
                                     in->records[r].alignment};
     ww->vols[i] = in->volumes[r];
+    cover += l - f + 1;
   }
   if (m == 0) return TG_OK;
   tg_plan_options opt;
@@ -77,11 +80,21 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
     tg_plan_destroy(plan);
     return st == TG_ERROR_OVERFLOW ? TG_OK : st;
   }
+  /* Work: a node over m records costs about 1 + m / 32 units (the lists it scans grow with
+   * them), and the window's set-up (a pass over all records, the search's coverage lists)
+   * (in->count + cover) / 16. */
+  const uint64_t weight = 1 + (uint64_t)m / 32;
+  *nodes += (in->count + cover) / 16;
+  uint64_t cap = max_nodes / weight;
+  if (max_nodes != 0 && cap == 0) {
+    tg_plan_destroy(plan);
+    return TG_OK;
+  }
   tg_exact_stats stats;
   memset(&stats, 0, sizeof stats);
-  st = tg__skyline_improve(&sub, peak, UINT64_MAX / 2, max_nodes, &plan, &stats);
+  st = tg__skyline_improve(&sub, peak, UINT64_MAX / 2, cap, &plan, &stats);
   tg_plan_destroy(plan);
-  *nodes += stats.nodes;
+  *nodes += stats.nodes * weight;
   if (st != TG_OK) return st == TG_ERROR_OVERFLOW ? TG_OK : st;
   if (stats.lower_bound > *lb) *lb = stats.lower_bound;
   *settled = stats.proved_optimal;
@@ -137,7 +150,8 @@ tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
       uint64_t lb = 0;
       int settled = 0;
       size_t m = 0;
-      uint64_t left = node_cap == UINT64_MAX ? 0 : node_cap - nodes;
+      uint64_t left = node_cap == UINT64_MAX ? 0 : node_cap > nodes ? node_cap - nodes : 0;
+      if (node_cap != UINT64_MAX && left == 0) break;
       st = window_bound(&ww, lo, hi, left, deadline_us, &nodes, &lb, &settled, &m);
       if (st != TG_OK) goto done;
       if (lb > best) {
