@@ -456,8 +456,8 @@ typedef struct tg_exact_stats {
  * and without one (TG_EXACT_MAX_SERIAL_RECORDS). Above it the exact mode returns the plan of
  * the greedy strategies and the search, proved optimal only when it meets the peak-live
  * bound or the subset-exact bound (tg_bounds_offsets), which the exact mode computes first, in
- * a tenth of its time, at every size, and gives its search as the target. Without a relation, an input whose records fall into parts that share no task is
- * measured part by part. */
+ * a tenth of its time, at every size, and gives its search as the target. Without a relation,
+ * an input whose records fall into parts that share no task is measured part by part. */
 #define TG_EXACT_MAX_RECORDS ((size_t)1024)
 #define TG_EXACT_MAX_SERIAL_RECORDS ((size_t)16384)
 
