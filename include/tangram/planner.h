@@ -186,7 +186,7 @@ typedef struct tg_plan_options {
  * meets a proved lower bound (or work_limit is spent); otherwise rounds run until the deadline
  * cuts the last one, which keeps what it found. Proved bounds: peak-live (offsets) or the
  * positional maximum (objects), the LP bound, a search that exhausted its tree, and in offsets
- * mode the subset-exact bound (tg_bounds_offsets), computed before rounds 4, 7 and 10 under a
+ * mode the subset-exact bound (tg_bounds_offsets), computed before rounds 7 and 10 under a
  * node cap of the round's budget (its work is not counted in work_limit). */
 
 /* time_limit_ms: the default search budget of `best` (what 0 means), and the value that turns

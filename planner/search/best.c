@@ -333,9 +333,10 @@ static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg_plan
     opt.time_limit_ms = (uint32_t)budget;
     opt.seed = in->options->seed + (uint64_t)k * 0x9E3779B97F4A7C15ull;
     sub.round = k + 1;
-    /* Offsets: at rounds 4, 7 and 10, the subset-exact bound (bound_offsets.c) under a node
-     * cap of the round's budget: a plan that meets it is optimal and ends the rounds. */
-    if (!objects_1d && in->options->mode == TG_MODE_OFFSETS && (k == 4 || k == 7 || k == 10)) {
+    /* Offsets: at rounds 7 and 10 (after 254 and 2046 units), the subset-exact bound
+     * (bound_offsets.c) under a node cap of the round's budget: a plan that meets it is
+     * optimal and ends the rounds. */
+    if (!objects_1d && in->options->mode == TG_MODE_OFFSETS && (k == 7 || k == 10)) {
       uint64_t subset = 0;
       st = tg__offsets_subset_bound(in, budget * TG__SKYLINE_NODES_PER_MS, in->deadline_us, &subset, NULL);
       if (st != TG_OK) return st;
