@@ -5,7 +5,7 @@
  *                 [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...]
  *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
  *                 [--alloc arena|malloc] [--exact-sets] [--perfect-seeds K]
- *                 [--time-sweep]
+ *                 [--time-sweep] [--bounds]
  *
  * --json prints the rows and the summary as JSON; --markdown prints the same table as a Markdown
  * table (one more column, `note`, holds what the plain table prints on a line of its own: the
@@ -32,6 +32,11 @@
  * the one before, counts calls that returned early above the bound, the curve per family, and
  * how far the 100 ms plan is from the least any limit found (compiler-trace, minimalloc). It
  * exits 1 when a longer limit gave a larger plan or a time limit was exceeded.
+ * --bounds prints, per synthetic instance of the time sweep (offsets; --family, --sizes narrow
+ * it; --family models: the public models' buffer sets only), peak-live, tg_bounds_offsets'
+ * bound, its source and time, `best` at --search-ms, the share of the gap plan - peak-live the
+ * bound closes, and with --exact-sets the exact mode's plan (--exact-ms); exits 1 when a plan
+ * is below the bound.
  *
  * Quality is total / lower bound (offsets: peak-live; objects: positional-max), so 1.000 is
  * optimal. Each size also times a qsort of the same records by first task, and every row shows
