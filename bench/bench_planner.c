@@ -5,6 +5,7 @@
  *                 [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...]
  *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
  *                 [--alloc arena|malloc] [--exact-sets] [--perfect-seeds K]
+ *                 [--time-sweep] [--bounds]
  *
  * --json prints the rows and the summary as JSON; --markdown prints the same table as a Markdown
  * table (one more column, `note`, holds what the plain table prints on a line of its own: the
@@ -12,7 +13,7 @@
  * summary as a list. The last of --json and --markdown given wins.
  *
  * --family NAME runs only that synthetic family (chain, wide-dag, transformer,
- * perfect-packing) and no public models; the 200-500 perfect packings run only for no
+ * perfect-packing, minimalloc, compiler-trace) and no public models; the 200-500 perfect packings run only for no
  * --family or --family perfect-packing. --perfect-only runs just those 200-500 perfect
  * packings (greedy, best+search, exact) with one line per instance; --models-only just the
  * public models (with, for textures, the lower bounds that cap any plan's saving against
@@ -25,6 +26,17 @@
  * glibc unmaps on free, so every run pays first-touch page faults. --exact-sets also runs the
  * exact mode (--exact-ms) on each synthetic set of up to TG_EXACT_MAX_SERIAL_RECORDS records.
  * --perfect-seeds K runs K perfect packings of each size 200-500 (the first is the default one).
+ * --time-sweep runs `best` at 25, 50, ..., 1600 ms on every synthetic family (default sizes
+ * 1000 and 10000, compiler traces 30000 and 60000; --sizes, --family and --mode narrow it) and
+ * prints the plan over the bound at each limit, flags (`!`) a limit whose plan is larger than
+ * the one before, counts calls that returned early above the bound, the curve per family, and
+ * how far the 100 ms plan is from the least any limit found (compiler-trace, minimalloc). It
+ * exits 1 when a longer limit gave a larger plan or a time limit was exceeded.
+ * --bounds prints, per synthetic instance of the time sweep (offsets; --family, --sizes narrow
+ * it; --family models: the public models' buffer sets only), peak-live, tg_bounds_offsets'
+ * bound, its source and time, `best` at --search-ms, the share of the gap plan - peak-live the
+ * bound closes, and with --exact-sets the exact mode's plan (--exact-ms); exits 1 when a plan
+ * is below the bound.
  *
  * Quality is total / lower bound (offsets: peak-live; objects: positional-max), so 1.000 is
  * optimal. Each size also times a qsort of the same records by first task, and every row shows
@@ -187,6 +199,25 @@ static void gen_compiler(rng *g, tg_usage_record *r, size_t n) {
   }
 }
 
+/* MiniMalloc-style (the buffer sets of Google's MiniMalloc benchmarks, from accelerator
+ * compilers): buffers of multiples of 64 bytes with log-uniform sizes (64 B to 256 KiB) and
+ * log-uniform lifetimes (1 task to a quarter of the n/2 tasks), so that many long-lived
+ * buffers of every size overlap; records in time order. */
+static void gen_minimalloc(rng *g, tg_usage_record *r, size_t n) {
+  uint64_t tasks = n / 2 + 8;
+  for (size_t i = 0; i < n; ++i) {
+    unsigned k = (unsigned)rrange(g, 0, 12);
+    uint64_t size = 64 * (((uint64_t)1 << k) + rrange(g, 0, ((uint64_t)1 << k) - 1));
+    unsigned maxl = 0;
+    while (((uint64_t)2 << maxl) <= tasks / 4) ++maxl;
+    unsigned l = (unsigned)rrange(g, 0, maxl);
+    uint64_t len = rrange(g, (uint64_t)1 << l, ((uint64_t)2 << l) - 1); /* one draw per statement */
+    uint64_t f = (uint64_t)i * (tasks - 1) / (n ? n : 1);
+    if (f + len >= tasks) len = tasks - 1 - f;
+    r[i] = rec1(size, f, f + len);
+  }
+}
+
 typedef struct family {
   const char *name;
   void (*gen)(rng *, tg_usage_record *, size_t);
@@ -195,7 +226,8 @@ typedef struct family {
 static const family k_families[] = {{"chain", gen_chain},
                                     {"wide-dag", gen_wide},
                                     {"transformer", gen_transformer},
-                                    {"perfect-packing", gen_perfect}};
+                                    {"perfect-packing", gen_perfect},
+                                    {"minimalloc", gen_minimalloc}};
 
 /* ---- output ------------------------------------------------------------------------------- */
 
@@ -508,6 +540,81 @@ static void run_perfect_instance(out *o, const bench_cfg *cfg, const tg_usage_re
   }
 }
 
+/* --time-sweep: `best` at 25, 50, ..., 1600 ms on one instance and mode: the plan (over the
+ * lower bound) at each limit, whether a longer limit ever gave a larger plan, and whether a
+ * call returned early above the bound. */
+#define SWEEP_LIMITS 7
+typedef struct sweep_family {
+  const char *name;
+  int mode, instances;
+  double ratio_sum[SWEEP_LIMITS];
+} sweep_family;
+
+typedef struct sweep_stats {
+  int instances, violations, early, short_total, short_within;
+  double worst_short;
+  sweep_family fam[32];
+  size_t fam_count;
+} sweep_stats;
+
+static void run_sweep(out *o, const bench_cfg *cfg, sweep_stats *ss, const char *set,
+                      const tg_usage_record *r, size_t n, int mode, int short_family) {
+  tg_bounds b;
+  if (tg_bounds_compute(r, n, 1, NULL, &b) != TG_OK) return;
+  uint64_t lb = mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max;
+  uint64_t totals[SWEEP_LIMITS];
+  double ms[SWEEP_LIMITS];
+  for (int k = 0; k < SWEEP_LIMITS; ++k) {
+    tg_plan_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.mode = (tg_mode)mode;
+    opt.strategy = TG_STRATEGY_BEST;
+    opt.time_limit_ms = 25u << k;
+    ms[k] = time_plan(r, n, 1, &opt, 1, cfg->arena, &totals[k], NULL);
+    if (ms[k] < 0) return;
+    limit_check(cfg->limits, set, n, tg_mode_name(opt.mode), opt.time_limit_ms, ms[k]);
+  }
+  ss->instances++;
+  uint64_t least = totals[0];
+  int bad = 0, early = 0;
+  for (int k = 0; k < SWEEP_LIMITS; ++k) {
+    if (totals[k] < least) least = totals[k];
+    if (k > 0 && totals[k] > totals[k - 1]) bad++;
+    if (totals[k] > lb && ms[k] < 0.9 * (25u << k)) early++;
+  }
+  ss->violations += bad;
+  ss->early += early;
+  double at100 = (double)totals[2] / (double)least;
+  if (short_family) {
+    ss->short_total++;
+    if (at100 <= 1.02) ss->short_within++;
+    if (at100 > ss->worst_short) ss->worst_short = at100;
+  }
+  sweep_family *f = NULL;
+  for (size_t i = 0; i < ss->fam_count; ++i)
+    if (strcmp(ss->fam[i].name, set) == 0 && ss->fam[i].mode == mode) f = &ss->fam[i];
+  if (f == NULL && ss->fam_count < 32) {
+    f = &ss->fam[ss->fam_count++];
+    memset(f, 0, sizeof *f);
+    f->name = set;
+    f->mode = mode;
+  }
+  if (f != NULL) f->instances++;
+  if (o->json) printf("%s{\"set\":\"%s\",\"records\":%zu,\"mode\":\"%s\",\"bound\":%" PRIu64 ",\"sweep\":[",
+                      o->rows ? ",\n" : "", set, n, tg_mode_name((tg_mode)mode), lb);
+  else printf("| %-16s | %6zu | %-7s |", set, n, tg_mode_name((tg_mode)mode));
+  for (int k = 0; k < SWEEP_LIMITS; ++k) {
+    double ratio = lb ? (double)totals[k] / (double)lb : 1.0;
+    if (f != NULL) f->ratio_sum[k] += ratio;
+    if (o->json) printf("%s{\"limit_ms\":%u,\"ms\":%.1f,\"total\":%" PRIu64 ",\"ratio\":%.4f}",
+                        k ? "," : "", 25u << k, ms[k], totals[k], ratio);
+    else printf(" %.4f%s |", ratio, k > 0 && totals[k] > totals[k - 1] ? "!" : " ");
+  }
+  if (o->json) printf("],\"larger_later\":%d,\"early\":%d,\"at100_vs_least\":%.4f}", bad, early, at100);
+  else printf(" %d | %d | %.4f |\n", bad, early, at100);
+  o->rows++;
+}
+
 static int read_set(const char *dir, const char *file, tg_record_set **set) {
   char path[1024];
   snprintf(path, sizeof path, "%s/%s", dir, file);
@@ -561,6 +668,189 @@ static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
   return 1;
 }
 
+/* --time-sweep over the synthetic families (default sizes 1000 and 10000; compiler traces
+ * 30000 and 60000), both modes (or --mode): a row per instance and mode, then the curve per
+ * family (mean plan over bound at each limit). Exits 1 when a longer limit gave a larger plan
+ * or a limit was exceeded. */
+static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
+                          const size_t *sizes, size_t size_count) {
+  static const size_t k_default[] = {1000, 10000};
+  static const size_t k_traces[] = {30000, 60000};
+  sweep_stats ss;
+  memset(&ss, 0, sizeof ss);
+  if (o->json) printf("{\"sweep\":[\n");
+  else printf("| %-16s | %6s | %-7s | 25 ms   | 50 ms   | 100 ms  | 200 ms  | 400 ms  | 800 ms  | 1600 ms | larger later | early | 100 ms vs least |\n",
+              "set", "n", "mode");
+  size_t nf = sizeof k_families / sizeof *k_families;
+  for (size_t f = 0; f <= nf; ++f) {
+    const char *name = f < nf ? k_families[f].name : "compiler-trace";
+    if (family_name != NULL && strcmp(family_name, name) != 0) continue;
+    const size_t *sz = sizes != NULL ? sizes : f < nf ? k_default : k_traces;
+    size_t count = sizes != NULL ? size_count : 2;
+    for (size_t s = 0; s < count; ++s) {
+      size_t n = sz[s];
+      tg_usage_record *r = malloc((n ? n : 1) * sizeof *r);
+      if (r == NULL) return 1;
+      if (f < nf) {
+        uint64_t key = n == 1000 ? 0 : n == 10000 ? 1 : n == 100000 ? 2 : n;
+        rng g = {0x5EED0000u + f * 131 + key};
+        k_families[f].gen(&g, r, n);
+      } else {
+        rng g = {0xC0DE0000u + n};
+        gen_compiler(&g, r, n);
+      }
+      int short_family = f == nf || strcmp(name, "minimalloc") == 0;
+      for (int mode = 0; mode < 2; ++mode)
+        if (cfg->mode < 0 || cfg->mode == mode)
+          run_sweep(o, cfg, &ss, name, r, n, mode, short_family);
+      free(r);
+    }
+  }
+  if (o->json) printf("\n],\"families\":[\n");
+  else printf("\nmean plan / bound per family:\n");
+  for (size_t i = 0; i < ss.fam_count; ++i) {
+    const sweep_family *f = &ss.fam[i];
+    if (o->json) printf("%s{\"family\":\"%s\",\"mode\":\"%s\",\"curve\":[", i ? ",\n" : "", f->name,
+                        tg_mode_name((tg_mode)f->mode));
+    else printf("| %-16s | %-7s |", f->name, tg_mode_name((tg_mode)f->mode));
+    for (int k = 0; k < SWEEP_LIMITS; ++k) {
+      double m = f->instances ? f->ratio_sum[k] / f->instances : 0;
+      if (o->json) printf("%s%.4f", k ? "," : "", m);
+      else printf(" %.4f |", m);
+    }
+    if (o->json) printf("]}");
+    else printf("\n");
+  }
+  if (o->json)
+    printf("\n],\"instances\":%d,\"larger_later\":%d,\"early\":%d,\"within_2pct_at_100ms\":%d,"
+           "\"short_instances\":%d,\"worst_at_100ms\":%.4f,\"limit_violations\":%d}\n",
+           ss.instances, ss.violations, ss.early, ss.short_within, ss.short_total, ss.worst_short,
+           cfg->limits->violations);
+  else
+    printf("\n%d instance-modes; a longer limit gave a larger plan %d times; returned early above "
+           "the bound %d times; compiler-trace and minimalloc at 100 ms within 2%% of the least "
+           "any limit found: %d of %d (worst %.4f); time limits exceeded: %d of %d\n",
+           ss.instances, ss.violations, ss.early, ss.short_within, ss.short_total, ss.worst_short,
+           cfg->limits->violations, cfg->limits->rows);
+  return ss.violations == 0 && cfg->limits->violations == 0 ? 0 : 1;
+}
+
+/* --bounds: the offsets lower bounds of every synthetic family's instances (the time sweep's;
+ * or --sizes): peak-live, the subset-exact bound (tg_bounds_offsets, default work, and its
+ * time), and `best` at --search-ms; the share of the gap plan - peak-live the new bound
+ * closes. A row per instance, then a summary. */
+static void bounds_row(out *o, const char *set, const tg_usage_record *r, size_t n, uint32_t ms,
+                       uint32_t exact_ms, int *above, int *rows, double *share_sum) {
+  tg_bounds b;
+  if (tg_bounds_compute(r, n, 1, NULL, &b) != TG_OK) return;
+  uint64_t t0 = now_us();
+  tg_offsets_bound ob;
+  if (tg_bounds_offsets(r, n, 1, 0, 0, NULL, &ob) != TG_OK) return;
+  double bound_ms = (double)(now_us() - t0) / 1000.0;
+  tg_plan_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.mode = TG_MODE_OFFSETS;
+  opt.strategy = TG_STRATEGY_BEST;
+  opt.time_limit_ms = ms;
+  uint64_t total = 0;
+  if (time_plan(r, n, 1, &opt, 1, NULL, &total, NULL) < 0) return;
+  if (total < ob.bytes) {
+    fprintf(stderr, "bench_planner: %s %zu: plan %" PRIu64 " below the bound %" PRIu64 "\n", set, n,
+            total, ob.bytes);
+    exit(1);
+  }
+  /* --exact-sets: the exact mode (up to TG_EXACT_MAX_SERIAL_RECORDS records) says whether the
+   * plateau is the search's (a plan found at the bound) or maybe the bound's. */
+  char exact_col[64] = "-";
+  if (exact_ms > 0 && n <= TG_EXACT_MAX_SERIAL_RECORDS) {
+    tg_plan_options eo;
+    memset(&eo, 0, sizeof eo);
+    eo.time_limit_ms = exact_ms;
+    tg_exact_stats es;
+    memset(&es, 0, sizeof es);
+    tg_plan *ep = NULL;
+    if (tg_plan_compute_exact(r, n, &eo, NULL, &ep, &es) == TG_OK) {
+      snprintf(exact_col, sizeof exact_col, "%.4f%s (lb %.4f)", (double)ep->total / (double)b.peak_live,
+               es.proved_optimal ? " opt" : "", (double)es.lower_bound / (double)b.peak_live);
+      if (ep->total < ob.bytes) {
+        fprintf(stderr, "bench_planner: %s %zu: exact plan below the bound\n", set, n);
+        exit(1);
+      }
+    }
+    tg_plan_destroy(ep);
+  }
+  double share = total > b.peak_live ? (double)(ob.bytes - b.peak_live) / (double)(total - b.peak_live) : 1.0;
+  (*rows)++;
+  if (ob.bytes > b.peak_live) {
+    (*above)++;
+    *share_sum += share;
+  }
+  if (o->json)
+    printf("%s{\"set\":\"%s\",\"records\":%zu,\"peak_live\":%" PRIu64 ",\"lower_bound\":{\"bytes\":%" PRIu64
+           ",\"source\":\"%s\",\"subset_records\":%zu},\"bound_ms\":%.1f,\"plan\":%" PRIu64
+           ",\"limit_ms\":%u,\"gap_closed\":%.4f,\"exact\":\"%s\"}",
+           o->rows ? ",\n" : "", set, n, b.peak_live, ob.bytes, tg_bound_source_name(ob.source),
+           ob.subset_records, bound_ms, total, ms, share, exact_col);
+  else
+    printf("| %-16s | %6zu | %12" PRIu64 " | %12" PRIu64 " | %-12s | %4zu | %8.1f | %.4f | %.4f | %.4f | %5.1f%% | %s |\n",
+           set, n, b.peak_live, ob.bytes, tg_bound_source_name(ob.source), ob.subset_records, bound_ms,
+           (double)ob.bytes / (double)b.peak_live, (double)total / (double)b.peak_live,
+           (double)total / (double)ob.bytes, 100 * share, exact_col);
+  o->rows++;
+}
+
+static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, const size_t *sizes,
+                      size_t size_count, const char *dir, uint32_t exact_ms) {
+  static const size_t k_default[] = {1000, 10000};
+  static const size_t k_traces[] = {30000, 60000};
+  int above = 0, rows = 0;
+  double share_sum = 0;
+  if (o->json) printf("{\"bounds\":[\n");
+  else printf("| %-16s | %6s | %12s | %12s | %-12s | %4s | %8s | bound/peak | plan/peak | plan/bound | gap closed |\n",
+              "set", "n", "peak-live", "lower bound", "source", "sub", "bound ms");
+  size_t nf = sizeof k_families / sizeof *k_families;
+  for (size_t f = 0; f <= nf; ++f) {
+    const char *name = f < nf ? k_families[f].name : "compiler-trace";
+    if (family_name != NULL && strcmp(family_name, name) != 0) continue;
+    const size_t *sz = sizes != NULL ? sizes : f < nf ? k_default : k_traces;
+    size_t count = sizes != NULL ? size_count : 2;
+    for (size_t s = 0; s < count; ++s) {
+      size_t n = sz[s];
+      tg_usage_record *r = malloc((n ? n : 1) * sizeof *r);
+      if (r == NULL) return 1;
+      if (f < nf) {
+        uint64_t key = n == 1000 ? 0 : n == 10000 ? 1 : n == 100000 ? 2 : n;
+        rng g = {0x5EED0000u + f * 131 + key};
+        k_families[f].gen(&g, r, n);
+      } else {
+        rng g = {0xC0DE0000u + n};
+        gen_compiler(&g, r, n);
+      }
+      bounds_row(o, name, r, n, cfg->search_ms, exact_ms, &above, &rows, &share_sum);
+      free(r);
+    }
+  }
+  /* The model sets (1D) of --records. */
+  static const char *const k_sets[] = {"seed_004.csv", "face_detection_short_range.buffer.csv",
+                                       "hand_landmark_lite.buffer.csv", "pose_landmark_lite.buffer.csv",
+                                       "selfie_segmentation.buffer.csv"};
+  for (size_t i = 0; i < sizeof k_sets / sizeof *k_sets && (family_name == NULL || strcmp(family_name, "models") == 0); ++i) {
+    tg_record_set *set = NULL;
+    if (!read_set(dir, k_sets[i], &set)) continue;
+    if (set->dims == 1)
+      bounds_row(o, k_sets[i], set->records, set->count, cfg->search_ms, exact_ms, &above, &rows, &share_sum);
+    tg_record_set_destroy(set);
+  }
+  if (o->json)
+    printf("\n],\"instances\":%d,\"above_peak_live\":%d,\"mean_gap_closed_where_above\":%.4f}\n", rows,
+           above, above ? share_sum / above : 0.0);
+  else
+    printf("\n%d instances (offsets); the subset-exact bound is above peak-live on %d, closing on "
+           "average %.1f%% of the gap plan - peak-live there (plan: best at %u ms)\n",
+           rows, above, above ? 100 * share_sum / above : 0.0, cfg->search_ms);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   out o = {0, 0, 0};
   limit_stats limits;
@@ -568,7 +858,7 @@ int main(int argc, char **argv) {
   bench_cfg cfg = {100, 0, 2000, -1, NULL, 0, 0, NULL, &limits};
   size_t sizes_given = 0;
   int use_arena = 1;
-  int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0, perfect_seeds = 1;
+  int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0, perfect_seeds = 1, sweep = 0;
   const char *family_name = NULL;
   size_t sizes[8] = {1000, 10000, 100000};
   size_t size_count = 3;
@@ -591,6 +881,8 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--exact-ms") == 0 && i + 1 < argc) cfg.exact_ms = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--family") == 0 && i + 1 < argc) family_name = argv[++i];
     else if (strcmp(argv[i], "--perfect-only") == 0) perfect_only = 1;
+    else if (strcmp(argv[i], "--time-sweep") == 0) sweep = 1;
+    else if (strcmp(argv[i], "--bounds") == 0) sweep = 2;
     else if (strcmp(argv[i], "--models-only") == 0) models_only = 1;
     else if (strcmp(argv[i], "--exact-sets") == 0) exact_sets = 1;
     else if (strcmp(argv[i], "--perfect-seeds") == 0 && i + 1 < argc) {
@@ -634,7 +926,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: bench_planner [--json | --markdown] [--quick] [--records DIR] [--search-ms N] "
                       "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "
                       "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc] "
-                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N]\n");
+                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N] [--time-sweep]\n");
       return 2;
     }
   }
@@ -642,10 +934,10 @@ int main(int argc, char **argv) {
     int known = 0;
     for (size_t f = 0; f < sizeof k_families / sizeof *k_families; ++f)
       known |= strcmp(family_name, k_families[f].name) == 0;
-    known |= strcmp(family_name, "compiler-trace") == 0;
+    known |= strcmp(family_name, "compiler-trace") == 0 || (sweep == 2 && strcmp(family_name, "models") == 0);
     if (!known) {
       fprintf(stderr, "bench_planner: unknown family '%s' (chain, wide-dag, transformer, "
-                      "perfect-packing, compiler-trace)\n", family_name);
+                      "perfect-packing, minimalloc, compiler-trace)\n", family_name);
       return 2;
     }
   }
@@ -667,6 +959,9 @@ int main(int argc, char **argv) {
     }
     cfg.arena = &ar;
   }
+  if (sweep == 2) return run_bounds(&o, &cfg, family_name, sizes_given ? sizes : NULL, size_count, dir,
+                                    exact_sets ? cfg.exact_ms : 0);
+  if (sweep) return run_time_sweep(&o, &cfg, family_name, sizes_given ? sizes : NULL, size_count);
   if (o.json) printf("{\"alloc\":\"%s\",\"rows\":[\n", use_arena ? "arena" : "malloc");
   else if (o.markdown) {
     printf("allocator: %s\n\n", use_arena ? "arena (one bump arena, reset between runs)" : "malloc");

@@ -390,6 +390,18 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
     shape_p = ip_p.positional_max; /* the shape-aware bound holds only without the pairs */
     ba = ip_a;
   }
+  /* Offsets: the subset-exact bound where it beats peak-live (not with in-place pairs). */
+  tg_offsets_bound oba = {ba.peak_live, TG_BOUND_PEAK_LIVE, 0}, obf = {bf.peak_live, TG_BOUND_PEAK_LIVE, 0};
+  if (!use_pairs && ((st = tg_bounds_offsets(offsets_recs, np, 1, 0, 0, alloc, &oba)) != TG_OK ||
+                     (f && (st = tg_bounds_offsets(f->records, nf, 1, 0, 0, alloc, &obf)) != TG_OK))) {
+    st = tg__error(err, st, "%s: offsets bound: %s", tg_storage_name(in->storage), tg_status_string(st));
+    goto fail;
+  }
+  uint64_t offsets_lb = 0;
+  if (!tg__add_u64(oba.bytes, obf.bytes, &offsets_lb)) offsets_lb = UINT64_MAX;
+  const tg_bound_source offsets_source =
+      oba.source == TG_BOUND_SUBSET_EXACT || obf.source == TG_BOUND_SUBSET_EXACT ? TG_BOUND_SUBSET_EXACT
+                                                                                : TG_BOUND_PEAK_LIVE;
   for (int m = 0; m < 2; ++m) {
     tg_mode mode = m == 0 ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
     const tg_usage_record *recs = mode == TG_MODE_OBJECTS ? p->records : offsets_recs;
@@ -416,6 +428,8 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
       r->winner = (tg_strategy)s;
       r->fit = TG_FIT_BEST;
       r->lower_bound_bytes = lb;
+      r->offsets_bound_bytes = mode == TG_MODE_OFFSETS ? offsets_lb : lb;
+      r->offsets_bound_source = mode == TG_MODE_OFFSETS ? offsets_source : TG_BOUND_PEAK_LIVE;
       r->fallback_tensors = nf;
       if (opt->no_fallback && nf > 0) {
         r->skipped = 1;

@@ -363,7 +363,9 @@ static void json_result_fields(tg__strbuf *b, const tg_evaluation *ev, const tg_
   if (r->strategy == TG_STRATEGY_BEST)
     tg__strbuf_printf(b, ",\"in_place_bytes\":%llu,\"in_place_pairs\":%zu,\"in_place_views\":%zu",
                       (unsigned long long)r->in_place_bytes, r->in_place_pairs, r->in_place_views);
-  if (r->mode == TG_MODE_OFFSETS) tg__strbuf_printf(b, ",\"arenas\":%zu", r->arenas);
+  if (r->mode == TG_MODE_OFFSETS)
+    tg__strbuf_printf(b, ",\"arenas\":%zu,\"lower_bound\":{\"bytes\":%llu,\"source\":\"%s\"}", r->arenas,
+                      (unsigned long long)r->offsets_bound_bytes, tg_bound_source_name(r->offsets_bound_source));
   if (!r->valid) {
     tg__strbuf_puts(b, ",\"invalid_reason\":");
     tg__strbuf_json_string(b, r->invalid_reason);

@@ -111,6 +111,7 @@ typedef struct plan_result {
   int valid;
   char invalid_reason[TG_ERROR_MESSAGE_MAX];
   const char *skipped;  /* reason, when not run */
+  int exact;            /* the result the exact mode ran on (--exact) */
 } plan_result;
 
 #define MAX_RESULTS (TG_POLICY_COUNT * (TG_STRATEGY_COUNT + 2)) /* greedy-in-order: 3 fits */
@@ -137,7 +138,22 @@ static tg_strategy display_strategy(int i) {
                                     : (tg_strategy)(i < TG_STRATEGY_BEST ? i : i + 1);
 }
 
-static void json_result(tg__strbuf *b, const plan_result *r, uint32_t dims) {
+/* Offsets mode: the lower bound that holds for a result's plan, and which bound gave it (the
+ * exact mode's when it proved more). */
+static void json_lower_bound(tg__strbuf *b, const plan_result *r, const tg_offsets_bound *ob,
+                             const tg_exact_stats *es) {
+  uint64_t bytes = ob->bytes;
+  tg_bound_source source = ob->source;
+  if (r->exact && es->lower_bound > bytes) {
+    bytes = es->lower_bound;
+    source = TG_BOUND_EXACT_SEARCH;
+  }
+  tg__strbuf_printf(b, ",\"lower_bound\":{\"bytes\":%llu,\"source\":\"%s\"}", (unsigned long long)bytes,
+                    tg_bound_source_name(source));
+}
+
+static void json_result(tg__strbuf *b, const plan_result *r, uint32_t dims, const tg_offsets_bound *ob,
+                        const tg_exact_stats *es) {
   tg__strbuf_printf(b, "{\"policy\":\"%s\",\"strategy\":\"%s\",\"origin\":\"%s\"",
                     tg_policy_name(r->policy), tg_strategy_name(r->strategy),
                     tg_strategy_origin(r->strategy));
@@ -174,6 +190,7 @@ static void json_result(tg__strbuf *b, const plan_result *r, uint32_t dims) {
     }
     tg__strbuf_puts(b, "]");
   } else {
+    json_lower_bound(b, r, ob, es);
     json_u64_array(b, "offset_of", p->offset_of, p->record_count);
     /* Arenas: their sizes, and each record's (offset_of is within it). */
     tg__strbuf_puts(b, ",\"arenas\":[");
@@ -549,6 +566,11 @@ int tg_cli_plan(int argc, char **argv) {
     /* The shape-aware bound holds only without the pairs: the positional maximum with them. */
     if (st == TG_OK && mode == TG_MODE_OBJECTS) shape_bound = ip_bounds.positional_max;
   }
+  /* Offsets mode: the strongest lower bound (subset-exact where peak-live is not tight); with
+   * --in-place, the in-place problem's peak-live (the subset bound ignores the pairs). */
+  tg_offsets_bound obound = {ip_bounds.peak_live, TG_BOUND_PEAK_LIVE, 0};
+  if (st == TG_OK && mode == TG_MODE_OFFSETS && ip_count == 0)
+    st = tg_bounds_offsets(set->records, set->count, set->dims, alignment, 0, alloc, &obound);
   if (st != TG_OK) {
     tg_cli_error("plan: bounds: %s", tg_status_string(st));
     goto fail;
@@ -597,6 +619,7 @@ int tg_cli_plan(int argc, char **argv) {
             opt.exact = 1;
             opt.exact_stats = &exact_stats;
             exact_ran = 1;
+            r->exact = 1;
           }
         }
         uint64_t t0 = tg__now_us();
@@ -717,7 +740,7 @@ int tg_cli_plan(int argc, char **argv) {
     tg__strbuf_puts(&out, ",\"results\":[");
     for (size_t i = 0; i < nres; ++i) {
       if (i) tg__strbuf_puts(&out, ",");
-      json_result(&out, &results[i], set->dims);
+      json_result(&out, &results[i], set->dims, &obound, &exact_stats);
     }
     tg__strbuf_puts(&out, "]");
     if (in.graph) {

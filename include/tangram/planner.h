@@ -128,11 +128,11 @@ typedef struct tg_plan_options {
    *   alone, whose unplaced records go right above what they meet in time when it is cut
    *   short), and a limit too short for even that (well under 0.5 us per record) gives the
    *   naive plan. So a short limit can give a larger plan than the default.
-   * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000. Same records, options and seed give the
-   * same plan when every stage of the search ends at the lower bound or at its work cap (caps
-   * scale with the limit); when the clock stops a stage, or measures the share of the limit a
-   * stage gets, the plan may depend on the machine's speed and load. docs/architecture.md
-   * describes the search. */
+   * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000. Under an explicit limit (not exact) the
+   * search runs in rounds (see work_limit and "Monotone in time" below): the clock only decides
+   * how many rounds run, so the plan may depend on the machine's speed and load only through
+   * that. Same records, options, seed and work_limit (time_limit_ms 0) give the same plan.
+   * docs/architecture.md describes the search. */
   uint32_t time_limit_ms;
   uint64_t seed;                       /* the search's and hill-climb's only source of randomness */
   /* Strategy best: after the greedy strategies, spend time_limit_ms in all (0 = 1000) on
@@ -148,6 +148,15 @@ typedef struct tg_plan_options {
   /* Strategy beam: states kept at each step (0 = TG_DEFAULT_BEAM_WIDTH; 1 is the greedy).
    * Time and memory grow about linearly with it. `best` runs beam with the default width. */
   uint32_t beam_width;
+  /* Strategy best, not exact: a limit on the search's work instead of (or beside) the clock,
+   * in work units of about a millisecond each on a typical machine (0 = none). With it, or
+   * with an explicit time_limit_ms, the search after the strategies runs in rounds whose work
+   * budgets double (2, 4, 8, ... units), each a restart from the best plan so far with its own
+   * choices drawn from `seed`; work counts, not the clock, decide what a round explores. With
+   * work_limit alone (time_limit_ms 0) no clock is read: the rounds whose budgets sum to at
+   * most work_limit run, so the same records, options, seed and work_limit give the same
+   * plan on every machine. See "Monotone in time" below. */
+  uint32_t work_limit;
   /* In-place candidates (none by default: an engine must accept an output aliasing an input,
    * reading each element before writing it). Each pair (see tg_in_place_pair) must satisfy its
    * rules, and a record may be the input of one pair and the output of one pair at most
@@ -166,6 +175,19 @@ typedef struct tg_plan_options {
    * (their bytes depend on the texel format: the caller checks them). */
   uint64_t max_allocation;
 } tg_plan_options;
+
+/* Monotone in time (strategy best under time_limit_ms or work_limit, not exact). The rounds
+ * run in an order that is the same for every limit, and the plan returned is the smallest of
+ * the strategies' and of every round's, so a larger work_limit explores what a smaller one did
+ * and more: its plan is never larger. A larger time_limit_ms lets more rounds finish, so its
+ * plan is never larger either, as long as the machine runs the rounds at a steady speed (the
+ * strategies before the search still fit their passes to the limit: a short limit on a large
+ * input may skip some). Under a time limit the call returns before the limit only when the plan
+ * meets a proved lower bound (or work_limit is spent); otherwise rounds run until the deadline
+ * cuts the last one, which keeps what it found. Proved bounds: peak-live (offsets) or the
+ * positional maximum (objects), the LP bound, a search that exhausted its tree, and in offsets
+ * mode the subset-exact bound (tg_bounds_offsets), computed before rounds 7 and 10 under a
+ * node cap of the round's budget (its work is not counted in work_limit). */
 
 /* time_limit_ms: the default search budget of `best` (what 0 means), and the value that turns
  * the search off. */
@@ -331,6 +353,45 @@ tg_status tg_bounds_objects_subset(const tg_usage_record *records, size_t count,
 tg_status tg_bounds_objects_lp(const tg_usage_record *records, size_t count, uint32_t dims,
                                uint64_t target, uint64_t max_work, const tg_allocator *alloc, uint64_t *out);
 
+/* Which bound gave an offsets-mode lower bound (tg_offsets_bound). */
+typedef enum tg_bound_source {
+  TG_BOUND_PEAK_LIVE = 0,    /* the peak live size (tg_bounds.peak_live) */
+  TG_BOUND_SUBSET_EXACT = 1, /* the exact search on a subset of the records (tg_bounds_offsets) */
+  TG_BOUND_EXACT_SEARCH = 2  /* the exact search on all of them (tg_exact_stats.lower_bound) */
+} tg_bound_source;
+
+/* "peak-live", "subset-exact", "exact-search" ("unknown" for other values). Cannot fail. */
+const char *tg_bound_source_name(tg_bound_source source);
+
+/* An offsets-mode lower bound and where it comes from. */
+typedef struct tg_offsets_bound {
+  uint64_t bytes;          /* no offsets plan of the records has a smaller total */
+  tg_bound_source source;
+  size_t subset_records;   /* TG_BOUND_SUBSET_EXACT: the records of the subset that gave it */
+} tg_offsets_bound;
+
+/* tg_bounds_offsets' work cap when max_work is 0 (search nodes, weighted by the records they
+ * search, and set-up; up to about 100 ms on 10k-60k records on this library's benchmark
+ * machines, under a millisecond on a model's few hundred). */
+#define TG_DEFAULT_BOUND_WORK ((uint64_t)50000)
+
+/* A lower bound on offsets-mode totals, at least tg_bounds.peak_live: above it where the
+ * records around a peak cannot be packed into their peak-live (alignments, sizes that do not
+ * fit together), equal to it where they can. Any plan restricted to a subset of the records is
+ * a plan of that subset, so the subset's optimum bounds every plan of all of them; the subsets
+ * are the records live in windows of task points around the largest live sums, grown while
+ * the exact skyline search (the one of tg_plan_compute_exact) settles them, and the bound is
+ * the largest value the search proved on any of them (a capacity it showed to be infeasible,
+ * plus 1, or the subset's optimum). Holds for plans with offsets that are multiples of
+ * `alignment` (0 or 1 = none; the records' own alignments are honoured too) under any
+ * may-share relation, not for plans using in-place pairs. `max_work` caps the work in all
+ * (0 = TG_DEFAULT_BOUND_WORK); deterministic: no clock, no randomness. `out->source` says which
+ * bound gave `out->bytes` (peak-live when the subsets prove no more). Statuses as
+ * tg_bounds_compute (the same input checks), or TG_ERROR_OUT_OF_HOST_MEMORY. */
+tg_status tg_bounds_offsets(const tg_usage_record *records, size_t count, uint32_t dims,
+                            uint64_t alignment, uint64_t max_work, const tg_allocator *alloc,
+                            tg_offsets_bound *out);
+
 /* The bounds of tg_bounds_compute for the problem with in-place pairs (rules as for
  * tg_plan_options.in_place, every chain counted once: its records merged into one record over
  * their union): no plan using any of these pairs can be smaller. `objects_lp` (may be NULL)
@@ -394,8 +455,9 @@ typedef struct tg_exact_stats {
 /* Largest record count the offsets exact mode searches with a relation (TG_EXACT_MAX_RECORDS)
  * and without one (TG_EXACT_MAX_SERIAL_RECORDS). Above it the exact mode returns the plan of
  * the greedy strategies and the search, proved optimal only when it meets the peak-live
- * bound. Without a relation, an input whose records fall into parts that share no task is
- * measured part by part. */
+ * bound or the subset-exact bound (tg_bounds_offsets), which the exact mode computes first, in
+ * a tenth of its time, at every size, and gives its search as the target. Without a relation,
+ * an input whose records fall into parts that share no task is measured part by part. */
 #define TG_EXACT_MAX_RECORDS ((size_t)1024)
 #define TG_EXACT_MAX_SERIAL_RECORDS ((size_t)16384)
 

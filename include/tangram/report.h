@@ -83,6 +83,11 @@ typedef struct tg_evaluation_result {
   uint64_t in_place_bytes;
   size_t in_place_pairs, in_place_views;
   size_t arenas;              /* offsets: allocations (arenas) of both plans; objects: 0 */
+  /* Offsets: the strongest lower bound (tg_bounds_offsets of both record sets, summed; with
+   * in-place pairs their peak live) and which bound gave it (subset-exact when either part's
+   * did). Objects: lower_bound_bytes and TG_BOUND_PEAK_LIVE (unused). */
+  uint64_t offsets_bound_bytes;
+  tg_bound_source offsets_bound_source;
 } tg_evaluation_result;
 
 /* A tensor that did not fit a storage and falls back along the chain (tg_storage_fallback_next)

@@ -637,6 +637,8 @@ size_t tg__lp_solution(const tg__lp *lp, tg__lp_column *cols) {
   return k;
 }
 
+uint64_t tg__lp_work_done(const tg__lp *lp) { return lp != NULL ? lp->work : 0; }
+
 void tg__lp_destroy(tg__lp *lp) {
   if (lp == NULL) return;
   const tg_allocator *a = lp->alloc;

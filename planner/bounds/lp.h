@@ -38,6 +38,9 @@ typedef struct tg__lp_column {
 } tg__lp_column;
 size_t tg__lp_solution(const tg__lp *lp, tg__lp_column *cols);
 
+/* The inner-loop steps spent so far (what max_work caps). */
+uint64_t tg__lp_work_done(const tg__lp *lp);
+
 void tg__lp_destroy(tg__lp *lp);
 
 #endif

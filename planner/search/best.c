@@ -9,6 +9,14 @@
 #include "planner/search/exact_objects.h"
 #include "planner/search/search.h"
 
+/* A stage's clock budget in a round: the call's deadline alone stops it (work caps decide). */
+#define TG__FAR_US ((uint64_t)1 << 52)
+
+/* In a round: the call's deadline, or none. */
+static uint64_t far_deadline(const tg__plan_input *in) {
+  return in->deadline_us != 0 ? in->deadline_us : UINT64_MAX;
+}
+
 /* What `best` runs after the greedy strategies on a part of a split input (split.c) or on
  * the whole input: the search aimed at `bound` (the input's own bound, or a higher one: the
  * whole input's, for a part of it), then (offsets mode, exact) the branch-and-bound, filling
@@ -37,19 +45,23 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
     /* A relaxing dive first, in at most a quarter of that: a near-bound incumbent where the
      * greedy strategies leave several percent (wide DAGs). */
     uint64_t dive_nodes = 0;
-    st = tg__search_dive(in, bound, t0 + sky_ms * 250, sky_ms * TG__SKYLINE_NODES_PER_MS / 4,
-                         &dive_nodes, best);
+    st = tg__search_dive(in, bound, in->round ? far_deadline(in) : t0 + sky_ms * 250,
+                         sky_ms * TG__SKYLINE_NODES_PER_MS / 4, &dive_nodes, best);
     if (st != TG_OK) return st;
     if (exact && dive_nodes > 0) { /* part of the skyline search in the stats */
       stats->nodes += dive_nodes;
       stats->searched = 1;
     }
     uint64_t dive_us = tg__now_us() - t0;
-    st = tg__skyline_improve(in, bound, sky_ms * 1000 > dive_us ? sky_ms * 1000 - dive_us : 0,
+    st = tg__skyline_improve(in, bound,
+                             in->round ? TG__FAR_US : sky_ms * 1000 > dive_us ? sky_ms * 1000 - dive_us : 0,
                              sky_ms * TG__SKYLINE_NODES_PER_MS, best, exact ? stats : &sky_stats);
     if (st != TG_OK && st != TG_ERROR_OVERFLOW) return st;
+    if (in->proved != NULL && sky_stats.proved_optimal && sky_stats.lower_bound > *in->proved)
+      *in->proved = sky_stats.lower_bound;
     st = TG_OK;
     uint64_t used = tg__now_us() - t0, left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;
+    if (in->round) left = (search_ms - sky_ms) * 1000 + 1; /* a work measure only */
     if (left > 0)
       st = tg__search_improve(in, bound, left, (search_ms - sky_ms) * TG__SEARCH_ITERS_PER_MS,
                               best);
@@ -57,12 +69,15 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
   } else if (search_ms > 0) {
     /* Objects: the LP dive first, for up to 90% of the time (pose_landmark_heavy's 2D textures
      * need about 780 ms of a 1000 ms limit); its proof ends the search when the plan meets it. */
-    uint64_t proved = 0, left_us = search_ms * 1000;
+    uint64_t proved = in->proved != NULL ? *in->proved : 0, left_us = search_ms * 1000;
+    /* In rounds the dive stops at its work cap (the partial dive is dropped). */
     if (o->mode == TG_MODE_OBJECTS && (*best)->total > bound) {
-      st = tg__search_lp_dive(in, t0 + search_ms * 900, best, &proved);
+      st = tg__search_lp_dive(in, in->round ? far_deadline(in) : t0 + search_ms * 900,
+                              in->round ? search_ms * 9 / 10 * TG__LP_DIVE_WORK_PER_MS : 0, best, &proved);
       if (st != TG_OK) return st;
+      if (in->proved != NULL && proved > *in->proved) *in->proved = proved;
       uint64_t used = tg__now_us() - t0;
-      left_us = left_us > used ? left_us - used : 0;
+      if (!in->round) left_us = left_us > used ? left_us - used : 0;
     }
     if ((*best)->total > proved && left_us > 0)
       st = tg__search_improve(in, proved > bound ? proved : bound, left_us,
@@ -74,6 +89,14 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
     if (stats->proved_optimal && stats->total == (*best)->total) {
       stats->lower_bound = stats->total; /* the search already proved it */
     } else {
+      /* The subset-exact bound (bound_offsets.c) in a tenth of the time and a node cap to
+       * match: a stronger target for the search, and a proof where it is met. */
+      uint64_t subset = 0;
+      st = tg__offsets_subset_bound(in, limit_ms / 10 * TG__SKYLINE_NODES_PER_MS,
+                                    tg__now_us() + budget / 10, &subset, NULL);
+      if (st != TG_OK) return st;
+      if (subset > bound) bound = subset;
+      used = tg__now_us() - t0;
       stats->proved_optimal = 0;
       st = tg__exact_improve(in, bound, budget > used ? budget - used : 0, best, stats);
     }
@@ -86,14 +109,16 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
 /* The merged blocks' planner (reduce.c): 1D records planned with `best` as tg_plan_compute
  * would (the blocks are well-formed by construction, so only their volumes are needed). */
 static tg_status plan_blocks(const tg_usage_record *records, size_t count,
-                             const tg_plan_options *options, const tg_allocator *alloc,
-                             tg_plan **out) {
+                             const tg_plan_options *options, uint64_t deadline_us,
+                             const tg_allocator *alloc, tg_plan **out) {
   *out = NULL;
   uint64_t *volumes = tg__calloc(alloc, count ? count : 1, sizeof *volumes);
   if (volumes == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   for (size_t r = 0; r < count; ++r) volumes[r] = records[r].size.w;
-  tg__plan_input in = {records, count, 1, options, alloc, volumes, 0};
-  if (options->time_limit_ms > 0 && !options->exact)
+  tg__plan_input in = {records, count, 1, options, alloc, volumes, 0, 0, NULL};
+  if (deadline_us != 0)
+    in.deadline_us = deadline_us;
+  else if (options->time_limit_ms > 0 && !options->exact)
     in.deadline_us = tg__now_us() + (uint64_t)options->time_limit_ms * 1000;
   tg_status st = tg__best_plan(&in, out);
   tg__free(alloc, volumes);
@@ -119,14 +144,16 @@ static tg_status search_after_greedy(const tg__plan_input *in, tg_plan **best) {
     uint64_t limit = opt.time_limit_ms, t0 = tg__now_us();
     if (opt.exact && limit == 0) limit = 1000;
     int reduced = 0;
-    st = tg__search_reduced(in, bound, (uint32_t)(opt.exact ? limit / 10 : limit / 2),
+    /* (In a round, the blocks get the round's whole budget: they are the cheaper input.) */
+    st = tg__search_reduced(in, bound, (uint32_t)(opt.exact ? limit / 10 : in->round ? limit : limit / 2),
                             plan_blocks, best, &reduced);
     if (st != TG_OK) return st;
     uint64_t used = (tg__now_us() - t0) / 1000;
-    if (reduced) opt.time_limit_ms = (uint32_t)(limit > used + 1 ? limit - used : 1);
+    if (reduced && !in->round) opt.time_limit_ms = (uint32_t)(limit > used + 1 ? limit - used : 1);
   }
+  if (in->round && in->deadline_us != 0 && tg__now_us() >= in->deadline_us) return TG_OK;
   /* Under the call's deadline, what is left of it. */
-  if (in->deadline_us != 0) {
+  if (in->deadline_us != 0 && !in->round) {
     opt.time_limit_ms = (uint32_t)tg__ms_left(in, opt.time_limit_ms);
     if (opt.time_limit_ms == 0) return TG_OK;
   }
@@ -135,6 +162,8 @@ static tg_status search_after_greedy(const tg__plan_input *in, tg_plan **best) {
   if (st != TG_OK || split) return st;
   return search_after_greedy_bound(&sub, bound, best);
 }
+
+static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg_plan **best);
 
 /* Milliseconds left before in->deadline_us (which must be set), rounded down. */
 static uint32_t time_left_ms(const tg__plan_input *in) {
@@ -196,7 +225,7 @@ static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
   tg__plan_input rest = *in;
   rest.options = &left;
   left.time_limit_ms = time_left_ms(in);
-  if (st == TG_OK && left.time_limit_ms > 0) st = search_after_greedy(&rest, &best);
+  if (st == TG_OK && left.time_limit_ms > 0) st = search_rounds(&rest, 0, &best);
   if (st != TG_OK) {
     tg_plan_destroy(best);
     return st;
@@ -225,9 +254,12 @@ static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
    * optimal when the plan meets it, which ends the search. */
   uint64_t proved = 0;
   tg_status st = TG_OK;
+  if (in->proved != NULL) proved = *in->proved;
   if ((*best)->total > stats->lower_bound) {
-    st = tg__search_lp_dive(in, t0 + search_ms * 500, best, &proved);
+    st = tg__search_lp_dive(in, in->round ? far_deadline(in) : t0 + search_ms * 500,
+                            in->round ? search_ms / 2 * TG__LP_DIVE_WORK_PER_MS : 0, best, &proved);
     if (st != TG_OK) return st;
+    if (in->proved != NULL && proved > *in->proved) *in->proved = proved;
   }
   if (proved > 0 && proved >= (*best)->total) {
     stats->proved_optimal = 1;
@@ -236,15 +268,19 @@ static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
     if (o->exact && stats->progress != NULL) stats->progress(stats->progress_user, stats);
     return TG_OK;
   }
-  {
+  if (!in->round) {
     uint64_t used = (tg__now_us() - t0) / 1000;
     uint64_t rest = search_ms > used ? search_ms - used : 1;
     bb_ms = (rest + 1) / 2;
   }
-  st = tg__exact_objects_improve(in, bb_ms * 1000, bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS, best, stats);
+  st = tg__exact_objects_improve(in, in->round ? TG__FAR_US : bb_ms * 1000,
+                                 bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS, best, stats);
+  if (st == TG_OK && stats->proved_optimal && in->proved != NULL && (*best)->total > *in->proved)
+    *in->proved = (*best)->total;
   if (st == TG_OK && !stats->proved_optimal) {
     uint64_t bound, used = tg__now_us() - t0;
     uint64_t left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;
+    if (in->round) left = (search_ms - bb_ms) * 1000 + 1; /* a work measure only */
     st = tg__search_bound(in, &bound);
     if (st == TG_OK && left > 0)
       st = tg__search_improve(in, bound, left, (search_ms - bb_ms) * TG__SEARCH_ITERS_PER_MS, best);
@@ -268,6 +304,52 @@ static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
   stats->elapsed_us = tg__now_us() - t0;
   if (st == TG_OK && stats->progress != NULL) stats->progress(stats->progress_user, stats);
   return st;
+}
+
+/* The search in rounds (under an explicit time limit or a work limit, not exact): round k
+ * runs what follows the strategies with a budget of TG__ROUND_FIRST_MS << k work units (the
+ * stages' caps are rates per unit) and seed + k, from the best plan so far, with the clock
+ * only cutting at the deadline. The order is the same for every limit, so a longer limit
+ * explores what a shorter one did, and more; rounds go on until the deadline, the work limit
+ * (whole rounds only), or a plan at a proved bound. */
+#define TG__ROUND_FIRST_MS 2u
+#define TG__ROUND_MAX_SHIFT 20u
+
+static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg_plan **best) {
+  uint64_t bound;
+  tg_status st = tg__search_bound(in, &bound);
+  if (st != TG_OK) return st;
+  uint64_t proved = bound, spent = 0;
+  const uint64_t cap = in->options->work_limit ? in->options->work_limit : UINT64_MAX;
+  tg_plan_options opt = *in->options;
+  tg__plan_input sub = *in;
+  sub.options = &opt;
+  sub.proved = &proved;
+  for (uint32_t k = 0; (*best)->total > proved; ++k) {
+    if (in->deadline_us != 0 && tg__now_us() >= in->deadline_us) break;
+    uint64_t budget = (uint64_t)TG__ROUND_FIRST_MS << (k < TG__ROUND_MAX_SHIFT ? k : TG__ROUND_MAX_SHIFT);
+    if (budget > cap - spent) break;
+    spent += budget;
+    opt.time_limit_ms = (uint32_t)budget;
+    opt.seed = in->options->seed + (uint64_t)k * 0x9E3779B97F4A7C15ull;
+    sub.round = k + 1;
+    /* Offsets: at rounds 7 and 10 (after 254 and 2046 units), the subset-exact bound
+     * (bound_offsets.c) under a node cap of the round's budget: a plan that meets it is
+     * optimal and ends the rounds. */
+    if (!objects_1d && in->options->mode == TG_MODE_OFFSETS && (k == 7 || k == 10)) {
+      uint64_t subset = 0;
+      st = tg__offsets_subset_bound(in, budget * TG__SKYLINE_NODES_PER_MS, in->deadline_us, &subset, NULL);
+      if (st != TG_OK) return st;
+      if (subset > proved) proved = subset;
+      if ((*best)->total <= proved) break;
+    }
+    st = objects_1d ? objects_1d_improve(&sub, best) : search_after_greedy(&sub, best);
+    if (st != TG_OK) return st;
+    /* Without a deadline only the work limit ends the rounds: stop where nothing more is
+     * possible. */
+    if (in->deadline_us == 0 && k >= 62) break;
+  }
+  return TG_OK;
 }
 
 tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
@@ -346,6 +428,9 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
     if (in->deadline_us != 0 && (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB)) {
       uint64_t now = tg__now_us();
       uint64_t share = now < in->deadline_us ? (in->deadline_us - now) / (s == TG_STRATEGY_BEAM ? 2 : 4) : 0;
+      /* Under a work limit too (the merged blocks of a round), a share of that. */
+      uint64_t work_us = (uint64_t)in->options->work_limit * 1000 / (s == TG_STRATEGY_BEAM ? 2 : 4);
+      if (in->options->work_limit != 0 && work_us < share) share = work_us;
       sub.deadline_us = now + share;
     }
     int fits = (in->options->mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER) ? 3 : 1;
@@ -383,11 +468,22 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
   tg__plan_input rest = *in;
   rest.options = &left;
   if (in->deadline_us != 0) left.time_limit_ms = time_left_ms(in);
+  const int rounds = !left.exact && (in->deadline_us != 0 || left.work_limit != 0);
+  const int objects_1d = left.mode == TG_MODE_OBJECTS && in->dims == 1 &&
+                         in->count <= TG__EXACT_OBJECTS_MAX_RECORDS;
+  if (rounds) {
+    tg_status st = search_rounds(&rest, objects_1d, &best);
+    if (st != TG_OK) {
+      tg_plan_destroy(best);
+      return st;
+    }
+    *out = best;
+    return TG_OK;
+  }
   /* Objects mode, 1D: the branch-and-bound over assignments (exact_objects.c) is both the
    * exact mode and, under a node cap, the improvement search (objects_1d_improve). The
    * iterated-greedy search alone only runs where it cannot (textures, too many records). */
-  if ((left.exact || left.time_limit_ms > 0) && left.mode == TG_MODE_OBJECTS && in->dims == 1 &&
-      in->count <= TG__EXACT_OBJECTS_MAX_RECORDS) {
+  if ((left.exact || left.time_limit_ms > 0) && objects_1d) {
     tg_status st = objects_1d_improve(&rest, &best);
     if (st != TG_OK) {
       tg_plan_destroy(best);

@@ -224,7 +224,8 @@ tg_status tg__exact_objects_improve(const tg__plan_input *in, uint64_t budget_us
   }
   positional_maxima(&s, points, scratch);
   s.best_total = (*best)->total;
-  s.deadline_us = start + budget_us;
+  s.deadline_us = UINT64_MAX - start < budget_us ? UINT64_MAX : start + budget_us;
+  if (in->deadline_us != 0 && in->deadline_us < s.deadline_us) s.deadline_us = in->deadline_us;
   s.max_nodes = max_nodes;
   s.start_us = s.reported_us = start;
   s.stats = stats;

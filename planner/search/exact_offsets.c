@@ -1176,6 +1176,13 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
   k.rng.state = in->options->seed ^ 0x736B796C696E6521ull;
   uint64_t span_us = end - t0;
   uint64_t p1_end = t0 + span_us / 5 * 3, p2_end = t0 + span_us / 10 * 9;
+  /* The call's deadline stops every phase (in `best`'s rounds the budget is far off and the
+   * node caps end the phases). */
+  if (in->deadline_us != 0) {
+    if (p1_end > in->deadline_us) p1_end = in->deadline_us;
+    if (p2_end > in->deadline_us) p2_end = in->deadline_us;
+    if (end > in->deadline_us) end = in->deadline_us;
+  }
   uint64_t p1_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 5 * 3;
   uint64_t p2_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 10 * 9;
   uint64_t all_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap;

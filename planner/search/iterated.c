@@ -476,6 +476,7 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t
    * cannot be interrupted: not without the time for it. */
   uint64_t now = tg__now_us();
   if (now >= deadline || deadline - now < (uint64_t)in->count / 4) return TG_OK;
+  if (in->round && budget_us < (uint64_t)in->count / 4) return TG_OK; /* the same, by work */
   uint64_t steps, stall = TG__LNS_STALL_STEPS;
   if (!tg__mul_u64(budget_us / 1000 + 1, TG__LNS_STEPS_PER_MS, &steps)) steps = UINT64_MAX;
   uint64_t setup_us = 0;
@@ -484,7 +485,7 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t
    * below still have a little time. */
   uint64_t dive_cap, dive_us = budget_us / 10 * 9;
   if (!tg__mul_u64(dive_us / 1000, TG__DIVE_NODES_PER_MS, &dive_cap)) dive_cap = UINT64_MAX;
-  uint64_t dive_end = deadline - (budget_us - dive_us); /* deadline >= now + budget_us */
+  uint64_t dive_end = in->round ? deadline : deadline - (budget_us - dive_us); /* deadline >= now + budget_us */
   tg_status st = tg__search_dive(in, bound, dive_end, dive_cap, NULL, best);
   if (st != TG_OK || (*best)->total <= bound) return st;
   st = tg__search_offsets_lns(in, bound, deadline, steps, stall, &setup_us, best);
@@ -494,7 +495,10 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t
   tg_plan *other = NULL;
   /* A second start costs a greedy pass and a new index, which cannot be interrupted: about
    * twice the first start's setup. Only when that leaves time to search. */
-  if (deadline - t > 3 * setup_us) st = tg__offsets_greedy_by_breadth(in, &other);
+  /* (In a round: when the budget covers three such setups, about 0.3 us per record each, and
+   * the deadline, which only cuts the round, leaves time for them.) */
+  if ((!in->round || budget_us > (uint64_t)in->count) && deadline - t > 3 * setup_us)
+    st = tg__offsets_greedy_by_breadth(in, &other);
   if (st == TG_ERROR_OVERFLOW) {
     tg_plan_destroy(other); /* no start from there */
     other = NULL;
@@ -521,7 +525,9 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t
   tg_exact_stats stats;
   memset(&stats, 0, sizeof stats);
   uint64_t nodes;
+  if (in->round) left = budget_us / 4; /* a work measure: the caps above are per ms of budget */
   if (!tg__mul_u64(left / 1000 + 1, TG__SKYLINE_NODES_PER_MS, &nodes)) nodes = UINT64_MAX;
+  if (in->round) left = deadline - t;
   st = tg__skyline_improve(in, bound, left, nodes, best, &stats);
   return st == TG_ERROR_OVERFLOW ? TG_OK : st;
 }
@@ -531,8 +537,11 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t 
   if (*best == NULL || in->count < 2 || (*best)->total <= bound) return TG_OK;
   uint64_t now = tg__now_us();
   uint64_t deadline = tg__deadline_cap(in, UINT64_MAX - now < budget_us ? UINT64_MAX : now + budget_us);
+  /* In a round of `best`, budget_us only measures work (the caps); the call's deadline alone
+   * stops the search. */
+  if (in->round) deadline = tg__deadline_cap(in, UINT64_MAX);
   if (deadline <= now) return TG_OK;
-  if (deadline - now < budget_us) budget_us = deadline - now;
+  if (!in->round && deadline - now < budget_us) budget_us = deadline - now;
   if (in->options->mode == TG_MODE_OFFSETS) {
     if (in->count >= TG__LNS_MIN_RECORDS && in->options->relation == NULL)
       return search_large(in, bound, deadline, budget_us, best);

@@ -60,8 +60,8 @@ static uint64_t fix_columns(const tg__lp_column *cols, size_t k, uint32_t *col_o
   return fixed;
 }
 
-tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline_us, tg_plan **best,
-                             uint64_t *proved) {
+tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline_us, uint64_t max_work,
+                             tg_plan **best, uint64_t *proved) {
   size_t n = in->count;
   *proved = 0;
   if (in->options->relation != NULL || n < 2 || n > TG__LP_DIVE_MAX_RECORDS || *best == NULL) return TG_OK;
@@ -80,7 +80,7 @@ tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline_us, tg_
   size_t nalive = n;
   for (size_t r = 0; r < n; ++r) w.alive[r] = (uint32_t)r;
   uint32_t nobj = 0;
-  uint64_t fixed_total = 0;
+  uint64_t fixed_total = 0, work = 0;
   for (int root = 1; nalive > 0; root = 0) {
     if (nalive == 1) {
       w.object_of[w.alive[0]] = nobj++;
@@ -88,8 +88,11 @@ tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline_us, tg_
     }
     for (size_t i = 0; i < nalive; ++i) w.sub[i] = in->records[w.alive[i]];
     int optimal = 0;
-    st = tg__lp_create(w.sub, nalive, UINT64_MAX, deadline_us, in->alloc, &lp);
+    if (max_work != 0 && work >= max_work) goto done; /* out of work: the dive is dropped */
+    st = tg__lp_create(w.sub, nalive, max_work != 0 ? max_work - work : UINT64_MAX, deadline_us,
+                       in->alloc, &lp);
     if (st == TG_OK && lp != NULL) st = tg__lp_solve(lp, 0, &optimal);
+    work += tg__lp_work_done(lp);
     if (st != TG_OK || lp == NULL || !optimal) goto done;
     uint64_t rest = tg__lp_bound(lp);
     if (root) *proved = rest;

@@ -345,7 +345,13 @@ static tg_status try_blocks(const reducer *rd, uint32_t time_limit_ms, tg__plan_
   opt.exact = 0;
   opt.exact_stats = NULL;
   opt.time_limit_ms = time_limit_ms;
-  if ((st = plan_fn(recs, m, &opt, a, &plan)) != TG_OK) goto done;
+  uint64_t deadline = 0;
+  if (in->round) { /* the blocks get a work limit, and the call's deadline only cuts it */
+    opt.work_limit = time_limit_ms ? time_limit_ms : 1;
+    opt.time_limit_ms = 0;
+    deadline = in->deadline_us;
+  }
+  if ((st = plan_fn(recs, m, &opt, deadline, a, &plan)) != TG_OK) goto done;
   for (size_t i = 0; i < m; ++i)
     node_off[i < rd->alive_count ? rd->alive[i] : rd->excluded[i - rd->alive_count]] =
         plan->offset_of[i];
@@ -408,12 +414,13 @@ tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, uint32_t 
     last = rd.alive_count;
     if (rd.alive_count > target) continue;
     uint64_t used = (tg__now_us() - t0) / 1000, left = time_limit_ms > used ? time_limit_ms - used : 0;
-    left = tg__ms_left(in, left);
+    if (in->round) left = time_limit_ms; /* in a round: work, not the clock */
+    else left = tg__ms_left(in, left);
     /* Planning the blocks without a limit would run every greedy strategy on them, which
      * nothing interrupts: not when the call's time is up. */
     if (in->deadline_us != 0 && left == 0) break;
     *reduced = 1;
-    st = try_blocks(&rd, (uint32_t)(stage == 0 ? left / 2 : left), plan, best);
+    st = try_blocks(&rd, (uint32_t)(stage == 0 && !in->round ? left / 2 : left), plan, best);
   }
   reducer_free(&rd);
   return st;

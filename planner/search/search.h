@@ -146,12 +146,14 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
                            tg_plan **best);
 
 /* Objects mode, no relation, 2 to 400 records: the LP dive (lp_dive.c) until `deadline`
- * (tg__now_us clock): each step solves the LP over objects of the records left and makes its
+ * (tg__now_us clock) or `max_work` inner-loop steps of its LPs in all (0 = no cap; about 2e6
+ * per ms, TG__LP_DIVE_WORK_PER_MS): each step solves the LP over objects of the records left and makes its
  * columns at 1 (or its largest) objects. Replaces `*best` (strategy TG_STRATEGY_BEST) when the
  * plan is smaller; drops a dive the deadline cuts. `*proved` receives the LP bound of all the
  * records when the first LP was solved (a proof: no plan is smaller), else 0. */
-tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline, tg_plan **best,
-                             uint64_t *proved);
+tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline, uint64_t max_work,
+                             tg_plan **best, uint64_t *proved);
+#define TG__LP_DIVE_WORK_PER_MS 2000000u
 
 /* tg__skyline_dive with the limit rising by a thousandth of `bound` (at least the largest
  * alignment) at each stall, for at most `cap` nodes, when that covers
@@ -159,6 +161,15 @@ tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline, tg_pla
  * receives the nodes visited. TG_ERROR_OVERFLOW (not searched) becomes TG_OK. */
 tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
                           uint64_t cap, uint64_t *nodes, tg_plan **best);
+
+/* Offsets mode: the subset-exact lower bound (bound_offsets.c, see tg_bounds_offsets) of
+ * `in` (its records and volumes; options->alignment honoured, relation ignored: the bound holds
+ * under any), with at most `max_nodes` skyline search nodes in all (0 = none), stopping at
+ * `deadline_us` (tg__now_us clock, 0 = none) with what it proved so far. `*out` receives the
+ * bound (0 when nothing was proved; compare with peak-live), `*subset_records` (may be NULL)
+ * the records of the window that gave it. */
+tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
+                                   uint64_t deadline_us, uint64_t *out, size_t *subset_records);
 
 /* Exact mode's stats at the start of a call: zeroed, the caller's progress callback kept. */
 static inline void tg__exact_stats_reset(tg_exact_stats *stats) {
@@ -170,9 +181,10 @@ static inline void tg__exact_stats_reset(tg_exact_stats *stats) {
 }
 
 /* Plans 1D records as tg_plan_compute does (the entry supplies it: the layers below never call
- * back up into it). */
+ * back up into it), stopping at `deadline_us` (tg__now_us clock, 0 = none; with 0 and a
+ * time limit in `options`, the limit's own deadline). */
 typedef tg_status (*tg__plan_records_fn)(const tg_usage_record *records, size_t count,
-                                         const tg_plan_options *options,
+                                         const tg_plan_options *options, uint64_t deadline_us,
                                          const tg_allocator *alloc, tg_plan **out);
 
 /* Searches one part of a split input, aiming at `bound` (the entry supplies it). */

@@ -129,13 +129,20 @@ tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg__search_
   sub_opt.exact_stats = exact ? &sub_stats : NULL;
   tg__plan_input sub = *in;
   sub.options = &sub_opt;
+  const size_t all_pending = pending;
   for (size_t k = 0; k < count && st == TG_OK; ++k) {
     part *p = &parts[by_size[k].idx];
     if (p->total <= bound) continue;
     uint64_t used_ms = (tg__now_us() - t0) / 1000, m = p->end - p->beg;
-    if (used_ms >= limit_ms) break; /* the rest keep the incumbent's offsets */
-    uint64_t share, left = limit_ms - used_ms;
-    share = tg__mul_u64(left, m, &share) ? share / pending : left; /* <= left */
+    uint64_t share, left = limit_ms > used_ms ? limit_ms - used_ms : 0;
+    if (in->round) {
+      /* In a round of `best`: shares of the round's work, the clock only at the deadline. */
+      if (in->deadline_us != 0 && tg__now_us() >= in->deadline_us) break;
+      share = tg__mul_u64(limit_ms, m, &share) ? share / all_pending : limit_ms;
+    } else {
+      if (left == 0) break; /* the rest keep the incumbent's offsets */
+      share = tg__mul_u64(left, m, &share) ? share / pending : left; /* <= left */
+    }
     pending -= m;
     sub_opt.time_limit_ms = (uint32_t)(share ? share : 1);
     if ((st = part_input(in, items, p, *best, recs, vols, &sub, &sub_plan)) != TG_OK) break;

@@ -99,6 +99,7 @@ typedef struct run_ctx {
   const set_spec *spec;
   const tg_share_relation *relation;
   const tg_bounds *bounds;
+  uint64_t offsets_bound; /* tg_bounds_offsets (offsets mode, 1D), else 0 */
 } run_ctx;
 
 /* Plan with one strategy, check validity, bounds and determinism; return the total. `limit`:
@@ -133,6 +134,9 @@ static uint64_t run_with(const run_ctx *c, tg_mode mode, tg_strategy s, tg_fit f
     fail_msg("set %zu: %s %s total %llu below a bound (peak %llu, posmax %llu)", c->index,
              tg_mode_name(mode), tg_strategy_name(s), (unsigned long long)p->total,
              (unsigned long long)c->bounds->peak_live, (unsigned long long)c->bounds->positional_max);
+  if (mode == TG_MODE_OFFSETS && p->total < c->offsets_bound)
+    fail_msg("set %zu: offsets %s total %llu below the subset-exact bound %llu", c->index,
+             tg_strategy_name(s), (unsigned long long)p->total, (unsigned long long)c->offsets_bound);
   if (mode == TG_MODE_OBJECTS && s == TG_STRATEGY_NAIVE && p->total != c->bounds->naive)
     fail_msg("set %zu: objects naive total %llu != naive bound %llu", c->index,
              (unsigned long long)p->total, (unsigned long long)c->bounds->naive);
@@ -214,7 +218,7 @@ static void one_set(size_t index) {
 
   rel_state rs = {tg_test_rng_next(&rng)};
   tg_share_relation rel = {random_may_share, &rs, NULL, 0};
-  run_ctx c = {index, r, &spec, spec.relation ? &rel : NULL, &b};
+  run_ctx c = {index, r, &spec, spec.relation ? &rel : NULL, &b, 0};
 
   /* Objects mode: every strategy; `best` without a search is the smallest of those it runs,
    * and with the default budget no larger (checked on every tenth set: the search may take
@@ -230,6 +234,12 @@ static void one_set(size_t index) {
 
   /* Offsets mode (1D): every strategy, greedy-in-order with each fit. */
   if (spec.dims == 1) {
+    /* Every offsets plan at or above the subset-exact bound (a small work cap: these sets are
+     * small, most are searched whole). */
+    tg_offsets_bound ob;
+    assert_int_equal(tg_bounds_offsets(r, n, 1, spec.alignment, 2000, NULL, &ob), TG_OK);
+    assert_true(ob.bytes >= b.peak_live);
+    c.offsets_bound = ob.bytes;
     uint64_t min_offsets = every_strategy(&c, TG_MODE_OFFSETS, &in_order, &beam1);
     int unaligned = spec.alignment <= 1;
     for (size_t i = 0; i < n; ++i) unaligned = unaligned && r[i].alignment <= 1;

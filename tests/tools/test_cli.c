@@ -146,6 +146,28 @@ static void plan_json_contract(void **state) {
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "--lp-bound"));
   cli_free(&r);
+  /* Offsets: each result's lower bound and its source. Two 3-byte records that meet, offsets
+   * multiples of 4: peak-live 6 (the top-level lower_bound, unchanged), the subset-exact bound
+   * 7, which the plans meet; --exact proves 7. */
+  write_file("bound_offsets.csv", "name,size,first,last\nA,3,0,1\nB,3,1,2\n");
+  r = cli("plan bound_offsets.csv --mode offsets --alignment 4 --exact --json");
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"lower_bound\":6,"));
+  assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":7,\"source\":\"subset-exact\"}"));
+  assert_non_null(strstr(r.out, "\"proved_optimal\":true"));
+  assert_null(strstr(r.out, "\"source\":\"peak-live\""));
+  cli_free(&r);
+  r = cli("plan %s --mode offsets --json", data("records/hand_landmark_lite.buffer.csv"));
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}"));
+  cli_free(&r);
+  r = cli("evaluate %s --json", data("records/hand_landmark_lite.buffer.csv"));
+  assert_int_equal(r.code, 0);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}"));
+  cli_free(&r);
+  remove("bound_offsets.csv");
   /* Textures have no offsets mode of their own. */
   r = cli("plan %s --mode offsets", data("records/hand_landmark_lite.tex2.csv"));
   assert_int_equal(r.code, 2);

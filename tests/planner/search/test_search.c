@@ -326,7 +326,7 @@ static void test_skyline_complete(void **state) {
     assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
     uint64_t volumes[8];
     for (size_t i = 0; i < n; ++i) volumes[i] = r[i].size.w;
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), volumes, 0};
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), volumes, 0, 0, NULL};
     tg_bounds bounds;
     assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &bounds), TG_OK);
     tg_exact_stats st;
@@ -469,7 +469,7 @@ static void test_lns_valid_never_worse(void **state) {
     o.seed = (uint64_t)round;
     tg_plan *start = NULL;
     assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &start), TG_OK);
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0};
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
     uint64_t bound;
     assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
     tg_plan *runs[2] = {NULL, NULL};
@@ -542,8 +542,11 @@ static void test_exact_serial_beyond_cap(void **state) {
                 "nodes %llu, proved %d, %.0f ms\n", n, (double)greedy->total / (double)w,
                 (double)p->total / (double)w, (unsigned long long)st.nodes, st.proved_optimal,
                 (double)st.elapsed_us / 1000.0);
-  assert_int_equal(st.searched, 1);
-  assert_true(st.nodes > 0);
+  /* Searched, unless the merged blocks' plan already met the bound (then proved at once). */
+  if (!(st.proved_optimal && p->total == w)) {
+    assert_int_equal(st.searched, 1);
+    assert_true(st.nodes > 0);
+  }
   assert_true(p->total <= greedy->total);
   assert_true(p->total >= w);
   assert_int_equal(st.total, p->total);
@@ -624,7 +627,7 @@ static void test_lns_stall_hands_over(void **state) {
   tg_plan_options o;
   memset(&o, 0, sizeof o);
   o.mode = TG_MODE_OFFSETS;
-  tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0};
+  tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
   uint64_t t0 = tg__now_us();
   /* No deadline and a huge step cap: only the stall limit can end it this soon. */
   assert_int_equal(tg__search_offsets_lns(&in, w, UINT64_MAX, UINT64_MAX, 300, NULL, &p), TG_OK);
@@ -656,7 +659,7 @@ static void greedy_case_init(greedy_case *c, const tg_usage_record *r, const uin
   memset(&c->o, 0, sizeof c->o);
   c->o.mode = TG_MODE_OFFSETS;
   c->o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-  c->in = (tg__plan_input){r, n, 1, &c->o, tg_allocator_default(), vol, 0};
+  c->in = (tg__plan_input){r, n, 1, &c->o, tg_allocator_default(), vol, 0, 0, NULL};
   assert_int_equal(tg__search_bound(&c->in, &c->bound), TG_OK);
   c->plan = NULL;
   assert_int_equal(tg_plan_compute(r, n, 1, &c->o, NULL, &c->plan), TG_OK);
@@ -780,7 +783,7 @@ static void test_gap_index_remove(void **state) {
     tg_plan_options o;
     memset(&o, 0, sizeof o);
     o.mode = TG_MODE_OFFSETS;
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0};
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
     tg__gap_index *ix = NULL;
     assert_int_equal(tg__gap_index_create_ordered(&in, ordered ? identity : NULL, &ix), TG_OK);
     for (int step = 0; step < 400; ++step) {
@@ -843,7 +846,7 @@ static void test_skyline_dive_valid(void **state) {
     o.mode = TG_MODE_OFFSETS;
     o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
     o.alignment = round % 4 == 3 ? 64 : 0;
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0};
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
     uint64_t bound;
     assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
     const uint64_t steps[3] = {bound / 100 + 1, bound / 1000 + 1, bound / 10 + 1};
@@ -1183,7 +1186,7 @@ static tg_plan *naive_case(const tg_usage_record *r, const uint64_t *vol, size_t
                            tg_plan_options *o, tg__plan_input *in, uint64_t *bound) {
   o->mode = TG_MODE_OFFSETS;
   o->strategy = TG_STRATEGY_NAIVE;
-  *in = (tg__plan_input){r, n, 1, o, tg_allocator_default(), vol, 0};
+  *in = (tg__plan_input){r, n, 1, o, tg_allocator_default(), vol, 0, 0, NULL};
   assert_int_equal(tg__search_bound(in, bound), TG_OK);
   tg_plan *p = NULL;
   assert_int_equal(tg_plan_compute(r, n, 1, o, NULL, &p), TG_OK);
@@ -1197,8 +1200,9 @@ static tg_plan *naive_case(const tg_usage_record *r, const uint64_t *vol, size_t
  * is planned beside the block. */
 /* The blocks' planner the search entry hands tg__search_reduced: `best` on 1D records. */
 static tg_status plan_blocks(const tg_usage_record *records, size_t count,
-                             const tg_plan_options *options, const tg_allocator *alloc,
-                             tg_plan **out) {
+                             const tg_plan_options *options, uint64_t deadline_us,
+                             const tg_allocator *alloc, tg_plan **out) {
+  (void)deadline_us; /* never called in a round here: no deadline to keep */
   return tg_plan_compute(records, count, 1, options, alloc, out);
 }
 
@@ -1367,7 +1371,7 @@ static void test_search_bound_matches_bounds(void **state) {
       tg_plan_options o;
       memset(&o, 0, sizeof o);
       o.mode = mode ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
-      tg__plan_input in = {r, spec.count, dims, &o, tg_allocator_default(), vol, 0};
+      tg__plan_input in = {r, spec.count, dims, &o, tg_allocator_default(), vol, 0, 0, NULL};
       uint64_t bound = 1;
       assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
       assert_int_equal(bound, mode ? b.positional_max : b.peak_live);
@@ -1379,7 +1383,7 @@ static void test_search_bound_matches_bounds(void **state) {
   tg_plan_options o;
   memset(&o, 0, sizeof o);
   o.mode = TG_MODE_OFFSETS;
-  tg__plan_input in = {big, 2, 1, &o, tg_allocator_default(), vol, 0};
+  tg__plan_input in = {big, 2, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
   assert_int_equal(tg__search_bound(&in, &bound), TG_ERROR_OVERFLOW);
   assert_int_equal(bound, 0);
   in.count = 0;

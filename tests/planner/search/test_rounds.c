@@ -1,0 +1,154 @@
+/* `best`'s search in rounds: under a work limit (no clock) a larger limit never gives a larger
+ * plan, the same seed and work limit give the same plan, every plan is valid and at or above
+ * the lower bounds; under a time limit the call returns within the limit plus a tenth plus
+ * 20 ms. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "support/tg_test.h"
+
+/* Random 1D records: short-lived ones, some long-lived, a few aligned. */
+static tg_usage_record *random_set(tg_test_rng *g, size_t n) {
+  tg_usage_record *r = calloc(n ? n : 1, sizeof *r);
+  assert_non_null(r);
+  uint32_t tasks = (uint32_t)(n / 3 + 4);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t f = (uint32_t)tg_test_rng_range(g, 0, tasks);
+    uint32_t len = i % 17 == 0 ? (uint32_t)tg_test_rng_range(g, tasks / 4, tasks)
+                               : (uint32_t)tg_test_rng_range(g, 0, 5);
+    r[i].size = (tg_extent){tg_test_rng_range(g, 1, 4000), 1, 1};
+    r[i].first_task = f;
+    r[i].last_task = f + len;
+    if (i % 5 == 0) r[i].alignment = 8;
+  }
+  return r;
+}
+
+static tg_plan *plan_with_work(const tg_usage_record *r, size_t n, tg_mode mode, uint64_t seed,
+                               uint32_t work) {
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = mode;
+  o.strategy = TG_STRATEGY_BEST;
+  o.seed = seed;
+  o.work_limit = work;
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
+  tg_test_assert_valid(r, n, 1, p, 0, NULL);
+  return p;
+}
+
+static int same_plan(const tg_plan *a, const tg_plan *b) {
+  if (a->total != b->total || a->record_count != b->record_count) return 0;
+  if (a->mode == TG_MODE_OFFSETS)
+    return memcmp(a->offset_of, b->offset_of, a->record_count * sizeof *a->offset_of) == 0;
+  return a->object_count == b->object_count &&
+         memcmp(a->object_of, b->object_of, a->record_count * sizeof *a->object_of) == 0;
+}
+
+/* Work limits 0 (no search: the strategies' plan), then growing (whole rounds of 2, 4, 8, ...
+ * units: 2, 6, 14, 30, 62, and values between): every plan no larger than the one before. */
+static void work_limit_is_monotone(void **state) {
+  (void)state;
+  const int sets = getenv("TANGRAM_TEST_QUICK") ? 4 : 12;
+  static const uint32_t works[] = {1, 2, 5, 6, 14, 30};
+  const size_t nworks = sizeof works / sizeof works[0];
+  tg_test_rng g = {3601};
+  size_t improved = 0;
+  for (int s = 0; s < sets; ++s) {
+    size_t n = (size_t)tg_test_rng_range(&g, 8, s % 4 == 0 ? 250 : 120);
+    tg_usage_record *r = random_set(&g, n);
+    tg_bounds b;
+    assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &b), TG_OK);
+    for (int mode = 0; mode < 2; ++mode) {
+      tg_plan_options o;
+      memset(&o, 0, sizeof o);
+      o.mode = (tg_mode)mode;
+      o.strategy = TG_STRATEGY_BEST;
+      o.time_limit_ms = TG_TIME_LIMIT_NONE;
+      o.seed = (uint64_t)s; /* hill-climb draws from it too */
+      tg_plan *prev = NULL;
+      assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &prev), TG_OK);
+      uint64_t greedy = prev->total;
+      for (size_t w = 0; w < nworks; ++w) {
+        tg_plan *p = plan_with_work(r, n, (tg_mode)mode, (uint64_t)s, works[w]);
+        assert_true(p->total >= (mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max));
+        if (p->total > prev->total) print_message("set %d n %zu mode %d work %u: %llu (%s) > %llu (%s)\n", s, n, mode, works[w], (unsigned long long)p->total, tg_strategy_name(p->strategy), (unsigned long long)prev->total, tg_strategy_name(prev->strategy));
+        assert_true(p->total <= prev->total);
+        tg_plan_destroy(prev);
+        prev = p;
+      }
+      improved += prev->total < greedy;
+      tg_plan_destroy(prev);
+    }
+    free(r);
+  }
+  assert_true(improved > 0); /* the rounds do search */
+}
+
+/* The same records, seed and work limit: the same plan, call after call. */
+static void work_limit_is_deterministic(void **state) {
+  (void)state;
+  tg_test_rng g = {3602};
+  for (int s = 0; s < 4; ++s) {
+    size_t n = (size_t)tg_test_rng_range(&g, 50, s == 0 ? 400 : 150);
+    tg_usage_record *r = random_set(&g, n);
+    for (int mode = 0; mode < 2; ++mode) {
+      tg_plan *a = plan_with_work(r, n, (tg_mode)mode, 77, 14);
+      tg_plan *b = plan_with_work(r, n, (tg_mode)mode, 77, 14);
+      assert_true(same_plan(a, b));
+      tg_plan_destroy(a);
+      tg_plan_destroy(b);
+    }
+    free(r);
+  }
+}
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Under a time limit the rounds stop at the deadline: the fastest of three calls returns
+ * within limit + limit/10 + 20 ms (the slower ones may have shared the machine). */
+static void time_limit_is_kept(void **state) {
+  (void)state;
+  tg_test_rng g = {3603};
+  static const size_t sizes[] = {300, 3000};
+  for (size_t k = 0; k < 2; ++k) {
+    size_t n = sizes[k];
+    tg_usage_record *r = random_set(&g, n);
+    for (int mode = 0; mode < 2; ++mode) {
+      const uint32_t limit = 60;
+      uint64_t fastest = UINT64_MAX;
+      for (int rep = 0; rep < 3; ++rep) {
+        tg_plan_options o;
+        memset(&o, 0, sizeof o);
+        o.mode = (tg_mode)mode;
+        o.strategy = TG_STRATEGY_BEST;
+        o.time_limit_ms = limit;
+        tg_plan *p = NULL;
+        uint64_t t0 = now_us();
+        assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
+        uint64_t took = now_us() - t0;
+        if (took < fastest) fastest = took;
+        tg_test_assert_valid(r, n, 1, p, 0, NULL);
+        tg_plan_destroy(p);
+      }
+      assert_true(fastest <= (uint64_t)limit * 1100 + 20000);
+    }
+    free(r);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(work_limit_is_monotone),
+      cmocka_unit_test(work_limit_is_deterministic),
+      cmocka_unit_test(time_limit_is_kept),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
