@@ -390,18 +390,28 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
     shape_p = ip_p.positional_max; /* the shape-aware bound holds only without the pairs */
     ba = ip_a;
   }
-  /* Offsets: the subset-exact bound where it beats peak-live (not with in-place pairs). */
-  tg_offsets_bound oba = {ba.peak_live, TG_BOUND_PEAK_LIVE, 0}, obf = {bf.peak_live, TG_BOUND_PEAK_LIVE, 0};
-  if (!use_pairs && ((st = tg_bounds_offsets(offsets_recs, np, 1, 0, 0, alloc, &oba)) != TG_OK ||
-                     (f && (st = tg_bounds_offsets(f->records, nf, 1, 0, 0, alloc, &obf)) != TG_OK))) {
+  /* Offsets: the subset-exact bound where it beats peak-live (not with in-place pairs): the
+   * primary set's plus each fallback group's, each group being planned on its own. */
+  tg_offsets_bound oba = {ba.peak_live, TG_BOUND_PEAK_LIVE, 0};
+  uint64_t offsets_lb = 0;
+  tg_bound_source offsets_source = TG_BOUND_PEAK_LIVE;
+  if (!use_pairs && (st = tg_bounds_offsets(offsets_recs, np, 1, 0, 0, alloc, &oba)) != TG_OK) {
     st = tg__error(err, st, "%s: offsets bound: %s", tg_storage_name(in->storage), tg_status_string(st));
     goto fail;
   }
-  uint64_t offsets_lb = 0;
-  if (!tg__add_u64(oba.bytes, obf.bytes, &offsets_lb)) offsets_lb = UINT64_MAX;
-  const tg_bound_source offsets_source =
-      oba.source == TG_BOUND_SUBSET_EXACT || obf.source == TG_BOUND_SUBSET_EXACT ? TG_BOUND_SUBSET_EXACT
-                                                                                : TG_BOUND_PEAK_LIVE;
+  if (oba.source == TG_BOUND_SUBSET_EXACT) offsets_source = TG_BOUND_SUBSET_EXACT;
+  int lb_fits = tg__add_u64(offsets_lb, oba.bytes, &offsets_lb);
+  for (int g = 0; g < FB_GROUPS; ++g) {
+    if (fg[g].set == NULL) continue;
+    tg_offsets_bound obf;
+    if ((st = tg_bounds_offsets(fg[g].bytes, fg[g].set->count, 1, 0, 0, alloc, &obf)) != TG_OK) {
+      st = tg__error(err, st, "%s: offsets bound: %s", tg_storage_name(in->storage), tg_status_string(st));
+      goto fail;
+    }
+    if (obf.source == TG_BOUND_SUBSET_EXACT) offsets_source = TG_BOUND_SUBSET_EXACT;
+    lb_fits = lb_fits && tg__add_u64(offsets_lb, obf.bytes, &offsets_lb);
+  }
+  if (!lb_fits) offsets_lb = UINT64_MAX;
   for (int m = 0; m < 2; ++m) {
     tg_mode mode = m == 0 ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
     const tg_usage_record *recs = mode == TG_MODE_OBJECTS ? p->records : offsets_recs;
