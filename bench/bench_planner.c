@@ -668,6 +668,19 @@ static int texture_ceiling(out *o, const bench_cfg *cfg, const char *set_name,
   return 1;
 }
 
+/* Instance n of family f (f == nf: the compiler traces), seeded as the sweep and the bounds
+ * runs both draw it, so their rows are the same instances. */
+static void gen_instance(size_t f, size_t nf, size_t n, tg_usage_record *r) {
+  if (f < nf) {
+    uint64_t key = n == 1000 ? 0 : n == 10000 ? 1 : n == 100000 ? 2 : n;
+    rng g = {0x5EED0000u + f * 131 + key};
+    k_families[f].gen(&g, r, n);
+  } else {
+    rng g = {0xC0DE0000u + n};
+    gen_compiler(&g, r, n);
+  }
+}
+
 /* --time-sweep over the synthetic families (default sizes 1000 and 10000; compiler traces
  * 30000 and 60000), both modes (or --mode): a row per instance and mode, then the curve per
  * family (mean plan over bound at each limit). Exits 1 when a longer limit gave a larger plan
@@ -691,14 +704,7 @@ static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
       size_t n = sz[s];
       tg_usage_record *r = malloc((n ? n : 1) * sizeof *r);
       if (r == NULL) return 1;
-      if (f < nf) {
-        uint64_t key = n == 1000 ? 0 : n == 10000 ? 1 : n == 100000 ? 2 : n;
-        rng g = {0x5EED0000u + f * 131 + key};
-        k_families[f].gen(&g, r, n);
-      } else {
-        rng g = {0xC0DE0000u + n};
-        gen_compiler(&g, r, n);
-      }
+      gen_instance(f, nf, n, r);
       int short_family = f == nf || strcmp(name, "minimalloc") == 0;
       for (int mode = 0; mode < 2; ++mode)
         if (cfg->mode < 0 || cfg->mode == mode)
@@ -818,14 +824,7 @@ static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, con
       size_t n = sz[s];
       tg_usage_record *r = malloc((n ? n : 1) * sizeof *r);
       if (r == NULL) return 1;
-      if (f < nf) {
-        uint64_t key = n == 1000 ? 0 : n == 10000 ? 1 : n == 100000 ? 2 : n;
-        rng g = {0x5EED0000u + f * 131 + key};
-        k_families[f].gen(&g, r, n);
-      } else {
-        rng g = {0xC0DE0000u + n};
-        gen_compiler(&g, r, n);
-      }
+      gen_instance(f, nf, n, r);
       bounds_row(o, name, r, n, cfg->search_ms, exact_ms, &above, &rows, &share_sum);
       free(r);
     }
