@@ -171,6 +171,11 @@ tg_status tg_device_profile_read(const char *text, size_t size, tg_device_profil
     memcpy(line, text + start, len);
     line[len] = '\0';
     if (memchr(line, '\0', len)) FAIL("profile line %zu: a NUL byte", line_no);
+    /* Control characters (a CR inside the line, escapes): the writer could not give them back. */
+    for (size_t i = 0; i < len; ++i)
+      if (((unsigned char)line[i] < 0x20 && line[i] != '\t') || line[i] == 0x7F)
+        FAIL("profile line %zu: control character 0x%02x at column %zu", line_no, (unsigned)(unsigned char)line[i],
+             i + 1);
     /* Blank lines and comments anywhere. */
     const char *c = line;
     while (*c == ' ' || *c == '\t') ++c;
