@@ -681,19 +681,13 @@ static void gen_instance(size_t f, size_t nf, size_t n, tg_usage_record *r) {
   }
 }
 
-/* --time-sweep over the synthetic families (default sizes 1000 and 10000; compiler traces
- * 30000 and 60000), both modes (or --mode): a row per instance and mode, then the curve per
- * family (mean plan over bound at each limit). Exits 1 when a longer limit gave a larger plan
- * or a limit was exceeded. */
-static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
-                          const size_t *sizes, size_t size_count) {
+/* Call fn on every instance of the families (family_name NULL: all; "compiler-trace" for the
+ * traces) at `sizes` (NULL: 1k and 10k, traces 30k and 60k). 1 when out of memory. */
+typedef void (*instance_fn)(void *ctx, const char *family, const tg_usage_record *r, size_t n);
+static int for_each_instance(const char *family_name, const size_t *sizes, size_t size_count, instance_fn fn,
+                             void *ctx) {
   static const size_t k_default[] = {1000, 10000};
   static const size_t k_traces[] = {30000, 60000};
-  sweep_stats ss;
-  memset(&ss, 0, sizeof ss);
-  if (o->json) printf("{\"sweep\":[\n");
-  else printf("| %-16s | %6s | %-7s | 25 ms   | 50 ms   | 100 ms  | 200 ms  | 400 ms  | 800 ms  | 1600 ms | larger later | early | 100 ms vs least |\n",
-              "set", "n", "mode");
   size_t nf = sizeof k_families / sizeof *k_families;
   for (size_t f = 0; f <= nf; ++f) {
     const char *name = f < nf ? k_families[f].name : "compiler-trace";
@@ -705,13 +699,39 @@ static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
       tg_usage_record *r = malloc((n ? n : 1) * sizeof *r);
       if (r == NULL) return 1;
       gen_instance(f, nf, n, r);
-      int short_family = f == nf || strcmp(name, "minimalloc") == 0;
-      for (int mode = 0; mode < 2; ++mode)
-        if (cfg->mode < 0 || cfg->mode == mode)
-          run_sweep(o, cfg, &ss, name, r, n, mode, short_family);
+      fn(ctx, name, r, n);
       free(r);
     }
   }
+  return 0;
+}
+
+/* --time-sweep over the synthetic families (default sizes 1000 and 10000; compiler traces
+ * 30000 and 60000), both modes (or --mode): a row per instance and mode, then the curve per
+ * family (mean plan over bound at each limit). Exits 1 when a longer limit gave a larger plan
+ * or a limit was exceeded. */
+typedef struct sweep_ctx {
+  out *o;
+  const bench_cfg *cfg;
+  sweep_stats *ss;
+} sweep_ctx;
+
+static void sweep_instance(void *ctx, const char *family, const tg_usage_record *r, size_t n) {
+  sweep_ctx *c = ctx;
+  int short_family = strcmp(family, "compiler-trace") == 0 || strcmp(family, "minimalloc") == 0;
+  for (int mode = 0; mode < 2; ++mode)
+    if (c->cfg->mode < 0 || c->cfg->mode == mode) run_sweep(c->o, c->cfg, c->ss, family, r, n, mode, short_family);
+}
+
+static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
+                          const size_t *sizes, size_t size_count) {
+  sweep_stats ss;
+  memset(&ss, 0, sizeof ss);
+  if (o->json) printf("{\"sweep\":[\n");
+  else printf("| %-16s | %6s | %-7s | 25 ms   | 50 ms   | 100 ms  | 200 ms  | 400 ms  | 800 ms  | 1600 ms | larger later | early | 100 ms vs least |\n",
+              "set", "n", "mode");
+  sweep_ctx sc = {o, cfg, &ss};
+  if (for_each_instance(family_name, sizes, size_count, sweep_instance, &sc)) return 1;
   if (o->json) printf("\n],\"families\":[\n");
   else printf("\nmean plan / bound per family:\n");
   for (size_t i = 0; i < ss.fam_count; ++i) {
@@ -805,30 +825,30 @@ static void bounds_row(out *o, const char *set, const tg_usage_record *r, size_t
   o->rows++;
 }
 
+typedef struct bounds_ctx {
+  out *o;
+  uint32_t search_ms, exact_ms;
+  int above, rows;
+  double share_sum;
+} bounds_ctx;
+
+static void bounds_instance(void *ctx, const char *family, const tg_usage_record *r, size_t n) {
+  bounds_ctx *c = ctx;
+  bounds_row(c->o, family, r, n, c->search_ms, c->exact_ms, &c->above, &c->rows, &c->share_sum);
+}
+
 static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, const size_t *sizes,
                       size_t size_count, const char *dir, uint32_t exact_ms) {
-  static const size_t k_default[] = {1000, 10000};
-  static const size_t k_traces[] = {30000, 60000};
   int above = 0, rows = 0;
   double share_sum = 0;
   if (o->json) printf("{\"bounds\":[\n");
-  else printf("| %-16s | %6s | %12s | %12s | %-12s | %4s | %8s | bound/peak | plan/peak | plan/bound | gap closed |\n",
+  else printf("| %-16s | %6s | %12s | %12s | %-12s | %4s | %8s | bound/peak | plan/peak | plan/bound | gap closed | exact / peak |\n",
               "set", "n", "peak-live", "lower bound", "source", "sub", "bound ms");
-  size_t nf = sizeof k_families / sizeof *k_families;
-  for (size_t f = 0; f <= nf; ++f) {
-    const char *name = f < nf ? k_families[f].name : "compiler-trace";
-    if (family_name != NULL && strcmp(family_name, name) != 0) continue;
-    const size_t *sz = sizes != NULL ? sizes : f < nf ? k_default : k_traces;
-    size_t count = sizes != NULL ? size_count : 2;
-    for (size_t s = 0; s < count; ++s) {
-      size_t n = sz[s];
-      tg_usage_record *r = malloc((n ? n : 1) * sizeof *r);
-      if (r == NULL) return 1;
-      gen_instance(f, nf, n, r);
-      bounds_row(o, name, r, n, cfg->search_ms, exact_ms, &above, &rows, &share_sum);
-      free(r);
-    }
-  }
+  bounds_ctx bc = {o, cfg->search_ms, exact_ms, 0, 0, 0};
+  if (for_each_instance(family_name, sizes, size_count, bounds_instance, &bc)) return 1;
+  above = bc.above;
+  rows = bc.rows;
+  share_sum = bc.share_sum;
   /* The model sets (1D) of --records. */
   static const char *const k_sets[] = {"seed_004.csv", "face_detection_short_range.buffer.csv",
                                        "hand_landmark_lite.buffer.csv", "pose_landmark_lite.buffer.csv",

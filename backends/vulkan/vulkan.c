@@ -983,12 +983,13 @@ vk_fail:
   return fail(v, r);
 }
 
-/* Pipelines are made on first use (each costs a shader compile in the driver) and cached. */
-static tg_status ensure_pipeline(vk_device *v, int index) {
-  if (v->pipelines[index] != VK_NULL_HANDLE) return TG_OK;
+/* A compute pipeline from SPIR-V `words` (`bytes` long) with `layout`; *out stays
+ * VK_NULL_HANDLE on failure. */
+static tg_status create_pipeline(vk_device *v, const uint32_t *words, size_t bytes, VkPipelineLayout layout,
+                                 VkPipeline *out) {
   VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  mi.codeSize = k_shaders[index].bytes;
-  mi.pCode = k_shaders[index].words;
+  mi.codeSize = bytes;
+  mi.pCode = words;
   VkShaderModule module;
   VkResult r = v->vk.vkCreateShaderModule(v->device, &mi, v->vk_alloc, &module);
   if (r != VK_SUCCESS) return fail(v, r);
@@ -997,15 +998,23 @@ static tg_status ensure_pipeline(vk_device *v, int index) {
   ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   ci.stage.module = module;
   ci.stage.pName = "main";
-  ci.layout = index < PIPE_IMAGE_FIRST ? v->buffer_pipeline_layout : v->image_pipeline_layout;
+  ci.layout = layout;
   ci.basePipelineIndex = -1;
-  r = v->vk.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, v->vk_alloc, &v->pipelines[index]);
+  r = v->vk.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, v->vk_alloc, out);
   v->vk.vkDestroyShaderModule(v->device, module, v->vk_alloc);
   if (r != VK_SUCCESS) {
-    v->pipelines[index] = VK_NULL_HANDLE;
+    *out = VK_NULL_HANDLE;
     return fail(v, r);
   }
   return TG_OK;
+}
+
+/* Pipelines are made on first use (each costs a shader compile in the driver) and cached. */
+static tg_status ensure_pipeline(vk_device *v, int index) {
+  if (v->pipelines[index] != VK_NULL_HANDLE) return TG_OK;
+  return create_pipeline(v, k_shaders[index].words, k_shaders[index].bytes,
+                         index < PIPE_IMAGE_FIRST ? v->buffer_pipeline_layout : v->image_pipeline_layout,
+                         &v->pipelines[index]);
 }
 
 /* ---- check runs ---- */
@@ -1501,27 +1510,8 @@ static tg_status ensure_proxy_pipeline(vk_device *v, int out, int in, int fp16) 
       return fail(v, r);
     }
   }
-  VkShaderModuleCreateInfo mi = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-  mi.codeSize = k_proxy_shaders[out][in][fp16].bytes;
-  mi.pCode = k_proxy_shaders[out][in][fp16].words;
-  VkShaderModule module;
-  VkResult r = v->vk.vkCreateShaderModule(v->device, &mi, v->vk_alloc, &module);
-  if (r != VK_SUCCESS) return fail(v, r);
-  VkComputePipelineCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-  ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-  ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-  ci.stage.module = module;
-  ci.stage.pName = "main";
-  ci.layout = *layout;
-  ci.basePipelineIndex = -1;
-  r = v->vk.vkCreateComputePipelines(v->device, VK_NULL_HANDLE, 1, &ci, v->vk_alloc,
-                                     &v->proxy_pipelines[out][in][fp16]);
-  v->vk.vkDestroyShaderModule(v->device, module, v->vk_alloc);
-  if (r != VK_SUCCESS) {
-    v->proxy_pipelines[out][in][fp16] = VK_NULL_HANDLE;
-    return fail(v, r);
-  }
-  return TG_OK;
+  return create_pipeline(v, k_proxy_shaders[out][in][fp16].words, k_proxy_shaders[out][in][fp16].bytes, *layout,
+                         &v->proxy_pipelines[out][in][fp16]);
 }
 
 static tg_status vk_speed_begin(void *impl, size_t op_count, size_t dispatch_count, tg_precision precision,
