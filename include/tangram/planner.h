@@ -180,9 +180,10 @@ typedef struct tg_plan_options {
  * run in an order that is the same for every limit, and the plan returned is the smallest of
  * the strategies' and of every round's, so a larger work_limit explores what a smaller one did
  * and more: its plan is never larger. A larger time_limit_ms lets more rounds finish, so its
- * plan is never larger either, as long as the machine runs the rounds at a steady speed (the
- * strategies before the search still fit their passes to the limit: a short limit on a large
- * input may skip some). Under a time limit the call returns before the limit only when the plan
+ * plan is never larger either, as long as the machine runs the rounds at a steady speed. On
+ * large serial offsets inputs the greedy passes that start the search run in a schedule fixed
+ * by the input (some between rounds), so a longer limit runs them too; on smaller inputs the
+ * strategies before the search fit themselves to the limit (a short limit may skip some). Under a time limit the call returns before the limit only when the plan
  * meets a proved lower bound (or work_limit is spent); otherwise rounds run until the deadline
  * cuts the last one, which keeps what it found. Proved bounds: peak-live (offsets) or the
  * positional maximum (objects), the LP bound, a search that exhausted its tree, and in offsets

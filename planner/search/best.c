@@ -163,7 +163,11 @@ static tg_status search_after_greedy(const tg__plan_input *in, tg_plan **best) {
   return search_after_greedy_bound(&sub, bound, best);
 }
 
-static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg_plan **best);
+/* What runs before round k of search_rounds (run_best_large's later greedy passes). */
+typedef tg_status (*before_round_fn)(const tg__plan_input *in, uint32_t k, void *ctx, tg_plan **best);
+
+static tg_status search_rounds(const tg__plan_input *in, int objects_1d, before_round_fn before,
+                               void *ctx, tg_plan **best);
 
 /* Milliseconds left before in->deadline_us (which must be set), rounded down. */
 static uint32_t time_left_ms(const tg__plan_input *in) {
@@ -172,16 +176,83 @@ static uint32_t time_left_ms(const tg__plan_input *in) {
 }
 
 /* `best` with a time limit on large serial offsets inputs (see TG__LNS_MIN_RECORDS): the other
- * greedy passes cost up to several times greedy-by-size at 100k records, and the search closes
- * their gap, so greedy-by-size is the first answer (and greedy-by-breadth and -conflicts join
- * it when the limit leaves time), and the search (which may start again from
- * greedy-by-breadth, see tg__search_improve) gets the time. Returns TG_ERROR_OVERFLOW, for
- * tg__best_plan to try every strategy, when that layout does not fit 64 bits. */
+ * strategies cost up to several times the three greedy passes at 100k records, and the search
+ * closes their gap. So the passes give the start, in a schedule fixed by the record count
+ * alone (never by the limit, so a longer limit runs what a shorter one did, and more): a first
+ * pass, then each other pass before a given search round, when the deadline has not passed
+ * and the time left covers setting it up and finishing it (about 0.7 us per record). Every
+ * pass stops at the deadline, less what finishing its plan takes, and its records left go on
+ * top. Greedy-by-size goes first on inputs of up to TG__LARGE_MID_RECORDS and over
+ * TG__LARGE_BIG_RECORDS records: it is the usual best start for the search, and the pass that
+ * degrades most gently when the deadline cuts it (the largest records are placed). In between
+ * greedy-by-conflicts goes first: greedy-by-size's best-fit walks visit every live record
+ * (two to three times greedy-by-conflicts' first fit on compiler-like traces, where
+ * greedy-by-conflicts and -breadth are also the better starts by percents), and a pass over
+ * that many records still completes in 100 ms. Returns TG_ERROR_OVERFLOW, for tg__best_plan
+ * to try every strategy, when no layout of these fits 64 bits. */
+#define TG__LARGE_MID_RECORDS 20000u
+#define TG__LARGE_BIG_RECORDS 64000u
+
+typedef struct large_schedule {
+  tg_strategy pass[3];
+  uint32_t round[3]; /* before which round pass i runs (pass 0: before the search) */
+} large_schedule;
+
+static const large_schedule k_schedule_small = {
+    {TG_STRATEGY_GREEDY_BY_SIZE, TG_STRATEGY_GREEDY_BY_CONFLICTS, TG_STRATEGY_GREEDY_BY_BREADTH}, {0, 1, 1}};
+static const large_schedule k_schedule_mid = {
+    {TG_STRATEGY_GREEDY_BY_CONFLICTS, TG_STRATEGY_GREEDY_BY_BREADTH, TG_STRATEGY_GREEDY_BY_SIZE}, {0, 0, 4}};
+static const large_schedule k_schedule_big = {
+    {TG_STRATEGY_GREEDY_BY_SIZE, TG_STRATEGY_GREEDY_BY_BREADTH, TG_STRATEGY_GREEDY_BY_CONFLICTS}, {0, 0, 0}};
+
+static const large_schedule *large_schedule_for(size_t count) {
+  return count <= TG__LARGE_MID_RECORDS ? &k_schedule_small
+         : count <= TG__LARGE_BIG_RECORDS ? &k_schedule_mid
+                                          : &k_schedule_big;
+}
+
+typedef struct large_passes {
+  uint64_t reserve; /* what finishing a cut pass's plan takes */
+  int overflowed;   /* a pass's layout did not fit 64 bits */
+} large_passes;
+
+/* One greedy pass of run_best_large, kept when smaller; its deadline is the call's less
+ * `reserve`. */
+static tg_status large_pass(const tg__plan_input *in, tg_strategy s, uint64_t reserve, int *overflowed,
+                            tg_plan **best) {
+  tg__plan_input greedy = *in;
+  greedy.deadline_us = in->deadline_us > reserve ? in->deadline_us - reserve : 1;
+  tg_plan *plan = NULL;
+  tg_status st = tg__strategy_fn_get(TG_MODE_OFFSETS, s)(&greedy, &plan);
+  if (st == TG_OK) {
+    plan->strategy = s;
+    tg__keep_smaller(best, plan);
+    return TG_OK;
+  }
+  tg_plan_destroy(plan);
+  if (st != TG_ERROR_OVERFLOW) return st;
+  *overflowed = 1; /* no start from there */
+  return TG_OK;
+}
+
+static tg_status large_before_round(const tg__plan_input *in, uint32_t k, void *ctx, tg_plan **best) {
+  large_passes *p = ctx;
+  const large_schedule *sch = large_schedule_for(in->count);
+  for (size_t i = 1; i < 3; ++i) {
+    uint64_t now = tg__now_us();
+    if (sch->round[i] != k || now >= in->deadline_us || in->deadline_us - now < (uint64_t)in->count * 7 / 10)
+      continue;
+    tg_status st = large_pass(in, sch->pass[i], p->reserve, &p->overflowed, best);
+    if (st != TG_OK) return st;
+  }
+  return TG_OK;
+}
+
 static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
   tg_plan *best = NULL;
-  /* Setting greedy-by-size up and finishing its plan cannot be interrupted: about 0.35 us
-   * per record. When even that would end past the overrun allowed (a tenth of the limit and
-   * 20 ms), the plan is naive's. */
+  /* Setting a pass up and finishing its plan cannot be interrupted: about 0.35 us per record.
+   * When even that would end past the overrun allowed (a tenth of the limit and 20 ms), the
+   * plan is naive's. */
   uint64_t now = tg__now_us(), allowed = in->deadline_us + (uint64_t)in->options->time_limit_ms * 100 + 20000;
   if (now + (uint64_t)in->count * 35 / 100 > allowed) {
     tg_status nst = tg__offsets_naive(in, &best);
@@ -191,41 +262,20 @@ static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
     }
     return nst;
   }
-  /* Greedy-by-size stops at the deadline, less what finishing its plan takes (about 0.3 us
-   * per record, at most half the limit). */
-  tg__plan_input greedy = *in;
-  uint64_t reserve = (uint64_t)in->count * 3 / 10, limit_us = (uint64_t)in->options->time_limit_ms * 1000;
-  if (reserve > limit_us / 2) reserve = limit_us / 2;
-  greedy.deadline_us = in->deadline_us > reserve ? in->deadline_us - reserve : 1;
-  uint64_t t0 = tg__now_us();
-  tg_status st = tg__offsets_greedy_by_size(&greedy, &best);
-  uint64_t took = tg__now_us() - t0;
-  if (st == TG_OK) best->strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-  /* Greedy-by-breadth and greedy-by-conflicts too, each when the time left covers about
-   * greedy-by-size's time and still a quarter of the limit (100 ms at least) for the search:
-   * on compiler-like traces (a few hundred long-lived buffers holding a third of the peak)
-   * their plans are the better start by percents, and they cost less than greedy-by-size. */
-  static const tg_strategy k_more[] = {TG_STRATEGY_GREEDY_BY_BREADTH, TG_STRATEGY_GREEDY_BY_CONFLICTS};
-  const uint64_t keep_for_search = limit_us / 4 > 100000 ? limit_us / 4 : 100000;
-  for (size_t i = 0; i < 2 && st == TG_OK; ++i) {
-    uint64_t t = tg__now_us();
-    if (t >= in->deadline_us || in->deadline_us - t < took + keep_for_search) break;
-    tg_plan *other = NULL;
-    st = k_more[i] == TG_STRATEGY_GREEDY_BY_BREADTH ? tg__offsets_greedy_by_breadth(in, &other)
-                                                     : tg__offsets_greedy_by_conflicts(in, &other);
-    if (st == TG_OK) {
-      other->strategy = k_more[i];
-      tg__keep_smaller(&best, other);
-    } else {
-      tg_plan_destroy(other);
-      if (st == TG_ERROR_OVERFLOW) st = TG_OK; /* no start from there */
-    }
-  }
+  /* Finishing a cut pass's plan takes about 0.3 us per record (at most half the limit); the
+   * first pass, the only plan so far, may use a quarter of the overrun allowed for it. */
+  uint64_t limit_us = (uint64_t)in->options->time_limit_ms * 1000;
+  large_passes p = {(uint64_t)in->count * 3 / 10, 0};
+  if (p.reserve > limit_us / 2) p.reserve = limit_us / 2;
+  const uint64_t quarter_slack = (allowed - in->deadline_us) / 4;
+  tg_status st = large_pass(in, large_schedule_for(in->count)->pass[0],
+                            p.reserve > quarter_slack ? p.reserve - quarter_slack : 0, &p.overflowed, &best);
   tg_plan_options left = *in->options;
   tg__plan_input rest = *in;
   rest.options = &left;
   left.time_limit_ms = time_left_ms(in);
-  if (st == TG_OK && left.time_limit_ms > 0) st = search_rounds(&rest, 0, &best);
+  if (st == TG_OK && best == NULL) st = TG_ERROR_OVERFLOW; /* the first pass's layout */
+  if (st == TG_OK && left.time_limit_ms > 0) st = search_rounds(&rest, 0, large_before_round, &p, &best);
   if (st != TG_OK) {
     tg_plan_destroy(best);
     return st;
@@ -315,7 +365,8 @@ static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
 #define TG__ROUND_FIRST_MS 2u
 #define TG__ROUND_MAX_SHIFT 20u
 
-static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg_plan **best) {
+static tg_status search_rounds(const tg__plan_input *in, int objects_1d, before_round_fn before,
+                               void *ctx, tg_plan **best) {
   uint64_t bound;
   tg_status st = tg__search_bound(in, &bound);
   if (st != TG_OK) return st;
@@ -329,6 +380,11 @@ static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg_plan
     if (in->deadline_us != 0 && tg__now_us() >= in->deadline_us) break;
     uint64_t budget = (uint64_t)TG__ROUND_FIRST_MS << (k < TG__ROUND_MAX_SHIFT ? k : TG__ROUND_MAX_SHIFT);
     if (budget > cap - spent) break;
+    if (before != NULL) {
+      st = before(in, k, ctx, best);
+      if (st != TG_OK) return st;
+      if ((*best)->total <= proved || (in->deadline_us != 0 && tg__now_us() >= in->deadline_us)) break;
+    }
     spent += budget;
     opt.time_limit_ms = (uint32_t)budget;
     opt.seed = in->options->seed + (uint64_t)k * 0x9E3779B97F4A7C15ull;
@@ -472,7 +528,7 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
   const int objects_1d = left.mode == TG_MODE_OBJECTS && in->dims == 1 &&
                          in->count <= TG__EXACT_OBJECTS_MAX_RECORDS;
   if (rounds) {
-    tg_status st = search_rounds(&rest, objects_1d, &best);
+    tg_status st = search_rounds(&rest, objects_1d, NULL, NULL, &best);
     if (st != TG_OK) {
       tg_plan_destroy(best);
       return st;

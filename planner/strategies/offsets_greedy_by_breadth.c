@@ -9,7 +9,8 @@
  * of the live set of the point before it. A record is placed with the first processed point
  * of its interval, found by a range-minimum query over the points' processing ranks, so the
  * whole strategy is O(n log n) plus the gap searches. Zero-size records occupy nothing and go
- * to offset 0. */
+ * to offset 0. Serial inputs with a deadline (`best` under a time limit) stop placing at it,
+ * and the records left go right above what they meet in time, as greedy-by-size's do. */
 #include "planner/strategies/offsets_common.h"
 
 tg_status tg__offsets_greedy_by_breadth(const tg__plan_input *in, tg_plan **out) {
@@ -60,7 +61,13 @@ tg_status tg__offsets_greedy_by_breadth(const tg__plan_input *in, tg_plan **out)
   tg__sort_items_stable(items, n, items + n);
 
   if ((st = tg__gap_index_create(in, &ix)) != TG_OK) goto done;
+  const int cut = in->options->relation == NULL && in->deadline_us != 0;
   for (size_t i = 0; i < n; ++i) {
+    if (cut && (i & 15) == 15 && tg__now_us() >= in->deadline_us) {
+      for (size_t j = i; j < n; ++j) order[j - i] = items[j].idx;
+      if ((st = tg__offsets_complete_on_top(in, order, n - i, (*out)->offset_of)) != TG_OK) goto done;
+      break;
+    }
     size_t r = items[i].idx;
     uint64_t off = 0, end;
     if (in->volumes[r] == 0) {

@@ -25,7 +25,7 @@ tg_status tg__offsets_greedy_by_size(const tg__plan_input *in, tg_plan **out) {
   size_t placed = in->count;
   for (size_t i = 0; i < in->count; ++i) {
     /* A deadline (serial inputs, `best` under a time limit): the rest goes on top. */
-    if (slots && in->deadline_us != 0 && (i & 255) == 255 && tg__now_us() >= in->deadline_us) {
+    if (slots && in->deadline_us != 0 && (i & 15) == 15 && tg__now_us() >= in->deadline_us) {
       placed = i;
       break;
     }

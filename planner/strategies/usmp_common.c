@@ -176,15 +176,20 @@ tg_status tg__usmp_order(const tg__plan_input *in, const uint64_t *counts, int b
   return TG_OK;
 }
 
-tg_status tg__usmp_place(const tg__plan_input *in, const size_t *order, uint64_t *offset_of,
-                         uint64_t *total) {
+static tg_status usmp_place(const tg__plan_input *in, const size_t *order, uint64_t deadline_us,
+                            uint64_t *offset_of, uint64_t *total) {
   *total = 0;
   tg__gap_index *ix = NULL;
   int slots = in->options->relation == NULL;
   tg_status st = tg__gap_index_create_ordered(in, slots ? order : NULL, &ix);
   if (st != TG_OK) return st;
   uint64_t top = 0;
+  size_t placed = in->count;
   for (size_t i = 0; i < in->count; ++i) {
+    if (slots && deadline_us != 0 && (i & 15) == 15 && tg__now_us() >= deadline_us) {
+      placed = i;
+      break;
+    }
     size_t r = order[i], x = slots ? i : r;
     uint64_t off, end;
     if ((st = tg__gap_index_find(ix, x, TG_FIT_FIRST, &off)) != TG_OK) break;
@@ -197,6 +202,19 @@ tg_status tg__usmp_place(const tg__plan_input *in, const size_t *order, uint64_t
     tg__gap_index_insert(ix, x, off);
   }
   tg__gap_index_destroy(ix);
+  if (st == TG_OK && placed < in->count)
+    return tg__offsets_complete_on_top(in, order + placed, in->count - placed, offset_of);
   if (st == TG_OK) *total = top;
   return st;
+}
+
+tg_status tg__usmp_place(const tg__plan_input *in, const size_t *order, uint64_t *offset_of,
+                         uint64_t *total) {
+  return usmp_place(in, order, 0, offset_of, total);
+}
+
+tg_status tg__usmp_place_until(const tg__plan_input *in, const size_t *order, uint64_t deadline_us,
+                               uint64_t *offset_of) {
+  uint64_t total;
+  return usmp_place(in, order, deadline_us, offset_of, &total);
 }

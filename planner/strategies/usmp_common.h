@@ -34,4 +34,10 @@ tg_status tg__usmp_order(const tg__plan_input *in, const uint64_t *counts, int b
 tg_status tg__usmp_place(const tg__plan_input *in, const size_t *order, uint64_t *offset_of,
                          uint64_t *total);
 
+/* The same, stopping at `deadline_us` (0: none; serial inputs only, as greedy-by-size does):
+ * the records not placed by then go right above what they meet in time
+ * (tg__offsets_complete_on_top). `*total` is not computed (0): tg__plan_finish_offsets is. */
+tg_status tg__usmp_place_until(const tg__plan_input *in, const size_t *order, uint64_t deadline_us,
+                               uint64_t *offset_of);
+
 #endif
