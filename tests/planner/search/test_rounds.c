@@ -144,11 +144,37 @@ static void time_limit_is_kept(void **state) {
   }
 }
 
+/* Large serial offsets inputs start from greedy passes that stop at the deadline and put the
+ * records left on top (30k records: greedy-by-conflicts first; 70k: greedy-by-size first):
+ * at limits that cut them, and at limits that let some finish, every plan is valid. */
+static void cut_passes_give_valid_plans(void **state) {
+  (void)state;
+  tg_test_rng g = {3604};
+  static const size_t sizes[] = {30000, 70000};
+  static const uint32_t limits[] = {1, 4, 15, 40};
+  for (size_t k = 0; k < 2; ++k) {
+    tg_usage_record *r = random_set(&g, sizes[k]);
+    for (size_t l = 0; l < 4; ++l) {
+      tg_plan_options o;
+      memset(&o, 0, sizeof o);
+      o.mode = TG_MODE_OFFSETS;
+      o.strategy = TG_STRATEGY_BEST;
+      o.time_limit_ms = limits[l];
+      tg_plan *p = NULL;
+      assert_int_equal(tg_plan_compute(r, sizes[k], 1, &o, NULL, &p), TG_OK);
+      tg_test_assert_valid(r, sizes[k], 1, p, 0, NULL);
+      tg_plan_destroy(p);
+    }
+    free(r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(work_limit_is_monotone),
       cmocka_unit_test(work_limit_is_deterministic),
       cmocka_unit_test(time_limit_is_kept),
+      cmocka_unit_test(cut_passes_give_valid_plans),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
