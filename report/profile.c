@@ -11,7 +11,7 @@
 #include "tangram/profile.h"
 
 static const char *const k_kind_names[TG_PROFILE_KIND_COUNT] = {"buffer", "texture_2d", "texture_array",
-                                                                "texture_3d"};
+                                                                "texture_3d", "image_buffer"};
 static const char *const k_pattern_names[TG_ACCESS_COUNT] = {"linear", "neighbourhood", "channel_strided"};
 
 const char *tg_profile_kind_name(tg_profile_kind k) {
@@ -31,6 +31,8 @@ tg_profile_kind tg_profile_kind_of(tg_storage s) {
       return TG_PROFILE_TEXTURE_ARRAY;
     case TG_STORAGE_TEXTURE_3D:
       return TG_PROFILE_TEXTURE_3D;
+    case TG_STORAGE_IMAGE_BUFFER:
+      return TG_PROFILE_IMAGE_BUFFER;
     default:
       return TG_PROFILE_BUFFER;
   }
@@ -137,7 +139,7 @@ tg_status tg_device_profile_read(const char *text, size_t size, tg_device_profil
   int seen_fixed[S_FIXED] = {0};
   int seen_bw[TG_PROFILE_KIND_COUNT][TG_ACCESS_COUNT] = {{0}};
   int seen_int[INT_COUNT] = {0};
-  int ended = 0;
+  int ended = 0, version = 0;
   size_t line_no = 0, pos = 0;
   char line[512];
   {
@@ -182,14 +184,13 @@ tg_status tg_device_profile_read(const char *text, size_t size, tg_device_profil
     if (*c == '\0' || *c == '#') continue;
     if (ended) FAIL("profile line %zu: text after 'end'", line_no);
     if (!seen_fixed[S_HEADER]) {
-      int version;
       char extra;
       if (sscanf(line, "tangram-profile %d%c", &version, &extra) != 1)
         FAIL("profile line %zu: not a Tangram device profile (expected 'tangram-profile %d')", line_no,
              TG_PROFILE_VERSION);
-      if (version != TG_PROFILE_VERSION)
-        FAIL("profile line %zu: profile version %d; this build reads version %d (run tangram probe again)", line_no,
-             version, TG_PROFILE_VERSION);
+      if (version != TG_PROFILE_VERSION && version != 1)
+        FAIL("profile line %zu: profile version %d; this build reads versions 1 and %d (run tangram probe again)",
+             line_no, version, TG_PROFILE_VERSION);
       seen_fixed[S_HEADER] = 1;
       continue;
     }
@@ -229,6 +230,7 @@ tg_status tg_device_profile_read(const char *text, size_t size, tg_device_profil
         if (strcmp(kind, k_kind_names[i]) == 0) k = i;
       for (int i = 0; i < TG_ACCESS_COUNT; ++i)
         if (strcmp(pattern, k_pattern_names[i]) == 0) a = i;
+      if (k == TG_PROFILE_IMAGE_BUFFER && version == 1) k = -1; /* version 2's */
       if (k < 0 || a < 0) FAIL("profile line %zu: unknown kind or pattern '%s %s'", line_no, kind, pattern);
       if (seen_bw[k][a]) FAIL("profile line %zu: bandwidth %s %s given twice", line_no, kind, pattern);
       seen_bw[k][a] = 1;
@@ -267,6 +269,11 @@ tg_status tg_device_profile_read(const char *text, size_t size, tg_device_profil
                                                      "dispatch_us", "images", "arena_images"};
   for (int i = 0; i < S_FIXED; ++i)
     if (!seen_fixed[i]) FAIL("profile: '%s' is missing", k_fixed_names[i]);
+  if (version == 1) /* image buffers were priced as buffers */
+    for (int a = 0; a < TG_ACCESS_COUNT; ++a) {
+      p.gbps[TG_PROFILE_IMAGE_BUFFER][a] = p.gbps[TG_PROFILE_BUFFER][a];
+      seen_bw[TG_PROFILE_IMAGE_BUFFER][a] = 1;
+    }
   for (int k = 0; k < TG_PROFILE_KIND_COUNT; ++k)
     for (int a = 0; a < TG_ACCESS_COUNT; ++a)
       if (!seen_bw[k][a]) FAIL("profile: 'bandwidth %s %s' is missing", k_kind_names[k], k_pattern_names[a]);

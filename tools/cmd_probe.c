@@ -16,7 +16,7 @@ static void probe_usage(FILE *to) {
         "                     [--repeat N] [--save FILE] [--json]\n"
         "\n"
         "Measure a device profile: the bandwidth (GB/s) of the speed proxies per storage kind\n"
-        "(buffer, texture_2d, texture_array, texture_3d) and access pattern (linear, 2D\n"
+        "(buffer, texture_2d, texture_array, texture_3d, image_buffer) and access pattern (linear, 2D\n"
         "neighbourhood, channel-strided) on 4 MiB tensors (fp32), the time of one dispatch, and the\n"
         "device's limits and alignments. --save writes it as a profile file for\n"
         "`tangram evaluate MODEL --speed --profile FILE` (estimates without the device).\n"
@@ -160,11 +160,12 @@ tg_status tg_cli_probe_measure(const char *backend, const char *device, tg_preci
     goto done;
   }
   static const tg_storage k_kinds[TG_PROFILE_KIND_COUNT] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
-                                                            TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
+                                                            TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D,
+                                                            TG_STORAGE_IMAGE_BUFFER};
   double dispatch_ms = 0;
   for (int k = 0; k < TG_PROFILE_KIND_COUNT; ++k) {
     skipped[k][0] = '\0';
-    if (k > 0 && !info->images) {
+    if (k > 0 && k != TG_PROFILE_IMAGE_BUFFER && !info->images) {
       snprintf(skipped[k], 160, "the device has no images");
       continue;
     }

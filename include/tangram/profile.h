@@ -11,12 +11,15 @@
  *   precision fp32
  *   dispatch_us 12.5
  *   bandwidth buffer linear 10.25         (GB/s; kinds buffer, texture_2d, texture_array,
- *   ...                                    texture_3d; patterns linear, neighbourhood,
- *                                          channel_strided; "none" when the device lacks it)
+ *   ...                                    texture_3d, image_buffer; patterns linear,
+ *                                          neighbourhood, channel_strided; "none" when the
+ *                                          device lacks it)
  *   limit max_buffer_bytes 134217728      (every tg_device_limits field)
  *   max_allocation N / buffer_alignment N / image_alignment N / images 0|1 / arena_images 0|1
  *   end
- * Every entry must be present once; the last line is `end` (a cut file is refused). */
+ * Every entry must be present once; the last line is `end` (a cut file is refused). Version 1
+ * files (no image_buffer rows: image buffers were priced as buffers) are still read, their
+ * image_buffer rows taken from buffer's. */
 #ifndef TANGRAM_PROFILE_H
 #define TANGRAM_PROFILE_H
 
@@ -37,15 +40,15 @@ extern "C" {
 
 TANGRAM_API_BEGIN
 
-#define TG_PROFILE_VERSION 1
+#define TG_PROFILE_VERSION 2
 
-/* Storage kinds a profile measures: image_buffer is priced as buffer, single_texture_2d as
- * texture_2d. */
+/* Storage kinds a profile measures: single_texture_2d is priced as texture_2d. */
 typedef enum tg_profile_kind {
   TG_PROFILE_BUFFER = 0,
   TG_PROFILE_TEXTURE_2D,
   TG_PROFILE_TEXTURE_ARRAY,
   TG_PROFILE_TEXTURE_3D,
+  TG_PROFILE_IMAGE_BUFFER, /* OpenCL image1d_buffer / Vulkan storage texel buffer (version 2) */
   TG_PROFILE_KIND_COUNT
 } tg_profile_kind;
 

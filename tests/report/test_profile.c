@@ -63,8 +63,11 @@ static void refusals_name_the_line(void **state) {
   static const struct {
     const char *from, *to, *message;
   } cases[] = {
-      {"tangram-profile 1", "tangram-profile 2", "profile version 2; this build reads version 1"},
-      {"tangram-profile 1", "hello", "not a Tangram device profile"},
+      {"tangram-profile 2", "tangram-profile 3", "profile version 3; this build reads versions 1 and 2"},
+      {"tangram-profile 2", "hello", "not a Tangram device profile"},
+      /* Version 1 had no image_buffer kind; version 2 must give it. */
+      {"tangram-profile 2", "tangram-profile 1", "line 19: unknown kind or pattern 'image_buffer linear'"},
+      {"bandwidth image_buffer linear 41\n", "", "'bandwidth image_buffer linear' is missing"},
       {"\nend\n", "\n", "cut short"},
       {"dispatch_us 12.5\n", "", "'dispatch_us' is missing"},
       {"bandwidth buffer linear 1\n", "", "'bandwidth buffer linear' is missing"},
@@ -92,6 +95,44 @@ static void refusals_name_the_line(void **state) {
       fail_msg("case %zu: status %d, message '%s', expected '%s'", i, (int)st, err.message, cases[i].message);
     assert_memory_equal(&q, &before, sizeof q);
   }
+  tg_report_free(NULL, text);
+}
+
+/* A version 1 profile (written before image buffers were measured) is read, its image_buffer
+ * rows taken from buffer's; the same text as version 2 lacks them. */
+static void version_1_prices_image_buffers_as_buffers(void **state) {
+  (void)state;
+  tg_device_profile p = sample(), q;
+  char *text = NULL;
+  size_t len = 0;
+  assert_int_equal(tg_device_profile_write(&p, NULL, &text, &len), TG_OK);
+  assert_non_null(strstr(text, "tangram-profile 2\n"));
+  /* Drop the image_buffer rows and say version 1. */
+  char v1[4096];
+  size_t n = 0;
+  for (const char *line = text; *line;) {
+    const char *end = strchr(line, '\n');
+    size_t l = end ? (size_t)(end - line) + 1 : strlen(line);
+    if (strncmp(line, "bandwidth image_buffer ", 23) != 0) {
+      assert_true(n + l < sizeof v1);
+      memcpy(v1 + n, line, l);
+      n += l;
+    }
+    line += l;
+  }
+  v1[n] = '\0';
+  char *h = strstr(v1, "tangram-profile 2");
+  assert_non_null(h);
+  h[16] = '1';
+  tg_error_info err = {{0}};
+  assert_int_equal(tg_device_profile_read(v1, n, &q, &err), TG_OK);
+  for (int a = 0; a < TG_ACCESS_COUNT; ++a) {
+    assert_true(q.gbps[TG_PROFILE_IMAGE_BUFFER][a] == p.gbps[TG_PROFILE_BUFFER][a]);
+    assert_true(q.gbps[TG_PROFILE_TEXTURE_2D][a] == p.gbps[TG_PROFILE_TEXTURE_2D][a]);
+  }
+  h[16] = '2';
+  assert_int_equal(tg_device_profile_read(v1, n, &q, &err), TG_ERROR_PARSE);
+  assert_non_null(strstr(err.message, "'bandwidth image_buffer linear' is missing"));
   tg_report_free(NULL, text);
 }
 
@@ -139,6 +180,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(round_trip),
       cmocka_unit_test(refusals_name_the_line),
+      cmocka_unit_test(version_1_prices_image_buffers_as_buffers),
       cmocka_unit_test(estimates_add_up),
   };
   return cmocka_run_group_tests_name("profile", tests, NULL, NULL);

@@ -138,6 +138,11 @@ static void probe_and_profile(void **state) {
   const char *bw = strstr(r.out, "\"bandwidth_gbps\":{\"buffer\":{\"linear\":");
   assert_non_null(bw);
   assert_true(field(bw, "\"linear\":") > 0.0);
+  /* Image buffers are measured as such (PoCL has image1d_buffer). */
+  const char *ib = strstr(r.out, "\"image_buffer\":{\"linear\":");
+  assert_non_null(ib);
+  assert_true(field(ib, "\"linear\":") > 0.0);
+  assert_true(field(ib, "\"channel_strided\":") > 0.0);
   assert_non_null(strstr(r.out, "\"alignments\":{\"buffer\":"));
   cli_free(&r);
   r = cli("evaluate %s --json --speed --profile %s", graph_path(), file);
@@ -169,7 +174,7 @@ static void probe_and_profile(void **state) {
   assert_non_null(strstr(r.err, "cut short"));
   assert_non_null(strstr(r.err, "tg_speed_cli_cut.profile"));
   cli_free(&r);
-  char *v = strstr(text, "tangram-profile 1");
+  char *v = strstr(text, "tangram-profile 2");
   assert_non_null(v);
   v[16] = '7';
   f = fopen("/tmp/tg_speed_cli_v7.profile", "wb");
