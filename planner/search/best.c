@@ -211,15 +211,9 @@ static const large_schedule *large_schedule_for(size_t count) {
                                           : &k_schedule_big;
 }
 
-typedef struct large_passes {
-  uint64_t reserve; /* what finishing a cut pass's plan takes */
-  int overflowed;   /* a pass's layout did not fit 64 bits */
-} large_passes;
-
 /* One greedy pass of run_best_large, kept when smaller; its deadline is the call's less
- * `reserve`. */
-static tg_status large_pass(const tg__plan_input *in, tg_strategy s, uint64_t reserve, int *overflowed,
-                            tg_plan **best) {
+ * `reserve`. A layout that does not fit 64 bits is no start (not an error). */
+static tg_status large_pass(const tg__plan_input *in, tg_strategy s, uint64_t reserve, tg_plan **best) {
   tg__plan_input greedy = *in;
   greedy.deadline_us = in->deadline_us > reserve ? in->deadline_us - reserve : 1;
   tg_plan *plan = NULL;
@@ -230,19 +224,18 @@ static tg_status large_pass(const tg__plan_input *in, tg_strategy s, uint64_t re
     return TG_OK;
   }
   tg_plan_destroy(plan);
-  if (st != TG_ERROR_OVERFLOW) return st;
-  *overflowed = 1; /* no start from there */
-  return TG_OK;
+  return st == TG_ERROR_OVERFLOW ? TG_OK : st;
 }
 
+/* before_round_fn: `ctx` points to the passes' reserve (uint64_t microseconds). */
 static tg_status large_before_round(const tg__plan_input *in, uint32_t k, void *ctx, tg_plan **best) {
-  large_passes *p = ctx;
+  const uint64_t reserve = *(const uint64_t *)ctx;
   const large_schedule *sch = large_schedule_for(in->count);
   for (size_t i = 1; i < 3; ++i) {
     uint64_t now = tg__now_us();
     if (sch->round[i] != k || now >= in->deadline_us || in->deadline_us - now < (uint64_t)in->count * 7 / 10)
       continue;
-    tg_status st = large_pass(in, sch->pass[i], p->reserve, &p->overflowed, best);
+    tg_status st = large_pass(in, sch->pass[i], reserve, best);
     if (st != TG_OK) return st;
   }
   return TG_OK;
@@ -265,17 +258,17 @@ static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
   /* Finishing a cut pass's plan takes about 0.3 us per record (at most half the limit); the
    * first pass, the only plan so far, may use a quarter of the overrun allowed for it. */
   uint64_t limit_us = (uint64_t)in->options->time_limit_ms * 1000;
-  large_passes p = {(uint64_t)in->count * 3 / 10, 0};
-  if (p.reserve > limit_us / 2) p.reserve = limit_us / 2;
+  uint64_t reserve = (uint64_t)in->count * 3 / 10;
+  if (reserve > limit_us / 2) reserve = limit_us / 2;
   const uint64_t quarter_slack = (allowed - in->deadline_us) / 4;
   tg_status st = large_pass(in, large_schedule_for(in->count)->pass[0],
-                            p.reserve > quarter_slack ? p.reserve - quarter_slack : 0, &p.overflowed, &best);
+                            reserve > quarter_slack ? reserve - quarter_slack : 0, &best);
   tg_plan_options left = *in->options;
   tg__plan_input rest = *in;
   rest.options = &left;
   left.time_limit_ms = time_left_ms(in);
   if (st == TG_OK && best == NULL) st = TG_ERROR_OVERFLOW; /* the first pass's layout */
-  if (st == TG_OK && left.time_limit_ms > 0) st = search_rounds(&rest, 0, large_before_round, &p, &best);
+  if (st == TG_OK && left.time_limit_ms > 0) st = search_rounds(&rest, 0, large_before_round, &reserve, &best);
   if (st != TG_OK) {
     tg_plan_destroy(best);
     return st;
