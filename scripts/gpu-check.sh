@@ -5,12 +5,14 @@
 #   2. the engine demos (ctest demo_*),
 #   3. `tangram probe` for OpenCL and for Vulkan,
 #   4. `tangram evaluate MODEL --speed` on the public models for OpenCL and for Vulkan,
+#   5. scripts/speed-stability.sh (5 runs: medians within 20%?) on one model per API,
 # and print one summary: each step PASS / FAIL / SKIP with its time, the device each API
 # opened, and per model and API the fastest and the smallest storage. Logs go to BUILD/gpu-check/.
 #   scripts/gpu-check.sh                 build in build-gpu (Release), default models
 #   scripts/gpu-check.sh BUILD_DIR       another build directory
 #   TANGRAM_GPU_CHECK_MODELS="a b" ...   other models (names in the model cache, without .tflite)
 #   TANGRAM_GPU_CHECK_REPEAT=N ...       timed runs per plan for evaluate --speed (default 5)
+#   TANGRAM_GPU_CHECK_STABILITY_MODEL=m  the stability step's model (default pose_landmark_lite)
 #   TANGRAM_GPU_CHECK_TESTS=REGEX ...    only the backend tests matching REGEX (a smoke run)
 #   TANGRAM_GPU_CHECK_NO_BUILD=1 ...     use BUILD_DIR as it is (already built)
 # Exit status: 0 when nothing failed (skips allowed: an API without a device), 1 otherwise.
@@ -94,6 +96,14 @@ for api in opencl vulkan; do
       summary[${#summary[@]}-1]+="  $rec"
     fi
   done
+  sm=${TANGRAM_GPU_CHECK_STABILITY_MODEL:-pose_landmark_lite}
+  if [ -s "$cache/$sm.tflite" ]; then
+    echo "=== gpu-check: $api stability $sm"
+    step "$api stability $sm" scripts/speed-stability.sh "$build" "$sm" "$api" 5
+    summary[${#summary[@]}-1]+="  $(tail -n 1 "$logs/$(echo "$api stability $sm" | tr ' /:' '___').log" | cut -d';' -f1)"
+  else
+    skip "$api stability $sm" "not in $cache"
+  fi
 done
 
 echo
