@@ -392,24 +392,22 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
   }
   /* Offsets: the subset-exact bound where it beats peak-live (not with in-place pairs): the
    * primary set's plus each fallback group's, each group being planned on its own. */
-  tg_offsets_bound oba = {ba.peak_live, TG_BOUND_PEAK_LIVE, 0};
   uint64_t offsets_lb = 0;
   tg_bound_source offsets_source = TG_BOUND_PEAK_LIVE;
-  if (!use_pairs && (st = tg_bounds_offsets(offsets_recs, np, 1, 0, 0, alloc, &oba)) != TG_OK) {
-    st = tg__error(err, st, "%s: offsets bound: %s", tg_storage_name(in->storage), tg_status_string(st));
-    goto fail;
-  }
-  if (oba.source == TG_BOUND_SUBSET_EXACT) offsets_source = TG_BOUND_SUBSET_EXACT;
-  int lb_fits = tg__add_u64(offsets_lb, oba.bytes, &offsets_lb);
-  for (int g = 0; g < FB_GROUPS; ++g) {
-    if (fg[g].set == NULL) continue;
-    tg_offsets_bound obf;
-    if ((st = tg_bounds_offsets(fg[g].bytes, fg[g].set->count, 1, 0, 0, alloc, &obf)) != TG_OK) {
-      st = tg__error(err, st, "%s: offsets bound: %s", tg_storage_name(in->storage), tg_status_string(st));
-      goto fail;
+  int lb_fits = 1;
+  for (int g = -1; g < FB_GROUPS; ++g) { /* -1: the primary set */
+    tg_offsets_bound ob = {ba.peak_live, TG_BOUND_PEAK_LIVE, 0};
+    if (g >= 0 && fg[g].set == NULL) continue;
+    if (g >= 0 || !use_pairs) {
+      st = g < 0 ? tg_bounds_offsets(offsets_recs, np, 1, 0, 0, alloc, &ob)
+                 : tg_bounds_offsets(fg[g].bytes, fg[g].set->count, 1, 0, 0, alloc, &ob);
+      if (st != TG_OK) {
+        st = tg__error(err, st, "%s: offsets bound: %s", tg_storage_name(in->storage), tg_status_string(st));
+        goto fail;
+      }
     }
-    if (obf.source == TG_BOUND_SUBSET_EXACT) offsets_source = TG_BOUND_SUBSET_EXACT;
-    lb_fits = lb_fits && tg__add_u64(offsets_lb, obf.bytes, &offsets_lb);
+    if (ob.source == TG_BOUND_SUBSET_EXACT) offsets_source = TG_BOUND_SUBSET_EXACT;
+    lb_fits = lb_fits && tg__add_u64(offsets_lb, ob.bytes, &offsets_lb);
   }
   if (!lb_fits) offsets_lb = UINT64_MAX;
   for (int m = 0; m < 2; ++m) {

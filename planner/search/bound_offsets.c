@@ -109,7 +109,7 @@ tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
   const tg_allocator *a = in->alloc;
   tg__task_points tp = {0, NULL, NULL};
   uint64_t *live = NULL;
-  size_t *centres = NULL;
+  size_t centres[TG__SUBSET_BOUND_CENTRES];
   window_work ww = {in, &tp, NULL, NULL, NULL, NULL};
   size_t cap = in->count < TG__SUBSET_BOUND_MAX_RECORDS ? in->count : TG__SUBSET_BOUND_MAX_RECORDS;
   tg_status st = tg__task_points_init(in, &tp);
@@ -119,8 +119,7 @@ tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
   ww.vols = tg__calloc(a, cap, sizeof *ww.vols);
   ww.items = tg__calloc(a, in->count, sizeof *ww.items);
   ww.tmp = tg__calloc(a, in->count, sizeof *ww.tmp);
-  centres = tg__calloc(a, TG__SUBSET_BOUND_CENTRES, sizeof *centres);
-  if (live == NULL || ww.recs == NULL || ww.vols == NULL || ww.items == NULL || ww.tmp == NULL || centres == NULL) {
+  if (live == NULL || ww.recs == NULL || ww.vols == NULL || ww.items == NULL || ww.tmp == NULL) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
@@ -140,7 +139,6 @@ tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
     centres[nc++] = pick;
   }
   uint64_t best = 0, nodes = 0;
-  size_t best_m = 0;
   const uint64_t node_cap = max_nodes ? max_nodes : UINT64_MAX;
   for (size_t c = 0; c < nc && nodes < node_cap; ++c) {
     for (size_t w = 0;; w = w ? 2 * w : 1) {
@@ -155,10 +153,8 @@ tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
       st = window_bound(&ww, lo, hi, left, deadline_us, &nodes, &lb, &settled, &m);
       if (st != TG_OK) goto done;
       if (lb > best) {
-        best = lb;
-        best_m = m < cap ? m : cap;
-        *out = best;
-        if (subset_records != NULL) *subset_records = best_m;
+        *out = best = lb;
+        if (subset_records != NULL) *subset_records = m < cap ? m : cap;
       }
       if (!settled || nodes >= node_cap || (lo == 0 && hi == tp.count - 1)) break;
     }
@@ -170,7 +166,6 @@ done:
   tg__free(a, ww.vols);
   tg__free(a, ww.items);
   tg__free(a, ww.tmp);
-  tg__free(a, centres);
   if (st == TG_ERROR_OVERFLOW) st = TG_OK; /* no bound from there */
   return st;
 }

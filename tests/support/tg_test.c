@@ -61,6 +61,21 @@ void tg_test_random_records(tg_test_rng *rng, const tg_test_random_spec *spec,
   }
 }
 
+tg_usage_record *tg_test_long_lived_set(tg_test_rng *rng, size_t n, uint32_t tasks, size_t long_every,
+                                        uint32_t short_len, uint64_t max_size) {
+  tg_usage_record *r = calloc(n ? n : 1, sizeof *r);
+  assert_non_null(r);
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t f = (uint32_t)tg_test_rng_range(rng, 0, tasks);
+    uint32_t len = i % long_every == 0 ? (uint32_t)tg_test_rng_range(rng, tasks / 4, tasks)
+                                       : (uint32_t)tg_test_rng_range(rng, 0, short_len);
+    r[i].size = (tg_extent){tg_test_rng_range(rng, 1, max_size), 1, 1};
+    r[i].first_task = f;
+    r[i].last_task = f + len;
+  }
+  return r;
+}
+
 const char *tg_test_data_path(char *buf, size_t size, const char *relative) {
   snprintf(buf, size, "%s/%s", TG_TEST_DATA_DIR, relative);
   return buf;

@@ -40,6 +40,12 @@ typedef struct tg_test_random_spec {
 void tg_test_random_records(tg_test_rng *rng, const tg_test_random_spec *spec,
                             tg_usage_record *out);
 
+/* `n` 1D records (calloc'd: free()) over tasks [0, tasks]: each lives 0..short_len tasks after
+ * its first, except every long_every-th (index % long_every == 0), which lives tasks/4..tasks;
+ * sizes 1..max_size bytes. Per record it draws the first task, the length, then the size. */
+tg_usage_record *tg_test_long_lived_set(tg_test_rng *rng, size_t n, uint32_t tasks, size_t long_every,
+                                        uint32_t short_len, uint64_t max_size);
+
 /* Path to a file under tests/data (static buffer per call site is NOT used: writes into buf). */
 const char *tg_test_data_path(char *buf, size_t size, const char *relative);
 

@@ -119,19 +119,10 @@ static void never_above_the_optimum(void **state) {
   assert_true(equal_opt * 10 >= sets * 9);
 }
 
-/* Random 1D records over a longer time axis, some long-lived. */
+/* Random 1D records over a longer time axis, some long-lived, every third 8 times larger. */
 static tg_usage_record *random_set(tg_test_rng *g, size_t n) {
-  tg_usage_record *r = calloc(n, sizeof *r);
-  assert_non_null(r);
-  uint32_t tasks = (uint32_t)(n / 4 + 3);
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t f = (uint32_t)tg_test_rng_range(g, 0, tasks);
-    uint32_t len = i % 13 == 0 ? (uint32_t)tg_test_rng_range(g, tasks / 4, tasks)
-                               : (uint32_t)tg_test_rng_range(g, 0, 4);
-    r[i].size = (tg_extent){tg_test_rng_range(g, 1, 1000) * (i % 3 == 0 ? 8 : 1), 1, 1};
-    r[i].first_task = f;
-    r[i].last_task = f + len;
-  }
+  tg_usage_record *r = tg_test_long_lived_set(g, n, (uint32_t)(n / 4 + 3), 13, 4, 1000);
+  for (size_t i = 0; i < n; i += 3) r[i].size.w *= 8;
   return r;
 }
 

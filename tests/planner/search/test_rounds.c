@@ -11,18 +11,8 @@
 
 /* Random 1D records: short-lived ones, some long-lived, a few aligned. */
 static tg_usage_record *random_set(tg_test_rng *g, size_t n) {
-  tg_usage_record *r = calloc(n ? n : 1, sizeof *r);
-  assert_non_null(r);
-  uint32_t tasks = (uint32_t)(n / 3 + 4);
-  for (size_t i = 0; i < n; ++i) {
-    uint32_t f = (uint32_t)tg_test_rng_range(g, 0, tasks);
-    uint32_t len = i % 17 == 0 ? (uint32_t)tg_test_rng_range(g, tasks / 4, tasks)
-                               : (uint32_t)tg_test_rng_range(g, 0, 5);
-    r[i].size = (tg_extent){tg_test_rng_range(g, 1, 4000), 1, 1};
-    r[i].first_task = f;
-    r[i].last_task = f + len;
-    if (i % 5 == 0) r[i].alignment = 8;
-  }
+  tg_usage_record *r = tg_test_long_lived_set(g, n, (uint32_t)(n / 3 + 4), 17, 5, 4000);
+  for (size_t i = 0; i < n; i += 5) r[i].alignment = 8;
   return r;
 }
 
