@@ -22,11 +22,9 @@ struct tg_evaluation_state {
   tg_record_set *input_copy;    /* records input: a private copy, so views own their names */
 };
 
-/* The storages of the fallback chain tensors fall to (tg_storage_fallback_next), in chain
- * order: each group is planned on its own. */
-#define FB_GROUPS 3
-static const tg_storage k_fb_storage[FB_GROUPS] = {TG_STORAGE_TEXTURE_2D, TG_STORAGE_IMAGE_BUFFER,
-                                                   TG_STORAGE_BUFFER};
+/* The storages of the fallback chain tensors fall to, in chain order (tg_storage_fallback_at):
+ * each group is planned on its own. */
+#define FB_GROUPS TG_STORAGE_FALLBACK_COUNT
 
 /* The plans of one result, while deciding whether it is the storage's best. */
 typedef struct result_plans {
@@ -47,7 +45,7 @@ static void result_plans_clear(result_plans *p) {
 typedef struct storage_input {
   tg_storage storage;
   const tg_record_set *primary;         /* dims = the storage's */
-  const tg_record_set *fallback[FB_GROUPS]; /* per k_fb_storage; may be NULL or empty */
+  const tg_record_set *fallback[FB_GROUPS]; /* per tg_storage_fallback_at; may be NULL or empty */
   uint64_t unit;                        /* bytes per primary volume unit */
   const tg_share_relation *rel_primary; /* NULL: serial */
   const tg_share_relation *rel_fallback[FB_GROUPS];
@@ -156,7 +154,7 @@ static tg_status build_view(storage_state *ss, const storage_input *in, const fb
     for (size_t j = 0; f && j < f->count; ++j) {
       recs[base + j] = fg[g].bytes[j];
       names[base + j] = f->names ? f->names[j] : NULL;
-      where[base + j] = k_fb_storage[g];
+      where[base + j] = tg_storage_fallback_at((uint32_t)g);
     }
     base += f ? f->count : 0;
   }
@@ -655,7 +653,8 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
 
   tg_lifetimes *life = NULL;
   tg_schedule *sched = NULL;
-  tg_policy_relation *rel_p = NULL, *rel_f[FB_GROUPS] = {NULL, NULL, NULL};
+  tg_model_relations rels;
+  memset(&rels, 0, sizeof rels);
   tg_evaluation *ev = NULL;
   if ((st = tg_graph_compute_lifetimes(graph, NULL, alloc, &life, err)) != TG_OK) return st;
   if (opt->policy != TG_POLICY_SERIAL &&
@@ -683,7 +682,7 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
     memset(&in, 0, sizeof in);
     in.storage = storage;
     in.primary = mr->records;
-    for (int g = 0; g < FB_GROUPS; ++g) in.fallback[g] = mr->fallbacks[k_fb_storage[g]].records;
+    for (int g = 0; g < FB_GROUPS; ++g) in.fallback[g] = mr->fallbacks[tg_storage_fallback_at((uint32_t)g)].records;
     in.unit = tg_storage_dims(storage) == 1 ? 1 : tg_precision_texel_bytes(opt->precision);
     tg_in_place_pair *pairs = NULL;
     if ((st = tg_model_in_place_pairs(graph, life, mr, 1, alloc, &pairs, &in.pair_count)) != TG_OK) {
@@ -691,29 +690,17 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
       goto fail;
     }
     in.pairs = pairs;
-    if (sched != NULL) {
-      st = tg_policy_relation_create(sched, opt->policy, mr->tensor_of, mr->records->count, alloc, &rel_p);
-      for (int g = 0; g < FB_GROUPS && st == TG_OK; ++g) {
-        const tg_model_fallback *f = &mr->fallbacks[k_fb_storage[g]];
-        if (f->records && f->records->count)
-          st = tg_policy_relation_create(sched, opt->policy, f->tensor_of, f->records->count, alloc, &rel_f[g]);
-      }
-      if (st != TG_OK) {
-        tg__error(err, st, "%s: policy relation: %s", tg_storage_name(storage), tg_status_string(st));
-        if (pairs) tg__free(alloc, pairs);
-        goto fail;
-      }
-      in.rel_primary = tg_policy_relation_get(rel_p);
-      for (int g = 0; g < FB_GROUPS; ++g) in.rel_fallback[g] = rel_f[g] ? tg_policy_relation_get(rel_f[g]) : NULL;
+    if (sched != NULL && (st = tg_model_relations_create(sched, opt->policy, mr, alloc, &rels)) != TG_OK) {
+      tg__error(err, st, "%s: policy relation: %s", tg_storage_name(storage), tg_status_string(st));
+      if (pairs) tg__free(alloc, pairs);
+      goto fail;
     }
+    in.rel_primary = tg_policy_relation_get(rels.primary);
+    for (int g = 0; g < FB_GROUPS; ++g)
+      in.rel_fallback[g] = tg_policy_relation_get(rels.fallback[tg_storage_fallback_at((uint32_t)g)]);
     st = evaluate_storage(ev, &in, opt, alloc, err);
     if (pairs) tg__free(alloc, pairs);
-    tg_policy_relation_destroy(rel_p);
-    rel_p = NULL;
-    for (int g = 0; g < FB_GROUPS; ++g) {
-      tg_policy_relation_destroy(rel_f[g]);
-      rel_f[g] = NULL;
-    }
+    tg_model_relations_clear(&rels);
     if (st != TG_OK) goto fail;
   }
 
@@ -725,11 +712,11 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
     const tg_model_records *mr = ev->state->storage[s].model;
     for (int g = 0; g < FB_GROUPS; ++g) {
-      const tg_model_fallback *f = &mr->fallbacks[k_fb_storage[g]];
+      const tg_model_fallback *f = &mr->fallbacks[tg_storage_fallback_at((uint32_t)g)];
       for (size_t j = 0; f->records && j < f->records->count; ++j) {
         tg_evaluation_fallback *fb = &ev->fallbacks[ev->fallback_count++];
         fb->storage = (tg_storage)s;
-        fb->to = k_fb_storage[g];
+        fb->to = tg_storage_fallback_at((uint32_t)g);
         fb->tensor = f->tensor_of[j];
         fb->name = f->records->names[j];
         fb->reason = f->reasons[j];
@@ -743,8 +730,7 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
   return TG_OK;
 
 fail:
-  tg_policy_relation_destroy(rel_p);
-  for (int g = 0; g < FB_GROUPS; ++g) tg_policy_relation_destroy(rel_f[g]);
+  tg_model_relations_clear(&rels);
   tg_evaluation_destroy(ev);
   tg_schedule_destroy(sched);
   tg_lifetimes_destroy(life);
@@ -860,7 +846,7 @@ const char *tg_evaluation_describe(const tg_evaluation *ev, char *buf, size_t si
   } else {
     for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
       size_t i = ev->best_of_storage[s];
-      if (i == TG_EVALUATION_NONE || s == TG_STORAGE_BUFFER || s == TG_STORAGE_IMAGE_BUFFER) continue;
+      if (i == TG_EVALUATION_NONE || !tg_storage_is_texture((tg_storage)s)) continue;
       if (other == TG_EVALUATION_NONE || ev->results[i].bytes < ev->results[other].bytes) other = i;
     }
   }

@@ -246,9 +246,9 @@ static void text_objects_recommendation(tg__strbuf *b, const tg_evaluation *ev) 
   if (ev->recommended_objects == TG_EVALUATION_NONE) return;
   const tg_evaluation_result *r = &ev->results[ev->recommended_objects];
   const tg_evaluation_result *o = NULL;
-  int winner_is_texture = r->storage != TG_STORAGE_BUFFER && r->storage != TG_STORAGE_IMAGE_BUFFER;
+  int winner_is_texture = tg_storage_is_texture(r->storage);
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
-    int texture = s != TG_STORAGE_BUFFER && s != TG_STORAGE_IMAGE_BUFFER;
+    int texture = tg_storage_is_texture((tg_storage)s);
     if (winner_is_texture ? s != TG_STORAGE_BUFFER : !texture) continue;
     const tg_evaluation_result *c = best_of_mode(ev, (tg_storage)s, TG_MODE_OBJECTS);
     if (c && (o == NULL || c->bytes < o->bytes)) o = c;

@@ -90,10 +90,8 @@ static void run_usage(FILE *to) {
       to);
 }
 
-/* The storages of the fallback chain a tensor may fall to, each group planned on its own. */
-#define FALLBACK_GROUPS 3
-static const tg_storage k_fallback_storages[FALLBACK_GROUPS] = {TG_STORAGE_TEXTURE_2D, TG_STORAGE_IMAGE_BUFFER,
-                                                                 TG_STORAGE_BUFFER};
+/* The fallback groups, in chain order (tg_storage_fallback_at), each planned on its own. */
+#define FALLBACK_GROUPS TG_STORAGE_FALLBACK_COUNT
 
 /* The plan of one fallback group (NULL plan: the group is empty). */
 typedef struct fallback_plan {
@@ -118,7 +116,7 @@ typedef struct storage_plan {
   uint64_t bytes, naive_bytes, lower_bound_bytes;
   uint64_t plan_us;
   const char *note;                /* e.g. textures fell back to objects mode */
-  tg_in_place_pair *pairs;         /* --in-place: the candidates this device and mode allow */
+  tg_in_place_pair *pairs;         /* --in-place: the pairs this model, storage and device allow */
   size_t pair_count;
 } storage_plan;
 
@@ -143,32 +141,26 @@ static uint64_t plan_bytes(const tg_plan *p, tg_precision precision) {
   return p->total * tg_precision_texel_bytes(precision);
 }
 
-/* Plan one record set on the device. Offsets mode plans the device's arena records (real
- * sizes and alignments). */
-static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg_tensor_resource *res,
-                              tg_precision precision, tg_mode mode, tg_strategy strategy,
-                              const tg_share_relation *relation, tg_in_place_pair *pairs, size_t *pair_count,
-                              uint32_t time_limit_ms, uint64_t max_allocation, const tg_allocator *alloc,
-                              tg_record_set **arena, tg_plan **plan) {
+/* What the device creates for `set` in `storage` and, in offsets mode, the records to plan:
+ * the device's real sizes and alignments (`*arena`; NULL in objects mode). */
+static tg_status device_records(tg_device *dev, const tg_record_set *set, tg_storage storage, tg_precision precision,
+                                tg_mode mode, const tg_allocator *alloc, tg_tensor_resource **res,
+                                tg_record_set **arena) {
   *arena = NULL;
-  *plan = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    tg_status st = tg_device_compute_arena_records(dev, res, set->records, set->count, precision,
-                                                   alloc, arena);
-    if (st != TG_OK) return st;
-    planned = *arena;
-  }
-  /* Pairs whose device sizes differ (arena records) cannot share one allocation. */
-  size_t kept = 0;
-  for (size_t i = 0; pairs && i < *pair_count; ++i) {
-    const tg_extent a = planned->records[pairs[i].input].size, b = planned->records[pairs[i].output].size;
-    if (a.w == b.w && a.h == b.h && a.d == b.d) pairs[kept++] = pairs[i];
-  }
-  if (pairs) *pair_count = kept;
+  tg_status st = tg_cli_resources(set, storage, precision, alloc, res);
+  if (st == TG_OK && mode == TG_MODE_OFFSETS)
+    st = tg_device_compute_arena_records(dev, *res, set->records, set->count, precision, alloc, arena);
+  return st;
+}
+
+/* Plan one record set on the device (`planned`: the records or their arena records). */
+static tg_status plan_records(const tg_record_set *planned, tg_mode mode, tg_strategy strategy,
+                              const tg_share_relation *relation, const tg_in_place_pair *pairs, size_t pair_count,
+                              uint32_t time_limit_ms, uint64_t max_allocation, const tg_allocator *alloc,
+                              tg_plan **plan) {
   tg_plan_options opt = {0};
   opt.in_place = pairs;
-  opt.in_place_count = pairs ? *pair_count : 0;
+  opt.in_place_count = pair_count;
   if (strategy == TG_STRATEGY_BEST) opt.time_limit_ms = time_limit_ms;
   opt.mode = mode;
   opt.strategy = strategy;
@@ -224,121 +216,111 @@ static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_all
                                  : TG_OK;
 }
 
-static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
-                                    tg_precision precision, tg_mode mode, tg_strategy strategy,
-                                    tg_policy policy, int plan_io, int in_place, uint32_t time_limit_ms,
-                                    const tg_model_options *shapes,
-                                    uint64_t max_allocation, const tg_device_limits *limits, int no_fallback,
-                                    const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
+/* Load MODEL's records for `storage` and check that they and the device can hold it: record
+ * files of 2D/3D extents hold texels, which only a texture storage of as many dimensions
+ * realises; textures need image support; images in offsets mode need images in an arena
+ * (`*mode` becomes objects, with a note, unless `from_file`, where that is an error). */
+static tg_status storage_load(tg_device *dev, const char *path, tg_storage storage, tg_precision precision,
+                              tg_mode *mode, int plan_io, const tg_model_options *shapes,
+                              const tg_device_limits *limits, int from_file, const tg_allocator *alloc,
+                              storage_plan *sp, tg_error_info *err) {
   memset(sp, 0, sizeof *sp);
   const tg_device_info *info = tg_device_get_info(dev);
   sp->storage = storage;
-  sp->mode = mode;
-  sp->strategy = strategy;
   tg_cli_input_options io = {storage, precision, plan_io, limits, shapes, 1, 1};
   tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
   if (st != TG_OK) return st;
-  const tg_record_set *set = sp->in.records;
-  int image = storage == TG_STORAGE_TEXTURE_2D || storage == TG_STORAGE_TEXTURE_ARRAY ||
-              storage == TG_STORAGE_TEXTURE_3D || storage == TG_STORAGE_SINGLE_TEXTURE_2D;
-  if ((set->dims > 1 && !image) ||
-      (set->dims == 3 && storage != TG_STORAGE_TEXTURE_3D && storage != TG_STORAGE_TEXTURE_ARRAY)) {
-    /* Record files of 2D/3D extents hold texels: only a texture storage of as many dimensions
-     * (3D: texture_3d or texture_array) realises them. */
-    uint32_t dims = set->dims;
-    storage_plan_free(sp);
-    return tg__error(err, TG_ERROR_UNSUPPORTED, "the records are %uD texel extents, which %s cannot hold",
-                     dims, tg_storage_name(storage));
-  }
-  if (image && !info->images) {
-    storage_plan_free(sp);
-    return tg__error(err, TG_ERROR_UNSUPPORTED, "%s: the device has no image support", tg_storage_name(storage));
-  }
-  if (image && mode == TG_MODE_OFFSETS && !info->arena_images) {
-    sp->mode = TG_MODE_OBJECTS;
-    sp->note = "this device cannot place images in an arena: textures use objects mode";
-    if (!tg_strategy_applies(strategy, TG_MODE_OBJECTS, tg_storage_dims(storage))) {
-      strategy = TG_STRATEGY_BEST;
-      sp->note = "this device cannot place images in an arena: textures use objects mode, and "
-                 "strategy best (the one asked for plans offsets only)";
-    }
-  }
-  if ((st = tg_cli_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
-  if ((st = check_cap(set, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
-  if (in_place && sp->in.in_place_count > 0) {
-    /* OpenCL 1.2 images cannot be read and written by one kernel: views only there. */
-    sp->pairs = tg__calloc(alloc, sp->in.in_place_count, sizeof *sp->pairs);
-    if (sp->pairs == NULL) {
-      st = TG_ERROR_OUT_OF_HOST_MEMORY;
-      goto fail;
-    }
-    for (size_t i = 0; i < sp->in.in_place_count; ++i)
-      if (sp->in.in_place[i].view || !image || info->backend != TG_BACKEND_OPENCL)
-        sp->pairs[sp->pair_count++] = sp->in.in_place[i];
-  }
-  tg_policy_relation *rel = NULL;
-  if ((st = tg_cli_input_relation(&sp->in, policy, &rel, err)) != TG_OK) goto fail;
-  uint64_t t0 = tg__now_us();
-  st = plan_records(dev, set, sp->resources, precision, sp->mode, strategy, tg_policy_relation_get(rel),
-                    sp->pairs, &sp->pair_count, time_limit_ms, max_allocation, alloc, &sp->arena_records,
-                    &sp->plan);
-  tg_policy_relation_destroy(rel);
+  const uint32_t dims = sp->in.records->dims;
+  const int texture = tg_storage_is_texture(storage);
+  if ((dims > 1 && !texture) || (dims == 3 && tg_storage_dims(storage) != 3))
+    st = tg__error(err, TG_ERROR_UNSUPPORTED, "the records are %uD texel extents, which %s cannot hold", dims,
+                   tg_storage_name(storage));
+  else if (texture && !info->images)
+    st = tg__error(err, TG_ERROR_UNSUPPORTED, "%s: the device has no image support", tg_storage_name(storage));
+  else if (texture && *mode == TG_MODE_OFFSETS && !info->arena_images && from_file)
+    st = tg__error(err, TG_ERROR_UNSUPPORTED, "the plan places %s tensors in one arena; this device cannot",
+                   tg_storage_name(storage));
   if (st != TG_OK) {
-    tg__error(err, st, "planning %s failed: %s", tg_storage_name(storage), tg_status_string(st));
-    goto fail;
+    storage_plan_free(sp);
+    return st;
   }
-  if ((st = check_cap(set, sp->plan, precision, max_allocation, err)) != TG_OK) goto fail;
+  if (texture && *mode == TG_MODE_OFFSETS && !info->arena_images) {
+    *mode = TG_MODE_OBJECTS;
+    sp->note = "this device cannot place images in an arena: textures use objects mode";
+  }
+  return TG_OK;
+}
+
+/* The primary records' resources, their arena records (offsets mode) and, with `in_place`,
+ * the pairs this model, storage and device allow over them. */
+static tg_status storage_records(tg_device *dev, storage_plan *sp, tg_precision precision, int in_place,
+                                 uint64_t max_allocation, tg_error_info *err) {
+  const tg_record_set *set = sp->in.records;
+  tg_status st = device_records(dev, set, sp->storage, precision, sp->mode, sp->in.alloc, &sp->resources,
+                                &sp->arena_records);
+  if (st != TG_OK) return tg__error(err, st, "%s records on the device: %s", tg_storage_name(sp->storage),
+                                    tg_status_string(st));
   sp->planned = sp->arena_records ? sp->arena_records : set;
-  /* Tensors that do not fit the storage: each group of the fallback chain planned in its own
-   * storage, serially ordered like the rest. Their records index the group's set, so the
-   * policy relation (made for the primary set) does not apply; fallback groups use the serial
-   * rule. Textures use objects mode where the device cannot place images in an arena. */
+  if ((st = check_cap(set, NULL, precision, max_allocation, err)) != TG_OK) return st;
+  if (!in_place) return TG_OK;
+  st = tg_cli_device_pairs(&sp->in, tg_device_get_info(dev)->read_write_images, sp->planned, &sp->pairs,
+                           &sp->pair_count);
+  return st == TG_OK ? TG_OK : tg__error(err, st, "in-place pairs: %s", tg_status_string(st));
+}
+
+/* Tensors that do not fit the storage: each group of the fallback chain planned in its own
+ * storage, under the policy's relation over the group's records. Textures use objects mode
+ * where the device cannot place images in an arena. */
+static tg_status plan_fallbacks(tg_device *dev, storage_plan *sp, tg_precision precision, tg_mode mode,
+                                tg_strategy strategy, const tg_model_relations *rels, uint32_t time_limit_ms,
+                                uint64_t max_allocation, int no_fallback, tg_error_info *err) {
+  const tg_device_info *info = tg_device_get_info(dev);
   const tg_model_records *mr = sp->in.model_records;
   for (int g = 0; mr && g < FALLBACK_GROUPS; ++g) {
-    const tg_storage fs = k_fallback_storages[g];
+    const tg_storage fs = tg_storage_fallback_at((uint32_t)g);
     const tg_model_fallback *grp = &mr->fallbacks[fs];
     const tg_record_set *fb = grp->records;
     if (fb == NULL || fb->count == 0) continue;
-    if (no_fallback) {
-      st = tg__error(err, TG_ERROR_LIMIT, "tensor %s does not fit %s: %s (--no-fallback)",
-                     fb->names[0] ? fb->names[0] : "?", tg_storage_name(storage), grp->reasons[0]);
-      goto fail;
-    }
+    if (no_fallback)
+      return tg__error(err, TG_ERROR_LIMIT, "tensor %s does not fit %s: %s (--no-fallback)",
+                       fb->names[0] ? fb->names[0] : "?", tg_storage_name(sp->storage), grp->reasons[0]);
     fallback_plan *fp = &sp->fb[g];
     fp->group = grp;
-    const int fimage = fs == TG_STORAGE_TEXTURE_2D;
-    if (fimage && !info->images) {
-      st = tg__error(err, TG_ERROR_UNSUPPORTED, "tensor %s falls back to %s: the device has no image support",
-                     fb->names[0] ? fb->names[0] : "?", tg_storage_name(fs));
-      goto fail;
-    }
-    tg_mode fmode = (fimage && mode == TG_MODE_OFFSETS && !info->arena_images) ? TG_MODE_OBJECTS : mode;
+    const int texture = tg_storage_is_texture(fs);
+    if (texture && !info->images)
+      return tg__error(err, TG_ERROR_UNSUPPORTED, "tensor %s falls back to %s: the device has no image support",
+                       fb->names[0] ? fb->names[0] : "?", tg_storage_name(fs));
+    tg_mode fmode = (texture && mode == TG_MODE_OFFSETS && !info->arena_images) ? TG_MODE_OBJECTS : mode;
     tg_strategy fstrategy = tg_strategy_applies(strategy, fmode, fmode == TG_MODE_OBJECTS ? fb->dims : 1)
                                 ? strategy : TG_STRATEGY_BEST;
-    if ((st = tg_cli_resources(fb, fs, precision, alloc, &fp->resources)) != TG_OK) goto fail;
-    if ((st = check_cap(fb, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
-    st = plan_records(dev, fb, fp->resources, precision, fmode, fstrategy, NULL, NULL, NULL, time_limit_ms,
-                      max_allocation, alloc, &fp->arena, &fp->plan);
-    if (st != TG_OK) {
-      tg__error(err, st, "planning the tensors that fall back to %s failed: %s", tg_storage_name(fs),
-                tg_status_string(st));
-      goto fail;
-    }
-    if ((st = check_cap(fb, fp->plan, precision, max_allocation, err)) != TG_OK) goto fail;
+    tg_status st = device_records(dev, fb, fs, precision, fmode, sp->in.alloc, &fp->resources, &fp->arena);
+    if (st == TG_OK && (st = check_cap(fb, NULL, precision, max_allocation, err)) != TG_OK) return st;
+    if (st == TG_OK)
+      st = plan_records(fp->arena ? fp->arena : fb, fmode, fstrategy, tg_policy_relation_get(rels->fallback[fs]),
+                        NULL, 0, time_limit_ms, max_allocation, sp->in.alloc, &fp->plan);
+    if (st != TG_OK)
+      return tg__error(err, st, "planning the tensors that fall back to %s failed: %s", tg_storage_name(fs),
+                       tg_status_string(st));
+    if ((st = check_cap(fb, fp->plan, precision, max_allocation, err)) != TG_OK) return st;
   }
-  sp->plan_us = tg__now_us() - t0;
+  return TG_OK;
+}
+
+/* Bytes, naive total and lower bound of a storage plan, its fallback groups' included; the
+ * in-place bound when the plan may use pairs. */
+static tg_status storage_bounds(storage_plan *sp, tg_precision precision, tg_error_info *err) {
+  const tg_allocator *alloc = sp->in.alloc;
   sp->bytes = plan_bytes(sp->plan, precision);
   for (int g = 0; g < FALLBACK_GROUPS; ++g) sp->bytes += plan_bytes(sp->fb[g].plan, precision);
   uint64_t naive, lb;
-  if ((st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb)) != TG_OK) goto fail;
-  if (sp->pair_count > 0) {
-    /* The plan may use the pairs: the bound is the in-place one. */
+  tg_status st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb);
+  if (st == TG_OK && sp->pair_count > 0) {
     tg_bounds ib;
-    if ((st = tg_bounds_compute_in_place(sp->planned->records, sp->planned->count, sp->planned->dims, sp->pairs,
-                                         sp->pair_count, alloc, &ib, NULL)) != TG_OK)
-      goto fail;
+    st = tg_bounds_compute_in_place(sp->planned->records, sp->planned->count, sp->planned->dims, sp->pairs,
+                                    sp->pair_count, alloc, &ib, NULL);
     lb = sp->mode == TG_MODE_OBJECTS ? ib.positional_max : ib.peak_live;
   }
+  if (st != TG_OK) return tg__error(err, st, "bounds: %s", tg_status_string(st));
   uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(precision);
   sp->naive_bytes = naive * unit;
   sp->lower_bound_bytes = lb * unit;
@@ -346,68 +328,98 @@ static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage
     const fallback_plan *fp = &sp->fb[g];
     if (fp->plan == NULL) continue;
     const tg_record_set *fs = fp->arena ? fp->arena : fp->group->records;
-    if ((st = set_bounds(fs, fp->plan->mode, alloc, &naive, &lb)) != TG_OK) goto fail;
+    if ((st = set_bounds(fs, fp->plan->mode, alloc, &naive, &lb)) != TG_OK)
+      return tg__error(err, st, "bounds: %s", tg_status_string(st));
     const uint64_t funit = fs->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
     sp->naive_bytes += naive * funit;
     sp->lower_bound_bytes += lb * funit;
   }
   return TG_OK;
+}
+
+/* Plan MODEL in `storage` on the device: its records, the pairs allowed (--in-place), the
+ * policy's relations, the primary plan and each fallback group's, and the bounds. */
+static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
+                                    tg_precision precision, tg_mode mode, tg_strategy strategy,
+                                    tg_policy policy, int plan_io, int in_place, uint32_t time_limit_ms,
+                                    const tg_model_options *shapes,
+                                    uint64_t max_allocation, const tg_device_limits *limits, int no_fallback,
+                                    const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
+  const tg_mode asked = mode;
+  tg_status st = storage_load(dev, path, storage, precision, &mode, plan_io, shapes, limits, 0, alloc, sp, err);
+  if (st != TG_OK) return st;
+  if (mode != asked && !tg_strategy_applies(strategy, mode, tg_storage_dims(storage))) {
+    strategy = TG_STRATEGY_BEST;
+    sp->note = "this device cannot place images in an arena: textures use objects mode, and "
+               "strategy best (the one asked for plans offsets only)";
+  }
+  sp->mode = mode;
+  sp->strategy = strategy;
+  tg_model_relations rels;
+  memset(&rels, 0, sizeof rels);
+  uint64_t t0 = tg__now_us();
+  if ((st = storage_records(dev, sp, precision, in_place, max_allocation, err)) != TG_OK ||
+      (st = tg_cli_input_relations(&sp->in, policy, &rels, err)) != TG_OK)
+    goto fail;
+  st = plan_records(sp->planned, mode, strategy, tg_policy_relation_get(rels.primary), sp->pairs, sp->pair_count,
+                    time_limit_ms, max_allocation, alloc, &sp->plan);
+  if (st != TG_OK) {
+    tg__error(err, st, "planning %s failed: %s", tg_storage_name(storage), tg_status_string(st));
+    goto fail;
+  }
+  if ((st = check_cap(sp->in.records, sp->plan, precision, max_allocation, err)) != TG_OK ||
+      (st = plan_fallbacks(dev, sp, precision, mode, strategy, &rels, time_limit_ms, max_allocation, no_fallback,
+                           err)) != TG_OK)
+    goto fail;
+  sp->plan_us = tg__now_us() - t0;
+  if ((st = storage_bounds(sp, precision, err)) != TG_OK) goto fail;
+  tg_model_relations_clear(&rels);
+  return TG_OK;
 fail:
+  tg_model_relations_clear(&rels);
   storage_plan_free(sp);
   return st;
 }
 
 /* --plan: the plan of a plan file, for MODEL's records on this device (built with the file's
  * storage, precision and plan_io under the device's limits): the records must have the file's
- * fingerprint, the plan must hold under `policy`, and in offsets mode it must meet the device's
- * own sizes and alignments. Takes the file's plan. Statuses other than host memory and device
- * failures mean this plan cannot run here (exit 2); `err` says why. */
+ * fingerprint, the plan must hold under the file's policy, its in-place pairs must be among
+ * those this model, storage and device allow (the same pairs a plan made here may use), and in
+ * offsets mode it must meet the device's own sizes and alignments. Takes the file's plan.
+ * Statuses other than host memory and device failures mean this plan cannot run here (exit 2);
+ * `err` says why. */
 static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, tg_plan_file *pf,
                                               int plan_io, const tg_model_options *shapes,
                                               uint64_t max_allocation, const tg_device_limits *limits,
                                               const tg_allocator *alloc, storage_plan *sp,
                                               tg_error_info *err) {
-  memset(sp, 0, sizeof *sp);
-  const tg_device_info *info = tg_device_get_info(dev);
-  sp->storage = pf->storage;
-  sp->mode = pf->plan->mode;
-  sp->strategy = pf->strategy;
-  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, limits, shapes, 1, 1};
-  tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
+  tg_mode mode = pf->plan->mode;
+  tg_status st = storage_load(dev, path, pf->storage, pf->precision, &mode, plan_io, shapes, limits, 1, alloc, sp,
+                              err);
   if (st != TG_OK) return st;
+  sp->mode = mode;
+  sp->strategy = pf->strategy;
   const tg_record_set *set = sp->in.records;
-  int image = pf->storage == TG_STORAGE_TEXTURE_2D || pf->storage == TG_STORAGE_TEXTURE_ARRAY ||
-              pf->storage == TG_STORAGE_TEXTURE_3D || pf->storage == TG_STORAGE_SINGLE_TEXTURE_2D;
-  const tg_model_records *mr = sp->in.model_records;
-  const size_t nfb = tg_model_records_fallback_count(mr);
-  const tg_model_fallback *first = NULL; /* the first group with a tensor */
-  for (int g = 0; nfb && first == NULL && g < FALLBACK_GROUPS; ++g)
-    if (mr->fallbacks[k_fallback_storages[g]].records && mr->fallbacks[k_fallback_storages[g]].records->count)
-      first = &mr->fallbacks[k_fallback_storages[g]];
+  tg_storage to = TG_STORAGE_BUFFER;
+  const tg_model_fallback *first = tg_cli_first_fallback(sp->in.model_records, &to);
   uint64_t t0 = tg__now_us();
   tg_policy_relation *rel = NULL;
-  if (image && !info->images)
-    st = tg__error(err, TG_ERROR_UNSUPPORTED, "the plan holds %s tensors; this device has no image support",
-                   tg_storage_name(pf->storage));
-  else if (image && sp->mode == TG_MODE_OFFSETS && !info->arena_images)
-    st = tg__error(err, TG_ERROR_UNSUPPORTED, "the plan places %s tensors in one arena; this device cannot",
-                   tg_storage_name(pf->storage));
-  else if (first)
+  if (first)
     st = tg__error(err, TG_ERROR_LIMIT, "%zu tensors of %s do not fit %s on this device (first: %s: %s); the plan "
-                   "needs all of them there", nfb, path, tg_storage_name(pf->storage),
-                   first->records->names[0] ? first->records->names[0] : "?", first->reasons[0]);
-  else if ((st = tg_cli_resources(set, pf->storage, pf->precision, alloc, &sp->resources)) == TG_OK &&
-           (st = tg_cli_input_relation(&sp->in, pf->policy, &rel, err)) == TG_OK)
-    st = tg_plan_file_match(pf, set->records, (const char *const *)set->names, set->count, set->dims,
-                            tg_policy_relation_get(rel), alloc, err);
+                   "needs all of them there", tg_model_records_fallback_count(sp->in.model_records), path,
+                   tg_storage_name(pf->storage), first->records->names[0] ? first->records->names[0] : "?",
+                   first->reasons[0]);
+  else if ((st = storage_records(dev, sp, pf->precision, pf->plan->in_place_count > 0, 0, err)) == TG_OK &&
+           (st = tg_cli_input_relation(&sp->in, pf->policy, &rel, err)) == TG_OK &&
+           (st = tg_plan_file_match(pf, set->records, (const char *const *)set->names, set->count, set->dims,
+                                    tg_policy_relation_get(rel), alloc, err)) == TG_OK)
+    st = tg_cli_plan_file_check_pairs(pf->plan, &sp->in, tg_device_get_info(dev)->read_write_images, sp->pairs,
+                                      sp->pair_count, err);
   tg_policy_relation_destroy(rel);
   if (st == TG_OK && sp->mode == TG_MODE_OFFSETS) {
     /* The device's real sizes and alignments: the plan must hold for them too. */
-    st = tg_device_compute_arena_records(dev, sp->resources, set->records, set->count, pf->precision, alloc,
-                                         &sp->arena_records);
     tg_error_info verr = {{0}};
-    if (st == TG_OK)
-      st = tg_plan_validate(sp->arena_records->records, set->count, 1, pf->plan, pf->alignment, NULL, alloc, &verr);
+    st = tg_plan_validate(sp->arena_records->records, set->count, 1, pf->plan, pf->alignment, NULL, alloc, &verr);
     if (st == TG_ERROR_INVALID_PLAN) {
       uint64_t need = 1; /* the largest alignment the device asks of these tensors */
       for (size_t r = 0; r < set->count; ++r)
@@ -415,8 +427,6 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
       st = tg__error(err, TG_ERROR_LIMIT, "the plan's offsets do not meet this device's sizes and alignments "
                      "(plan with --alignment %llu): %s", (unsigned long long)need, verr.message);
     }
-    else if (st != TG_OK)
-      tg__error(err, st, "arena records: %s", tg_status_string(st));
   }
   /* Then the cap and the limits the plan was made under, against this device's. */
   if (st == TG_OK) st = tg_cli_plan_file_check_device(pf, max_allocation, limits, err);
@@ -427,17 +437,8 @@ static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, 
   sp->plan = pf->plan;
   pf->plan = NULL;
   sp->plan_us = tg__now_us() - t0;
-  sp->planned = sp->arena_records ? sp->arena_records : set;
-  sp->bytes = plan_bytes(sp->plan, pf->precision);
-  uint64_t naive, lb;
-  if ((st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb)) != TG_OK) {
-    storage_plan_free(sp);
-    return tg__error(err, st, "bounds: %s", tg_status_string(st));
-  }
-  uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(pf->precision);
-  sp->naive_bytes = naive * unit;
-  sp->lower_bound_bytes = lb * unit;
-  return TG_OK;
+  if ((st = storage_bounds(sp, pf->precision, err)) != TG_OK) storage_plan_free(sp);
+  return st;
 }
 
 typedef struct run_outcome {
@@ -857,12 +858,9 @@ int tg_cli_run(int argc, char **argv) {
     st = realise_and_check(dev, &chosen, fb, fp->arena ? fp->arena : fb, fp->resources, fp->plan,
                            fp->group->tensor_of, ooo, !no_reuse, flow, precision, alloc, &out, &err);
   }
-  size_t fallback_tensors = 0, fallback_objects = 0;
+  size_t fallback_objects = 0;
   for (int g = 0; g < FALLBACK_GROUPS; ++g)
-    if (chosen.fb[g].plan) {
-      fallback_tensors += chosen.fb[g].group->records->count;
-      fallback_objects += chosen.fb[g].plan->object_count;
-    }
+    if (chosen.fb[g].plan) fallback_objects += chosen.fb[g].plan->object_count;
   if (st != TG_OK) {
     tg_cli_error("run: %s", err.message[0] ? err.message : tg_status_string(st));
     int64_t native = tg_device_get_native_error(dev);
@@ -892,7 +890,7 @@ int tg_cli_run(int argc, char **argv) {
     tg__strbuf_printf(&b,
                       ",\"device_kind\":\"%s\",\"storage\":\"%s\",\"precision\":\"%s\",\"mode\":\"%s\","
                       "\"strategy\":\"%s\",\"winner\":\"%s\",\"policy\":\"%s\",\"records\":%zu,"
-                      "\"fallback_tensors\":%zu,\"objects\":%zu,\"allocations\":%llu,"
+                      "\"objects\":%zu,\"allocations\":%llu,"
                       "\"allocated_bytes\":%llu,\"planned_bytes\":%llu,\"naive_bytes\":%llu,"
                       "\"lower_bound_bytes\":%llu,\"gap_percent\":%.2f,\"saving_percent\":%.2f,"
                       "\"budget_bytes\":%llu,\"corrupted_tensors\":%llu,\"checked_bytes\":%llu,"
@@ -901,7 +899,7 @@ int tg_cli_run(int argc, char **argv) {
                       info->kind, tg_storage_name(chosen.storage), tg_precision_name(precision),
                       tg_mode_name(chosen.mode), tg_strategy_name(chosen.strategy),
                       tg_strategy_name(p->strategy), tg_policy_name(policy), set->count,
-                      fallback_tensors, p->object_count + fallback_objects,
+                      p->object_count + fallback_objects,
                       (unsigned long long)out.stats.allocations, (unsigned long long)out.stats.allocated_bytes,
                       (unsigned long long)chosen.bytes, (unsigned long long)chosen.naive_bytes,
                       (unsigned long long)chosen.lower_bound_bytes, gap, saving, (unsigned long long)budget,
@@ -915,28 +913,7 @@ int tg_cli_run(int argc, char **argv) {
         tg__strbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
       tg__strbuf_puts(&b, "]");
     }
-    if (fallback_tensors) {
-      tg__strbuf_puts(&b, ",\"fallbacks\":[");
-      for (int g = 0, any = 0; g < FALLBACK_GROUPS; ++g) {
-        const fallback_plan *fp = &chosen.fb[g];
-        for (size_t i = 0; fp->plan && i < fp->group->records->count; ++i, any = 1) {
-          tg__strbuf_puts(&b, any ? ",{\"tensor\":" : "{\"tensor\":");
-          tg__strbuf_json_string(&b, fp->group->records->names[i] ? fp->group->records->names[i] : "?");
-          tg__strbuf_printf(&b, ",\"storage\":\"%s\",\"reason\":", tg_storage_name(k_fallback_storages[g]));
-          tg__strbuf_json_string(&b, fp->group->reasons[i]);
-          tg__strbuf_puts(&b, "}");
-        }
-      }
-      tg__strbuf_puts(&b, "]");
-      tg__strbuf_puts(&b, ",\"fallback_storages\":{");
-      for (int g = 0, any = 0; g < FALLBACK_GROUPS; ++g)
-        if (chosen.fb[g].plan) {
-          tg__strbuf_printf(&b, "%s\"%s\":%zu", any ? "," : "", tg_storage_name(k_fallback_storages[g]),
-                            chosen.fb[g].group->records->count);
-          any = 1;
-        }
-      tg__strbuf_puts(&b, "}");
-    }
+    tg_cli_json_fallbacks(&b, chosen.in.model_records);
     if (chosen.note) {
       tg__strbuf_puts(&b, ",\"note\":");
       tg__strbuf_json_string(&b, chosen.note);
@@ -1016,8 +993,8 @@ int tg_cli_run(int argc, char **argv) {
       if (chosen.fb[g].plan)
         tg__strbuf_printf(&b, "  + %zu tensors that do not fit %s, in %s\n", chosen.fb[g].group->records->count,
                           tg_storage_name(chosen.storage),
-                          k_fallback_storages[g] == TG_STORAGE_BUFFER ? "buffers"
-                          : k_fallback_storages[g] == TG_STORAGE_IMAGE_BUFFER ? "image buffers" : "2D textures");
+                          tg_storage_fallback_at((uint32_t)g) == TG_STORAGE_BUFFER ? "buffers"
+                          : tg_storage_fallback_at((uint32_t)g) == TG_STORAGE_IMAGE_BUFFER ? "image buffers" : "2D textures");
     tg__strbuf_puts(&b, "----------------------------------------\n");
     tg__strbuf_printf(&b, "Original memory (one allocation per tensor): %s\n", tg_report_format_bytes(chosen.naive_bytes, b1, sizeof b1));
     tg__strbuf_printf(&b, "Optimised memory:                            %s\n", tg_report_format_bytes(chosen.bytes, b2, sizeof b2));

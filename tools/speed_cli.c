@@ -204,7 +204,7 @@ static tg_status estimate_all(tg_cli_speed *s, const char *path, const tg_graph 
       row->storage = (tg_storage)st_i;
       row->mode = (tg_mode)m;
       row->result = r;
-      int image = st_i != TG_STORAGE_BUFFER && st_i != TG_STORAGE_IMAGE_BUFFER;
+      int image = tg_storage_is_texture((tg_storage)st_i);
       if (image && !p.images) {
         snprintf(row->skip, sizeof row->skip, "the profiled device has no images");
         continue;
@@ -274,7 +274,7 @@ tg_status tg_cli_speed_run(const tg_cli_speed_request *req, const tg_graph *grap
       row->storage = (tg_storage)st_i;
       row->mode = (tg_mode)m;
       row->result = r;
-      if (row->storage != TG_STORAGE_BUFFER && row->storage != TG_STORAGE_IMAGE_BUFFER && !info->images) {
+      if (tg_storage_is_texture(row->storage) && !info->images) {
         snprintf(row->skip, sizeof row->skip, "the device has no images");
         continue;
       }

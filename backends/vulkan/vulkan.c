@@ -503,7 +503,7 @@ typedef struct resource_shape {
 
 static tg_status shape_of(const vk_device *v, const tg_tensor_resource *res, resource_shape *out) {
   memset(out, 0, sizeof *out);
-  if (!tg__storage_is_image(res->storage)) {
+  if (!tg_storage_is_texture(res->storage)) {
     if (res->bytes == 0) {
       out->empty = 1;
       return TG_OK;
@@ -1614,7 +1614,7 @@ static tg_status vk_speed_dispatch(void *impl, const tg__proxy_dispatch *x) {
     g[i][1] = (int32_t)t[i]->h;
     g[i][2] = (int32_t)t[i]->s;
     tg_storage s = t[i]->resource->storage;
-    g[i][3] = s == TG_STORAGE_TEXTURE_2D || s == TG_STORAGE_SINGLE_TEXTURE_2D;
+    g[i][3] = tg_storage_dims(s) == 2;
   }
   p.nin = (int32_t)x->in_count;
   p.cls = x->op_class;
@@ -2182,6 +2182,7 @@ static tg_status describe_device(vk_device *v, const device_caps *caps, tg_devic
   info->image2d_from_buffer = 0;
   info->arena_images = images && (buffer_bits & image_bits) != 0;
   info->out_of_order = 1;
+  info->read_write_images = 1;
   return TG_OK;
 }
 
@@ -2385,7 +2386,7 @@ static tg_status vk_allocate_shared(void *impl, const tg_tensor_resource *res,
                                     tg_precision precision, int arena, void **memory) {
   vk_device *v = impl;
   (void)arena;
-  if (tg__storage_is_image(res->storage)) return TG_ERROR_UNSUPPORTED; /* optimal tiling */
+  if (tg_storage_is_texture(res->storage)) return TG_ERROR_UNSUPPORTED; /* optimal tiling */
   resource_shape shape;
   VkMemoryRequirements req;
   tg_status st = probe_requirements(v, res, precision, &shape, &req);
