@@ -5,9 +5,19 @@
 #include "core/internal.h"
 #include "tangram/report.h"
 
-/* What is kept per storage: its records and the plans of its best result, as a view. */
+/* The plans of one result, while deciding whether it is the storage's best. */
+typedef struct result_plans {
+  tg_plan *primary;
+  tg_plan *fallback[TG_STORAGE_FALLBACK_COUNT];  /* NULL when the group has no tensors */
+} result_plans;
+
+/* What is kept per storage: its records, the plans of each mode's best result (and the byte
+ * records an offsets plan of textures was made for), and the best result as a view. */
 typedef struct storage_state {
   tg_model_records *model;      /* graph input: the storage's records (owns names) */
+  result_plans kept[2];         /* per mode (objects, offsets): tg_evaluation.best_of_mode's plans */
+  tg_usage_record *offsets_primary;  /* the primary records' bytes (textures), else NULL */
+  tg_usage_record *offsets_fallback[TG_STORAGE_FALLBACK_COUNT]; /* each 2D group's bytes, else NULL */
   tg_usage_record *view_records;
   const char **view_names;
   tg_storage *view_storage_of;
@@ -25,12 +35,6 @@ struct tg_evaluation_state {
 /* The storages of the fallback chain tensors fall to, in chain order (tg_storage_fallback_at):
  * each group is planned on its own. */
 #define FB_GROUPS TG_STORAGE_FALLBACK_COUNT
-
-/* The plans of one result, while deciding whether it is the storage's best. */
-typedef struct result_plans {
-  tg_plan *primary;
-  tg_plan *fallback[FB_GROUPS];  /* NULL when the group has no tensors */
-} result_plans;
 
 static void result_plans_clear(result_plans *p) {
   tg_plan_destroy(p->primary);
@@ -83,6 +87,9 @@ void tg_evaluation_destroy(tg_evaluation *ev) {
     for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
       storage_state *ss = &ev->state->storage[s];
       tg_model_records_destroy(ss->model);
+      for (int m = 0; m < 2; ++m) result_plans_clear(&ss->kept[m]);
+      tg__free(&a, ss->offsets_primary);
+      for (int g = 0; g < FB_GROUPS; ++g) tg__free(&a, ss->offsets_fallback[g]);
       tg__free(&a, ss->view_records);
       tg__free(&a, (void *)ss->view_names);
       tg__free(&a, ss->view_storage_of);
@@ -301,10 +308,9 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
   size_t mcf_max = opt->mcf_max_records ? opt->mcf_max_records : TG_DEFAULT_MCF_MAX_RECORDS;
   storage_state *ss = &ev->state->storage[in->storage];
   tg_usage_record *arena = NULL;  /* offsets form of texture records */
-  result_plans best;
-  memset(&best, 0, sizeof best);
-  tg_mode best_mode = TG_MODE_OBJECTS;
-  uint64_t best_lb = 0;
+  result_plans kept[2]; /* per mode: the plans of its smallest valid result */
+  memset(kept, 0, sizeof kept);
+  uint64_t kept_lb[2] = {0, 0};
   tg_status st;
 
   /* The fallback groups, each with its byte form and bounds (bytes). */
@@ -548,42 +554,55 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
         for (size_t k = 0; k < ip_plan->in_place_count; ++k) r->in_place_views += ip_plan->in_place[k].view != 0;
         tg_plan_destroy(extra);
       }
-      size_t idx = ev->result_count - 1;
-      size_t cur = ev->best_of_storage[in->storage];
-      if (r->valid && (cur == TG_EVALUATION_NONE || r->bytes < ev->results[cur].bytes)) {
-        result_plans_clear(&best);
-        best = rp;
-        best_mode = mode;
-        best_lb = lb;
-        ev->best_of_storage[in->storage] = idx;
+      size_t *cur = &ev->best_of_mode[in->storage][m];
+      if (r->valid && (*cur == TG_EVALUATION_NONE || r->bytes < ev->results[*cur].bytes)) {
+        result_plans_clear(&kept[m]);
+        kept[m] = rp;
+        kept_lb[m] = lb;
+        *cur = ev->result_count - 1;
       } else {
         result_plans_clear(&rp);
       }
     }
   }
-  if (best.primary != NULL) {
+  /* The storage's best: the smaller mode's (ties: objects, the earlier rows). */
+  const size_t *bm = ev->best_of_mode[in->storage];
+  const int best_m = bm[1] != TG_EVALUATION_NONE &&
+                     (bm[0] == TG_EVALUATION_NONE || ev->results[bm[1]].bytes < ev->results[bm[0]].bytes);
+  if (bm[best_m] != TG_EVALUATION_NONE) {
+    ev->best_of_storage[in->storage] = bm[best_m];
     /* The view of an offsets plan of textures is built from the arena (byte) records. */
     storage_input vin = *in;
     tg_record_set arena_set;
-    if (best_mode == TG_MODE_OFFSETS && arena != NULL) {
+    if (best_m == 1 && arena != NULL) {
       arena_set = *p;
       arena_set.dims = 1;
       arena_set.records = arena;
       vin.primary = &arena_set;
       vin.unit = 1;
     }
-    if ((st = build_view(ss, &vin, fg, best_mode, &best, best_lb, alloc)) != TG_OK) {
+    if ((st = build_view(ss, &vin, fg, best_m ? TG_MODE_OFFSETS : TG_MODE_OBJECTS, &kept[best_m],
+                         kept_lb[best_m], alloc)) != TG_OK) {
       st = tg__error(err, st, "%s: view: %s", tg_storage_name(in->storage), tg_status_string(st));
       goto fail;
     }
   }
-  result_plans_clear(&best);
+  /* Each mode's plans stay (tg_evaluation_get_parts), offsets ones with their byte records. */
+  memcpy(ss->kept, kept, sizeof kept);
+  if (kept[1].primary != NULL) {
+    ss->offsets_primary = arena;
+    arena = NULL;
+    for (int g = 0; g < FB_GROUPS; ++g) {
+      ss->offsets_fallback[g] = fg[g].owned;
+      fg[g].owned = NULL;
+    }
+  }
   tg__free(alloc, arena);
   for (int g = 0; g < FB_GROUPS; ++g) tg__free(alloc, fg[g].owned);
   return TG_OK;
 
 fail:
-  result_plans_clear(&best);
+  for (int m = 0; m < 2; ++m) result_plans_clear(&kept[m]);
   tg__free(alloc, arena);
   for (int g = 0; g < FB_GROUPS; ++g) tg__free(alloc, fg[g].owned);
   return st;
@@ -601,7 +620,8 @@ static tg_status evaluation_alloc(const tg_evaluation_options *opt, size_t stora
   ev->policy = opt->policy;
   ev->recommended = TG_EVALUATION_NONE;
   ev->recommended_objects = TG_EVALUATION_NONE;
-  for (int s = 0; s < TG_STORAGE_COUNT; ++s) ev->best_of_storage[s] = TG_EVALUATION_NONE;
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s)
+    ev->best_of_storage[s] = ev->best_of_mode[s][0] = ev->best_of_mode[s][1] = TG_EVALUATION_NONE;
   ev->state = tg__calloc(alloc, 1, sizeof *ev->state);
   ev->results = tg__calloc(alloc, storages * results_per_storage(), sizeof *ev->results);
   if (ev->state == NULL || ev->results == NULL) {
@@ -813,6 +833,37 @@ tg_status tg_evaluation_get_view(const tg_evaluation *ev, size_t index, tg_repor
   out->primary_count = ss->view_primary_count;
   out->primary_bytes = ss->view_primary_bytes;
   return TG_OK;
+}
+
+tg_status tg_evaluation_get_parts(const tg_evaluation *ev, size_t index, tg_evaluation_part *parts,
+                                  size_t *count) {
+  if (ev == NULL || parts == NULL || count == NULL || index >= ev->result_count) return TG_ERROR_INVALID_ARGUMENT;
+  const tg_evaluation_result *r = &ev->results[index];
+  const int m = r->mode == TG_MODE_OFFSETS;
+  const storage_state *ss = &ev->state->storage[r->storage];
+  if (ev->best_of_mode[r->storage][m] != index || ss->kept[m].primary == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  const tg_model_records *mr = ss->model;
+  const tg_record_set *primary = mr ? mr->records : ev->state->input_copy;
+  size_t n = 0;
+  parts[n++] = (tg_evaluation_part){r->storage, primary,
+                                    m && ss->offsets_primary ? ss->offsets_primary : primary->records,
+                                    mr ? mr->tensor_of : NULL, ss->kept[m].primary};
+  for (int g = 0; mr && g < FB_GROUPS; ++g) {
+    const tg_plan *plan = ss->kept[m].fallback[g];
+    if (plan == NULL) continue;
+    const tg_storage s = tg_storage_fallback_at((uint32_t)g);
+    const tg_model_fallback *f = &mr->fallbacks[s];
+    parts[n++] = (tg_evaluation_part){s, f->records,
+                                      m && ss->offsets_fallback[g] ? ss->offsets_fallback[g] : f->records->records,
+                                      f->tensor_of, plan};
+  }
+  *count = n;
+  return TG_OK;
+}
+
+const tg_model_records *tg_evaluation_get_records(const tg_evaluation *ev, tg_storage storage) {
+  if (ev == NULL || (unsigned)storage >= TG_STORAGE_COUNT) return NULL;
+  return ev->state->storage[storage].model;
 }
 
 /* "texture_3d objects (greedy-by-size)"; `best` rows name their winner; a storage most of
