@@ -30,7 +30,8 @@ static void run_usage(FILE *to) {
       "                           search; default 250, where the library's default is 10 ms of\n"
       "                           search; the search stops early once its plan meets a proved\n"
       "                           bound)\n"
-      "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
+      "  --policy serial|parallel-safe|branch-local   reuse policy (default serial; it holds in\n"
+      "                           every fallback group too)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
       "  --max-texture-size WxH[xL]  simulate a smaller device: 2D and 3D textures at most\n"
       "                           W x H texels (and L array layers / 3D depth); a tensor beyond\n"
@@ -58,14 +59,16 @@ static void run_usage(FILE *to) {
   fputs(
       "  --in-place               elementwise ops may write over an input that dies there and\n"
       "                           RESHAPE-like ops are views (see tangram plan --help); with\n"
-      "                           OpenCL, images get views only (OpenCL 1.2 images are not\n"
-      "                           read-write); JSON \"in_place\" lists the pairs used; with\n"
-      "                           --runtime-pool, views allocate nothing (JSON \"views\")\n"
+      "                           OpenCL, textures and image buffers get views only (OpenCL 1.2\n"
+      "                           images are not read-write); JSON \"in_place\" lists the pairs\n"
+      "                           used; with --runtime-pool, views allocate nothing (JSON\n"
+      "                           \"views\")\n"
       "  --plan FILE              do not plan: load a plan file (`tangram plan MODEL --save FILE`),\n"
       "                           check it was made for MODEL's records (with the file's storage,\n"
       "                           precision, policy and --plan-io; giving other values is an\n"
       "                           error), realise it and run the check. A plan made for another\n"
-      "                           model, or one this device cannot hold: exit 2 with the reason\n"
+      "                           model, one this device cannot hold, or one with an in-place\n"
+      "                           pair --in-place would not use here: exit 2 with the reason\n"
       TG_CLI_INPUT_SHAPE_HELP,
       to);
   fputs(
