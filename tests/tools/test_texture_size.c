@@ -81,9 +81,9 @@ static void plan_groups_fallbacks_by_storage(void **state) {
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "do not combine with --place"));
   cli_free(&r);
-  r = cli("evaluate %s --speed --max-texture-size 64x64", model);
+  r = cli("evaluate %s --place gpu --max-texture-size 64x64", model);
   assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "do not combine with --speed"));
+  assert_non_null(strstr(r.err, "do not combine with --place"));
   cli_free(&r);
 }
 
