@@ -177,7 +177,7 @@ int tg__device_inject_failure(tg_device *d) { return inject_failure(d); }
 uint64_t tg__device_creations(const tg_device *d) { return d ? d->creations : 0; }
 
 static tg_status resource_bytes(const tg_tensor_resource *r, tg_precision p, uint64_t *out) {
-  if (!tg__storage_is_image(r->storage)) {
+  if (!tg_storage_is_texture(r->storage)) {
     *out = r->bytes;
     return TG_OK;
   }
@@ -196,10 +196,10 @@ tg_status tg_device_compute_requirements(tg_device *d, const tg_tensor_resource 
   tg_status st = resource_bytes(res, precision, &bytes);
   if (st != TG_OK) return st;
   out->size = bytes;
-  out->alignment = tg__storage_is_image(res->storage) ? d->info.image_alignment
+  out->alignment = tg_storage_is_texture(res->storage) ? d->info.image_alignment
                                                       : d->info.buffer_alignment;
   if (out->alignment == 0) out->alignment = 1;
-  out->linear = !tg__storage_is_image(res->storage);
+  out->linear = !tg_storage_is_texture(res->storage);
   return TG_OK;
 }
 
@@ -279,7 +279,7 @@ static tg_status make_object_resource(const tg_realize_desc *desc, size_t k,
   }
   if (storage == TG_STORAGE_COUNT) storage = TG_STORAGE_BUFFER; /* unused object */
   obj->storage = storage;
-  if (tg__storage_is_image(storage)) {
+  if (tg_storage_is_texture(storage)) {
     obj->extent = p->object_sizes[k];
     uint64_t v;
     if (tg_extent_volume(obj->extent, &v) != TG_OK || !tg__mul_u64(v, tg__texel_bytes(desc->precision), &obj->bytes))
@@ -309,12 +309,12 @@ static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *d
     if (vs != TG_OK) return vs;
   }
   for (size_t r = 0; r < desc->record_count; ++r) {
-    if (tg__storage_is_image(desc->resources[r].storage) && !d->info.images)
+    if (tg_storage_is_texture(desc->resources[r].storage) && !d->info.images)
       return tg__error(err, TG_ERROR_UNSUPPORTED,
                        "realize: record %zu is a %s image, but the %s device %s has no image support",
                        r, tg_storage_name(desc->resources[r].storage),
                        tg_backend_name(d->info.backend), d->info.name);
-    if (p->mode == TG_MODE_OFFSETS && tg__storage_is_image(desc->resources[r].storage) &&
+    if (p->mode == TG_MODE_OFFSETS && tg_storage_is_texture(desc->resources[r].storage) &&
         !d->info.arena_images)
       return tg__error(err, TG_ERROR_UNSUPPORTED,
                        "realize: this %s device cannot place images inside an arena; use objects mode",
@@ -446,7 +446,7 @@ tg_status tg_realization_get_tensor(const tg_realization *z, size_t record, tg_t
    * a larger allocation); the plan gives the tensor's place in the allocation. */
   out->offset += z->offset_of[record];
   const tg_tensor_resource *res = &z->resources[record];
-  out->region = tg__storage_is_image(res->storage) ? res->extent : (tg_extent){res->bytes, 1, 1};
+  out->region = tg_storage_is_texture(res->storage) ? res->extent : (tg_extent){res->bytes, 1, 1};
   return TG_OK;
 }
 
@@ -871,7 +871,7 @@ tg_status tg__realization_create_placed(tg_device *d, const tg__placed_desc *des
   }
   for (size_t r = 0; r < z->record_count; ++r) {
     uint32_t k = z->memory_of[r];
-    int arena = !tg__storage_is_image(z->objects[k].storage);
+    int arena = !tg_storage_is_texture(z->objects[k].storage);
     if (inject_failure(d)) {
       st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
                      "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",

@@ -127,7 +127,7 @@ static tg_status object_resource(const tg_hetero_set_desc *d, size_t k, tg_preci
   }
   if (storage == TG_STORAGE_COUNT) storage = TG_STORAGE_BUFFER;
   obj->storage = storage;
-  if (tg__storage_is_image(storage)) {
+  if (tg_storage_is_texture(storage)) {
     obj->extent = p->object_sizes[k];
     uint64_t v;
     if (tg_extent_volume(obj->extent, &v) != TG_OK || !tg__mul_u64(v, tg__texel_bytes(precision), &obj->bytes))
@@ -154,7 +154,7 @@ static tg_status check_set(const tg_device_info *info, const tg__backend_vtable 
     return tg__error(err, TG_ERROR_UNSUPPORTED, "hetero: the %s backend has no shared memory",
                      tg_backend_name(info->backend));
   for (size_t r = 0; r < d->record_count; ++r) {
-    int image = tg__storage_is_image(d->resources[r].storage);
+    int image = tg_storage_is_texture(d->resources[r].storage);
     if (image && d->space != TG_SPACE_DEVICE)
       return tg__error(err, TG_ERROR_UNSUPPORTED,
                        "hetero: record %zu of the %s set is an image: %s memory holds buffers only "
@@ -393,7 +393,7 @@ tg_status tg_hetero_realization_get_tensor(const tg_hetero_realization *z, size_
       z->vt->handle(z->impl, s->memories[k], z->views[record], handle);
       handle->offset = z->offset_of[record];
       const tg_tensor_resource *res = &z->resources[record];
-      handle->region = tg__storage_is_image(res->storage) ? res->extent : (tg_extent){res->bytes, 1, 1};
+      handle->region = tg_storage_is_texture(res->storage) ? res->extent : (tg_extent){res->bytes, 1, 1};
     }
   }
   if (host) {

@@ -129,12 +129,6 @@ typedef tg_status (*tg__wrap_fn)(const void *borrowed, const tg_device_options *
 /* Bytes per texel (4 channels) for a precision. */
 static inline uint64_t tg__texel_bytes(tg_precision p) { return p == TG_PRECISION_FP16 ? 8u : 16u; }
 
-/* 1 for image storages (TEXTURE_2D, TEXTURE_ARRAY, TEXTURE_3D, SINGLE_TEXTURE_2D). */
-static inline int tg__storage_is_image(tg_storage s) {
-  return s == TG_STORAGE_TEXTURE_2D || s == TG_STORAGE_TEXTURE_ARRAY ||
-         s == TG_STORAGE_TEXTURE_3D || s == TG_STORAGE_SINGLE_TEXTURE_2D;
-}
-
 /* The half-float bits of a signature texel value (exact: values are integers < 1024). */
 uint16_t tg__float_to_half_exact(float v);
 float tg__half_to_float(uint16_t h);

@@ -30,8 +30,7 @@ typedef struct speed_state {
 
 /* Inputs of one launch share a kind: buffer, image buffer, or one image storage. */
 static int operand_kind(const tg_tensor_resource *r) {
-  return tg__storage_is_image(r->storage) || r->storage == TG_STORAGE_IMAGE_BUFFER ? (int)r->storage
-                                                                                  : (int)TG_STORAGE_BUFFER;
+  return (int)r->storage;
 }
 
 static tg__proxy_tensor operand(const speed_state *s, int32_t t) {

@@ -36,6 +36,8 @@ uint32_t tg_storage_dims(tg_storage storage) {
   }
 }
 
+int tg_storage_is_texture(tg_storage storage) { return tg_storage_dims(storage) > 1; }
+
 const char *tg_precision_name(tg_precision precision) {
   switch (precision) {
     case TG_PRECISION_FP32: return "fp32";
@@ -269,6 +271,13 @@ tg_storage tg_storage_fallback_next(tg_storage storage) {
     case TG_STORAGE_IMAGE_BUFFER: return TG_STORAGE_BUFFER;
     default: return TG_STORAGE_COUNT;
   }
+}
+
+tg_storage tg_storage_fallback_at(uint32_t g) {
+  /* The chain below the deepest texture: texture_3d falls to every other storage in turn. */
+  tg_storage s = tg_storage_fallback_next(TG_STORAGE_TEXTURE_3D);
+  for (; g > 0 && s != TG_STORAGE_COUNT; --g) s = tg_storage_fallback_next(s);
+  return s;
 }
 
 size_t tg_model_records_fallback_count(const tg_model_records *m) {

@@ -258,15 +258,17 @@ out:
   return st;
 }
 
-/* Drop arenas that hold no bytes (a band whose records all moved) and sum the sizes. */
+/* Drop arenas that hold no bytes (a band whose records all moved, the first one included:
+ * its zero-size records go to the first arena kept) and sum the sizes. */
 static tg_status compact(const ar_ctx *c, ar_try *t) {
   size_t n = c->count;
   uint32_t *renum = tg__calloc(c->alloc, t->arenas ? t->arenas : 1, sizeof *renum);
   if (renum == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-  size_t kept = 0;
+  size_t kept = 0, used = 0;
+  for (size_t k = 0; k < t->arenas; ++k) used += t->sizes[k] > 0;
   t->total = 0;
   for (size_t k = 0; k < t->arenas; ++k) {
-    if (t->sizes[k] == 0 && k > 0) {
+    if (t->sizes[k] == 0 && (used > 0 || k > 0)) { /* no bytes at all: arena 0 stays */
       renum[k] = UINT32_MAX;
       continue;
     }

@@ -444,8 +444,7 @@ tg_status tg_pool_alloc_image(tg_pool *p, tg_storage storage, tg_extent extent, 
                               tg_error_info *err) {
   if (out) memset(out, 0, sizeof *out);
   if (p == NULL || out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "pool: NULL pool or result");
-  if (storage != TG_STORAGE_TEXTURE_2D && storage != TG_STORAGE_TEXTURE_ARRAY && storage != TG_STORAGE_TEXTURE_3D &&
-      storage != TG_STORAGE_SINGLE_TEXTURE_2D)
+  if (!tg_storage_is_texture(storage))
     return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "pool: storage %s is not an image (allocate buffers with tg_pool_alloc)",
                      tg_storage_name(storage) ? tg_storage_name(storage) : "(out of range)");
   if (extent.w == 0 || extent.h == 0 || extent.d == 0)

@@ -148,7 +148,7 @@ static tg_status run_records(tg_pool *pool, const tg_usage_record *records, cons
       }
       tg_pool_allocation a;
       const tg_tensor_resource *res = &resources[r];
-      st = tg__storage_is_image(res->storage) ? tg_pool_alloc_image(pool, res->storage, res->extent, &a, err)
+      st = tg_storage_is_texture(res->storage) ? tg_pool_alloc_image(pool, res->storage, res->extent, &a, err)
                                               : tg_pool_alloc(pool, bytes[r], &a, err);
       if (st != TG_OK) {
         run->failed_record = r;

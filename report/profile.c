@@ -331,13 +331,15 @@ tg_status tg_device_profile_estimate(const tg_device_profile *p, const tg_graph 
   if (p == NULL || g == NULL || mr == NULL || out == NULL || mr->records == NULL)
     return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "estimate: missing argument");
   memset(out, 0, sizeof *out);
-  /* Per tensor: 0 not planned, 1 in the storage, 2 a fallback buffer. */
+  /* Per tensor: 0 not planned, else 1 + the storage it lives in (its own, or the one of the
+   * fallback chain it fell to). */
   uint8_t *where = tg__calloc(&mr->alloc, g->tensor_count ? g->tensor_count : 1, 1);
   if (where == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
   for (size_t r = 0; r < mr->records->count; ++r)
-    if (mr->tensor_of[r] < g->tensor_count) where[mr->tensor_of[r]] = 1;
-  for (size_t r = 0; mr->fallback && r < mr->fallback->count; ++r)
-    if (mr->fallback_tensor_of[r] < g->tensor_count) where[mr->fallback_tensor_of[r]] = 2;
+    if (mr->tensor_of[r] < g->tensor_count) where[mr->tensor_of[r]] = (uint8_t)(1 + mr->storage);
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s)
+    for (size_t r = 0; mr->fallbacks[s].records && r < mr->fallbacks[s].records->count; ++r)
+      if (mr->fallbacks[s].tensor_of[r] < g->tensor_count) where[mr->fallbacks[s].tensor_of[r]] = (uint8_t)(1 + s);
   uint32_t tb = tg_precision_texel_bytes(mr->precision);
   tg_status st = TG_OK;
   for (size_t o = 0; o < g->op_count && st == TG_OK; ++o) {
@@ -361,7 +363,7 @@ tg_status tg_device_profile_estimate(const tg_device_profile *p, const tg_graph 
       uint32_t shape[3];
       if (t < 0 || (size_t)t >= g->tensor_count || !where[t] || !layout_of(g, (uint32_t)t, shape)) continue;
       if ((uint64_t)shape[0] * shape[1] * shape[2] == 0) continue;
-      tg_profile_kind kind = where[t] == 2 ? TG_PROFILE_BUFFER : tg_profile_kind_of(mr->storage);
+      tg_profile_kind kind = tg_profile_kind_of((tg_storage)(where[t] - 1));
       tg_access_pattern a = tg_access_pattern_of(c);
       double bw = p->gbps[kind][a];
       if (bw <= 0) {

@@ -5,9 +5,19 @@
 #include "core/internal.h"
 #include "tangram/report.h"
 
-/* What is kept per storage: its records and the plans of its best result, as a view. */
+/* The plans of one result, while deciding whether it is the storage's best. */
+typedef struct result_plans {
+  tg_plan *primary;
+  tg_plan *fallback[TG_STORAGE_FALLBACK_COUNT];  /* NULL when the group has no tensors */
+} result_plans;
+
+/* What is kept per storage: its records, the plans of each mode's best result (and the byte
+ * records an offsets plan of textures was made for), and the best result as a view. */
 typedef struct storage_state {
   tg_model_records *model;      /* graph input: the storage's records (owns names) */
+  result_plans kept[2];         /* per mode (objects, offsets): tg_evaluation.best_of_mode's plans */
+  tg_usage_record *offsets_primary;  /* the primary records' bytes (textures), else NULL */
+  tg_usage_record *offsets_fallback[TG_STORAGE_FALLBACK_COUNT]; /* each 2D group's bytes, else NULL */
   tg_usage_record *view_records;
   const char **view_names;
   tg_storage *view_storage_of;
@@ -22,17 +32,9 @@ struct tg_evaluation_state {
   tg_record_set *input_copy;    /* records input: a private copy, so views own their names */
 };
 
-/* The storages of the fallback chain tensors fall to (tg_storage_fallback_next), in chain
- * order: each group is planned on its own. */
-#define FB_GROUPS 3
-static const tg_storage k_fb_storage[FB_GROUPS] = {TG_STORAGE_TEXTURE_2D, TG_STORAGE_IMAGE_BUFFER,
-                                                   TG_STORAGE_BUFFER};
-
-/* The plans of one result, while deciding whether it is the storage's best. */
-typedef struct result_plans {
-  tg_plan *primary;
-  tg_plan *fallback[FB_GROUPS];  /* NULL when the group has no tensors */
-} result_plans;
+/* The storages of the fallback chain tensors fall to, in chain order (tg_storage_fallback_at):
+ * each group is planned on its own. */
+#define FB_GROUPS TG_STORAGE_FALLBACK_COUNT
 
 static void result_plans_clear(result_plans *p) {
   tg_plan_destroy(p->primary);
@@ -47,7 +49,7 @@ static void result_plans_clear(result_plans *p) {
 typedef struct storage_input {
   tg_storage storage;
   const tg_record_set *primary;         /* dims = the storage's */
-  const tg_record_set *fallback[FB_GROUPS]; /* per k_fb_storage; may be NULL or empty */
+  const tg_record_set *fallback[FB_GROUPS]; /* per tg_storage_fallback_at; may be NULL or empty */
   uint64_t unit;                        /* bytes per primary volume unit */
   const tg_share_relation *rel_primary; /* NULL: serial */
   const tg_share_relation *rel_fallback[FB_GROUPS];
@@ -85,6 +87,9 @@ void tg_evaluation_destroy(tg_evaluation *ev) {
     for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
       storage_state *ss = &ev->state->storage[s];
       tg_model_records_destroy(ss->model);
+      for (int m = 0; m < 2; ++m) result_plans_clear(&ss->kept[m]);
+      tg__free(&a, ss->offsets_primary);
+      for (int g = 0; g < FB_GROUPS; ++g) tg__free(&a, ss->offsets_fallback[g]);
       tg__free(&a, ss->view_records);
       tg__free(&a, (void *)ss->view_names);
       tg__free(&a, ss->view_storage_of);
@@ -156,7 +161,7 @@ static tg_status build_view(storage_state *ss, const storage_input *in, const fb
     for (size_t j = 0; f && j < f->count; ++j) {
       recs[base + j] = fg[g].bytes[j];
       names[base + j] = f->names ? f->names[j] : NULL;
-      where[base + j] = k_fb_storage[g];
+      where[base + j] = tg_storage_fallback_at((uint32_t)g);
     }
     base += f ? f->count : 0;
   }
@@ -303,10 +308,9 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
   size_t mcf_max = opt->mcf_max_records ? opt->mcf_max_records : TG_DEFAULT_MCF_MAX_RECORDS;
   storage_state *ss = &ev->state->storage[in->storage];
   tg_usage_record *arena = NULL;  /* offsets form of texture records */
-  result_plans best;
-  memset(&best, 0, sizeof best);
-  tg_mode best_mode = TG_MODE_OBJECTS;
-  uint64_t best_lb = 0;
+  result_plans kept[2]; /* per mode: the plans of its smallest valid result */
+  memset(kept, 0, sizeof kept);
+  uint64_t kept_lb[2] = {0, 0};
   tg_status st;
 
   /* The fallback groups, each with its byte form and bounds (bytes). */
@@ -550,42 +554,55 @@ static tg_status evaluate_storage(tg_evaluation *ev, const storage_input *in,
         for (size_t k = 0; k < ip_plan->in_place_count; ++k) r->in_place_views += ip_plan->in_place[k].view != 0;
         tg_plan_destroy(extra);
       }
-      size_t idx = ev->result_count - 1;
-      size_t cur = ev->best_of_storage[in->storage];
-      if (r->valid && (cur == TG_EVALUATION_NONE || r->bytes < ev->results[cur].bytes)) {
-        result_plans_clear(&best);
-        best = rp;
-        best_mode = mode;
-        best_lb = lb;
-        ev->best_of_storage[in->storage] = idx;
+      size_t *cur = &ev->best_of_mode[in->storage][m];
+      if (r->valid && (*cur == TG_EVALUATION_NONE || r->bytes < ev->results[*cur].bytes)) {
+        result_plans_clear(&kept[m]);
+        kept[m] = rp;
+        kept_lb[m] = lb;
+        *cur = ev->result_count - 1;
       } else {
         result_plans_clear(&rp);
       }
     }
   }
-  if (best.primary != NULL) {
+  /* The storage's best: the smaller mode's (ties: objects, the earlier rows). */
+  const size_t *bm = ev->best_of_mode[in->storage];
+  const int best_m = bm[1] != TG_EVALUATION_NONE &&
+                     (bm[0] == TG_EVALUATION_NONE || ev->results[bm[1]].bytes < ev->results[bm[0]].bytes);
+  if (bm[best_m] != TG_EVALUATION_NONE) {
+    ev->best_of_storage[in->storage] = bm[best_m];
     /* The view of an offsets plan of textures is built from the arena (byte) records. */
     storage_input vin = *in;
     tg_record_set arena_set;
-    if (best_mode == TG_MODE_OFFSETS && arena != NULL) {
+    if (best_m == 1 && arena != NULL) {
       arena_set = *p;
       arena_set.dims = 1;
       arena_set.records = arena;
       vin.primary = &arena_set;
       vin.unit = 1;
     }
-    if ((st = build_view(ss, &vin, fg, best_mode, &best, best_lb, alloc)) != TG_OK) {
+    if ((st = build_view(ss, &vin, fg, best_m ? TG_MODE_OFFSETS : TG_MODE_OBJECTS, &kept[best_m],
+                         kept_lb[best_m], alloc)) != TG_OK) {
       st = tg__error(err, st, "%s: view: %s", tg_storage_name(in->storage), tg_status_string(st));
       goto fail;
     }
   }
-  result_plans_clear(&best);
+  /* Each mode's plans stay (tg_evaluation_get_parts), offsets ones with their byte records. */
+  memcpy(ss->kept, kept, sizeof kept);
+  if (kept[1].primary != NULL) {
+    ss->offsets_primary = arena;
+    arena = NULL;
+    for (int g = 0; g < FB_GROUPS; ++g) {
+      ss->offsets_fallback[g] = fg[g].owned;
+      fg[g].owned = NULL;
+    }
+  }
   tg__free(alloc, arena);
   for (int g = 0; g < FB_GROUPS; ++g) tg__free(alloc, fg[g].owned);
   return TG_OK;
 
 fail:
-  result_plans_clear(&best);
+  for (int m = 0; m < 2; ++m) result_plans_clear(&kept[m]);
   tg__free(alloc, arena);
   for (int g = 0; g < FB_GROUPS; ++g) tg__free(alloc, fg[g].owned);
   return st;
@@ -603,7 +620,8 @@ static tg_status evaluation_alloc(const tg_evaluation_options *opt, size_t stora
   ev->policy = opt->policy;
   ev->recommended = TG_EVALUATION_NONE;
   ev->recommended_objects = TG_EVALUATION_NONE;
-  for (int s = 0; s < TG_STORAGE_COUNT; ++s) ev->best_of_storage[s] = TG_EVALUATION_NONE;
+  for (int s = 0; s < TG_STORAGE_COUNT; ++s)
+    ev->best_of_storage[s] = ev->best_of_mode[s][0] = ev->best_of_mode[s][1] = TG_EVALUATION_NONE;
   ev->state = tg__calloc(alloc, 1, sizeof *ev->state);
   ev->results = tg__calloc(alloc, storages * results_per_storage(), sizeof *ev->results);
   if (ev->state == NULL || ev->results == NULL) {
@@ -655,7 +673,8 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
 
   tg_lifetimes *life = NULL;
   tg_schedule *sched = NULL;
-  tg_policy_relation *rel_p = NULL, *rel_f[FB_GROUPS] = {NULL, NULL, NULL};
+  tg_model_relations rels;
+  memset(&rels, 0, sizeof rels);
   tg_evaluation *ev = NULL;
   if ((st = tg_graph_compute_lifetimes(graph, NULL, alloc, &life, err)) != TG_OK) return st;
   if (opt->policy != TG_POLICY_SERIAL &&
@@ -683,7 +702,7 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
     memset(&in, 0, sizeof in);
     in.storage = storage;
     in.primary = mr->records;
-    for (int g = 0; g < FB_GROUPS; ++g) in.fallback[g] = mr->fallbacks[k_fb_storage[g]].records;
+    for (int g = 0; g < FB_GROUPS; ++g) in.fallback[g] = mr->fallbacks[tg_storage_fallback_at((uint32_t)g)].records;
     in.unit = tg_storage_dims(storage) == 1 ? 1 : tg_precision_texel_bytes(opt->precision);
     tg_in_place_pair *pairs = NULL;
     if ((st = tg_model_in_place_pairs(graph, life, mr, 1, alloc, &pairs, &in.pair_count)) != TG_OK) {
@@ -691,29 +710,17 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
       goto fail;
     }
     in.pairs = pairs;
-    if (sched != NULL) {
-      st = tg_policy_relation_create(sched, opt->policy, mr->tensor_of, mr->records->count, alloc, &rel_p);
-      for (int g = 0; g < FB_GROUPS && st == TG_OK; ++g) {
-        const tg_model_fallback *f = &mr->fallbacks[k_fb_storage[g]];
-        if (f->records && f->records->count)
-          st = tg_policy_relation_create(sched, opt->policy, f->tensor_of, f->records->count, alloc, &rel_f[g]);
-      }
-      if (st != TG_OK) {
-        tg__error(err, st, "%s: policy relation: %s", tg_storage_name(storage), tg_status_string(st));
-        if (pairs) tg__free(alloc, pairs);
-        goto fail;
-      }
-      in.rel_primary = tg_policy_relation_get(rel_p);
-      for (int g = 0; g < FB_GROUPS; ++g) in.rel_fallback[g] = rel_f[g] ? tg_policy_relation_get(rel_f[g]) : NULL;
+    if (sched != NULL && (st = tg_model_relations_create(sched, opt->policy, mr, alloc, &rels)) != TG_OK) {
+      tg__error(err, st, "%s: policy relation: %s", tg_storage_name(storage), tg_status_string(st));
+      if (pairs) tg__free(alloc, pairs);
+      goto fail;
     }
+    in.rel_primary = tg_policy_relation_get(rels.primary);
+    for (int g = 0; g < FB_GROUPS; ++g)
+      in.rel_fallback[g] = tg_policy_relation_get(rels.fallback[tg_storage_fallback_at((uint32_t)g)]);
     st = evaluate_storage(ev, &in, opt, alloc, err);
     if (pairs) tg__free(alloc, pairs);
-    tg_policy_relation_destroy(rel_p);
-    rel_p = NULL;
-    for (int g = 0; g < FB_GROUPS; ++g) {
-      tg_policy_relation_destroy(rel_f[g]);
-      rel_f[g] = NULL;
-    }
+    tg_model_relations_clear(&rels);
     if (st != TG_OK) goto fail;
   }
 
@@ -725,11 +732,11 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
     const tg_model_records *mr = ev->state->storage[s].model;
     for (int g = 0; g < FB_GROUPS; ++g) {
-      const tg_model_fallback *f = &mr->fallbacks[k_fb_storage[g]];
+      const tg_model_fallback *f = &mr->fallbacks[tg_storage_fallback_at((uint32_t)g)];
       for (size_t j = 0; f->records && j < f->records->count; ++j) {
         tg_evaluation_fallback *fb = &ev->fallbacks[ev->fallback_count++];
         fb->storage = (tg_storage)s;
-        fb->to = k_fb_storage[g];
+        fb->to = tg_storage_fallback_at((uint32_t)g);
         fb->tensor = f->tensor_of[j];
         fb->name = f->records->names[j];
         fb->reason = f->reasons[j];
@@ -743,8 +750,7 @@ tg_status tg_evaluation_create_from_graph(const tg_graph *graph,
   return TG_OK;
 
 fail:
-  tg_policy_relation_destroy(rel_p);
-  for (int g = 0; g < FB_GROUPS; ++g) tg_policy_relation_destroy(rel_f[g]);
+  tg_model_relations_clear(&rels);
   tg_evaluation_destroy(ev);
   tg_schedule_destroy(sched);
   tg_lifetimes_destroy(life);
@@ -829,6 +835,37 @@ tg_status tg_evaluation_get_view(const tg_evaluation *ev, size_t index, tg_repor
   return TG_OK;
 }
 
+tg_status tg_evaluation_get_parts(const tg_evaluation *ev, size_t index, tg_evaluation_part *parts,
+                                  size_t *count) {
+  if (ev == NULL || parts == NULL || count == NULL || index >= ev->result_count) return TG_ERROR_INVALID_ARGUMENT;
+  const tg_evaluation_result *r = &ev->results[index];
+  const int m = r->mode == TG_MODE_OFFSETS;
+  const storage_state *ss = &ev->state->storage[r->storage];
+  if (ev->best_of_mode[r->storage][m] != index || ss->kept[m].primary == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  const tg_model_records *mr = ss->model;
+  const tg_record_set *primary = mr ? mr->records : ev->state->input_copy;
+  size_t n = 0;
+  parts[n++] = (tg_evaluation_part){r->storage, primary,
+                                    m && ss->offsets_primary ? ss->offsets_primary : primary->records,
+                                    mr ? mr->tensor_of : NULL, ss->kept[m].primary};
+  for (int g = 0; mr && g < FB_GROUPS; ++g) {
+    const tg_plan *plan = ss->kept[m].fallback[g];
+    if (plan == NULL) continue;
+    const tg_storage s = tg_storage_fallback_at((uint32_t)g);
+    const tg_model_fallback *f = &mr->fallbacks[s];
+    parts[n++] = (tg_evaluation_part){s, f->records,
+                                      m && ss->offsets_fallback[g] ? ss->offsets_fallback[g] : f->records->records,
+                                      f->tensor_of, plan};
+  }
+  *count = n;
+  return TG_OK;
+}
+
+const tg_model_records *tg_evaluation_get_records(const tg_evaluation *ev, tg_storage storage) {
+  if (ev == NULL || (unsigned)storage >= TG_STORAGE_COUNT) return NULL;
+  return ev->state->storage[storage].model;
+}
+
 /* "texture_3d objects (greedy-by-size)"; `best` rows name their winner; a storage most of
  * whose tensors fall back says so, or the comparison would mislead. */
 static void describe_result(const tg_evaluation *ev, const tg_evaluation_result *r, char *buf,
@@ -860,7 +897,7 @@ const char *tg_evaluation_describe(const tg_evaluation *ev, char *buf, size_t si
   } else {
     for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
       size_t i = ev->best_of_storage[s];
-      if (i == TG_EVALUATION_NONE || s == TG_STORAGE_BUFFER || s == TG_STORAGE_IMAGE_BUFFER) continue;
+      if (i == TG_EVALUATION_NONE || !tg_storage_is_texture((tg_storage)s)) continue;
       if (other == TG_EVALUATION_NONE || ev->results[i].bytes < ev->results[other].bytes) other = i;
     }
   }

@@ -229,3 +229,28 @@ const tg_share_relation *tg_policy_relation_get(const tg_policy_relation *r) {
 tg_policy tg_policy_relation_get_policy(const tg_policy_relation *r) {
   return r ? r->policy : TG_POLICY_SERIAL;
 }
+
+void tg_model_relations_clear(tg_model_relations *r) {
+  if (r == NULL) return;
+  tg_policy_relation_destroy(r->primary);
+  for (int g = 0; g < TG_STORAGE_COUNT; ++g) tg_policy_relation_destroy(r->fallback[g]);
+  memset(r, 0, sizeof *r);
+}
+
+tg_status tg_model_relations_create(const tg_schedule *s, tg_policy policy, const tg_model_records *records,
+                                    const tg_allocator *alloc, tg_model_relations *out) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  if (records == NULL || records->records == NULL || (unsigned)policy >= TG_POLICY_COUNT)
+    return TG_ERROR_INVALID_ARGUMENT;
+  if (policy == TG_POLICY_SERIAL) return TG_OK;
+  tg_status st = tg_policy_relation_create(s, policy, records->tensor_of, records->records->count, alloc,
+                                           &out->primary);
+  for (int g = 0; g < TG_STORAGE_COUNT && st == TG_OK; ++g) {
+    const tg_model_fallback *f = &records->fallbacks[g];
+    if (f->records != NULL && f->records->count > 0)
+      st = tg_policy_relation_create(s, policy, f->tensor_of, f->records->count, alloc, &out->fallback[g]);
+  }
+  if (st != TG_OK) tg_model_relations_clear(out);
+  return st;
+}

@@ -119,17 +119,6 @@ static double ratio_of(const tg_evaluation_result *r) {
   return r->lower_bound_bytes ? (double)r->bytes / (double)r->lower_bound_bytes : 1.0;
 }
 
-/* The smallest valid result of one storage and mode, or NULL. */
-static const tg_evaluation_result *best_of_mode(const tg_evaluation *ev, tg_storage s, tg_mode m) {
-  const tg_evaluation_result *best = NULL;
-  for (size_t i = 0; i < ev->result_count; ++i) {
-    const tg_evaluation_result *r = &ev->results[i];
-    if (r->storage != s || r->mode != m || r->skipped || !r->valid) continue;
-    if (best == NULL || r->bytes < best->bytes) best = r;
-  }
-  return best;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Text. */
 
@@ -181,7 +170,7 @@ static void versus(uint64_t bytes, uint64_t base, char *buf, size_t size) {
 
 static void text_best(tg__strbuf *b, const tg_evaluation *ev) {
   size_t buf_i = ev->best_of_storage[TG_STORAGE_BUFFER];
-  const tg_evaluation_result *buf_obj = best_of_mode(ev, TG_STORAGE_BUFFER, TG_MODE_OBJECTS);
+  const tg_evaluation_result *buf_obj = tg_cli_best_of_mode(ev, TG_STORAGE_BUFFER, TG_MODE_OBJECTS);
   tg__strbuf_printf(b, "\n%-98s%s\n", "best per storage:", "objects mode only (no aliasing):");
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
     size_t i = ev->best_of_storage[s];
@@ -198,7 +187,7 @@ static void text_best(tg__strbuf *b, const tg_evaluation *ev) {
                       tg_mode_name(r->mode), strat, tg_report_format_bytes(r->bytes, human, sizeof human),
                       ratio_of(r), vs);
     tg__strbuf_printf(b, " %-9s", "");
-    const tg_evaluation_result *o = best_of_mode(ev, (tg_storage)s, TG_MODE_OBJECTS);
+    const tg_evaluation_result *o = tg_cli_best_of_mode(ev, (tg_storage)s, TG_MODE_OBJECTS);
     if (o != NULL) {
       strategy_label(o, strat, sizeof strat);
       versus(o->bytes, (buf_obj && s != TG_STORAGE_BUFFER) ? buf_obj->bytes : 0, vs, sizeof vs);
@@ -246,11 +235,11 @@ static void text_objects_recommendation(tg__strbuf *b, const tg_evaluation *ev) 
   if (ev->recommended_objects == TG_EVALUATION_NONE) return;
   const tg_evaluation_result *r = &ev->results[ev->recommended_objects];
   const tg_evaluation_result *o = NULL;
-  int winner_is_texture = r->storage != TG_STORAGE_BUFFER && r->storage != TG_STORAGE_IMAGE_BUFFER;
+  int winner_is_texture = tg_storage_is_texture(r->storage);
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
-    int texture = s != TG_STORAGE_BUFFER && s != TG_STORAGE_IMAGE_BUFFER;
+    int texture = tg_storage_is_texture((tg_storage)s);
     if (winner_is_texture ? s != TG_STORAGE_BUFFER : !texture) continue;
-    const tg_evaluation_result *c = best_of_mode(ev, (tg_storage)s, TG_MODE_OBJECTS);
+    const tg_evaluation_result *c = tg_cli_best_of_mode(ev, (tg_storage)s, TG_MODE_OBJECTS);
     if (c && (o == NULL || c->bytes < o->bytes)) o = c;
   }
   char strat[64], human[32];
@@ -286,7 +275,7 @@ static void text_in_place(tg__strbuf *b, const evaluate_args *a, const tg_evalua
     for (size_t i = 0; i < ev->result_count; ++i) {
       const tg_evaluation_result *r = &ev->results[i];
       if (r->storage != (tg_storage)s || r->strategy != TG_STRATEGY_BEST || r->skipped || !r->valid) continue;
-      const tg_evaluation_result *plain = best_of_mode(ev, r->storage, r->mode);
+      const tg_evaluation_result *plain = tg_cli_best_of_mode(ev, r->storage, r->mode);
       char h1[32], h2[32];
       tg__strbuf_printf(b, "%s%s %s %s", first ? "" : "; ", tg_storage_name(r->storage), tg_mode_name(r->mode),
                         tg_report_format_bytes(r->in_place_bytes, h2, sizeof h2));
@@ -325,11 +314,11 @@ static void text_policies(tg__strbuf *b, const evaluate_args *a, tg_evaluation *
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
     for (int m = 0; m < 2; ++m) {
       int any = 0;
-      for (size_t p = 0; p < n; ++p) any |= best_of_mode(evs[p], (tg_storage)s, (tg_mode)m) != NULL;
+      for (size_t p = 0; p < n; ++p) any |= tg_cli_best_of_mode(evs[p], (tg_storage)s, (tg_mode)m) != NULL;
       if (!any) continue;
       tg__strbuf_printf(b, "%-18s %-8s", tg_storage_name((tg_storage)s), tg_mode_name((tg_mode)m));
       for (size_t p = 0; p < n; ++p) {
-        const tg_evaluation_result *r = best_of_mode(evs[p], (tg_storage)s, (tg_mode)m);
+        const tg_evaluation_result *r = tg_cli_best_of_mode(evs[p], (tg_storage)s, (tg_mode)m);
         char human[32];
         tg__strbuf_printf(b, " %16s", r ? tg_report_format_bytes(r->bytes, human, sizeof human) : "-");
       }
@@ -689,8 +678,8 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
     tg_cli_error("evaluate: --speed times serial plans: it does not combine with --policy or --place");
     return 0;
   }
-  if ((a->texture_s || a->no_fallback) && (a->speed.speed || tg_cli_place_given(&a->place))) {
-    tg_cli_error("evaluate: --max-texture-size and --no-fallback do not combine with --speed or --place");
+  if ((a->texture_s || a->no_fallback) && tg_cli_place_given(&a->place)) {
+    tg_cli_error("evaluate: --max-texture-size and --no-fallback do not combine with --place");
     return 0;
   }
   if (a->texture_s && a->no_limits) {
@@ -824,7 +813,7 @@ int tg_cli_evaluate(int argc, char **argv) {
       code = TG_EXIT_USAGE;
       goto done;
     }
-    st = tg_cli_speed_run(&a.speed, model->graph, evs[0], a.no_limits, alloc, &timed, &err);
+    st = tg_cli_speed_run(&a.speed, model->graph, evs[0], a.max_allocation, alloc, &timed, &err);
     if (st != TG_OK) {
       tg_cli_error("evaluate --speed: %s", err.message[0] ? err.message : tg_status_string(st));
       code = tg_cli_exit_code(st);

@@ -807,11 +807,11 @@ int tg_cli_plan(int argc, char **argv) {
                               "the bounds count each chain once\n",
                         ip_count, views, used, used_views);
     }
-    for (int g = 0; in.model_records && g < TG_CLI_FALLBACK_GROUPS; ++g) {
-      const tg_record_set *fs = in.model_records->fallbacks[tg_cli_fallback_storages[g]].records;
+    for (int g = 0; in.model_records && g < TG_STORAGE_FALLBACK_COUNT; ++g) {
+      const tg_record_set *fs = in.model_records->fallbacks[tg_storage_fallback_at((uint32_t)g)].records;
       if (fs && fs->count)
         tg__strbuf_printf(&out, "%zu tensors do not fit %s and fall back to %s (not in this plan; see --json)\n",
-                          fs->count, tg_storage_name(iopt.storage), tg_storage_name(tg_cli_fallback_storages[g]));
+                          fs->count, tg_storage_name(iopt.storage), tg_storage_name(tg_storage_fallback_at((uint32_t)g)));
     }
     tg__strbuf_printf(&out, "\n%-14s %-26s %-10s %14s %8s %10s %8s %10s  %s\n", "policy", "strategy",
                       "origin", "total", "objects", "% of naive", "x bound", "time", "valid");

@@ -9,6 +9,7 @@
 #include "tools/input.h"
 #include "tools/plan_file_cli.h"
 #include "tools/place_cli.h"
+#include "tools/run_plan.h"
 
 static void run_usage(FILE *to) {
   fputs(
@@ -30,7 +31,8 @@ static void run_usage(FILE *to) {
       "                           search; default 250, where the library's default is 10 ms of\n"
       "                           search; the search stops early once its plan meets a proved\n"
       "                           bound)\n"
-      "  --policy serial|parallel-safe|branch-local   reuse policy (default serial)\n"
+      "  --policy serial|parallel-safe|branch-local   reuse policy (default serial; it holds in\n"
+      "                           every fallback group too)\n"
       "  --budget BYTES           plan to fit this (K/M/G suffixes; default: the device's budget)\n"
       "  --max-texture-size WxH[xL]  simulate a smaller device: 2D and 3D textures at most\n"
       "                           W x H texels (and L array layers / 3D depth); a tensor beyond\n"
@@ -58,14 +60,16 @@ static void run_usage(FILE *to) {
   fputs(
       "  --in-place               elementwise ops may write over an input that dies there and\n"
       "                           RESHAPE-like ops are views (see tangram plan --help); with\n"
-      "                           OpenCL, images get views only (OpenCL 1.2 images are not\n"
-      "                           read-write); JSON \"in_place\" lists the pairs used; with\n"
-      "                           --runtime-pool, views allocate nothing (JSON \"views\")\n"
+      "                           OpenCL, textures and image buffers get views only (OpenCL 1.2\n"
+      "                           images are not read-write); JSON \"in_place\" lists the pairs\n"
+      "                           used; with --runtime-pool, views allocate nothing (JSON\n"
+      "                           \"views\")\n"
       "  --plan FILE              do not plan: load a plan file (`tangram plan MODEL --save FILE`),\n"
       "                           check it was made for MODEL's records (with the file's storage,\n"
       "                           precision, policy and --plan-io; giving other values is an\n"
       "                           error), realise it and run the check. A plan made for another\n"
-      "                           model, or one this device cannot hold: exit 2 with the reason\n"
+      "                           model, one this device cannot hold, or one with an in-place\n"
+      "                           pair --in-place would not use here: exit 2 with the reason\n"
       TG_CLI_INPUT_SHAPE_HELP,
       to);
   fputs(
@@ -90,356 +94,6 @@ static void run_usage(FILE *to) {
       to);
 }
 
-/* The storages of the fallback chain a tensor may fall to, each group planned on its own. */
-#define FALLBACK_GROUPS 3
-static const tg_storage k_fallback_storages[FALLBACK_GROUPS] = {TG_STORAGE_TEXTURE_2D, TG_STORAGE_IMAGE_BUFFER,
-                                                                 TG_STORAGE_BUFFER};
-
-/* The plan of one fallback group (NULL plan: the group is empty). */
-typedef struct fallback_plan {
-  const tg_model_fallback *group;
-  tg_record_set *arena;           /* offsets mode: the device's real sizes/alignments */
-  tg_tensor_resource *resources;
-  tg_plan *plan;
-} fallback_plan;
-
-/* One storage's plan: records, the plan, and the plans of the tensors that do not fit the
- * storage, one per storage of the fallback chain they fell to. */
-typedef struct storage_plan {
-  tg_storage storage;
-  tg_cli_input in;
-  tg_record_set *arena_records;   /* offsets mode: the device's real sizes/alignments */
-  const tg_record_set *planned;   /* arena_records or in.records */
-  tg_tensor_resource *resources;
-  tg_plan *plan;
-  fallback_plan fb[FALLBACK_GROUPS];
-  tg_mode mode;
-  tg_strategy strategy;
-  uint64_t bytes, naive_bytes, lower_bound_bytes;
-  uint64_t plan_us;
-  const char *note;                /* e.g. textures fell back to objects mode */
-  tg_in_place_pair *pairs;         /* --in-place: the candidates this device and mode allow */
-  size_t pair_count;
-} storage_plan;
-
-static void storage_plan_free(storage_plan *sp) {
-  if (sp->pairs) tg__free(sp->in.alloc, sp->pairs);
-  tg_plan_destroy(sp->plan);
-  tg_record_set_destroy(sp->arena_records);
-  tg__free(sp->in.alloc, sp->resources);
-  for (int g = 0; g < FALLBACK_GROUPS; ++g) {
-    tg_plan_destroy(sp->fb[g].plan);
-    tg_record_set_destroy(sp->fb[g].arena);
-    tg__free(sp->in.alloc, sp->fb[g].resources);
-  }
-  tg_cli_input_free(&sp->in);
-  memset(sp, 0, sizeof *sp);
-}
-
-/* Bytes of a plan over `set` with `resources`. */
-static uint64_t plan_bytes(const tg_plan *p, tg_precision precision) {
-  if (p == NULL) return 0;
-  if (p->mode == TG_MODE_OFFSETS || p->dims == 1) return p->total;
-  return p->total * tg_precision_texel_bytes(precision);
-}
-
-/* Plan one record set on the device. Offsets mode plans the device's arena records (real
- * sizes and alignments). */
-static tg_status plan_records(tg_device *dev, const tg_record_set *set, const tg_tensor_resource *res,
-                              tg_precision precision, tg_mode mode, tg_strategy strategy,
-                              const tg_share_relation *relation, tg_in_place_pair *pairs, size_t *pair_count,
-                              uint32_t time_limit_ms, uint64_t max_allocation, const tg_allocator *alloc,
-                              tg_record_set **arena, tg_plan **plan) {
-  *arena = NULL;
-  *plan = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    tg_status st = tg_device_compute_arena_records(dev, res, set->records, set->count, precision,
-                                                   alloc, arena);
-    if (st != TG_OK) return st;
-    planned = *arena;
-  }
-  /* Pairs whose device sizes differ (arena records) cannot share one allocation. */
-  size_t kept = 0;
-  for (size_t i = 0; pairs && i < *pair_count; ++i) {
-    const tg_extent a = planned->records[pairs[i].input].size, b = planned->records[pairs[i].output].size;
-    if (a.w == b.w && a.h == b.h && a.d == b.d) pairs[kept++] = pairs[i];
-  }
-  if (pairs) *pair_count = kept;
-  tg_plan_options opt = {0};
-  opt.in_place = pairs;
-  opt.in_place_count = pairs ? *pair_count : 0;
-  if (strategy == TG_STRATEGY_BEST) opt.time_limit_ms = time_limit_ms;
-  opt.mode = mode;
-  opt.strategy = strategy;
-  opt.relation = relation;
-  opt.max_allocation = max_allocation;
-  return tg_plan_compute(planned->records, planned->count, planned->dims, &opt, alloc, plan);
-}
-
-/* Under the allocation cap: every tensor, and every object of an objects plan (`plan`, may be
- * NULL), at most `cap` bytes; else TG_ERROR_LIMIT naming the tensor (for an object, its
- * largest). */
-static tg_status check_cap(const tg_record_set *set, const tg_plan *plan, tg_precision precision,
-                           uint64_t cap, tg_error_info *err) {
-  if (cap == 0) return TG_OK;
-  uint64_t unit = set->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
-  for (size_t r = 0; r < set->count && plan == NULL; ++r) {
-    uint64_t v = 0, bytes = UINT64_MAX;
-    if (tg_extent_volume(set->records[r].size, &v) == TG_OK && tg__mul_u64(v, unit, &bytes) && bytes <= cap)
-      continue;
-    return tg__error(err, TG_ERROR_LIMIT, "tensor %s (%llu bytes) is larger than the allocation cap %llu bytes",
-                     set->names[r] ? set->names[r] : "?", (unsigned long long)bytes, (unsigned long long)cap);
-  }
-  if (plan == NULL || plan->mode != TG_MODE_OBJECTS) return TG_OK;
-  for (size_t k = 0; k < plan->object_count; ++k) {
-    uint64_t v = 0, bytes = UINT64_MAX;
-    if (tg_extent_volume(plan->object_sizes[k], &v) == TG_OK && tg__mul_u64(v, unit, &bytes) && bytes <= cap)
-      continue;
-    size_t big = 0;
-    uint64_t big_v = 0;
-    for (size_t r = 0, seen = 0; r < set->count; ++r) {
-      uint64_t rv = 0;
-      if (plan->object_of[r] == k && tg_extent_volume(set->records[r].size, &rv) == TG_OK && (!seen || rv > big_v))
-        big = r, big_v = rv, seen = 1;
-    }
-    return tg__error(err, TG_ERROR_LIMIT,
-                     "object %zu (%llu bytes) is larger than the allocation cap %llu bytes; its largest "
-                     "tensor is %s", k, (unsigned long long)bytes, (unsigned long long)cap,
-                     set->names[big] ? set->names[big] : "?");
-  }
-  return TG_OK;
-}
-
-/* The naive total and the lower bound of a record set's plans in `mode`: peak live for
- * offsets, the shape-aware bound (>= the positional maximum) for objects. */
-static tg_status set_bounds(const tg_record_set *set, tg_mode mode, const tg_allocator *alloc,
-                            uint64_t *naive, uint64_t *lb) {
-  tg_bounds b;
-  tg_status st = tg_bounds_compute(set->records, set->count, set->dims, alloc, &b);
-  if (st != TG_OK) return st;
-  *naive = b.naive;
-  *lb = b.peak_live;
-  return mode == TG_MODE_OBJECTS ? tg_bounds_objects_shape(set->records, set->count, set->dims, alloc, lb)
-                                 : TG_OK;
-}
-
-static tg_status build_storage_plan(tg_device *dev, const char *path, tg_storage storage,
-                                    tg_precision precision, tg_mode mode, tg_strategy strategy,
-                                    tg_policy policy, int plan_io, int in_place, uint32_t time_limit_ms,
-                                    const tg_model_options *shapes,
-                                    uint64_t max_allocation, const tg_device_limits *limits, int no_fallback,
-                                    const tg_allocator *alloc, storage_plan *sp, tg_error_info *err) {
-  memset(sp, 0, sizeof *sp);
-  const tg_device_info *info = tg_device_get_info(dev);
-  sp->storage = storage;
-  sp->mode = mode;
-  sp->strategy = strategy;
-  tg_cli_input_options io = {storage, precision, plan_io, limits, shapes, 1, 1};
-  tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
-  if (st != TG_OK) return st;
-  const tg_record_set *set = sp->in.records;
-  int image = storage == TG_STORAGE_TEXTURE_2D || storage == TG_STORAGE_TEXTURE_ARRAY ||
-              storage == TG_STORAGE_TEXTURE_3D || storage == TG_STORAGE_SINGLE_TEXTURE_2D;
-  if ((set->dims > 1 && !image) ||
-      (set->dims == 3 && storage != TG_STORAGE_TEXTURE_3D && storage != TG_STORAGE_TEXTURE_ARRAY)) {
-    /* Record files of 2D/3D extents hold texels: only a texture storage of as many dimensions
-     * (3D: texture_3d or texture_array) realises them. */
-    uint32_t dims = set->dims;
-    storage_plan_free(sp);
-    return tg__error(err, TG_ERROR_UNSUPPORTED, "the records are %uD texel extents, which %s cannot hold",
-                     dims, tg_storage_name(storage));
-  }
-  if (image && !info->images) {
-    storage_plan_free(sp);
-    return tg__error(err, TG_ERROR_UNSUPPORTED, "%s: the device has no image support", tg_storage_name(storage));
-  }
-  if (image && mode == TG_MODE_OFFSETS && !info->arena_images) {
-    sp->mode = TG_MODE_OBJECTS;
-    sp->note = "this device cannot place images in an arena: textures use objects mode";
-    if (!tg_strategy_applies(strategy, TG_MODE_OBJECTS, tg_storage_dims(storage))) {
-      strategy = TG_STRATEGY_BEST;
-      sp->note = "this device cannot place images in an arena: textures use objects mode, and "
-                 "strategy best (the one asked for plans offsets only)";
-    }
-  }
-  if ((st = tg_cli_resources(set, storage, precision, alloc, &sp->resources)) != TG_OK) goto fail;
-  if ((st = check_cap(set, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
-  if (in_place && sp->in.in_place_count > 0) {
-    /* OpenCL 1.2 images cannot be read and written by one kernel: views only there. */
-    sp->pairs = tg__calloc(alloc, sp->in.in_place_count, sizeof *sp->pairs);
-    if (sp->pairs == NULL) {
-      st = TG_ERROR_OUT_OF_HOST_MEMORY;
-      goto fail;
-    }
-    for (size_t i = 0; i < sp->in.in_place_count; ++i)
-      if (sp->in.in_place[i].view || !image || info->backend != TG_BACKEND_OPENCL)
-        sp->pairs[sp->pair_count++] = sp->in.in_place[i];
-  }
-  tg_policy_relation *rel = NULL;
-  if ((st = tg_cli_input_relation(&sp->in, policy, &rel, err)) != TG_OK) goto fail;
-  uint64_t t0 = tg__now_us();
-  st = plan_records(dev, set, sp->resources, precision, sp->mode, strategy, tg_policy_relation_get(rel),
-                    sp->pairs, &sp->pair_count, time_limit_ms, max_allocation, alloc, &sp->arena_records,
-                    &sp->plan);
-  tg_policy_relation_destroy(rel);
-  if (st != TG_OK) {
-    tg__error(err, st, "planning %s failed: %s", tg_storage_name(storage), tg_status_string(st));
-    goto fail;
-  }
-  if ((st = check_cap(set, sp->plan, precision, max_allocation, err)) != TG_OK) goto fail;
-  sp->planned = sp->arena_records ? sp->arena_records : set;
-  /* Tensors that do not fit the storage: each group of the fallback chain planned in its own
-   * storage, serially ordered like the rest. Their records index the group's set, so the
-   * policy relation (made for the primary set) does not apply; fallback groups use the serial
-   * rule. Textures use objects mode where the device cannot place images in an arena. */
-  const tg_model_records *mr = sp->in.model_records;
-  for (int g = 0; mr && g < FALLBACK_GROUPS; ++g) {
-    const tg_storage fs = k_fallback_storages[g];
-    const tg_model_fallback *grp = &mr->fallbacks[fs];
-    const tg_record_set *fb = grp->records;
-    if (fb == NULL || fb->count == 0) continue;
-    if (no_fallback) {
-      st = tg__error(err, TG_ERROR_LIMIT, "tensor %s does not fit %s: %s (--no-fallback)",
-                     fb->names[0] ? fb->names[0] : "?", tg_storage_name(storage), grp->reasons[0]);
-      goto fail;
-    }
-    fallback_plan *fp = &sp->fb[g];
-    fp->group = grp;
-    const int fimage = fs == TG_STORAGE_TEXTURE_2D;
-    if (fimage && !info->images) {
-      st = tg__error(err, TG_ERROR_UNSUPPORTED, "tensor %s falls back to %s: the device has no image support",
-                     fb->names[0] ? fb->names[0] : "?", tg_storage_name(fs));
-      goto fail;
-    }
-    tg_mode fmode = (fimage && mode == TG_MODE_OFFSETS && !info->arena_images) ? TG_MODE_OBJECTS : mode;
-    tg_strategy fstrategy = tg_strategy_applies(strategy, fmode, fmode == TG_MODE_OBJECTS ? fb->dims : 1)
-                                ? strategy : TG_STRATEGY_BEST;
-    if ((st = tg_cli_resources(fb, fs, precision, alloc, &fp->resources)) != TG_OK) goto fail;
-    if ((st = check_cap(fb, NULL, precision, max_allocation, err)) != TG_OK) goto fail;
-    st = plan_records(dev, fb, fp->resources, precision, fmode, fstrategy, NULL, NULL, NULL, time_limit_ms,
-                      max_allocation, alloc, &fp->arena, &fp->plan);
-    if (st != TG_OK) {
-      tg__error(err, st, "planning the tensors that fall back to %s failed: %s", tg_storage_name(fs),
-                tg_status_string(st));
-      goto fail;
-    }
-    if ((st = check_cap(fb, fp->plan, precision, max_allocation, err)) != TG_OK) goto fail;
-  }
-  sp->plan_us = tg__now_us() - t0;
-  sp->bytes = plan_bytes(sp->plan, precision);
-  for (int g = 0; g < FALLBACK_GROUPS; ++g) sp->bytes += plan_bytes(sp->fb[g].plan, precision);
-  uint64_t naive, lb;
-  if ((st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb)) != TG_OK) goto fail;
-  if (sp->pair_count > 0) {
-    /* The plan may use the pairs: the bound is the in-place one. */
-    tg_bounds ib;
-    if ((st = tg_bounds_compute_in_place(sp->planned->records, sp->planned->count, sp->planned->dims, sp->pairs,
-                                         sp->pair_count, alloc, &ib, NULL)) != TG_OK)
-      goto fail;
-    lb = sp->mode == TG_MODE_OBJECTS ? ib.positional_max : ib.peak_live;
-  }
-  uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(precision);
-  sp->naive_bytes = naive * unit;
-  sp->lower_bound_bytes = lb * unit;
-  for (int g = 0; g < FALLBACK_GROUPS; ++g) {
-    const fallback_plan *fp = &sp->fb[g];
-    if (fp->plan == NULL) continue;
-    const tg_record_set *fs = fp->arena ? fp->arena : fp->group->records;
-    if ((st = set_bounds(fs, fp->plan->mode, alloc, &naive, &lb)) != TG_OK) goto fail;
-    const uint64_t funit = fs->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
-    sp->naive_bytes += naive * funit;
-    sp->lower_bound_bytes += lb * funit;
-  }
-  return TG_OK;
-fail:
-  storage_plan_free(sp);
-  return st;
-}
-
-/* --plan: the plan of a plan file, for MODEL's records on this device (built with the file's
- * storage, precision and plan_io under the device's limits): the records must have the file's
- * fingerprint, the plan must hold under `policy`, and in offsets mode it must meet the device's
- * own sizes and alignments. Takes the file's plan. Statuses other than host memory and device
- * failures mean this plan cannot run here (exit 2); `err` says why. */
-static tg_status build_storage_plan_from_file(tg_device *dev, const char *path, tg_plan_file *pf,
-                                              int plan_io, const tg_model_options *shapes,
-                                              uint64_t max_allocation, const tg_device_limits *limits,
-                                              const tg_allocator *alloc, storage_plan *sp,
-                                              tg_error_info *err) {
-  memset(sp, 0, sizeof *sp);
-  const tg_device_info *info = tg_device_get_info(dev);
-  sp->storage = pf->storage;
-  sp->mode = pf->plan->mode;
-  sp->strategy = pf->strategy;
-  tg_cli_input_options io = {pf->storage, pf->precision, plan_io, limits, shapes, 1, 1};
-  tg_status st = tg_cli_input_load(path, &io, alloc, &sp->in, err);
-  if (st != TG_OK) return st;
-  const tg_record_set *set = sp->in.records;
-  int image = pf->storage == TG_STORAGE_TEXTURE_2D || pf->storage == TG_STORAGE_TEXTURE_ARRAY ||
-              pf->storage == TG_STORAGE_TEXTURE_3D || pf->storage == TG_STORAGE_SINGLE_TEXTURE_2D;
-  const tg_model_records *mr = sp->in.model_records;
-  const size_t nfb = tg_model_records_fallback_count(mr);
-  const tg_model_fallback *first = NULL; /* the first group with a tensor */
-  for (int g = 0; nfb && first == NULL && g < FALLBACK_GROUPS; ++g)
-    if (mr->fallbacks[k_fallback_storages[g]].records && mr->fallbacks[k_fallback_storages[g]].records->count)
-      first = &mr->fallbacks[k_fallback_storages[g]];
-  uint64_t t0 = tg__now_us();
-  tg_policy_relation *rel = NULL;
-  if (image && !info->images)
-    st = tg__error(err, TG_ERROR_UNSUPPORTED, "the plan holds %s tensors; this device has no image support",
-                   tg_storage_name(pf->storage));
-  else if (image && sp->mode == TG_MODE_OFFSETS && !info->arena_images)
-    st = tg__error(err, TG_ERROR_UNSUPPORTED, "the plan places %s tensors in one arena; this device cannot",
-                   tg_storage_name(pf->storage));
-  else if (first)
-    st = tg__error(err, TG_ERROR_LIMIT, "%zu tensors of %s do not fit %s on this device (first: %s: %s); the plan "
-                   "needs all of them there", nfb, path, tg_storage_name(pf->storage),
-                   first->records->names[0] ? first->records->names[0] : "?", first->reasons[0]);
-  else if ((st = tg_cli_resources(set, pf->storage, pf->precision, alloc, &sp->resources)) == TG_OK &&
-           (st = tg_cli_input_relation(&sp->in, pf->policy, &rel, err)) == TG_OK)
-    st = tg_plan_file_match(pf, set->records, (const char *const *)set->names, set->count, set->dims,
-                            tg_policy_relation_get(rel), alloc, err);
-  tg_policy_relation_destroy(rel);
-  if (st == TG_OK && sp->mode == TG_MODE_OFFSETS) {
-    /* The device's real sizes and alignments: the plan must hold for them too. */
-    st = tg_device_compute_arena_records(dev, sp->resources, set->records, set->count, pf->precision, alloc,
-                                         &sp->arena_records);
-    tg_error_info verr = {{0}};
-    if (st == TG_OK)
-      st = tg_plan_validate(sp->arena_records->records, set->count, 1, pf->plan, pf->alignment, NULL, alloc, &verr);
-    if (st == TG_ERROR_INVALID_PLAN) {
-      uint64_t need = 1; /* the largest alignment the device asks of these tensors */
-      for (size_t r = 0; r < set->count; ++r)
-        if (sp->arena_records->records[r].alignment > need) need = sp->arena_records->records[r].alignment;
-      st = tg__error(err, TG_ERROR_LIMIT, "the plan's offsets do not meet this device's sizes and alignments "
-                     "(plan with --alignment %llu): %s", (unsigned long long)need, verr.message);
-    }
-    else if (st != TG_OK)
-      tg__error(err, st, "arena records: %s", tg_status_string(st));
-  }
-  /* Then the cap and the limits the plan was made under, against this device's. */
-  if (st == TG_OK) st = tg_cli_plan_file_check_device(pf, max_allocation, limits, err);
-  if (st != TG_OK) {
-    storage_plan_free(sp);
-    return st;
-  }
-  sp->plan = pf->plan;
-  pf->plan = NULL;
-  sp->plan_us = tg__now_us() - t0;
-  sp->planned = sp->arena_records ? sp->arena_records : set;
-  sp->bytes = plan_bytes(sp->plan, pf->precision);
-  uint64_t naive, lb;
-  if ((st = set_bounds(sp->planned, sp->mode, alloc, &naive, &lb)) != TG_OK) {
-    storage_plan_free(sp);
-    return tg__error(err, st, "bounds: %s", tg_status_string(st));
-  }
-  uint64_t unit = (sp->planned->dims == 1) ? 1 : tg_precision_texel_bytes(pf->precision);
-  sp->naive_bytes = naive * unit;
-  sp->lower_bound_bytes = lb * unit;
-  return TG_OK;
-}
-
 typedef struct run_outcome {
   tg_realization_stats stats;
   uint64_t corrupted;
@@ -449,7 +103,7 @@ typedef struct run_outcome {
 } run_outcome;
 
 /* Realise one plan, check it, release it. `names` for reporting corruption. */
-static tg_status realise_and_check(tg_device *dev, const storage_plan *sp, const tg_record_set *set,
+static tg_status realise_and_check(tg_device *dev, const tg_cli_storage_plan *sp, const tg_record_set *set,
                                    const tg_record_set *planned, const tg_tensor_resource *res,
                                    const tg_plan *plan, const uint32_t *tensor_of, int ooo,
                                    int with_reuse, const uint32_t *flow, tg_precision precision,
@@ -740,19 +394,19 @@ int tg_cli_run(int argc, char **argv) {
 
   /* Choose: the requested storage, or (auto) each storage the device can hold, keeping the
    * least memory. Then if the plan exceeds the budget: the other strategies and the other mode. */
-  storage_plan chosen;
+  tg_cli_storage_plan chosen;
   memset(&chosen, 0, sizeof chosen);
   int have = 0;
   char why_not[TG_ERROR_MESSAGE_MAX + 64] = "";
   size_t ncand = pf ? 0 : auto_storage ? sizeof k_auto_storages / sizeof k_auto_storages[0] : 1;
   if (pf) {
     tg_error_info perr = {{0}};
-    st = build_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, max_allocation, &limits, alloc,
+    st = tg_cli_storage_plan_from_file(dev, file, pf, plan_io, &shapes.options, max_allocation, &limits, alloc,
                                       &chosen, &perr);
     if (st == TG_OK && chosen.bytes > budget) {
       st = tg__error(&perr, TG_ERROR_BUDGET, "the plan needs %llu bytes, the budget is %llu (allocated nothing)",
                      (unsigned long long)chosen.bytes, (unsigned long long)budget);
-      storage_plan_free(&chosen);
+      tg_cli_storage_plan_free(&chosen);
     }
     if (st != TG_OK) {
       tg_cli_error("run: %s: %s", plan_path, perr.message[0] ? perr.message : tg_status_string(st));
@@ -775,22 +429,22 @@ int tg_cli_run(int argc, char **argv) {
       if (attempt > 0 && attempt < TG_STRATEGY_COUNT && sg == strategy) continue;
       /* Strategies that do not plan this mode (or, objects mode, this storage's records). */
       if (!tg_strategy_applies(sg, m, m == TG_MODE_OBJECTS ? tg_storage_dims(s) : 1)) continue;
-      storage_plan sp;
+      tg_cli_storage_plan sp;
       tg_error_info perr = {{0}};
-      st = build_storage_plan(dev, file, s, precision, m, sg, policy, plan_io, in_place, time_limit_ms,
+      st = tg_cli_storage_plan_build(dev, file, s, precision, m, sg, policy, plan_io, in_place, time_limit_ms,
                               &shapes.options, max_allocation, &limits, no_fallback, alloc, &sp, &perr);
       if (st == TG_ERROR_LIMIT && ((cap_given && strncmp(perr.message, "tensor ", 7) == 0) ||
                                    (no_fallback && !auto_storage && strstr(perr.message, "(--no-fallback)")))) {
         /* A tensor above the cap asked for fits no arena in any mode. */
         tg_cli_error("run: %s", perr.message);
-        storage_plan_free(&chosen);
+        tg_cli_storage_plan_free(&chosen);
         tg_device_close(dev);
         return TG_EXIT_USAGE;
       }
       if (st == TG_ERROR_PARSE || st == TG_ERROR_IO || st == TG_ERROR_GRAPH || st == TG_ERROR_OUT_OF_HOST_MEMORY ||
           (st == TG_ERROR_INVALID_ARGUMENT && !auto_storage)) {
         tg_cli_error("%s", perr.message[0] ? perr.message : tg_status_string(st));
-        storage_plan_free(&chosen);
+        tg_cli_storage_plan_free(&chosen);
         tg_device_close(dev);
         return tg_cli_exit_code(st);
       }
@@ -808,15 +462,15 @@ int tg_cli_run(int argc, char **argv) {
           snprintf(why_not, sizeof why_not, "%s %s %s needs %llu bytes, the budget is %llu",
                    tg_storage_name(s), tg_mode_name(sp.mode), tg_strategy_name(sg),
                    (unsigned long long)sp.bytes, (unsigned long long)budget);
-        storage_plan_free(&sp);
+        tg_cli_storage_plan_free(&sp);
         continue;
       }
       if (!have || sp.bytes < chosen.bytes) {
-        storage_plan_free(&chosen);
+        tg_cli_storage_plan_free(&chosen);
         chosen = sp;
         have = 1;
       } else {
-        storage_plan_free(&sp);
+        tg_cli_storage_plan_free(&sp);
       }
       break; /* fits: no need to try other strategies for this storage */
     }
@@ -827,47 +481,28 @@ int tg_cli_run(int argc, char **argv) {
     return TG_EXIT_FAILURE;
   }
 
-  /* Objects mode: the LP bound over objects, often tighter than the shape-aware one (it proves
-   * most of best's plans optimal), for the chosen plan's primary records only. */
-  if (chosen.mode == TG_MODE_OBJECTS && !pf) {
-    uint64_t shape_lb = 0, naive_unused = 0, lp = 0;
-    const tg_record_set *pl = chosen.planned;
-    tg_bounds ib;
-    st = set_bounds(pl, TG_MODE_OBJECTS, alloc, &naive_unused, &shape_lb);
-    if (st == TG_OK && chosen.pair_count > 0) {
-      st = tg_bounds_compute_in_place(pl->records, pl->count, pl->dims, chosen.pairs, chosen.pair_count, alloc, &ib,
-                                      &lp);
-      shape_lb = ib.positional_max;
-    } else if (st == TG_OK) {
-      st = tg_bounds_objects_lp(pl->records, pl->count, pl->dims, 0, 0, alloc, &lp);
-    }
-    const uint64_t unit = pl->dims == 1 ? 1 : tg_precision_texel_bytes(precision);
-    if (st == TG_OK && lp > shape_lb) chosen.lower_bound_bytes += (lp - shape_lb) * unit;
-    st = TG_OK;
-  }
+  /* Objects mode: the LP bound over objects, for the chosen plan only (it costs). */
+  if (chosen.mode == TG_MODE_OBJECTS && !pf) tg_cli_storage_plan_lp_bound(&chosen, precision);
   run_outcome out;
   memset(&out, 0, sizeof out);
   const tg_record_set *set = chosen.in.records;
   st = realise_and_check(dev, &chosen, set, chosen.planned, chosen.resources, chosen.plan,
                          chosen.in.tensor_of, ooo, !no_reuse, flow, precision, alloc, &out, &err);
-  for (int g = 0; st == TG_OK && g < FALLBACK_GROUPS; ++g) {
-    const fallback_plan *fp = &chosen.fb[g];
+  for (int g = 0; st == TG_OK && g < TG_STORAGE_FALLBACK_COUNT; ++g) {
+    const tg_cli_fallback_plan *fp = &chosen.fb[g];
     if (fp->plan == NULL) continue;
     const tg_record_set *fb = fp->group->records;
     st = realise_and_check(dev, &chosen, fb, fp->arena ? fp->arena : fb, fp->resources, fp->plan,
                            fp->group->tensor_of, ooo, !no_reuse, flow, precision, alloc, &out, &err);
   }
-  size_t fallback_tensors = 0, fallback_objects = 0;
-  for (int g = 0; g < FALLBACK_GROUPS; ++g)
-    if (chosen.fb[g].plan) {
-      fallback_tensors += chosen.fb[g].group->records->count;
-      fallback_objects += chosen.fb[g].plan->object_count;
-    }
+  size_t fallback_objects = 0;
+  for (int g = 0; g < TG_STORAGE_FALLBACK_COUNT; ++g)
+    if (chosen.fb[g].plan) fallback_objects += chosen.fb[g].plan->object_count;
   if (st != TG_OK) {
     tg_cli_error("run: %s", err.message[0] ? err.message : tg_status_string(st));
     int64_t native = tg_device_get_native_error(dev);
     if (native) tg_cli_error("run: the driver's last error code: %lld", (long long)native);
-    storage_plan_free(&chosen);
+    tg_cli_storage_plan_free(&chosen);
     tg_device_close(dev);
     tg_plan_file_destroy(pf);
     if (pf && st == TG_ERROR_LIMIT) return TG_EXIT_USAGE; /* the plan holds more than this device can */
@@ -892,7 +527,7 @@ int tg_cli_run(int argc, char **argv) {
     tg__strbuf_printf(&b,
                       ",\"device_kind\":\"%s\",\"storage\":\"%s\",\"precision\":\"%s\",\"mode\":\"%s\","
                       "\"strategy\":\"%s\",\"winner\":\"%s\",\"policy\":\"%s\",\"records\":%zu,"
-                      "\"fallback_tensors\":%zu,\"objects\":%zu,\"allocations\":%llu,"
+                      "\"objects\":%zu,\"allocations\":%llu,"
                       "\"allocated_bytes\":%llu,\"planned_bytes\":%llu,\"naive_bytes\":%llu,"
                       "\"lower_bound_bytes\":%llu,\"gap_percent\":%.2f,\"saving_percent\":%.2f,"
                       "\"budget_bytes\":%llu,\"corrupted_tensors\":%llu,\"checked_bytes\":%llu,"
@@ -901,7 +536,7 @@ int tg_cli_run(int argc, char **argv) {
                       info->kind, tg_storage_name(chosen.storage), tg_precision_name(precision),
                       tg_mode_name(chosen.mode), tg_strategy_name(chosen.strategy),
                       tg_strategy_name(p->strategy), tg_policy_name(policy), set->count,
-                      fallback_tensors, p->object_count + fallback_objects,
+                      p->object_count + fallback_objects,
                       (unsigned long long)out.stats.allocations, (unsigned long long)out.stats.allocated_bytes,
                       (unsigned long long)chosen.bytes, (unsigned long long)chosen.naive_bytes,
                       (unsigned long long)chosen.lower_bound_bytes, gap, saving, (unsigned long long)budget,
@@ -915,28 +550,7 @@ int tg_cli_run(int argc, char **argv) {
         tg__strbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
       tg__strbuf_puts(&b, "]");
     }
-    if (fallback_tensors) {
-      tg__strbuf_puts(&b, ",\"fallbacks\":[");
-      for (int g = 0, any = 0; g < FALLBACK_GROUPS; ++g) {
-        const fallback_plan *fp = &chosen.fb[g];
-        for (size_t i = 0; fp->plan && i < fp->group->records->count; ++i, any = 1) {
-          tg__strbuf_puts(&b, any ? ",{\"tensor\":" : "{\"tensor\":");
-          tg__strbuf_json_string(&b, fp->group->records->names[i] ? fp->group->records->names[i] : "?");
-          tg__strbuf_printf(&b, ",\"storage\":\"%s\",\"reason\":", tg_storage_name(k_fallback_storages[g]));
-          tg__strbuf_json_string(&b, fp->group->reasons[i]);
-          tg__strbuf_puts(&b, "}");
-        }
-      }
-      tg__strbuf_puts(&b, "]");
-      tg__strbuf_puts(&b, ",\"fallback_storages\":{");
-      for (int g = 0, any = 0; g < FALLBACK_GROUPS; ++g)
-        if (chosen.fb[g].plan) {
-          tg__strbuf_printf(&b, "%s\"%s\":%zu", any ? "," : "", tg_storage_name(k_fallback_storages[g]),
-                            chosen.fb[g].group->records->count);
-          any = 1;
-        }
-      tg__strbuf_puts(&b, "}");
-    }
+    tg_cli_json_fallbacks(&b, chosen.in.model_records);
     if (chosen.note) {
       tg__strbuf_puts(&b, ",\"note\":");
       tg__strbuf_json_string(&b, chosen.note);
@@ -1012,12 +626,12 @@ int tg_cli_run(int argc, char **argv) {
         tg__strbuf_printf(&b, "One arena of %s for %zu tensors\n", tg_report_format_bytes(p->total, b1, sizeof b1), set->count);
       }
     }
-    for (int g = 0; g < FALLBACK_GROUPS; ++g)
+    for (int g = 0; g < TG_STORAGE_FALLBACK_COUNT; ++g)
       if (chosen.fb[g].plan)
         tg__strbuf_printf(&b, "  + %zu tensors that do not fit %s, in %s\n", chosen.fb[g].group->records->count,
                           tg_storage_name(chosen.storage),
-                          k_fallback_storages[g] == TG_STORAGE_BUFFER ? "buffers"
-                          : k_fallback_storages[g] == TG_STORAGE_IMAGE_BUFFER ? "image buffers" : "2D textures");
+                          tg_storage_fallback_at((uint32_t)g) == TG_STORAGE_BUFFER ? "buffers"
+                          : tg_storage_fallback_at((uint32_t)g) == TG_STORAGE_IMAGE_BUFFER ? "image buffers" : "2D textures");
     tg__strbuf_puts(&b, "----------------------------------------\n");
     tg__strbuf_printf(&b, "Original memory (one allocation per tensor): %s\n", tg_report_format_bytes(chosen.naive_bytes, b1, sizeof b1));
     tg__strbuf_printf(&b, "Optimised memory:                            %s\n", tg_report_format_bytes(chosen.bytes, b2, sizeof b2));
@@ -1058,7 +672,7 @@ int tg_cli_run(int argc, char **argv) {
     fwrite(b.data, 1, b.length, stdout);
   }
   tg__strbuf_free(&b);
-  storage_plan_free(&chosen);
+  tg_cli_storage_plan_free(&chosen);
   tg_device_close(dev);
   tg_plan_file_destroy(pf);
   return code;

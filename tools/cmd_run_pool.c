@@ -13,11 +13,6 @@
 #include "tools/cli.h"
 #include "tools/input.h"
 
-static int is_image(tg_storage s) {
-  return s == TG_STORAGE_TEXTURE_2D || s == TG_STORAGE_TEXTURE_ARRAY || s == TG_STORAGE_TEXTURE_3D ||
-         s == TG_STORAGE_SINGLE_TEXTURE_2D;
-}
-
 /* Everything the pooled run works on: primary and fallback records in one list. */
 typedef struct pooled {
   tg_usage_record *records;
@@ -49,7 +44,7 @@ static tg_status add_records(tg_device *dev, const tg_record_set *set, const uin
     if (tensor_of) p->tensor_of[k] = tensor_of[r];
     tg_tensor_resource *res = &p->res[k];
     if (set->dims == 1) {
-      *res = (tg_tensor_resource){is_image(storage) ? TG_STORAGE_BUFFER : storage, {set->records[r].size.w, 1, 1},
+      *res = (tg_tensor_resource){tg_storage_is_texture(storage) ? TG_STORAGE_BUFFER : storage, {set->records[r].size.w, 1, 1},
                                   set->records[r].size.w};
     } else {
       uint64_t v;
@@ -62,7 +57,7 @@ static tg_status add_records(tg_device *dev, const tg_record_set *set, const uin
     tg_status st = tg_device_compute_requirements(dev, res, precision, &req);
     if (st != TG_OK) return tg__error(err, st, "record %zu: sizing it on the device failed: %s", r, tg_status_string(st));
     p->bytes[k] = req.size;
-    if (!is_image(res->storage) && req.alignment > p->alignment) p->alignment = req.alignment;
+    if (!tg_storage_is_texture(res->storage) && req.alignment > p->alignment) p->alignment = req.alignment;
   }
   return TG_OK;
 }
@@ -100,7 +95,7 @@ static tg_status plan_set(tg_device *dev, const tg_record_set *set, const tg_ten
         if (plan->object_of[r] == k) s = res[r].storage;
       tg_tensor_resource obj = {s, plan->object_sizes[k], plan->object_sizes[k].w};
       uint64_t texels;
-      if (is_image(s) && (tg_extent_volume(obj.extent, &texels) != TG_OK ||
+      if (tg_storage_is_texture(s) && (tg_extent_volume(obj.extent, &texels) != TG_OK ||
                           !tg__mul_u64(texels, tg_precision_texel_bytes(precision), &obj.bytes))) {
         st = tg__error(err, TG_ERROR_OVERFLOW, "plan: object %zu overflows", k);
         goto done;
@@ -256,12 +251,12 @@ int tg_cli_run_pool(int argc, char **argv) {
       goto out;
     }
   }
-  if (in.graph == NULL && set->dims == 1 && is_image(storage)) {
+  if (in.graph == NULL && set->dims == 1 && tg_storage_is_texture(storage)) {
     tg_cli_error("run: %s holds byte sizes (1D records); --storage %s needs texel extents", file, tg_storage_name(storage));
     code = TG_EXIT_USAGE;
     goto out;
   }
-  int image = is_image(storage);
+  int image = tg_storage_is_texture(storage);
   if (image && !info->images) {
     tg_cli_error("run: %s: the %s device has no image support", tg_storage_name(storage), tg_backend_name(info->backend));
     code = TG_EXIT_FAILURE;
@@ -294,10 +289,10 @@ int tg_cli_run_pool(int argc, char **argv) {
     goto out;
   }
   st = add_records(dev, set, in.tensor_of, storage, precision, &pd, 0, &err);
-  for (size_t g = 0, at = set->count; st == TG_OK && nfb && g < TG_CLI_FALLBACK_GROUPS; ++g) {
-    const tg_model_fallback *f = &in.model_records->fallbacks[tg_cli_fallback_storages[g]];
+  for (size_t g = 0, at = set->count; st == TG_OK && nfb && g < TG_STORAGE_FALLBACK_COUNT; ++g) {
+    const tg_model_fallback *f = &in.model_records->fallbacks[tg_storage_fallback_at((uint32_t)g)];
     if (f->records == NULL || f->records->count == 0) continue;
-    st = add_records(dev, f->records, f->tensor_of, tg_cli_fallback_storages[g], precision, &pd, at, &err);
+    st = add_records(dev, f->records, f->tensor_of, tg_storage_fallback_at((uint32_t)g), precision, &pd, at, &err);
     at += f->records->count;
   }
   if (st != TG_OK) {
@@ -310,8 +305,8 @@ int tg_cli_run_pool(int argc, char **argv) {
    * mode when it is offsets, else in objects). */
   uint64_t plan_total = 0, fb_total = 0, t0 = tg__now_us();
   st = plan_set(dev, set, pd.res, precision, mode, strategy, alloc, &plan_total, &err);
-  for (size_t g = 0, at = set->count; st == TG_OK && nfb && g < TG_CLI_FALLBACK_GROUPS; ++g) {
-    const tg_record_set *fs = in.model_records->fallbacks[tg_cli_fallback_storages[g]].records;
+  for (size_t g = 0, at = set->count; st == TG_OK && nfb && g < TG_STORAGE_FALLBACK_COUNT; ++g) {
+    const tg_record_set *fs = in.model_records->fallbacks[tg_storage_fallback_at((uint32_t)g)].records;
     if (fs == NULL || fs->count == 0) continue;
     /* 2D groups: the strategy must plan their objects (else best). */
     tg_strategy fsg = mode == TG_MODE_OBJECTS && !tg_strategy_applies(strategy, mode, fs->dims) ? TG_STRATEGY_BEST

@@ -140,18 +140,55 @@ void tg_cli_input_free(tg_cli_input *in) {
   memset(in, 0, sizeof *in);
 }
 
+/* Policies other than serial need the graph's schedule. */
+static tg_status check_policy(const tg_cli_input *in, tg_policy policy, tg_error_info *err) {
+  if (policy == TG_POLICY_SERIAL || in->schedule != NULL) return TG_OK;
+  return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                   "policy %s needs a model's graph; usage-record CSVs have only the serial order",
+                   tg_policy_name(policy));
+}
+
 tg_status tg_cli_input_relation(const tg_cli_input *in, tg_policy policy,
                                 tg_policy_relation **out, tg_error_info *err) {
   *out = NULL;
   if (policy == TG_POLICY_SERIAL) return TG_OK;
-  if (in->schedule == NULL)
-    return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                     "policy %s needs a model's graph; usage-record CSVs have only the serial order",
-                     tg_policy_name(policy));
+  if (check_policy(in, policy, err) != TG_OK) return TG_ERROR_INVALID_ARGUMENT;
   tg_status st = tg_policy_relation_create(in->schedule, policy, in->tensor_of,
                                            in->records->count, in->alloc, out);
   if (st != TG_OK) return tg__error(err, st, "building the %s relation failed: %s",
                                     tg_policy_name(policy), tg_status_string(st));
+  return TG_OK;
+}
+
+tg_status tg_cli_input_relations(const tg_cli_input *in, tg_policy policy, tg_model_relations *out,
+                                 tg_error_info *err) {
+  memset(out, 0, sizeof *out);
+  if (policy == TG_POLICY_SERIAL) return TG_OK;
+  if (check_policy(in, policy, err) != TG_OK) return TG_ERROR_INVALID_ARGUMENT;
+  tg_status st = tg_model_relations_create(in->schedule, policy, in->model_records, in->alloc, out);
+  if (st != TG_OK) return tg__error(err, st, "building the %s relations failed: %s",
+                                    tg_policy_name(policy), tg_status_string(st));
+  return TG_OK;
+}
+
+tg_status tg_cli_device_pairs(const tg_cli_input *in, int read_write_images, const tg_record_set *planned,
+                              tg_in_place_pair **pairs, size_t *count) {
+  *pairs = NULL;
+  *count = 0;
+  if (in->graph == NULL) return TG_OK;
+  tg_status st = tg_model_in_place_pairs(in->graph, in->lifetimes, in->model_records, read_write_images, in->alloc,
+                                         pairs, count);
+  if (st != TG_OK) return st;
+  size_t kept = 0;
+  for (size_t i = 0; i < *count; ++i) {
+    const tg_extent a = planned->records[(*pairs)[i].input].size, b = planned->records[(*pairs)[i].output].size;
+    if (a.w == b.w && a.h == b.h && a.d == b.d) (*pairs)[kept++] = (*pairs)[i];
+  }
+  *count = kept;
+  if (kept == 0) {
+    tg__free(in->alloc, *pairs);
+    *pairs = NULL;
+  }
   return TG_OK;
 }
 
@@ -283,14 +320,11 @@ void tg_cli_json_assumed_inputs(tg__strbuf *b, const tg_graph *g) {
   tg__strbuf_puts(b, "]");
 }
 
-const tg_storage tg_cli_fallback_storages[TG_CLI_FALLBACK_GROUPS] = {TG_STORAGE_TEXTURE_2D, TG_STORAGE_IMAGE_BUFFER,
-                                                                     TG_STORAGE_BUFFER};
-
 const tg_model_fallback *tg_cli_first_fallback(const tg_model_records *mr, tg_storage *to) {
-  for (int g = 0; mr && g < TG_CLI_FALLBACK_GROUPS; ++g) {
-    const tg_model_fallback *f = &mr->fallbacks[tg_cli_fallback_storages[g]];
+  for (int g = 0; mr && g < TG_STORAGE_FALLBACK_COUNT; ++g) {
+    const tg_model_fallback *f = &mr->fallbacks[tg_storage_fallback_at((uint32_t)g)];
     if (f->records && f->records->count) {
-      if (to) *to = tg_cli_fallback_storages[g];
+      if (to) *to = tg_storage_fallback_at((uint32_t)g);
       return f;
     }
   }
@@ -300,22 +334,22 @@ const tg_model_fallback *tg_cli_first_fallback(const tg_model_records *mr, tg_st
 void tg_cli_json_fallbacks(tg__strbuf *b, const tg_model_records *mr) {
   tg__strbuf_printf(b, ",\"fallback_tensors\":%zu,\"fallbacks\":[", tg_model_records_fallback_count(mr));
   int any = 0;
-  for (int g = 0; mr && g < TG_CLI_FALLBACK_GROUPS; ++g) {
-    const tg_model_fallback *f = &mr->fallbacks[tg_cli_fallback_storages[g]];
+  for (int g = 0; mr && g < TG_STORAGE_FALLBACK_COUNT; ++g) {
+    const tg_model_fallback *f = &mr->fallbacks[tg_storage_fallback_at((uint32_t)g)];
     for (size_t i = 0; f->records && i < f->records->count; ++i, any = 1) {
       tg__strbuf_puts(b, any ? ",{\"tensor\":" : "{\"tensor\":");
       tg__strbuf_json_string(b, f->records->names[i] ? f->records->names[i] : "?");
-      tg__strbuf_printf(b, ",\"storage\":\"%s\",\"reason\":", tg_storage_name(tg_cli_fallback_storages[g]));
+      tg__strbuf_printf(b, ",\"storage\":\"%s\",\"reason\":", tg_storage_name(tg_storage_fallback_at((uint32_t)g)));
       tg__strbuf_json_string(b, f->reasons[i]);
       tg__strbuf_puts(b, "}");
     }
   }
   tg__strbuf_puts(b, "],\"fallback_storages\":{");
   any = 0;
-  for (int g = 0; mr && g < TG_CLI_FALLBACK_GROUPS; ++g) {
-    const tg_model_fallback *f = &mr->fallbacks[tg_cli_fallback_storages[g]];
+  for (int g = 0; mr && g < TG_STORAGE_FALLBACK_COUNT; ++g) {
+    const tg_model_fallback *f = &mr->fallbacks[tg_storage_fallback_at((uint32_t)g)];
     if (f->records && f->records->count) {
-      tg__strbuf_printf(b, "%s\"%s\":%zu", any ? "," : "", tg_storage_name(tg_cli_fallback_storages[g]),
+      tg__strbuf_printf(b, "%s\"%s\":%zu", any ? "," : "", tg_storage_name(tg_storage_fallback_at((uint32_t)g)),
                         f->records->count);
       any = 1;
     }

@@ -94,13 +94,6 @@ tg_status tg_cli_record_sizes(const tg_graph *graph, const tg_model_records *rec
 tg_status tg_cli_input_relation(const tg_cli_input *in, tg_policy policy,
                                 tg_policy_relation **out, tg_error_info *err);
 
-/* Per record of `set`, what the backend creates: a buffer of the record's bytes (1D sets) or
- * an image of its extent in `storage` with `precision`'s texels. `*out` is allocated from
- * `alloc` (count entries, at least one); TG_ERROR_OVERFLOW when an image's bytes overflow. */
-/* The storages of the fallback chain a tensor may fall to, in chain order. */
-#define TG_CLI_FALLBACK_GROUPS 3
-extern const tg_storage tg_cli_fallback_storages[TG_CLI_FALLBACK_GROUPS];
-
 /* The first non-empty fallback group of `records` in chain order and its storage (`*to`, when
  * non-NULL); NULL when no tensor falls back. */
 const tg_model_fallback *tg_cli_first_fallback(const tg_model_records *records, tg_storage *to);
@@ -109,6 +102,23 @@ const tg_model_fallback *tg_cli_first_fallback(const tg_model_records *records, 
  * "fallback_storages":{"texture_2d":n,..} over every group (chain order). */
 void tg_cli_json_fallbacks(tg__strbuf *b, const tg_model_records *records);
 
+/* The relations of `policy` over the input's primary records and each fallback group's
+ * (tg_model_relations_create; all NULL for serial). Usage-record CSVs have no graph: only
+ * `serial` (TG_ERROR_INVALID_ARGUMENT otherwise). Free with tg_model_relations_clear. */
+tg_status tg_cli_input_relations(const tg_cli_input *in, tg_policy policy, tg_model_relations *out,
+                                 tg_error_info *err);
+
+/* The in-place pairs the input's model allows for its storage on a device whose kernels may
+ * (`read_write_images` nonzero) or may not read and write one image (tg_model_in_place_pairs),
+ * of them those whose input and output have one size in `planned` (the input's records, or
+ * the device's arena records of them: one allocation holds both). Usage records: none.
+ * `*pairs` is allocated from the input's allocator (NULL when `*count` is 0). */
+tg_status tg_cli_device_pairs(const tg_cli_input *in, int read_write_images, const tg_record_set *planned,
+                              tg_in_place_pair **pairs, size_t *count);
+
+/* Per record of `set`, what the backend creates: a buffer of the record's bytes (1D sets) or
+ * an image of its extent in `storage` with `precision`'s texels. `*out` is allocated from
+ * `alloc` (count entries, at least one); TG_ERROR_OVERFLOW when an image's bytes overflow. */
 tg_status tg_cli_resources(const tg_record_set *set, tg_storage storage, tg_precision precision,
                            const tg_allocator *alloc, tg_tensor_resource **out);
 

@@ -98,3 +98,48 @@ tg_status tg_cli_plan_file_check_device(const tg_plan_file *file, uint64_t max_a
   }
   return TG_OK;
 }
+
+/* Why the model does not allow `pair` (one not among its allowed pairs). */
+static const char *pair_refusal(const tg_cli_input *in, const tg_in_place_pair *pair, int read_write_images,
+                                char *buf, size_t size) {
+  const tg_graph *g = in->graph;
+  if (g == NULL) return "usage records have no ops to run in place";
+  if (pair->op >= g->op_count) return "the model has no such op";
+  const char *name = g->ops[pair->op].name ? g->ops[pair->op].name : "?";
+  const tg_in_place_kind kind = tg_op_in_place_kind(name);
+  if (kind == TG_IN_PLACE_NONE)
+    snprintf(buf, size, "%s has no in-place form", name);
+  else if ((kind == TG_IN_PLACE_VIEW) != (pair->view != 0))
+    snprintf(buf, size, "declared as %s, but %s is %s", pair->view ? "a view" : "elementwise", name,
+             kind == TG_IN_PLACE_VIEW ? "a view" : "elementwise");
+  else if (kind == TG_IN_PLACE_ELEMENTWISE && in->model_records &&
+           in->model_records->storage != TG_STORAGE_BUFFER && !read_write_images)
+    snprintf(buf, size, "elementwise in %s: this device cannot read and write one image in one kernel",
+             tg_storage_name(in->model_records->storage));
+  else
+    snprintf(buf, size, "not an in-place pair of these records on this device (the input must die at the op, "
+             "with the output's size, type and layout)");
+  return buf;
+}
+
+tg_status tg_cli_plan_file_check_pairs(const tg_plan *plan, const tg_cli_input *in, int read_write_images,
+                                       const tg_in_place_pair *allowed, size_t allowed_count, tg_error_info *err) {
+  const tg_record_set *set = in->records;
+  for (size_t i = 0; i < plan->in_place_count; ++i) {
+    const tg_in_place_pair *p = &plan->in_place[i];
+    int found = 0;
+    for (size_t k = 0; k < allowed_count && !found; ++k)
+      found = allowed[k].op == p->op && allowed[k].input == p->input && allowed[k].output == p->output &&
+              (allowed[k].view != 0) == (p->view != 0);
+    if (found) continue;
+    char why[200];
+    const char *op = in->graph && p->op < in->graph->op_count && in->graph->ops[p->op].name
+                         ? in->graph->ops[p->op].name : "?";
+    const char *a = p->input < set->count && set->names[p->input] ? set->names[p->input] : "?";
+    const char *b = p->output < set->count && set->names[p->output] ? set->names[p->output] : "?";
+    return tg__error(err, TG_ERROR_INVALID_PLAN,
+                     "in-place pair at op %u (%s): %s -> %s: %s; a plan made here would not use it", p->op, op, a,
+                     b, pair_refusal(in, p, read_write_images, why, sizeof why));
+  }
+  return TG_OK;
+}

@@ -25,6 +25,13 @@ int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *sourc
 tg_status tg_cli_plan_file_check_device(const tg_plan_file *file, uint64_t max_allocation,
                                         const tg_device_limits *limits, tg_error_info *err);
 
+/* Whether every in-place pair `plan` declares is one of `allowed` (the pairs this model,
+ * storage and device allow: tg_cli_device_pairs on `in`, the records the plan was matched
+ * with; `read_write_images` as given there): TG_OK, or TG_ERROR_INVALID_PLAN with `err`
+ * naming the first that is not (its op, tensors and why). */
+tg_status tg_cli_plan_file_check_pairs(const tg_plan *plan, const tg_cli_input *in, int read_write_images,
+                                       const tg_in_place_pair *allowed, size_t allowed_count, tg_error_info *err);
+
 /* The 64 hex digits of a fingerprint. */
 void tg_cli_fingerprint_hex(const uint8_t fp[TG_FINGERPRINT_BYTES], char hex[2 * TG_FINGERPRINT_BYTES + 1]);
 

@@ -1,5 +1,6 @@
 /* `tangram evaluate --speed` (tools/speed_cli.h). */
 #define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,6 +20,9 @@ typedef struct speed_row {
   int timed;
   char skip[TG_ERROR_MESSAGE_MAX];
   uint64_t realised_bytes;             /* what the device allocated */
+  uint64_t allocations;                /* ... in so many allocations */
+  uint64_t timed_bytes;                /* the bytes of the plans timed, as the row counts them */
+  char timed_plan[TG_ERROR_MESSAGE_MAX]; /* "exact" (the row's plans) or what differs */
   tg_speed_result speed;
 } speed_row;
 
@@ -76,19 +80,9 @@ int tg_cli_speed_check(const tg_cli_speed_request *req) {
   return 1;
 }
 
-/* The smallest valid result of one storage and mode, or NULL. */
-static const tg_evaluation_result *best_of_mode(const tg_evaluation *ev, tg_storage s, tg_mode m) {
-  const tg_evaluation_result *best = NULL;
-  for (size_t i = 0; i < ev->result_count; ++i) {
-    const tg_evaluation_result *r = &ev->results[i];
-    if (r->storage != s || r->mode != m || r->skipped || !r->valid) continue;
-    if (best == NULL || r->bytes < best->bytes) best = r;
-  }
-  return best;
-}
-
-/* One record set planned and realised the way the evaluation planned it: its strategy and
- * mode; offsets mode over the device's real sizes and alignments. */
+/* One part of a row realised: what the device creates for its records, the arena records in
+ * offsets mode, a plan made here when the evaluation's cannot run on this device, and the
+ * realisation. */
 typedef struct realised {
   tg_tensor_resource *resources;
   tg_record_set *arena;
@@ -104,79 +98,136 @@ static void realised_free(const tg_allocator *a, realised *r) {
   memset(r, 0, sizeof *r);
 }
 
-static tg_status realise(tg_device *dev, const tg_record_set *set, tg_storage storage, tg_precision precision,
-                         tg_mode mode, tg_strategy strategy, const tg_allocator *alloc, realised *out,
-                         tg_error_info *err) {
+/* Append "; " and a formatted clause to `buf`. */
+static void add_clause(char *buf, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void add_clause(char *buf, size_t size, const char *fmt, ...) {
+  size_t n = strlen(buf);
+  if (n && n + 2 < size) n += (size_t)snprintf(buf + n, size - n, "; ");
+  va_list ap;
+  va_start(ap, fmt);
+  if (n < size) vsnprintf(buf + n, size - n, fmt, ap);
+  va_end(ap);
+}
+
+/* Realise one part of a row: the evaluation's own plan when this device can run it, else a
+ * plan made here with the row's strategy (`why` then says what differs): an offsets plan whose
+ * offsets miss the device's real sizes and alignments, or a plan with elementwise pairs on
+ * images on a device whose kernels cannot read and write one image. `*bytes`: the bytes of the
+ * plan realised, as the evaluation counts them. */
+static tg_status realise_part(tg_device *dev, const tg_evaluation_part *part, tg_strategy strategy,
+                              tg_precision precision, uint64_t max_allocation, const tg_allocator *alloc,
+                              realised *out, uint64_t *bytes, char *why, size_t why_size, tg_error_info *err) {
   memset(out, 0, sizeof *out);
-  tg_status st = tg_cli_resources(set, storage, precision, alloc, &out->resources);
+  const tg_record_set *set = part->records;
+  const tg_plan *plan = part->plan;
+  tg_status st = tg_cli_resources(set, part->storage, precision, alloc, &out->resources);
   if (st != TG_OK) return tg__error(err, st, "resources: %s", tg_status_string(st));
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
+  const int offsets = plan->mode == TG_MODE_OFFSETS;
+  const tg_usage_record *recs = set->records;
+  if (offsets) {
     st = tg_device_compute_arena_records(dev, out->resources, set->records, set->count, precision, alloc,
                                          &out->arena);
     if (st != TG_OK) return tg__error(err, st, "arena records: %s", tg_status_string(st));
-    planned = out->arena;
+    recs = out->arena->records;
   }
-  tg_plan_options opt;
-  memset(&opt, 0, sizeof opt);
-  opt.mode = mode;
-  opt.strategy = strategy;
-  opt.fit = TG_FIT_BEST;
-  st = tg_plan_compute(planned->records, planned->count, planned->dims, &opt, alloc, &out->plan);
-  if (st != TG_OK) return tg__error(err, st, "planning: %s", tg_status_string(st));
+  size_t elementwise = 0;
+  if (part->storage != TG_STORAGE_BUFFER && !tg_device_get_info(dev)->read_write_images)
+    for (size_t k = 0; k < plan->in_place_count; ++k) elementwise += !plan->in_place[k].view;
+  const int misplaced = offsets && tg_plan_validate(recs, set->count, 1, plan, 0, NULL, alloc, NULL) != TG_OK;
+  if (elementwise || misplaced) {
+    /* The pairs that stay: views, and elementwise ones where allowed, of one size here. */
+    tg_in_place_pair *pairs = tg__calloc(alloc, plan->in_place_count ? plan->in_place_count : 1, sizeof *pairs);
+    if (pairs == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+    size_t kept = 0;
+    for (size_t k = 0; k < plan->in_place_count; ++k) {
+      const tg_in_place_pair *p = &plan->in_place[k];
+      const tg_extent a = recs[p->input].size, b = recs[p->output].size;
+      if ((p->view || !elementwise) && a.w == b.w && a.h == b.h && a.d == b.d) pairs[kept++] = *p;
+    }
+    tg_plan_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.mode = plan->mode;
+    opt.strategy = strategy;
+    opt.fit = TG_FIT_BEST;
+    opt.in_place = pairs;
+    opt.in_place_count = kept;
+    opt.max_allocation = offsets || set->dims == 1 ? max_allocation : 0;
+    st = tg_plan_compute(recs, set->count, offsets ? 1 : set->dims, &opt, alloc, &out->plan);
+    tg__free(alloc, pairs);
+    if (st != TG_OK) return tg__error(err, st, "planning again: %s", tg_status_string(st));
+    plan = out->plan;
+    if (misplaced)
+      add_clause(why, why_size, "%s offsets placed again for the device's sizes and alignments",
+                 tg_storage_name(part->storage));
+    if (elementwise)
+      add_clause(why, why_size, "%s planned again without its %zu elementwise in-place pair%s (this device "
+                 "cannot read and write one image in one kernel)", tg_storage_name(part->storage), elementwise,
+                 elementwise == 1 ? "" : "s");
+  }
+  *bytes = plan->total * (!offsets && set->dims > 1 ? tg_precision_texel_bytes(precision) : 1);
   tg_realize_desc d;
   memset(&d, 0, sizeof d);
-  d.plan = out->plan;
-  d.records = planned->records;
-  d.record_count = planned->count;
-  d.dims = planned->dims;
+  d.plan = plan;
+  d.records = recs;
+  d.record_count = set->count;
+  d.dims = offsets ? 1 : set->dims;
   d.resources = out->resources;
   d.precision = precision;
   return tg_realization_create(dev, &d, alloc, &out->z, err);
 }
 
-static void time_one(tg_device *dev, const tg_graph *graph, const tg_lifetimes *lt, const tg_evaluation *ev,
-                     int no_limits, uint32_t repeats, const tg_allocator *alloc, speed_row *row) {
-  tg_device_limits def = tg_device_limits_default();
-  tg_model_records *mr = NULL;
-  realised parts[2];
-  memset(parts, 0, sizeof parts);
+/* Time the plans of a row: the evaluation's, part by part (realise_part). */
+static void time_one(tg_device *dev, const tg_graph *graph, const tg_evaluation *ev, uint64_t max_allocation,
+                     uint32_t repeats, const tg_allocator *alloc, speed_row *row) {
+  tg_evaluation_part parts[TG_EVALUATION_MAX_PARTS];
+  realised rs[TG_EVALUATION_MAX_PARTS];
+  tg_speed_part sp[TG_EVALUATION_MAX_PARTS];
+  memset(rs, 0, sizeof rs);
+  size_t n = 0;
   tg_error_info err = {{0}};
-  tg_strategy strategy = row->result->strategy == TG_STRATEGY_BEST ? row->result->winner : row->result->strategy;
-  tg_status st = tg_model_records_create(graph, lt, row->storage, ev->precision, no_limits ? NULL : &def, alloc,
-                                         &mr, &err);
-  if (st == TG_OK)
-    st = realise(dev, mr->records, row->storage, ev->precision, row->mode, strategy, alloc, &parts[0], &err);
-  if (st == TG_OK && mr->fallback && mr->fallback->count)
-    st = realise(dev, mr->fallback, TG_STORAGE_BUFFER, ev->precision, row->mode, strategy, alloc, &parts[1], &err);
+  char why[sizeof row->timed_plan] = "";
+  tg_status st = tg_evaluation_get_parts(ev, (size_t)(row->result - ev->results), parts, &n);
+  if (st != TG_OK) tg__error(&err, st, "the evaluation kept no plan for this row");
+  for (size_t i = 0; i < n && st == TG_OK; ++i) {
+    uint64_t bytes = 0;
+    st = realise_part(dev, &parts[i], row->result->strategy, ev->precision, max_allocation, alloc, &rs[i], &bytes,
+                      why, sizeof why, &err);
+    row->timed_bytes += bytes;
+    sp[i] = (tg_speed_part){rs[i].z, parts[i].tensor_of};
+  }
   if (st == TG_OK) {
-    tg_speed_part sp[2] = {{parts[0].z, mr->tensor_of}, {parts[1].z, mr->fallback_tensor_of}};
     tg_speed_desc d;
     memset(&d, 0, sizeof d);
     d.graph = graph;
     d.parts = sp;
-    d.part_count = parts[1].z ? 2 : 1;
+    d.part_count = n;
     d.repeats = repeats;
     d.warmup = 1;
     st = tg_realization_time(&d, &row->speed, &err);
   }
   if (st == TG_OK) {
     row->timed = 1;
-    for (int p = 0; p < 2; ++p) {
+    snprintf(row->timed_plan, sizeof row->timed_plan, "%s", why[0] ? why : "exact");
+    for (size_t i = 0; i < n; ++i) {
       tg_realization_stats stats;
-      tg_realization_get_stats(parts[p].z, &stats);
+      tg_realization_get_stats(rs[i].z, &stats);
       row->realised_bytes += stats.allocated_bytes;
+      row->allocations += stats.allocations;
     }
   } else {
     snprintf(row->skip, sizeof row->skip, "%s", err.message[0] ? err.message : tg_status_string(st));
   }
-  for (int p = 0; p < 2; ++p) realised_free(alloc, &parts[p]);
-  tg_model_records_destroy(mr);
+  for (size_t i = 0; i < n; ++i) realised_free(alloc, &rs[i]);
 }
 
-/* --profile: every storage and mode estimated from a device profile. */
+/* --profile: every storage and mode estimated from a device profile, over the records the
+ * evaluation planned (its fallback groups priced in their storages). */
 static tg_status estimate_all(tg_cli_speed *s, const char *path, const tg_graph *graph, const tg_evaluation *ev,
-                              int no_limits, const tg_allocator *alloc, tg_error_info *err) {
+                              const tg_allocator *alloc, tg_error_info *err) {
   char *text = NULL;
   size_t len = 0;
   tg_status st = tg__read_file(path, alloc, &text, &len, err);
@@ -188,23 +239,19 @@ static tg_status estimate_all(tg_cli_speed *s, const char *path, const tg_graph 
   if (st != TG_OK) return tg__error(err, st, "%s: %s", path, perr.message);
   snprintf(s->device, sizeof s->device, "%s: %.200s, estimated from %.60s", p.backend, p.device, path);
   s->estimated = 1;
-  tg_lifetimes *lt = NULL;
-  if ((st = tg_graph_compute_lifetimes(graph, NULL, alloc, &lt, err)) != TG_OK) return st;
-  tg_device_limits def = tg_device_limits_default();
   for (int st_i = 0; st_i < TG_STORAGE_COUNT; ++st_i) {
-    tg_model_records *mr = NULL;
     tg_profile_estimate e;
     tg_error_info eerr = {{0}};
     tg_status es = TG_OK;
     int estimated = 0;
     for (int m = 0; m < SPEED_MODES; ++m) {
-      const tg_evaluation_result *r = best_of_mode(ev, (tg_storage)st_i, (tg_mode)m);
+      const tg_evaluation_result *r = tg_cli_best_of_mode(ev, (tg_storage)st_i, (tg_mode)m);
       if (r == NULL) continue;
       speed_row *row = &s->rows[s->row_count++];
       row->storage = (tg_storage)st_i;
       row->mode = (tg_mode)m;
       row->result = r;
-      int image = st_i != TG_STORAGE_BUFFER && st_i != TG_STORAGE_IMAGE_BUFFER;
+      int image = tg_storage_is_texture((tg_storage)st_i);
       if (image && !p.images) {
         snprintf(row->skip, sizeof row->skip, "the profiled device has no images");
         continue;
@@ -216,33 +263,32 @@ static tg_status estimate_all(tg_cli_speed *s, const char *path, const tg_graph 
       /* Aliasing moves no bytes: both modes of a storage cost the same traffic. */
       if (!estimated) {
         estimated = 1;
-        es = tg_model_records_create(graph, lt, (tg_storage)st_i, ev->precision, no_limits ? NULL : &def, alloc, &mr,
-                                     &eerr);
-        if (es == TG_OK) es = tg_device_profile_estimate(&p, graph, mr, &e, &eerr);
+        es = tg_device_profile_estimate(&p, graph, tg_evaluation_get_records(ev, (tg_storage)st_i), &e, &eerr);
       }
       if (es != TG_OK) {
         snprintf(row->skip, sizeof row->skip, "%s", eerr.message[0] ? eerr.message : tg_status_string(es));
         continue;
       }
       row->timed = 1;
+      snprintf(row->timed_plan, sizeof row->timed_plan, "exact");
+      row->timed_bytes = r->bytes;
       row->speed.median_ms = row->speed.min_ms = row->speed.max_ms = e.total_ms;
       memcpy(row->speed.class_ms, e.class_ms, sizeof e.class_ms);
     }
-    tg_model_records_destroy(mr);
   }
-  tg_lifetimes_destroy(lt);
   return TG_OK;
 }
 
 tg_status tg_cli_speed_run(const tg_cli_speed_request *req, const tg_graph *graph, const tg_evaluation *ev,
-                           int no_limits, const tg_allocator *alloc, tg_cli_speed **out, tg_error_info *err) {
+                           uint64_t max_allocation, const tg_allocator *alloc, tg_cli_speed **out,
+                           tg_error_info *err) {
   *out = NULL;
   tg_cli_speed *s = tg__calloc(alloc, 1, sizeof *s);
   if (s == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
   s->alloc = alloc;
   parse_repeat(req, &s->repeats);
   if (req->profile) {
-    tg_status st = estimate_all(s, req->profile, graph, ev, no_limits, alloc, err);
+    tg_status st = estimate_all(s, req->profile, graph, ev, alloc, err);
     if (st != TG_OK) {
       tg__free(alloc, s);
       return st;
@@ -264,36 +310,30 @@ tg_status tg_cli_speed_run(const tg_cli_speed_request *req, const tg_graph *grap
   }
   const tg_device_info *info = tg_device_get_info(dev);
   snprintf(s->device, sizeof s->device, "%s: %s", tg_backend_name(info->backend), info->name);
-  tg_lifetimes *lt = NULL;
-  if ((st = tg_graph_compute_lifetimes(graph, NULL, alloc, &lt, err)) != TG_OK) goto fail;
   for (int st_i = 0; st_i < TG_STORAGE_COUNT; ++st_i)
     for (int m = 0; m < SPEED_MODES; ++m) {
-      const tg_evaluation_result *r = best_of_mode(ev, (tg_storage)st_i, (tg_mode)m);
+      const tg_evaluation_result *r = tg_cli_best_of_mode(ev, (tg_storage)st_i, (tg_mode)m);
       if (r == NULL) continue;
       speed_row *row = &s->rows[s->row_count++];
       row->storage = (tg_storage)st_i;
       row->mode = (tg_mode)m;
       row->result = r;
-      if (row->storage != TG_STORAGE_BUFFER && row->storage != TG_STORAGE_IMAGE_BUFFER && !info->images) {
+      if (tg_storage_is_texture(row->storage) && !info->images) {
         snprintf(row->skip, sizeof row->skip, "the device has no images");
         continue;
       }
-      time_one(dev, graph, lt, ev, no_limits, s->repeats, alloc, row);
+      time_one(dev, graph, ev, max_allocation, s->repeats, alloc, row);
       /* A backend without proxies cannot time anything: an error, not a skip. */
       if (!row->timed && strstr(row->skip, "has no proxy kernels")) {
         st = tg__error(err, TG_ERROR_UNSUPPORTED, "%s", row->skip);
-        goto fail;
+        tg_device_close(dev);
+        tg__free(alloc, s);
+        return st;
       }
     }
-  tg_lifetimes_destroy(lt);
   tg_device_close(dev);
   *out = s;
   return TG_OK;
-fail:
-  tg_lifetimes_destroy(lt);
-  tg_device_close(dev);
-  tg__free(alloc, s);
-  return st;
 }
 
 void tg_cli_speed_free(tg_cli_speed *s) {
@@ -369,6 +409,9 @@ void tg_cli_speed_text(tg__strbuf *b, const tg_cli_speed *s) {
     tg__strbuf_printf(b, " %10.3f %10.3f %10.3f", r->speed.median_ms, r->speed.min_ms, r->speed.max_ms);
     for (int c = 0; c < TG_OP_CLASS_COUNT; ++c) tg__strbuf_printf(b, " %14.3f", r->speed.class_ms[c]);
     tg__strbuf_puts(b, "\n");
+    if (strcmp(r->timed_plan, "exact") != 0)
+      tg__strbuf_printf(b, "  (timed another plan of %s: %s)\n",
+                        tg_report_format_bytes(r->timed_bytes, human, sizeof human), r->timed_plan);
   }
   tg__strbuf_puts(b, "(per class: median ms of each class's proxies)\n");
   recommendation_text(b, s);
@@ -388,10 +431,14 @@ void tg_cli_speed_json_result(tg__strbuf *b, const tg_cli_speed *s, const tg_eva
   if (row == NULL || !row->timed) return;
   tg__strbuf_printf(b, ",\"speed\":{\"median_ms\":%.6f,\"min_ms\":%.6f,\"max_ms\":%.6f,\"repeats\":%u,",
                     row->speed.median_ms, row->speed.min_ms, row->speed.max_ms, row->speed.repeats);
+  tg__strbuf_puts(b, "\"timed_plan\":");
+  tg__strbuf_json_string(b, row->timed_plan);
+  tg__strbuf_printf(b, ",\"timed_bytes\":%llu,", (unsigned long long)row->timed_bytes);
   if (s->estimated)
     tg__strbuf_puts(b, "\"estimated\":true,");
   else
-    tg__strbuf_printf(b, "\"realised_bytes\":%llu,\"dispatches\":%llu,", (unsigned long long)row->realised_bytes,
+    tg__strbuf_printf(b, "\"realised_bytes\":%llu,\"allocations\":%llu,\"dispatches\":%llu,",
+                      (unsigned long long)row->realised_bytes, (unsigned long long)row->allocations,
                       (unsigned long long)row->speed.dispatches);
   tg__strbuf_puts(b, "\"per_class\":{");
   for (int c = 0; c < TG_OP_CLASS_COUNT; ++c)

@@ -28,7 +28,10 @@ int tg_cli_speed_option(int argc, char **argv, int *i, tg_cli_speed_request *req
   "  --speed                  also time each storage and mode's best plan on a device with\n"   \
   "                           memory-access proxies of the ops (not inference time; see\n"      \
   "                           docs/speed.md): median/min/max ms, per op class, the fastest\n"   \
-  "                           and the smallest\n"                                               \
+  "                           and the smallest. The plan timed is the row's own; where the\n"   \
+  "                           device cannot run it (offsets off its alignments, in-place\n"     \
+  "                           pairs on OpenCL images) the row says what was planned instead\n"  \
+  "                           (JSON \"timed_plan\", \"timed_bytes\")\n"                          \
   "  --backend opencl|vulkan  with --speed: the device's API (default opencl)\n"                \
   "  --device N|NAME          with --speed: which device (index or name substring)\n"           \
   "  --repeat N               with --speed: timed runs per plan (default 5, after 1 warm-up)\n"   \
@@ -41,11 +44,19 @@ typedef struct tg_cli_speed tg_cli_speed;
  * unknown backend, options without --speed). Returns 1 to go on. */
 int tg_cli_speed_check(const tg_cli_speed_request *req);
 
-/* Realise and time the best plan of every storage and mode of `ev` (made from `graph` with
- * `precision` and default limits unless `no_limits`). A (storage, mode) the device cannot
- * realise is a named skip. Errors: no device, or a backend without proxies. */
+/* The smallest valid result of one storage and mode of `ev`, or NULL. */
+static inline const tg_evaluation_result *tg_cli_best_of_mode(const tg_evaluation *ev, tg_storage s, tg_mode m) {
+  const size_t i = ev->best_of_mode[s][m == TG_MODE_OFFSETS];
+  return i == TG_EVALUATION_NONE ? NULL : &ev->results[i];
+}
+
+/* Realise and time the best plan of every storage and mode of `ev` (made from `graph`): the
+ * evaluation's own plans (tg_evaluation_get_parts), or, where this device cannot run them, ones
+ * made here with the row's strategy, `max_allocation` and the pairs it can use, each row saying
+ * what differs. A (storage, mode) the device cannot realise is a named skip. Errors: no
+ * device, or a backend without proxies. */
 tg_status tg_cli_speed_run(const tg_cli_speed_request *req, const tg_graph *graph, const tg_evaluation *ev,
-                           int no_limits, const tg_allocator *alloc, tg_cli_speed **out,
+                           uint64_t max_allocation, const tg_allocator *alloc, tg_cli_speed **out,
                            tg_error_info *err);
 void tg_cli_speed_free(tg_cli_speed *s);
 

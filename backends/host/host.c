@@ -56,6 +56,7 @@ static tg_status host_open(const tg_device_options *options, const tg_allocator 
   info->image2d_from_buffer = 1;
   info->arena_images = 1;
   info->out_of_order = 0;
+  info->read_write_images = 1;
   *impl = h;
   return TG_OK;
 }
@@ -112,7 +113,7 @@ static tg_status host_bind(void *impl, void *memory, const tg_tensor_resource *o
   if (v == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   v->memory = m;
   v->offset = offset;
-  int image = tg__storage_is_image(tensor->storage);
+  int image = tg_storage_is_texture(tensor->storage);
   v->pitch = (image && !arena) ? object->extent : tensor->extent;
   /* The generic layer validated the plan; still refuse a view that would leave its memory. */
   uint64_t need = tensor->bytes, end;
@@ -168,7 +169,7 @@ static void host_access(host_device *h, const tg__check_access *acc, tg_precisio
   uint8_t *base = v->memory->base + v->offset;
   uint32_t id = acc->signature_id;
   uint64_t bad = 0;
-  if (!tg__storage_is_image(res->storage)) {
+  if (!tg_storage_is_texture(res->storage)) {
     uint64_t words = res->bytes / 4, tail = res->bytes % 4;
     for (uint64_t i = 0; i < words; ++i) {
       uint32_t want = tg_signature_word(id, (uint32_t)i), have;

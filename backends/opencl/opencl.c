@@ -838,6 +838,7 @@ static tg_status describe(ocl_device *d, tg_device_info *info, tg_error_info *er
   info->image2d_from_buffer = d->image2d_from_buffer;
   info->arena_images = d->image2d_from_buffer;
   info->out_of_order = d->ooo_queue != NULL;
+  info->read_write_images = 0; /* OpenCL 1.2: an image is read_only or write_only in a kernel */
   return TG_OK;
 }
 
@@ -1171,7 +1172,7 @@ static tg_status opencl_bind(void *impl, void *memory, const tg_tensor_resource 
   if (!arena) {
     /* The tensor uses the start of its object: no driver object of its own. */
     if (kind < 0) {
-      if (tg__storage_is_image(m->storage) || tensor->bytes > m->bytes) st = TG_ERROR_INVALID_PLAN;
+      if (tg_storage_is_texture(m->storage) || tensor->bytes > m->bytes) st = TG_ERROR_INVALID_PLAN;
     } else {
       const tg_extent *t = &tensor->extent, *o = &m->extent;
       if (image_kind(m->storage) != kind || t->w > o->w || t->h > o->h || t->d > o->d)
@@ -1355,7 +1356,7 @@ static tg_status opencl_check_begin(void *impl, size_t record_count, size_t op_c
 static tg_status reset_memory(ocl_device *d, ocl_memory *m) {
   if (m == NULL || m->mem == NULL || m->shared || m->filled_for == d->check_serial) return TG_OK;
   cl_int e;
-  if (!tg__storage_is_image(m->storage)) {
+  if (!tg_storage_is_texture(m->storage)) {
     const cl_uchar pattern = 0xA5;
     e = d->api.EnqueueFillBuffer(d->queue, m->mem, &pattern, 1, 0, (size_t)m->bytes, 0, NULL, NULL);
   } else {
@@ -1721,7 +1722,7 @@ static tg_status opencl_allocate_shared(void *impl, const tg_tensor_resource *r,
                                         tg_precision precision, int arena, void **memory) {
   ocl_device *d = impl;
   (void)precision;
-  if (tg__storage_is_image(r->storage)) return fail_cl(d, CL_INVALID_OPERATION);
+  if (tg_storage_is_texture(r->storage)) return fail_cl(d, CL_INVALID_OPERATION);
   ocl_memory *m = tg__calloc(&d->alloc, 1, sizeof *m);
   if (m == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   m->storage = TG_STORAGE_BUFFER;

@@ -307,6 +307,7 @@ typedef struct vk_device {
   const tg_vulkan_memory_callbacks *memory_cb;  /* NULL: vkAllocateMemory */
   VkBufferUsageFlags buffer_usage;              /* of every tensor buffer */
   VkImageUsageFlags image_usage;                /* of every tensor image */
+  VkImageCreateFlags image_flags;               /* ... and its create flags */
   VkDeviceSize arena_alignment;                 /* of an arena block inside engine memory */
   PFN_vkGetInstanceProcAddr get_instance_proc_addr;
   instance_fns fi;
@@ -503,7 +504,7 @@ typedef struct resource_shape {
 
 static tg_status shape_of(const vk_device *v, const tg_tensor_resource *res, resource_shape *out) {
   memset(out, 0, sizeof *out);
-  if (!tg__storage_is_image(res->storage)) {
+  if (!tg_storage_is_texture(res->storage)) {
     if (res->bytes == 0) {
       out->empty = 1;
       return TG_OK;
@@ -573,6 +574,7 @@ static tg_status create_resource(vk_device *v, const resource_shape *s, tg_preci
     ii.samples = VK_SAMPLE_COUNT_1_BIT;
     ii.tiling = VK_IMAGE_TILING_OPTIMAL;
     ii.usage = v->image_usage;
+    ii.flags = v->image_flags;
     ii.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
     ii.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
     r = v->vk.vkCreateImage(v->device, &ii, v->vk_alloc, image);
@@ -863,6 +865,7 @@ void tg__vulkan_describe_tensor(const void *impl, const void *memory, const void
   out->image = w->vk_image;
   out->buffer_usage = v->buffer_usage;
   out->image_usage = v->image_usage;
+  out->image_flags = v->image_flags;
   if (w->buffer == VK_NULL_HANDLE && w->vk_image == VK_NULL_HANDLE) return; /* empty */
   out->memory = m->block.b.memory;
   out->offset = w->offset;
@@ -1263,9 +1266,11 @@ static tg_status record_access(vk_device *v, const tg__check_access *acc, int wr
 }
 
 /* Layout transitions an op needs: every image it writes starts over from UNDEFINED (its memory
- * may have held another tensor: aliasing makes old contents meaningless), and an image read
- * before anything wrote it in this run is made usable (it then reads as garbage, as it should). */
-static tg_status add_transition(vk_device *v, vk_view *w, size_t *count, VkAccessFlags src_access) {
+ * may have held another tensor: aliasing makes old contents meaningless), except the output of
+ * an in-place pair, which keeps the texels its input left there (`keep`: from GENERAL), and an
+ * image read before anything wrote it in this run is made usable (it then reads as garbage,
+ * as it should). */
+static tg_status add_transition(vk_device *v, vk_view *w, size_t *count, VkAccessFlags src_access, int keep) {
   check_run *run = &v->run;
   for (size_t i = 0; i < *count; ++i)
     if (run->barrier_scratch[i].image == w->vk_image) return TG_OK;
@@ -1277,7 +1282,7 @@ static tg_status add_transition(vk_device *v, vk_view *w, size_t *count, VkAcces
   b->sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
   b->srcAccessMask = src_access;
   b->dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
-  b->oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+  b->oldLayout = keep ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_UNDEFINED;
   b->newLayout = VK_IMAGE_LAYOUT_GENERAL;
   b->srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
   b->dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
@@ -1287,6 +1292,35 @@ static tg_status add_transition(vk_device *v, vk_view *w, size_t *count, VkAcces
   b->subresourceRange.layerCount = w->layers;
   w->ready = 1;
   return TG_OK;
+}
+
+/* `w`, written, over `r`, read by the same op (an in-place pair): an identical image at the
+ * same place in the same memory, which the alias flag makes share its texels with `r`. */
+static int written_over(const vk_view *w, const vk_view *r) {
+  return r != w && r->image && r->vk_image != VK_NULL_HANDLE && r->ready && r->memory == w->memory &&
+         r->offset == w->offset && r->three_d == w->three_d && r->layers == w->layers &&
+         r->extent.width == w->extent.width && r->extent.height == w->extent.height &&
+         r->extent.depth == w->extent.depth;
+}
+
+static int in_place_output(const vk_view *w, const tg__check_access *reads, size_t read_count) {
+  for (size_t i = 0; i < read_count; ++i)
+    if (written_over(w, reads[i].view)) return 1;
+  return 0;
+}
+
+/* Whether an op writes memory it also reads (in-place pairs): a write view overlapping a read
+ * view in the same memory. */
+static int writes_over_reads(const tg__check_access *reads, size_t read_count, const tg__check_access *writes,
+                             size_t write_count) {
+  for (size_t i = 0; i < write_count; ++i)
+    for (size_t j = 0; j < read_count; ++j) {
+      const vk_view *w = writes[i].view, *r = reads[j].view;
+      if (w->memory == r->memory && w->size && r->size && w->offset < r->offset + r->size &&
+          r->offset < w->offset + w->size)
+        return 1;
+    }
+  return 0;
 }
 
 static tg_status vk_check_op(void *impl, size_t op, const tg__check_access *reads,
@@ -1321,7 +1355,8 @@ static tg_status vk_check_op(void *impl, size_t op, const tg__check_access *read
       if (w->buffer == VK_NULL_HANDLE && w->vk_image == VK_NULL_HANDLE) continue;
       if ((st = touch_view(v, w)) != TG_OK) return st;
       if (w->image && (pass == 1 || !w->ready) &&
-          (st = add_transition(v, w, &transitions, src_access)) != TG_OK)
+          (st = add_transition(v, w, &transitions, src_access, pass == 1 && in_place_output(w, reads, read_count))) !=
+              TG_OK)
         return st;
     }
   }
@@ -1345,6 +1380,14 @@ static tg_status vk_check_op(void *impl, size_t op, const tg__check_access *read
   }
   for (size_t i = 0; i < read_count; ++i)
     if ((st = record_access(v, &reads[i], 0)) != TG_OK) return st;
+  if (writes_over_reads(reads, read_count, writes, write_count)) {
+    /* An in-place op: its input is verified before its output is written over it. */
+    VkMemoryBarrier war = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    war.srcAccessMask = VK_ACCESS_SHADER_READ_BIT;
+    war.dstAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+    v->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1,
+                               &war, 0, NULL, 0, NULL);
+  }
   for (size_t i = 0; i < write_count; ++i)
     if ((st = record_access(v, &writes[i], 1)) != TG_OK) return st;
   if (ooo) {
@@ -1580,14 +1623,15 @@ static tg_status vk_speed_dispatch(void *impl, const tg__proxy_dispatch *x) {
   if ((st = touch_view(v, out)) != TG_OK) return st;
   /* An output image starts over at its op's first proxy; inputs never written read garbage. */
   if (out->image && (out->proxy_run != run->serial || out->proxy_op != x->op) &&
-      (st = add_transition(v, out, &transitions, VK_ACCESS_SHADER_WRITE_BIT)) != TG_OK)
+      (st = add_transition(v, out, &transitions, VK_ACCESS_SHADER_WRITE_BIT,
+                           written_over(out, in[0]) || written_over(out, in[1]))) != TG_OK)
     return st;
   out->proxy_run = run->serial;
   out->proxy_op = x->op;
   for (uint32_t i = 0; i < x->in_count; ++i) {
     vk_view *w = in[i];
     if ((st = touch_view(v, w)) != TG_OK) return st;
-    if (w->image && !w->ready && (st = add_transition(v, w, &transitions, VK_ACCESS_SHADER_WRITE_BIT)) != TG_OK)
+    if (w->image && !w->ready && (st = add_transition(v, w, &transitions, VK_ACCESS_SHADER_WRITE_BIT, 0)) != TG_OK)
       return st;
   }
   VkCommandBuffer cb = v->command_buffer;
@@ -1614,7 +1658,7 @@ static tg_status vk_speed_dispatch(void *impl, const tg__proxy_dispatch *x) {
     g[i][1] = (int32_t)t[i]->h;
     g[i][2] = (int32_t)t[i]->s;
     tg_storage s = t[i]->resource->storage;
-    g[i][3] = s == TG_STORAGE_TEXTURE_2D || s == TG_STORAGE_SINGLE_TEXTURE_2D;
+    g[i][3] = tg_storage_dims(s) == 2;
   }
   p.nin = (int32_t)x->in_count;
   p.cls = x->op_class;
@@ -2051,7 +2095,7 @@ static int image_limits(vk_device *v, VkFormat format, VkImageType type, VkImage
   if (!(fp.optimalTilingFeatures & VK_FORMAT_FEATURE_STORAGE_IMAGE_BIT)) return 0;
   return v->fi.GetPhysicalDeviceImageFormatProperties(v->physical, format, type,
                                                       VK_IMAGE_TILING_OPTIMAL, v->image_usage,
-                                                      0, out) == VK_SUCCESS;
+                                                      v->image_flags, out) == VK_SUCCESS;
 }
 
 static uint64_t min_u64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -2078,6 +2122,9 @@ static tg_status describe_device(vk_device *v, const device_caps *caps, tg_devic
                                  tg_error_info *err) {
   const VkPhysicalDeviceProperties *p = &v->props;
   const VkPhysicalDeviceLimits *l = &p->limits;
+  /* Tensors that share memory are images of their own: created alike with the alias flag, the
+   * two images of an in-place pair (identical, bound at one offset) share their texels. */
+  v->image_flags = v->api_version >= VK_API_VERSION_1_1 ? VK_IMAGE_CREATE_ALIAS_BIT : 0;
   snprintf(info->name, sizeof info->name, "%s", p->deviceName);
   const char *kind = "other";
   switch (p->deviceType) {
@@ -2182,6 +2229,7 @@ static tg_status describe_device(vk_device *v, const device_caps *caps, tg_devic
   info->image2d_from_buffer = 0;
   info->arena_images = images && (buffer_bits & image_bits) != 0;
   info->out_of_order = 1;
+  info->read_write_images = v->image_flags != 0; /* in-place images alias only with the flag */
   return TG_OK;
 }
 
@@ -2385,7 +2433,7 @@ static tg_status vk_allocate_shared(void *impl, const tg_tensor_resource *res,
                                     tg_precision precision, int arena, void **memory) {
   vk_device *v = impl;
   (void)arena;
-  if (tg__storage_is_image(res->storage)) return TG_ERROR_UNSUPPORTED; /* optimal tiling */
+  if (tg_storage_is_texture(res->storage)) return TG_ERROR_UNSUPPORTED; /* optimal tiling */
   resource_shape shape;
   VkMemoryRequirements req;
   tg_status st = probe_requirements(v, res, precision, &shape, &req);

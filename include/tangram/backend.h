@@ -53,6 +53,10 @@ typedef struct tg_device_info {
   int image2d_from_buffer;        /* OpenCL cl_khr_image2d_from_buffer */
   int arena_images;               /* images can be placed at offsets inside one allocation */
   int out_of_order;               /* ops can run concurrently (out-of-order queue / events) */
+  /* One kernel may read and write the same image or image buffer: Vulkan storage images and
+   * texel buffers, the host; not OpenCL 1.2 images. Where it is 0, in-place elementwise pairs
+   * on image storages are not for this device (tg_model_in_place_pairs' `images`). */
+  int read_write_images;
 } tg_device_info;
 
 /* Options for tg_device_open. Zero-initialised = defaults. */

@@ -42,6 +42,11 @@ tg_status tg_storage_from_name(const char *name, tg_storage *out);
  * (texture_2d, single_texture_2d) or 3 (texture_array, texture_3d); 0 when out of range. */
 uint32_t tg_storage_dims(tg_storage storage);
 
+/* 1 for the texture storages, images with a texel extent (texture_2d, texture_array,
+ * texture_3d, single_texture_2d: 2D and 3D records); 0 for buffer and image_buffer (linear
+ * memory, 1D records in bytes) and out of range. */
+int tg_storage_is_texture(tg_storage storage);
+
 /* Element precision on the device. */
 typedef enum tg_precision {
   TG_PRECISION_FP32 = 0,
@@ -130,6 +135,12 @@ tg_status tg_storage_check_fit(tg_bhwc shape, tg_storage storage, tg_precision p
  * single_texture_2d -> image_buffer; image_buffer -> buffer; buffer (and out of range) ->
  * TG_STORAGE_COUNT (none). */
 tg_storage tg_storage_fallback_next(tg_storage storage);
+
+/* The storages a tensor can fall back to, in chain order: texture_2d, image_buffer, buffer
+ * for `g` = 0, 1, 2 (below TG_STORAGE_FALLBACK_COUNT); TG_STORAGE_COUNT beyond. Each is
+ * tg_storage_fallback_next of the one before. */
+#define TG_STORAGE_FALLBACK_COUNT 3
+tg_storage tg_storage_fallback_at(uint32_t g);
 
 /* The tensors that fell back to one storage: a record set of that storage's dimensionality
  * (sizes as tg_storage_extent says), with each record's tensor and the reason it left the

@@ -94,8 +94,9 @@ tg_status tg_device_profile_read(const char *text, size_t size, tg_device_profil
 /* Estimated proxy time of one storage's plan of `graph` from a profile: for every op, per
  * planned output, one dispatch cost plus its logical bytes (as the proxies read and write
  * them) over the bandwidth of its output's kind and its class's pattern. `records`: the
- * storage's records (tg_model_records_create). TG_ERROR_UNSUPPORTED when the profile lacks a
- * kind the plan uses (named in `err`). */
+ * storage's records (tg_model_records_create or _chain: a tensor that fell back is priced in
+ * the storage it fell to). TG_ERROR_UNSUPPORTED when the profile lacks a kind the plan uses
+ * (named in `err`). */
 typedef struct tg_profile_estimate {
   double total_ms;
   double class_ms[TG_OP_CLASS_COUNT];

@@ -136,6 +136,9 @@ typedef struct tg_evaluation {
    * the earlier row, so objects mode and named strategies win ties), or TG_EVALUATION_NONE when
    * the storage was not evaluated or had no valid result. */
   size_t best_of_storage[TG_STORAGE_COUNT];
+  /* The same per storage and mode ([storage][0]: objects, [1]: offsets): the smallest valid
+   * result of each (ties keep the earlier row), or TG_EVALUATION_NONE. */
+  size_t best_of_mode[TG_STORAGE_COUNT][2];
   size_t recommended;           /* the smallest of best_of_storage (ties: the earlier storage) */
   /* The smallest valid objects-mode result of any storage: the choice when textures cannot be
    * aliased in one arena (ties: the earlier row). */
@@ -177,6 +180,34 @@ void tg_evaluation_destroy(tg_evaluation *evaluation);
  * view points into the evaluation. */
 tg_status tg_evaluation_get_view(const tg_evaluation *evaluation, size_t index,
                                  tg_report_view *out);
+
+/* One record set of a result and its plan: the primary records, or a fallback group. */
+typedef struct tg_evaluation_part {
+  tg_storage storage;              /* where these tensors live (the group's storage) */
+  const tg_record_set *records;    /* their records in that storage (extents for textures) */
+  const tg_usage_record *planned;  /* what `plan` was made for: records->records, or for an
+                                    * offsets plan of texture records their bytes (1D: texels x
+                                    * bytes per texel, same tasks) */
+  const uint32_t *tensor_of;       /* record -> graph tensor; NULL for records input */
+  const tg_plan *plan;
+} tg_evaluation_part;
+
+/* The most parts a result has: the primary records and one per storage of the fallback chain. */
+#define TG_EVALUATION_MAX_PARTS (1 + TG_STORAGE_FALLBACK_COUNT)
+
+/* The plans behind result `index`, kept for the smallest valid result of each storage and mode
+ * (best_of_mode): the primary part first, then each fallback group with tensors in chain order,
+ * into `parts` (room for TG_EVALUATION_MAX_PARTS) and their number into `*count`. Together they
+ * are exactly the plans whose bytes the row reports. TG_ERROR_INVALID_ARGUMENT for NULL
+ * arguments or an `index` that is not one of those. Everything points into the evaluation.
+ * Cheap. */
+tg_status tg_evaluation_get_parts(const tg_evaluation *evaluation, size_t index, tg_evaluation_part *parts,
+                                  size_t *count);
+
+/* The records the evaluation planned for `storage` of a graph (tg_model_records_create_chain
+ * under the evaluation's limits), owned by the evaluation; NULL for records input or a storage
+ * out of range. Cheap. */
+const tg_model_records *tg_evaluation_get_records(const tg_evaluation *evaluation, tg_storage storage);
 
 /* A sentence for people about the recommendation, e.g. "least memory: texture_3d objects
  * (greedy-by-size): 1.23 MiB, 12% less than buffer offsets (greedy-by-size)". It compares

@@ -10,6 +10,7 @@
 
 #include "tangram/allocator.h"
 #include "tangram/graph.h"
+#include "tangram/layout.h"
 #include "tangram/planner.h"
 #include "tangram/records.h"
 #include "tangram/status.h"
@@ -136,6 +137,26 @@ tg_policy tg_policy_relation_get_policy(const tg_policy_relation *relation);
 
 /* Free a relation. NULL is a no-op. */
 void tg_policy_relation_destroy(tg_policy_relation *relation);
+
+/* The relations of `policy` over a model's records for one storage (tg_model_records): one
+ * over the primary records and one over each fallback group's, since each group is planned on
+ * its own and the policy must hold within each. The serial policy needs none: every entry is
+ * NULL (tg_policy_relation_get(NULL) is the planner's interval rule). */
+typedef struct tg_model_relations {
+  tg_policy_relation *primary;
+  tg_policy_relation *fallback[TG_STORAGE_COUNT]; /* by the storage fallen to; NULL where no
+                                                   * tensor fell */
+} tg_model_relations;
+
+/* Build every relation `records` needs under `policy` (tg_policy_relation_create over the
+ * records' tensors, from `schedule` of the records' graph). Errors as tg_policy_relation_create;
+ * on failure every entry of `*out` is NULL. Free with tg_model_relations_clear. */
+tg_status tg_model_relations_create(const tg_schedule *schedule, tg_policy policy,
+                                    const tg_model_records *records, const tg_allocator *alloc,
+                                    tg_model_relations *out);
+
+/* Destroy every relation of `relations` and set its entries to NULL. NULL is a no-op. */
+void tg_model_relations_clear(tg_model_relations *relations);
 
 /* A wait that memory reuse adds: scheduled op `op` (the producer of `tensor`) must wait for
  * op `after` (which touches `reuses`) because `tensor` takes memory `reuses` used. */

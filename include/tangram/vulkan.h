@@ -141,6 +141,8 @@ typedef struct tg_vulkan_tensor {
   VkBufferUsageFlags buffer_usage;  /* what the buffer was created with */
   VkImageUsageFlags image_usage;    /* what the image was created with (optimal tiling,
                                      * exclusive sharing, initial layout UNDEFINED) */
+  VkImageCreateFlags image_flags;   /* ... and its flags: VK_IMAGE_CREATE_ALIAS_BIT on Vulkan 1.1
+                                     * and later (images of an in-place pair share their texels) */
 } tg_vulkan_tensor;
 
 /* Where record `record` of a realization on a Vulkan device (opened or wrapped) lives. An
@@ -148,7 +150,10 @@ typedef struct tg_vulkan_tensor {
  * VK_IMAGE_LAYOUT_UNDEFINED; their layout afterwards is the engine's business
  * (tg_realization_check leaves them in VK_IMAGE_LAYOUT_GENERAL with its own contents). Tensors
  * that share memory under the plan alias: their contents are meaningless to each other, and
- * the engine orders its accesses as the plan's schedule says. The handles stay owned by the
+ * the engine orders its accesses as the plan's schedule says; except the two tensors of an
+ * in-place pair (tg_plan.in_place), identical images at one place created with
+ * VK_IMAGE_CREATE_ALIAS_BIT, whose texels are shared (docs/embedding.md says what that asks
+ * of the engine). The handles stay owned by the
  * realization and are valid until it is destroyed. TG_ERROR_INVALID_ARGUMENT for NULL
  * arguments or a record out of range; TG_ERROR_UNSUPPORTED for a realization on another
  * backend. Cheap. */

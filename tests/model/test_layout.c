@@ -307,6 +307,16 @@ static void records_fall_along_the_chain(void **state) {
   assert_int_equal(tg_storage_fallback_next(TG_STORAGE_IMAGE_BUFFER), TG_STORAGE_BUFFER);
   assert_int_equal(tg_storage_fallback_next(TG_STORAGE_BUFFER), TG_STORAGE_COUNT);
   assert_int_equal(tg_storage_fallback_next(TG_STORAGE_COUNT), TG_STORAGE_COUNT);
+  /* The storages fallen to, in chain order; the textures are the storages of 2D/3D records. */
+  assert_int_equal(tg_storage_fallback_at(0), TG_STORAGE_TEXTURE_2D);
+  assert_int_equal(tg_storage_fallback_at(1), TG_STORAGE_IMAGE_BUFFER);
+  assert_int_equal(tg_storage_fallback_at(2), TG_STORAGE_BUFFER);
+  assert_int_equal(tg_storage_fallback_at(TG_STORAGE_FALLBACK_COUNT), TG_STORAGE_COUNT);
+  for (int s = 0; s <= TG_STORAGE_COUNT; ++s) {
+    const int texture = s == TG_STORAGE_TEXTURE_2D || s == TG_STORAGE_TEXTURE_ARRAY || s == TG_STORAGE_TEXTURE_3D ||
+                        s == TG_STORAGE_SINGLE_TEXTURE_2D;
+    assert_int_equal(tg_storage_is_texture((tg_storage)s), texture);
+  }
   const tg_device_limits lim = chain_limits();
 
   /* texture_array: 'deep' has 16 layers (> 8): a 4x64 2D texture; 'wide' is 128 texels wide:

@@ -248,12 +248,64 @@ static void arena_count_bound(void **state) {
   assert_int_equal(n, 0);
 }
 
+/* A band whose records all move (here the first: its one record straddles the cut, and a
+ * zero-size record stays) leaves no empty arena behind, also on one-arena plans with gaps and
+ * alignments other than the strategies'. */
+static void empty_arenas_dropped(void **state) {
+  (void)state;
+  tg_usage_record rec[3] = {{{17, 1, 1}, 3, 4, 4}, {{18, 1, 1}, 2, 2, 4}, {{0, 1, 1}, 1, 3, 2}};
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_create(TG_MODE_OFFSETS, 1, 3, 0, NULL, &p), TG_OK);
+  p->offset_of[0] = 44, p->offset_of[1] = 48, p->offset_of[2] = 40, p->total = 66;
+  tg_test_assert_valid(rec, 3, 1, p, 2, NULL);
+  assert_int_equal(tg_plan_split_arenas(rec, 3, p, 48, 2, NULL, NULL), TG_OK);
+  check_capped(rec, 3, p, 48, 2, NULL, 18);
+  assert_int_equal(p->total, 18);
+  tg_plan_destroy(p);
+  /* Random one-arena plans (records at random aligned offsets, kept when valid). */
+  tg_test_rng rng = {41};
+  const int rounds = quick() ? 300 : 3000;
+  int split = 0;
+  for (int round = 0; round < rounds; ++round) {
+    size_t n = (size_t)tg_test_rng_range(&rng, 2, 7);
+    tg_usage_record r[7];
+    uint64_t alignment = tg_test_rng_range(&rng, 0, 1) ? 0 : (uint64_t)1 << tg_test_rng_range(&rng, 0, 3);
+    uint64_t largest = 0;
+    for (size_t i = 0; i < n; ++i) {
+      r[i].size = (tg_extent){tg_test_rng_range(&rng, 0, 3) == 0 ? 0 : tg_test_rng_range(&rng, 1, 20), 1, 1};
+      r[i].first_task = (uint32_t)tg_test_rng_range(&rng, 0, 3);
+      r[i].last_task = r[i].first_task + (uint32_t)tg_test_rng_range(&rng, 0, 2);
+      r[i].alignment = tg_test_rng_range(&rng, 0, 2) == 0 ? (uint64_t)1 << tg_test_rng_range(&rng, 0, 3) : 0;
+      if (r[i].size.w > largest) largest = r[i].size.w;
+    }
+    assert_int_equal(tg_plan_create(TG_MODE_OFFSETS, 1, n, 0, NULL, &p), TG_OK);
+    for (size_t i = 0; i < n; ++i) {
+      uint64_t a = alignment > r[i].alignment ? alignment : r[i].alignment;
+      if (a == 0) a = 1;
+      p->offset_of[i] = tg_test_rng_range(&rng, 0, 59) / a * a;
+      if (p->offset_of[i] + r[i].size.w > p->total) p->total = p->offset_of[i] + r[i].size.w;
+    }
+    tg_bounds b;
+    assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &b), TG_OK);
+    if (largest > 0 && p->total > largest &&
+        tg_plan_validate(r, n, 1, p, alignment, NULL, NULL, NULL) == TG_OK) {
+      uint64_t cap = tg_test_rng_range(&rng, largest, p->total - 1);
+      assert_int_equal(tg_plan_split_arenas(r, n, p, cap, alignment, NULL, NULL), TG_OK);
+      check_capped(r, n, p, cap, alignment, NULL, b.peak_live);
+      ++split;
+    }
+    tg_plan_destroy(p);
+  }
+  assert_true(split > rounds / 10);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(models_capped),
       cmocka_unit_test(random_capped),
       cmocka_unit_test(validator_arenas),
       cmocka_unit_test(arena_count_bound),
+      cmocka_unit_test(empty_arenas_dropped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,10 +78,43 @@ static void evaluate_and_run(void **state) {
   }
 }
 
+/* On OpenCL an image is read or written by a kernel, never both: image buffers and textures
+ * keep only the views there; Vulkan and the host keep the elementwise pairs. */
+static void opencl_images_keep_views_only(void **state) {
+  (void)state;
+  char model[1024];
+  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  static const char *const storages[] = {"image_buffer", "texture_2d"};
+  static const char *const backends[] = {"host", "opencl", "vulkan"};
+  for (size_t s = 0; s < 2; ++s)
+    for (size_t i = 0; i < 3; ++i) {
+      cli_result r = cli("run %s --backend %s --storage %s --in-place --strategy greedy-by-size --json", model,
+                         backends[i], storages[s]);
+      if (r.code != 0 && i > 0 && !tg_test_in_ci()) {
+        cli_free(&r);
+        continue;
+      }
+      if (r.code != 0) fail_msg("%s %s: exit %d: %s", backends[i], storages[s], r.code, r.err);
+      assert_int_equal(tg_test_json_u64(r.out, "corrupted_tensors"), 0);
+      size_t pairs = 0, views = 0;
+      const char *list = strstr(r.out, "\"in_place\":[");
+      assert_non_null(list);
+      for (const char *p = strstr(list, "{\"op\":"); p; p = strstr(p + 1, "{\"op\":")) ++pairs;
+      for (const char *p = strstr(list, "\"view\":true"); p; p = strstr(p + 1, "\"view\":true")) ++views;
+      if (strcmp(backends[i], "opencl") == 0) {
+        if (pairs != views) fail_msg("opencl %s: %zu pairs, %zu of them views", storages[s], pairs, views);
+      } else {
+        assert_true(pairs > views); /* the model's elementwise pairs */
+      }
+      cli_free(&r);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(plan_json),
       cmocka_unit_test(evaluate_and_run),
+      cmocka_unit_test(opencl_images_keep_views_only),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tangram/model.h"
+#include "tangram/plan_file.h"
+
 static char g_dir[256];
 
 static const char *tmp(const char *name) {
@@ -265,6 +268,127 @@ static void save_refusals_and_help(void **state) {
   cli_free(&r);
 }
 
+/* The in-place pairs of a plan file are checked against the pairs this model, storage and
+ * device allow: elementwise pairs on images are not for OpenCL (one kernel cannot read and
+ * write one image there), and a pair at an op that has no in-place form (a CONV_2D, in a file
+ * that is otherwise well-formed: checksum and validator pass) is refused, naming the pair. */
+static void pairs_checked_against_the_model(void **state) {
+  (void)state;
+  /* x -> RELU -> a -> CONV_2D -> b -> RELU -> c -> RELU -> y: the model's only pair is the
+   * RELU at op 2 (b -> c); a -> b at the CONV_2D meets every rule the validator checks. */
+  const char *graph = tmp("conv_pair.graph");
+  FILE *f = fopen(graph, "w");
+  assert_non_null(f);
+  fputs("tensor x 1x8x8x4 float32 input\n"
+        "tensor w 4x1x1x4 float32 constant\n"
+        "tensor a 1x8x8x4 float32\n"
+        "tensor b 1x8x8x4 float32\n"
+        "tensor c 1x8x8x4 float32\n"
+        "tensor y 1x8x8x4 float32 output\n"
+        "op RELU inputs=x outputs=a\n"
+        "op CONV_2D inputs=a,w outputs=b\n"
+        "op RELU inputs=b outputs=c\n"
+        "op RELU inputs=c outputs=y\n",
+        f);
+  fclose(f);
+  tg_model *m = NULL;
+  tg_error_info err = {{0}};
+  assert_int_equal(tg_model_load(graph, NULL, &m, &err), TG_OK);
+  tg_lifetimes *lt = NULL;
+  assert_int_equal(tg_graph_compute_lifetimes(m->graph, NULL, NULL, &lt, &err), TG_OK);
+  tg_model_records *mr = NULL;
+  assert_int_equal(tg_model_records_create(m->graph, lt, TG_STORAGE_BUFFER, TG_PRECISION_FP32, NULL, NULL, &mr, &err),
+                   TG_OK);
+  const tg_record_set *set = mr->records;
+  assert_int_equal(set->count, 3);
+  assert_string_equal(set->names[0], "a");
+  assert_string_equal(set->names[1], "b");
+  /* Objects by hand: a and b in object 0 (the pair), c in object 1. */
+  tg_in_place_pair conv_pair = {1, 0, 1, 0};
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, 1, 3, 2, NULL, &p), TG_OK);
+  p->object_of[0] = p->object_of[1] = 0, p->object_of[2] = 1;
+  p->object_sizes[0] = p->object_sizes[1] = set->records[0].size;
+  p->total = 2 * set->records[0].size.w;
+  p->strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+  assert_int_equal(tg_plan_set_in_place(p, &conv_pair, 1), TG_OK);
+  tg_test_assert_valid(set->records, set->count, 1, p, 0, NULL);
+  tg_device_limits limits = tg_device_limits_default();
+  tg_plan_file_desc d;
+  memset(&d, 0, sizeof d);
+  d.plan = p;
+  d.records = set->records;
+  d.names = (const char *const *)set->names;
+  d.record_count = set->count;
+  d.dims = 1;
+  d.storage = TG_STORAGE_BUFFER;
+  d.precision = TG_PRECISION_FP32;
+  d.policy = TG_POLICY_SERIAL;
+  d.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+  d.source = "conv_pair.graph";
+  d.limits = &limits;
+  const char *file = tmp("conv_pair.tgplan");
+  assert_int_equal(tg_plan_file_save(&d, file, NULL, &err), TG_OK);
+  tg_plan_destroy(p);
+  tg_model_records_destroy(mr);
+  tg_lifetimes_destroy(lt);
+  tg_model_destroy(m);
+  cli_result r = cli("run %s --plan %s --backend host", graph, file);
+  if (r.code != 2) fail_msg("a pair at a CONV_2D: exit %d, stdout %.200s", r.code, r.out);
+  assert_string_equal(r.out, "");
+  assert_non_null(strstr(r.err, "in-place pair at op 1 (CONV_2D): a -> b"));
+  assert_non_null(strstr(r.err, "CONV_2D has no in-place form"));
+  cli_free(&r);
+  /* A model's own pairs, saved by plan --in-place, run: three RELUs in a row share one buffer. */
+  const char *chain = tmp("relu_chain.graph");
+  f = fopen(chain, "w");
+  assert_non_null(f);
+  fputs("tensor x 1x8x8x4 float32 input\n"
+        "tensor a 1x8x8x4 float32\n"
+        "tensor b 1x8x8x4 float32\n"
+        "tensor c 1x8x8x4 float32\n"
+        "tensor y 1x8x8x4 float32 output\n"
+        "op RELU inputs=x outputs=a\n"
+        "op RELU inputs=a outputs=b\n"
+        "op RELU inputs=b outputs=c\n"
+        "op RELU inputs=c outputs=y\n",
+        f);
+  fclose(f);
+  r = cli("plan %s --in-place --strategy greedy-by-size --save %s --json", chain, file);
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":1,"));
+  cli_free(&r);
+  r = cli("run %s --plan %s --backend host --json", chain, file);
+  if (r.code != 0) fail_msg("the model's own pairs: exit %d: %s", r.code, r.err);
+  assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":1,"));
+  assert_int_equal(tg_test_json_u64(r.out, "planned_bytes"), 1024);
+  cli_free(&r);
+
+  /* A texture plan saved with --in-place holds elementwise pairs: fine on the host, refused
+   * on OpenCL, naming the pair. */
+  char face[1024];
+  if (!tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) skip();
+  const char *tex = tmp("face_in_place.tgplan");
+  r = cli("plan %s --storage texture_2d --in-place --strategy greedy-by-size --save %s --json", face, tex);
+  assert_int_equal(r.code, 0);
+  assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":"));
+  cli_free(&r);
+  r = cli("run %s --plan %s --backend host --json", face, tex);
+  if (r.code != 0) fail_msg("texture pairs on the host: exit %d: %s", r.code, r.err);
+  assert_int_equal(tg_test_json_u64(r.out, "corrupted_tensors"), 0);
+  cli_free(&r);
+  if (!backend_available("opencl", face)) {
+    if (tg_test_in_ci()) fail_msg("backend opencl does not run");
+    return;
+  }
+  r = cli("run %s --plan %s --backend opencl", face, tex);
+  if (r.code != 2) fail_msg("elementwise texture pairs on OpenCL: exit %d, stdout %.200s", r.code, r.out);
+  assert_string_equal(r.out, "");
+  assert_non_null(strstr(r.err, "in-place pair at op "));
+  assert_non_null(strstr(r.err, "this device cannot read and write one image in one kernel"));
+  cli_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(run_on_host),
@@ -274,6 +398,7 @@ int main(void) {
       cmocka_unit_test(offsets_without_the_device_alignment),
       cmocka_unit_test(allocation_failures),
       cmocka_unit_test(save_refusals_and_help),
+      cmocka_unit_test(pairs_checked_against_the_model),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -33,6 +33,13 @@ static double field(const char *from, const char *key) {
   return strtod(p + strlen(key), NULL);
 }
 
+/* The speed object of the result row starting at `row` (NULL when the row was not timed). */
+static const char *speed_of(const char *row) {
+  const char *next = strstr(row + 1, "{\"storage\":");
+  const char *sp = strstr(row, "\"speed\":{");
+  return sp && (next == NULL || sp < next) ? sp : NULL;
+}
+
 static void speed_json_contract(void **state) {
   (void)state;
   cli_result plain = cli("evaluate %s --json", graph_path());
@@ -159,6 +166,21 @@ static void probe_and_profile(void **state) {
   }
   assert_true(n >= 4);
   cli_free(&r);
+  /* The estimate prices the plan's storages: at a 1x1 texture limit every tensor of a texture
+   * storage falls to image buffers, and costs what the image_buffer row costs. */
+  r = cli("evaluate %s --json --speed --profile %s --max-texture-size 1x1", graph_path(), file);
+  if (r.code != 0) fail_msg("evaluate --profile --max-texture-size failed (%d): %s", r.code, r.err);
+  const char *ib_row = strstr(r.out, "{\"storage\":\"image_buffer\",\"mode\":\"objects\"");
+  const char *t2_row = strstr(r.out, "{\"storage\":\"texture_2d\",\"mode\":\"objects\"");
+  assert_non_null(ib_row);
+  assert_non_null(t2_row);
+  double ib_ms = -1, t2_ms = -2;
+  for (const char *row = ib_row; row && ib_ms < 0; row = strstr(row + 1, "{\"storage\":\"image_buffer\""))
+    if (speed_of(row)) ib_ms = field(speed_of(row), "\"median_ms\":");
+  for (const char *row = t2_row; row && t2_ms < 0; row = strstr(row + 1, "{\"storage\":\"texture_2d\""))
+    if (speed_of(row)) t2_ms = field(speed_of(row), "\"median_ms\":");
+  if (!(ib_ms > 0 && ib_ms == t2_ms)) fail_msg("image_buffer %.6f ms, texture_2d falling to image buffers %.6f ms", ib_ms, t2_ms);
+  cli_free(&r);
   /* A cut profile and one of another version: exit 2 with the reason. */
   FILE *f = fopen(file, "rb");
   assert_non_null(f);
@@ -189,11 +211,60 @@ static void probe_and_profile(void **state) {
   cli_free(&r);
 }
 
+/* Each timed row times the plan whose bytes it shows (the search's plan, its in-place pairs,
+ * its arenas under --max-allocation, its fallback groups under --max-texture-size), or says
+ * what the timed plan changes and what it takes. */
+static void times_the_reported_plan(void **state) {
+  (void)state;
+  static const char *const options[] = {"--in-place --max-allocation 4K", "--max-texture-size 8x8", ""};
+  for (size_t o = 0; o < sizeof options / sizeof options[0]; ++o) {
+    cli_result r = cli("evaluate %s --json --speed --repeat 1 %s", graph_path(), options[o]);
+    if (r.code == 1 && strstr(r.err, "OpenCL") && !tg_test_in_ci()) {
+      fprintf(stderr, "*** SKIPPING: no OpenCL device: %s ***\n", r.err);
+      cli_free(&r);
+      skip();
+    }
+    if (r.code != 0) fail_msg("evaluate --speed %s: exit %d: %s", options[o], r.code, r.err);
+    assert_true(tg_test_json_valid(r.out));
+    const char *results = strstr(r.out, "\"results\":[");
+    const char *end = strstr(r.out, "\"skipped\":[");
+    size_t timed = 0, exact = 0, exact_objects = 0;
+    for (const char *row = strstr(results, "{\"storage\":"); row && row < end; row = strstr(row + 1, "{\"storage\":")) {
+      const char *sp = speed_of(row);
+      if (sp == NULL || sp > end) continue;
+      ++timed;
+      const int objects = strncmp(strstr(row, "\"mode\":"), "\"mode\":\"objects\"", 16) == 0;
+      const uint64_t bytes = tg_test_json_u64(row, "bytes"), realised = tg_test_json_u64(sp, "realised_bytes");
+      const char *how = strstr(sp, "\"timed_plan\":\"");
+      if (how == NULL) fail_msg("%s: a timed row without timed_plan: %.300s", options[o], row);
+      if (strncmp(how, "\"timed_plan\":\"exact\"", 20) == 0) {
+        ++exact;
+        exact_objects += objects;
+        if (objects && realised != bytes)
+          fail_msg("%s: %.60s: timed %llu bytes for a row of %llu", options[o], row, (unsigned long long)realised,
+                   (unsigned long long)bytes);
+        assert_int_equal(tg_test_json_u64(sp, "timed_bytes"), bytes);
+        assert_int_equal(tg_test_json_u64(sp, "allocations"),
+                         objects ? tg_test_json_u64(row, "objects") : tg_test_json_u64(row, "arenas"));
+      } else {
+        assert_true(strlen(how) > strlen("\"timed_plan\":\"x\""));
+        (void)tg_test_json_u64(sp, "timed_bytes");
+      }
+    }
+    print_message("%s: %zu rows timed, %zu the exact plan (%zu objects)\n", options[o][0] ? options[o] : "defaults",
+                  timed, exact, exact_objects);
+    assert_true(timed >= 4);
+    assert_true(exact_objects >= 2); /* buffer and image_buffer objects at least */
+    cli_free(&r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(bad_requests_exit_2),
       cmocka_unit_test(speed_json_contract),
       cmocka_unit_test(probe_and_profile),
+      cmocka_unit_test(times_the_reported_plan),
   };
   return cmocka_run_group_tests_name("speed_cli", tests, NULL, NULL);
 }

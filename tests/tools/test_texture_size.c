@@ -81,9 +81,9 @@ static void plan_groups_fallbacks_by_storage(void **state) {
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "do not combine with --place"));
   cli_free(&r);
-  r = cli("evaluate %s --speed --max-texture-size 64x64", model);
+  r = cli("evaluate %s --place gpu --max-texture-size 64x64", model);
   assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "do not combine with --speed"));
+  assert_non_null(strstr(r.err, "do not combine with --place"));
   cli_free(&r);
 }
 
@@ -209,6 +209,44 @@ static void evaluate_groups_fallbacks(void **state) {
   cli_free(&r);
 }
 
+/* The reuse policy holds in every fallback group, in run and evaluate alike: inception's four
+ * branches fall to image buffers at 16x16, where parallel-safe and branch-local plans need no
+ * reuse edge out of order and run plans the bytes evaluate reports. */
+static void policy_holds_in_fallback_groups(void **state) {
+  (void)state;
+  char graph[1024];
+  tg_test_data_path(graph, sizeof graph, "graphs/inception.graph");
+  static const char *const policies[] = {"parallel-safe", "branch-local"};
+  static const char *const strategies[] = {"greedy-by-size", "greedy-in-order"};
+  for (size_t p = 0; p < 2; ++p) {
+    cli_result e = cli("evaluate %s --policy %s --max-texture-size 16x16 --json", graph, policies[p]);
+    assert_int_equal(e.code, 0);
+    for (size_t s = 0; s < 2; ++s) {
+      char key[160];
+      snprintf(key, sizeof key, "{\"storage\":\"texture_2d\",\"mode\":\"objects\",\"strategy\":\"%s\"",
+               strategies[s]);
+      const char *row = strstr(e.out, key);
+      assert_non_null(row);
+      for (int mode = 0; mode < 2; ++mode) {
+        cli_result r = cli("run %s --backend host --policy %s --storage texture_2d --max-texture-size 16x16 "
+                           "--mode %s --strategy %s --out-of-order --json",
+                           graph, policies[p], mode ? "offsets" : "objects", strategies[s]);
+        if (r.code != 0) fail_msg("run %s %s: exit %d: %s", policies[p], strategies[s], r.code, r.err);
+        assert_int_equal(json_u64(r.out, "fallback_tensors"), 9);
+        assert_int_equal(json_u64(r.out, "corrupted_tensors"), 0);
+        if (json_u64(r.out, "reuse_edges") != 0)
+          fail_msg("%s %s %s: %llu reuse edges: fallback tensors of concurrent branches share", policies[p],
+                   mode ? "offsets" : "objects", strategies[s], json_u64(r.out, "reuse_edges"));
+        if (mode == 0 && json_u64(r.out, "planned_bytes") != json_u64(row, "bytes"))
+          fail_msg("%s %s: run plans %llu bytes, evaluate %llu", policies[p], strategies[s],
+                   json_u64(r.out, "planned_bytes"), json_u64(row, "bytes"));
+        cli_free(&r);
+      }
+    }
+    cli_free(&e);
+  }
+}
+
 TG_TEST_ON_BACKENDS(runs_on)
 
 int main(void) {
@@ -216,6 +254,7 @@ int main(void) {
       cmocka_unit_test(plan_counts_fallbacks),
       cmocka_unit_test(plan_groups_fallbacks_by_storage),
       cmocka_unit_test(evaluate_groups_fallbacks),
+      cmocka_unit_test(policy_holds_in_fallback_groups),
       cmocka_unit_test(runs_on_host),
       cmocka_unit_test(runs_on_opencl),
       cmocka_unit_test(runs_on_vulkan),

@@ -27,6 +27,7 @@
 #include "tangram/schedule.h"
 #ifdef TANGRAM_TEST_HAVE_VULKAN
 #include "backends/vulkan/vulkan_internal.h"
+#include "tangram/vulkan.h"
 #endif
 
 extern char **environ;
@@ -1013,6 +1014,94 @@ static void odd_sizes_and_unordered_reads(void **state) {
   }
 }
 
+/* An in-place pair of images: the op reads its input's image and writes its output's, two
+ * VkImages on the same memory at the same offset. They are created alike with
+ * VK_IMAGE_CREATE_ALIAS_BIT, so the texels written through one are those read through the
+ * other, and the check keeps the input's texels when it makes the output usable (no transition
+ * from UNDEFINED, which may discard them) and writes the output only after it verified the
+ * input: no corruption and no validation message (synchronization validation included), in
+ * objects and offsets mode; and the same for a pair of buffers. */
+static void in_place_images_alias(void **state) {
+  suite *s = *state;
+  REQUIRE_DEVICE(s);
+#ifdef TANGRAM_TEST_HAVE_VULKAN
+  /* a (tasks 0-1) is read at task 1, where b (1-2) is written over it. */
+  tg_usage_record recs[2] = {{{8, 6, 1}, 0, 1, 0}, {{8, 6, 1}, 1, 2, 0}};
+  tg_tensor_resource res[2];
+  for (int r = 0; r < 2; ++r) res[r] = (tg_tensor_resource){TG_STORAGE_TEXTURE_2D, recs[r].size, 8 * 6 * 16};
+  const tg_in_place_pair pair = {1, 0, 1, 0};
+  for (int mode = 0; mode < 2; ++mode) {
+    tg_device *d = NULL;
+    tg_error_info err = {{0}};
+    assert_int_equal(open_vulkan(NULL, NULL, &d, &err), TG_OK);
+    if (mode == 1 && !tg_device_get_info(d)->arena_images) {
+      tg_device_close(d);
+      continue;
+    }
+    tg_record_set *arena = NULL;
+    tg_plan *plan = NULL;
+    const tg_usage_record *planned = recs;
+    if (mode == 0) {
+      assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, 2, 2, 1, NULL, &plan), TG_OK);
+      plan->object_sizes[0] = recs[0].size;
+      plan->total = 8 * 6;
+    } else {
+      assert_int_equal(tg_device_compute_arena_records(d, res, recs, 2, TG_PRECISION_FP32, NULL, &arena), TG_OK);
+      assert_int_equal(tg_plan_create(TG_MODE_OFFSETS, 1, 2, 0, NULL, &plan), TG_OK);
+      plan->total = arena->records[0].size.w;
+      planned = arena->records;
+    }
+    assert_int_equal(tg_plan_set_in_place(plan, &pair, 1), TG_OK);
+    tg_test_assert_valid(planned, 2, mode ? 1 : 2, plan, 0, NULL);
+    tg_realize_desc desc = {plan, planned, 2, mode ? 1u : 2u, res, TG_PRECISION_FP32, 0};
+    tg_realization *z = NULL;
+    assert_int_equal(tg_realization_create(d, &desc, NULL, &z, &err), TG_OK);
+    tg_vulkan_tensor a, b;
+    assert_int_equal(tg_vulkan_get_tensor(z, 0, &a), TG_OK);
+    assert_int_equal(tg_vulkan_get_tensor(z, 1, &b), TG_OK);
+    assert_true(a.image != VK_NULL_HANDLE && b.image != VK_NULL_HANDLE && a.image != b.image);
+    assert_true(a.memory == b.memory && a.offset == b.offset);
+    if (!(a.image_flags & b.image_flags & VK_IMAGE_CREATE_ALIAS_BIT))
+      fail_msg("%s: the images of an in-place pair lack VK_IMAGE_CREATE_ALIAS_BIT (flags 0x%x, 0x%x)",
+               tg_mode_name((tg_mode)mode), (unsigned)a.image_flags, (unsigned)b.image_flags);
+    uint64_t mism[2] = {0};
+    tg_check_result r = {0, mism, 0};
+    assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
+    assert_int_equal(r.corrupted_records, 0);
+    assert_int_equal(r.checked_bytes, 2 * 2 * 8 * 6 * 16);
+    assert_no_messages(d, "in-place images");
+    tg_realization_destroy(z);
+    tg_plan_destroy(plan);
+    tg_record_set_destroy(arena);
+    close_clean(d);
+  }
+  /* Buffers: a 768-byte pair in one object. */
+  tg_usage_record brecs[2] = {{{768, 1, 1}, 0, 1, 0}, {{768, 1, 1}, 1, 2, 0}};
+  tg_tensor_resource bres[2];
+  for (int r = 0; r < 2; ++r) bres[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, brecs[r].size, 768};
+  tg_device *d = NULL;
+  tg_error_info err = {{0}};
+  assert_int_equal(open_vulkan(NULL, NULL, &d, &err), TG_OK);
+  tg_plan *plan = NULL;
+  assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, 1, 2, 1, NULL, &plan), TG_OK);
+  plan->object_sizes[0] = brecs[0].size;
+  plan->total = 768;
+  assert_int_equal(tg_plan_set_in_place(plan, &pair, 1), TG_OK);
+  tg_realize_desc desc = {plan, brecs, 2, 1, bres, TG_PRECISION_FP32, 0};
+  tg_realization *z = NULL;
+  assert_int_equal(tg_realization_create(d, &desc, NULL, &z, &err), TG_OK);
+  tg_check_result r = {0, NULL, 0};
+  assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
+  assert_int_equal(r.corrupted_records, 0);
+  assert_no_messages(d, "in-place buffers");
+  tg_realization_destroy(z);
+  tg_plan_destroy(plan);
+  close_clean(d);
+#else
+  (void)s;
+#endif
+}
+
 /* Offsets that ignore the driver's alignment, or a member larger than its object, are refused
  * when binding with a clear status, and nothing is left behind. */
 static void misplaced_resources_are_refused(void **state) {
@@ -1271,6 +1360,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(mixed_arena_realises_clean),
       cmocka_unit_test(broken_plan_is_caught_and_named),
       cmocka_unit_test(dropped_wait_is_caught),
+      cmocka_unit_test(in_place_images_alias),
       cmocka_unit_test(odd_sizes_and_unordered_reads),
       cmocka_unit_test(misplaced_resources_are_refused),
       cmocka_unit_test(device_alloc_failures_roll_back),
