@@ -60,6 +60,13 @@ typedef enum tg_dim_order {
   TG_DIM_ORDER_NCHW = 1        /* channels second: [N,C,H,W] (.onnx) */
 } tg_dim_order;
 
+/* Op marks (bits of tg_op.flags). */
+enum {
+  TG_OP_CONTROL_FLOW = 1u << 0 /* starts, iterates or ends a control-flow construct (tg_subgraph):
+                                  what it writes changes from one execution or iteration to the
+                                  next, so it is never constant, whatever it reads */
+};
+
 /* One op of a graph: the tensors it reads and writes. Owned by the graph. */
 typedef struct tg_op {
   char *name;                  /* builtin op name ("CONV_2D"), custom code, or the text graph's op name */
@@ -68,6 +75,7 @@ typedef struct tg_op {
   int32_t *inputs;             /* tensor indices; -1 = optional input absent */
   int32_t *outputs;            /* tensor indices (never -1) */
   uint32_t subgraph;           /* index into graph->subgraphs (0: the main graph) */
+  uint32_t flags;              /* TG_OP_* (0: an ordinary op) */
 } tg_op;
 
 /* Control flow. A reader lays the ops of a model's subgraphs (the branches of an If, the body
