@@ -214,18 +214,21 @@ static tg_status order_walk(run_order *r, uint32_t scope, size_t from, size_t to
                        src, o, sg, scope);
     uint32_t control = g->subgraphs[c].control_op;
     tg_subgraph_kind kind = g->subgraphs[c].kind;
-    /* Its siblings (the other subgraphs of the same op), in op order. */
+    /* Its siblings (the other subgraphs of the same op), in op order. The branch that runs:
+     * the one asked for, else the nearest below it, else the first there is (a branch whose
+     * condition was known when the model was read may be the only one left). */
     size_t end = o;
-    uint32_t last_branch = 0;
+    uint32_t want = UINT32_MAX, first_branch = UINT32_MAX;
     for (uint32_t k = 1; k < g->flow_count; ++k) {
       const tg_subgraph *s = &g->subgraphs[k];
       if (s->parent != scope || s->control_op != control) continue;
       if (s->end_op > end) end = s->end_op;
-      if (s->branch > last_branch) last_branch = s->branch;
+      if (s->branch < first_branch) first_branch = s->branch;
+      if (s->branch <= r->branch && (want == UINT32_MAX || s->branch > want)) want = s->branch;
     }
     if (end > to)
       return tg__error(r->err, TG_ERROR_GRAPH, "%s: subgraph %u runs past its parent's ops", src, c);
-    uint32_t want = r->branch < last_branch ? r->branch : last_branch;
+    if (want == UINT32_MAX) want = first_branch;
     uint32_t rounds = kind == TG_SUBGRAPH_BODY ? r->iterations : 1;
     for (uint32_t it = 0; it < rounds; ++it) {
       size_t at = o;

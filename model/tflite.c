@@ -673,9 +673,10 @@ static tg_status resolve_dynamic(fb_reader *r, tg_graph *g, const dyn_dims *dyn,
   return check_dynamic_tensors(r, g, dyn, any_dynamic_input);
 }
 
-/* A subgraph `g` that `caller` runs with the tensors `args` of `built` (-1: absent) as its inputs: each input takes the size passed
- * where the file records none, and must have the size passed where it records one (its other
- * tensors' shapes hold for the recorded sizes only); then its other tensors as in subgraph 0. */
+/* A subgraph `g` that `caller` runs with the tensors `args` of `built` (-1: absent) as its
+ * inputs: each input takes the size passed where the file records none, and must have the
+ * size passed where it records one (its other tensors' shapes hold for the recorded sizes
+ * only); then its other tensors as in subgraph 0. */
 static tg_status resolve_subgraph(fb_reader *r, tg_graph *g, const dyn_dims *dyn, const tg_tensor *built,
                                   const int32_t *args, const char *caller) {
   int any_dynamic_input = 0;

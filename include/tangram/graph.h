@@ -158,12 +158,13 @@ tg_status tg_graph_set_io(tg_graph *graph, size_t input_count, const uint32_t *i
                           size_t output_count, const uint32_t *outputs);
 
 /* The order in which the ops run for one execution, as an engine runs them: the branch
- * `branch` of every If (clamped to the branches there are) and `iterations` runs of every loop
- * body (each of its sibling subgraphs in turn, the body's iteration op first: so what every
- * iteration reads is read `iterations` times). Without control flow, every op once in order.
- * `*order` (allocated from `alloc`, free with its free) holds `*count` op indices; ops may
- * repeat. TG_ERROR_GRAPH for an inconsistent subgraph table (naming it), TG_ERROR_LIMIT past
- * 2^31 entries. O(count). */
+ * `branch` of every If (where it has no such branch: the nearest below, else its first; an If
+ * whose condition was known when the model was read keeps one) and `iterations` runs of every
+ * loop body (each of its sibling subgraphs in turn, the body's iteration op first: so what
+ * every iteration reads is read `iterations` times). Without control flow, every op once in
+ * order. `*order` (allocated from `alloc`, free with its free) holds `*count` op indices; ops
+ * may repeat. TG_ERROR_GRAPH for an inconsistent subgraph table (naming it), TG_ERROR_LIMIT
+ * past 2^31 entries. O(count). */
 tg_status tg_graph_run_order(const tg_graph *graph, uint32_t branch, uint32_t iterations,
                              const tg_allocator *alloc, uint32_t **order, size_t *count,
                              tg_error_info *err);

@@ -4,9 +4,10 @@
  *  - A scan input is read by every iteration (iteration i takes its slice i): the plan made as
  *    if it died at the Scan's start op puts tensors the body writes into its bytes; the
  *    validator refuses it and the check finds it corrupted from the first iteration on.
- *  - Every hand-made control-flow model (ONNX If, Loop with constant and run-time trip counts,
- *    Scan; TFLite IF and WHILE), planned by several strategies in both modes and in buffers
- *    and 2D textures, checks with 0 corrupted with each branch and 0 to 3 iterations. */
+ *  - Every hand-made control-flow model (ONNX If, nested or with a condition known when read,
+ *    Loop with constant and run-time trip counts, Scan; TFLite IF and WHILE), planned by
+ *    several strategies in both modes and in buffers and 2D textures, checks with 0 corrupted
+ *    with each branch and 0 to 3 iterations. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
 
@@ -98,7 +99,7 @@ static tg_graph *load(const char *name) {
 static const char *const k_models[] = {
     "if.tflite", "while.tflite",
 #ifdef TANGRAM_HAVE_ONNX
-    "scan.onnx", "loop.onnx", "loop_counted.onnx", "if_nested.onnx",
+    "scan.onnx", "loop.onnx", "loop_counted.onnx", "if_nested.onnx", "if_known.onnx",
 #endif
 };
 

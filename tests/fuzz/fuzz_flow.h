@@ -16,16 +16,18 @@
 /* How many times op `o` runs in one execution with `branch` and `iterations`. */
 static size_t tg_fuzz_runs_of(const tg_graph *g, size_t o, uint32_t branch, uint32_t iterations) {
   size_t runs = 1;
-  for (uint32_t k = g->ops[o].subgraph, steps = 0; k != 0 && steps < g->flow_count; k = g->subgraphs[k].parent, ++steps) {
+  for (uint32_t k = g->ops[o].subgraph, steps = 0; k != 0 && steps < g->flow_count;
+       k = g->subgraphs[k].parent, ++steps) {
     const tg_subgraph *s = &g->subgraphs[k];
     if (s->kind == TG_SUBGRAPH_BODY) runs *= iterations;
     if (s->kind != TG_SUBGRAPH_BRANCH) continue;
-    uint32_t last = 0; /* the branches there are: a branch past the last runs the last */
-    for (size_t j = 1; j < g->flow_count; ++j)
-      if (g->subgraphs[j].parent == s->parent && g->subgraphs[j].control_op == s->control_op &&
-          g->subgraphs[j].branch > last)
-        last = g->subgraphs[j].branch;
-    if (s->branch != (branch < last ? branch : last)) runs = 0;
+    /* It runs unless a sibling is nearer `branch` from below, or, when it lies above `branch`,
+     * unless a sibling lies below it. */
+    for (size_t j = 1; j < g->flow_count; ++j) {
+      const tg_subgraph *x = &g->subgraphs[j];
+      if (j == k || x->parent != s->parent || x->control_op != s->control_op) continue;
+      if (s->branch <= branch ? x->branch <= branch && x->branch > s->branch : x->branch < s->branch) runs = 0;
+    }
   }
   return runs;
 }

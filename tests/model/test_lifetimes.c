@@ -206,7 +206,8 @@ static uint32_t construct(gen *x, uint32_t scope, unsigned depth) {
     start = add_op(d, "START", scope, TG_OP_CONTROL_FLOW, init, ncarried, carried, 0);
   }
   /* Siblings first, so that nested subgraphs come after both in the table. */
-  for (unsigned j = 0; j < nsub; ++j) subs[j] = add_subgraph(d, loop ? TG_SUBGRAPH_BODY : TG_SUBGRAPH_BRANCH, scope, loop ? 0 : j);
+  for (unsigned j = 0; j < nsub; ++j)
+    subs[j] = add_subgraph(d, loop ? TG_SUBGRAPH_BODY : TG_SUBGRAPH_BRANCH, scope, loop ? 0 : j);
   for (unsigned j = 0; j < nsub; ++j) {
     d->subs[subs[j]].first_op = (uint32_t)d->no;
     x->nvisible = mark;

@@ -1414,6 +1414,29 @@ static void loop_inputs_live_to_the_end_op(void **state) {
   }
 }
 
+/* An If whose condition is known when the model is read keeps one branch, and an engine runs
+ * that branch whichever branch the run order is asked for. */
+static void known_conditions_run_their_branch(void **state) {
+  (void)state;
+  char path[1024];
+  tg_graph *g = NULL;
+  tg_error_info err = {{0}};
+  if (tg_graph_read_onnx(tg_test_data_path(path, sizeof path, "onnx/control_flow/if_known.onnx"), NULL, NULL, &g,
+                         &err) != TG_OK)
+    fail_msg("%s", err.message);
+  assert_int_equal(g->flow_count, 2);
+  assert_int_equal(g->subgraphs[1].branch, 1);
+  for (uint32_t branch = 0; branch < 3; ++branch) {
+    uint32_t *order = NULL;
+    size_t length = 0, in_branch = 0;
+    assert_int_equal(tg_graph_run_order(g, branch, 1, NULL, &order, &length, &err), TG_OK);
+    for (size_t k = 0; k < length; ++k) in_branch += g->ops[order[k]].subgraph == 1;
+    free(order);
+    if (in_branch != 2) fail_msg("branch %u: %zu ops of the else_branch run, not 2", branch, in_branch);
+  }
+  tg_graph_destroy(g);
+}
+
 #endif /* TANGRAM_HAVE_ONNX */
 
 int main(void) {
@@ -1438,6 +1461,7 @@ int main(void) {
       cmocka_unit_test(truncation_and_byte_flips),
       cmocka_unit_test(out_of_memory_everywhere),
       cmocka_unit_test(loop_inputs_live_to_the_end_op),
+      cmocka_unit_test(known_conditions_run_their_branch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #endif

@@ -9,6 +9,7 @@ Writes into tests/data/onnx/control_flow/:
   loop_counted.onnx  Loop whose trip count and condition are computed at run time (from the
                      input), carrying x (2x4) through Relu(Add(x, w)).
   if_nested.onnx     If whose then_branch holds another If (conditions computed at run time).
+  if_known.onnx      If whose condition is an initializer (false): only the else_branch is kept.
   loop_grows.onnx    hostile: a Loop-carried value that changes shape in the body (Concat).
   if_outputs.onnx    hostile: an else_branch with two outputs for a one-output If.
   loop_dynamic.onnx  hostile: a scan output with the trip count computed at run time.
@@ -111,6 +112,19 @@ def if_nested():
     write("if_nested.onnx", g, opset=11)
 
 
+def if_known():
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", [4])])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Exp", ["n"], ["e_out"])],
+                              "else", [], [vi("e_out", [4])])
+    g = helper.make_graph(
+        [helper.make_node("Sigmoid", ["x"], ["s"]),
+         helper.make_node("If", ["c"], ["r"], then_branch=then, else_branch=other),
+         helper.make_node("Mul", ["r", "s"], ["y"])],
+        "if_known", [vi("x", [4])], [vi("y", [4])],
+        initializer=[numpy_helper.from_array(np.array(False), "c")])
+    write("if_known.onnx", g)
+
+
 def hostile():
     body = helper.make_graph(
         [helper.make_node("Concat", ["x_in", "x_in"], ["x_out"], axis=1),
@@ -151,4 +165,5 @@ if __name__ == "__main__":
     scan()
     loop_counted()
     if_nested()
+    if_known()
     hostile()
