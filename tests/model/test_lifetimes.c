@@ -2,9 +2,9 @@
  * from before the body lives until the op that ends the loop (whether or not that op lists it),
  * nested bodies and If branches included; an inconsistent subgraph table is refused. And a
  * property over random graphs with nested loops (one or two subgraphs per loop: Loop / WHILE)
- * and Ifs: for every branch and 0 to 3 iterations, replaying tg_graph_run_order, no two planned
- * tensors whose intervals are disjoint (which any plan may overlap) ever clobber each other:
- * every read sees the last write of its own tensor. */
+ * and Ifs (with both branches, or one left): for every branch and 0 to 3 iterations, replaying
+ * tg_graph_run_order, no two planned tensors whose intervals are disjoint (which any plan may
+ * overlap) ever clobber each other: every read sees the last write of its own tensor. */
 #include "support/tg_test.h"
 
 #include <stdio.h>
@@ -196,7 +196,9 @@ static uint32_t construct(gen *x, uint32_t scope, unsigned depth) {
   draft *d = &x->d;
   const size_t mark = x->nvisible;
   const int loop = tg_test_rng_range(&x->rng, 0, 2) != 0;
-  const unsigned nsub = loop ? (unsigned)tg_test_rng_range(&x->rng, 1, 2) : 2;
+  /* An If may keep one branch (its condition known when read): then or else. */
+  const unsigned nsub = (unsigned)tg_test_rng_range(&x->rng, 1, 2);
+  const uint32_t only = nsub == 1 && !loop ? (uint32_t)tg_test_rng_range(&x->rng, 0, 1) : 0;
   uint32_t carried[2], ncarried = loop ? (uint32_t)tg_test_rng_range(&x->rng, 1, 2) : 0, init[2];
   uint32_t end_in[MAX_IN], nend = 0, subs[2];
   size_t start = 0;
@@ -207,7 +209,7 @@ static uint32_t construct(gen *x, uint32_t scope, unsigned depth) {
   }
   /* Siblings first, so that nested subgraphs come after both in the table. */
   for (unsigned j = 0; j < nsub; ++j)
-    subs[j] = add_subgraph(d, loop ? TG_SUBGRAPH_BODY : TG_SUBGRAPH_BRANCH, scope, loop ? 0 : j);
+    subs[j] = add_subgraph(d, loop ? TG_SUBGRAPH_BODY : TG_SUBGRAPH_BRANCH, scope, loop ? 0 : j + only);
   for (unsigned j = 0; j < nsub; ++j) {
     d->subs[subs[j]].first_op = (uint32_t)d->no;
     x->nvisible = mark;
