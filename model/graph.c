@@ -149,6 +149,23 @@ const char *tg_graph_op_subgraph_name(const tg_graph *g, size_t op) {
   return g->subgraphs[s].name;
 }
 
+tg_status tg__graph_check_subgraphs(const tg_graph *g, tg_error_info *err) {
+  if (g->flow_count == 0 || g->subgraphs == NULL) return TG_OK;
+  const char *src = g->source ? g->source : "graph";
+  for (size_t o = 0; o < g->op_count; ++o)
+    if (g->ops[o].subgraph >= g->flow_count)
+      return tg__error(err, TG_ERROR_GRAPH, "%s: op %zu names subgraph %u of %zu", src, o, g->ops[o].subgraph,
+                       g->flow_count);
+  for (size_t k = 1; k < g->flow_count; ++k) {
+    const tg_subgraph *s = &g->subgraphs[k];
+    if (s->parent >= k || s->first_op > s->end_op || s->end_op > g->op_count || s->control_op < s->end_op ||
+        s->control_op >= g->op_count)
+      return tg__error(err, TG_ERROR_GRAPH, "%s: subgraph %zu ('%s') has an inconsistent op range or parent", src,
+                       k, s->name ? s->name : "");
+  }
+  return TG_OK;
+}
+
 typedef struct run_order {
   const tg_graph *g;
   const tg_allocator *alloc;
@@ -197,18 +214,21 @@ static tg_status order_walk(run_order *r, uint32_t scope, size_t from, size_t to
                        src, o, sg, scope);
     uint32_t control = g->subgraphs[c].control_op;
     tg_subgraph_kind kind = g->subgraphs[c].kind;
-    /* Its siblings (the other subgraphs of the same op), in op order. */
+    /* Its siblings (the other subgraphs of the same op), in op order. The branch that runs:
+     * the one asked for, else the nearest below it, else the first there is (a branch whose
+     * condition was known when the model was read may be the only one left). */
     size_t end = o;
-    uint32_t last_branch = 0;
+    uint32_t want = UINT32_MAX, first_branch = UINT32_MAX;
     for (uint32_t k = 1; k < g->flow_count; ++k) {
       const tg_subgraph *s = &g->subgraphs[k];
       if (s->parent != scope || s->control_op != control) continue;
       if (s->end_op > end) end = s->end_op;
-      if (s->branch > last_branch) last_branch = s->branch;
+      if (s->branch < first_branch) first_branch = s->branch;
+      if (s->branch <= r->branch && (want == UINT32_MAX || s->branch > want)) want = s->branch;
     }
     if (end > to)
       return tg__error(r->err, TG_ERROR_GRAPH, "%s: subgraph %u runs past its parent's ops", src, c);
-    uint32_t want = r->branch < last_branch ? r->branch : last_branch;
+    if (want == UINT32_MAX) want = first_branch;
     uint32_t rounds = kind == TG_SUBGRAPH_BODY ? r->iterations : 1;
     for (uint32_t it = 0; it < rounds; ++it) {
       size_t at = o;
@@ -246,21 +266,8 @@ tg_status tg_graph_run_order(const tg_graph *g, uint32_t branch, uint32_t iterat
   tg_status st = TG_OK;
   if (g->flow_count == 0 || g->subgraphs == NULL) {
     for (size_t o = 0; st == TG_OK && o < g->op_count; ++o) st = order_emit(&r, o);
-  } else {
-    for (size_t o = 0; o < g->op_count; ++o)
-      if (g->ops[o].subgraph >= g->flow_count) {
-        st = tg__error(err, TG_ERROR_GRAPH, "%s: op %zu names subgraph %u of %zu", src, o, g->ops[o].subgraph,
-                       g->flow_count);
-        break;
-      }
-    for (size_t k = 1; st == TG_OK && k < g->flow_count; ++k) {
-      const tg_subgraph *s = &g->subgraphs[k];
-      if (s->parent >= k || s->first_op > s->end_op || s->end_op > g->op_count || s->control_op < s->end_op ||
-          s->control_op >= g->op_count)
-        st = tg__error(err, TG_ERROR_GRAPH, "%s: subgraph %zu ('%s') has an inconsistent op range or parent",
-                       src, k, s->name ? s->name : "");
-    }
-    if (st == TG_OK) st = order_walk(&r, 0, 0, g->op_count, 0);
+  } else if ((st = tg__graph_check_subgraphs(g, err)) == TG_OK) {
+    st = order_walk(&r, 0, 0, g->op_count, 0);
   }
   if (st != TG_OK) {
     tg__free(alloc, r.ops);

@@ -2,7 +2,9 @@
  * the same ones TFLite's GPU delegate uses): task = op index; constants are tensors with data
  * plus every output of an op whose present inputs are all constant; a tensor is planned when
  * an op writes it and it is neither constant nor a graph input/output (unless plan_io); its
- * interval runs from its producer to its last reader. */
+ * interval runs from its producer to its last reader. With control flow (tg_subgraph), a loop
+ * body runs again and again between the ops that start and end the loop: a tensor that the
+ * body reads but that was written before it lives until the op that ends the loop. */
 #include "model/model_internal.h"
 #include "tangram/graph.h"
 
@@ -31,6 +33,20 @@ static tg_status mark_io(const tg_graph *g, const uint32_t *list, size_t count, 
   return TG_OK;
 }
 
+/* The last op that ends a loop whose body holds op `reader` but not `producer` (-1: written
+ * before any op), or -1 when there is none. The subgraph table is consistent (checked). */
+static int32_t loop_end_after(const tg_graph *g, size_t reader, int32_t producer) {
+  int32_t until = -1;
+  uint32_t k = g->ops[reader].subgraph;
+  for (size_t steps = 0; k != 0 && steps < g->flow_count; ++steps) {
+    const tg_subgraph *s = &g->subgraphs[k];
+    int inside = producer >= (int32_t)s->first_op && producer < (int32_t)s->end_op;
+    if (s->kind == TG_SUBGRAPH_BODY && !inside && (int32_t)s->control_op > until) until = (int32_t)s->control_op;
+    k = s->parent;
+  }
+  return until;
+}
+
 static int zero_elements(const tg_tensor *t) {
   for (uint32_t d = 0; d < t->rank && d < TG_MAX_RANK; ++d)
     if (t->shape[d] == 0) return 1;
@@ -56,19 +72,25 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
   l->alloc = *alloc;
   l->tensor_count = g->tensor_count;
   l->tensors = tg__calloc(alloc, g->tensor_count ? g->tensor_count : 1, sizeof *l->tensors);
-  /* Scratch: io flags per tensor (bit 1 input, bit 2 output) and a fill cursor. */
+  /* Scratch: io flags per tensor (bit 1 input, bit 2 output) and a fill cursor; the op that
+   * ends the outermost loop reading it from outside its body (-1: none). */
   int *io = tg__calloc(alloc, g->tensor_count ? g->tensor_count : 1, sizeof *io);
-  if (l->tensors == NULL || io == NULL) {
+  int32_t *until = tg__malloc(alloc, (g->tensor_count ? g->tensor_count : 1) * sizeof *until);
+  if (l->tensors == NULL || io == NULL || until == NULL) {
     tg__free(alloc, io);
+    tg__free(alloc, until);
     tg_lifetimes_destroy(l);
     return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", src);
   }
-  tg_status st = TG_OK;
+  tg_status st = tg__graph_check_subgraphs(g, err);
+  if (st != TG_OK) goto fail;
+  const int flow = g->flow_count > 0 && g->subgraphs != NULL;
   for (size_t t = 0; t < g->tensor_count; ++t) {
     tg_tensor_lifetime *tl = &l->tensors[t];
     tl->producer = -1;
     tl->first_task = -1;
     tl->last_task = -1;
+    until[t] = -1;
     tl->constant = (g->tensors[t].flags & TG_TENSOR_CONSTANT) != 0;
     if (g->tensors[t].flags & TG_TENSOR_INPUT) io[t] |= 1;
     if (g->tensors[t].flags & TG_TENSOR_OUTPUT) io[t] |= 2;
@@ -100,6 +122,10 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
       }
       any_input = 1;
       if (!tl->constant) all_constant = 0;
+      if (flow) {
+        int32_t end = loop_end_after(g, i, tl->producer);
+        if (end > until[t]) until[t] = end;
+      }
       /* Count each reader once even if it lists the tensor twice. */
       if (tl->last_task != (int32_t)i) {
         tl->last_task = (int32_t)i;
@@ -133,8 +159,9 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
       tl->producer = (int32_t)i;
     }
     /* Outputs of all-constant ops are constant (TFLite folds them: e.g. DEQUANTIZE of fp16
-     * weights). Done after the writes so an op cannot make its own inputs constant. */
-    if (any_input && all_constant)
+     * weights), except a control-flow op's: a loop's values change from one iteration to the
+     * next. Done after the writes so an op cannot make its own inputs constant. */
+    if (any_input && all_constant && !(op->flags & TG_OP_CONTROL_FLOW))
       for (uint32_t k = 0; k < op->output_count; ++k) l->tensors[op->outputs[k]].constant = 1;
   }
 
@@ -146,6 +173,7 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
     else if ((io[t] & 1) || (tl->constant && tl->consumer_count > 0)) tl->first_task = 0;
     else tl->first_task = -1;
     tl->last_task = last_reader >= 0 ? last_reader : tl->first_task;
+    if (until[t] > tl->last_task) tl->last_task = until[t];
     if (tl->constant || zero_elements(&g->tensors[t])) {
       tl->planned = 0; /* a zero-element tensor holds nothing */
     } else if (!tl->persistent) {
@@ -178,11 +206,13 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
     }
   }
   tg__free(alloc, io);
+  tg__free(alloc, until);
   *out = l;
   return TG_OK;
 
 fail:
   tg__free(alloc, io);
+  tg__free(alloc, until);
   tg_lifetimes_destroy(l);
   return st;
 }

@@ -15,6 +15,11 @@ typedef tg_status (*tg__graph_parse_fn)(const char *data, size_t length, const c
 tg_status tg__graph_read_file(const char *path, tg__graph_parse_fn parse, const tg_allocator *alloc,
                               tg_graph **out, tg_error_info *err);
 
+/* TG_ERROR_GRAPH (naming it) unless the graph's subgraph table is consistent: every op in a
+ * listed subgraph, every subgraph after its parent with its ops inside the graph, ended by a
+ * control op after them. TG_OK for a graph without control flow. */
+tg_status tg__graph_check_subgraphs(const struct tg_graph *g, tg_error_info *err);
+
 /* Input shapes (tg_model_options, declared in model.h). */
 struct tg_model_options;
 struct tg_input_shape;

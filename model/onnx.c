@@ -25,9 +25,12 @@ typedef struct name_entry {
 /* Control flow. The nodes of every graph are laid out as entries in run order: a node of a
  * subgraph sits between the entries of the control-flow node that owns it. An If is its
  * branches' nodes then one END entry; a Loop or Scan is a BEGIN entry (writing the body's
- * inputs and the stacked scan outputs), the body's nodes, then an END entry. */
+ * carried inputs and the stacked scan outputs), the body: an ITERATION entry (what an engine
+ * does at the start of every iteration: reading the trip count and condition, or the scan
+ * inputs, and writing the iteration number and condition, or the scan slices) and the body's
+ * nodes, then an END entry. */
 enum { FLOW_IF = 1, FLOW_LOOP = 2, FLOW_SCAN = 3 };
-enum { ENTRY_NODE = 0, ENTRY_BEGIN = 1, ENTRY_END = 2 };
+enum { ENTRY_NODE = 0, ENTRY_BEGIN = 1, ENTRY_END = 2, ENTRY_ITERATION = 3 };
 
 typedef struct scope_info {
   const Onnx__GraphProto *graph;
@@ -428,6 +431,7 @@ static tg_status flatten_flow(reader *r, const Onnx__NodeProto *np, size_t index
     if (kind == FLOW_IF && sub[j]->n_input > 0)
       return tg__error(c->err, TG_ERROR_PARSE, "%s: node %zu '%s' (If): %s has %zu inputs; a branch takes none",
                        where, index, label, names[j], sub[j]->n_input);
+    if (kind != FLOW_IF && (st = add_entry(r, ENTRY_ITERATION, s, f, np, index)) != TG_OK) return st;
     if ((st = flatten(r, sub[j], s, depth + 1)) != TG_OK) return st;
     r->scopes[s].end_entry = r->entry_count;
   }
@@ -634,13 +638,30 @@ static tg_status set_value_shape(reader *r, const onnx_node *n, onnx_value *v, i
   return TG_OK;
 }
 
-/* The names a control-flow entry writes, in order (see read_model's numbering). */
+/* The body inputs [*lo, *hi) that a loop's BEGIN entry writes (the carried values) or its
+ * ITERATION entry writes (Loop: iteration number and condition; Scan: the scan slices). */
+static void body_inputs_written(const reader *r, const entry *e, size_t *lo, size_t *hi) {
+  const flow_info *f = &r->flows[e->flow];
+  size_t n = r->scopes[f->sub[0]].graph->n_input;
+  /* Loop: i, cond, carried values; Scan: state values, scan slices. */
+  size_t split = f->kind == FLOW_LOOP ? 2 : f->carried;
+  if (split > n) split = n;
+  int below = f->kind == FLOW_LOOP ? e->role == ENTRY_ITERATION : e->role == ENTRY_BEGIN;
+  *lo = below ? 0 : split;
+  *hi = below ? split : n;
+}
+
+/* The names a control-flow entry writes, in order (see read_model's numbering): BEGIN its
+ * body inputs then the stacked scan outputs, ITERATION its body inputs, END the node's
+ * outputs (a loop's: the final carried values). */
 static size_t flow_out_count(const reader *r, const entry *e) {
   const flow_info *f = &r->flows[e->flow];
   const Onnx__NodeProto *np = f->proto;
-  if (e->role == ENTRY_BEGIN) {
+  size_t lo, hi;
+  if (e->role == ENTRY_BEGIN || e->role == ENTRY_ITERATION) {
+    body_inputs_written(r, e, &lo, &hi);
     size_t scan_out = np->n_output > f->carried ? np->n_output - f->carried : 0;
-    return r->scopes[f->sub[0]].graph->n_input + scan_out;
+    return hi - lo + (e->role == ENTRY_BEGIN ? scan_out : 0);
   }
   if (f->kind == FLOW_IF) return np->n_output;
   return np->n_output < f->carried ? np->n_output : f->carried;
@@ -649,10 +670,11 @@ static size_t flow_out_count(const reader *r, const entry *e) {
 static const char *flow_out_name(const reader *r, const entry *e, size_t k) {
   const flow_info *f = &r->flows[e->flow];
   const Onnx__NodeProto *np = f->proto;
-  if (e->role == ENTRY_BEGIN) {
-    const Onnx__GraphProto *body = r->scopes[f->sub[0]].graph;
-    if (k < body->n_input) return body->input[k]->name;
-    return np->output[f->carried + (k - body->n_input)];
+  size_t lo, hi;
+  if (e->role == ENTRY_BEGIN || e->role == ENTRY_ITERATION) {
+    body_inputs_written(r, e, &lo, &hi);
+    if (k < hi - lo) return r->scopes[f->sub[0]].graph->input[lo + k]->name;
+    return np->output[f->carried + (k - (hi - lo))];
   }
   return np->output[k];
 }
@@ -665,12 +687,12 @@ static tg_status run_flow(reader *r, size_t e_index) {
   onnx_node *n = &r->nodes[e_index];
   tg_status st = TG_OK;
   value_list ins = {0}, outs = {0};
-  size_t nout = flow_out_count(r, e);
+  size_t nout = flow_out_count(r, e), lo = 0, hi = 0;
+  if (e->role == ENTRY_BEGIN || e->role == ENTRY_ITERATION) body_inputs_written(r, e, &lo, &hi);
   for (size_t k = 0; k < nout && st == TG_OK; ++k) {
     const char *name = flow_out_name(r, e, k);
     if (name == NULL || name[0] == '\0') {
-      if (e->role == ENTRY_BEGIN && k < r->scopes[f->sub[0]].graph->n_input)
-        st = onnx_fail_node(c, n, TG_ERROR_PARSE, "input %zu of its body has no name", k);
+      if (k < hi - lo) st = onnx_fail_node(c, n, TG_ERROR_PARSE, "input %zu of its body has no name", lo + k);
       continue;
     }
     st = list_add(r, &outs, &r->values[find_value(r, name)]);
@@ -722,6 +744,14 @@ static tg_status run_flow(reader *r, size_t e_index) {
         o->i = src->i;
         o->f = src->f;
       }
+    }
+  } else if (e->role == ENTRY_ITERATION) {
+    /* Read by every iteration, from inside the body: so captured, and read by END too. */
+    size_t first = f->kind == FLOW_LOOP ? 0 : f->carried, end = f->kind == FLOW_LOOP ? 2 : f->carried + f->scan_inputs;
+    for (size_t k = first; k < end && k < np->n_input && st == TG_OK; ++k) {
+      onnx_value *v = NULL;
+      if (np->input[k] == NULL || np->input[k][0] == '\0') continue;
+      if ((st = read_named(r, n, np->input[k], e->scope, &v)) == TG_OK) st = list_add(r, &ins, v);
     }
   } else if (e->role == ENTRY_BEGIN) {
     const scope_info *s = &r->scopes[f->sub[0]];
@@ -865,8 +895,9 @@ static const char *entry_op_name(const reader *r, const entry *e) {
   if (e->role == ENTRY_NODE) return NULL;
   int kind = r->flows[e->flow].kind;
   if (kind == FLOW_IF) return "If";
-  if (kind == FLOW_LOOP) return e->role == ENTRY_BEGIN ? "Loop" : "Loop.end";
-  return e->role == ENTRY_BEGIN ? "Scan" : "Scan.end";
+  if (kind == FLOW_LOOP)
+    return e->role == ENTRY_BEGIN ? "Loop" : e->role == ENTRY_ITERATION ? "Loop.iteration" : "Loop.end";
+  return e->role == ENTRY_BEGIN ? "Scan" : e->role == ENTRY_ITERATION ? "Scan.iteration" : "Scan.end";
 }
 
 static tg_status build_subgraphs(reader *r, tg_graph *g, const size_t *ops_before, const int32_t *op_of_entry) {
@@ -982,6 +1013,7 @@ static tg_status build_graph(reader *r, const tg_allocator *alloc, tg_graph **ou
     const char *flow_name = entry_op_name(r, e);
     if (flow_name) {
       op->name = tg__strdup(alloc, flow_name);
+      op->flags = TG_OP_CONTROL_FLOW;
     } else if (dom != NULL && dom[0] != '\0' && strcmp(dom, "ai.onnx") != 0) {
       size_t len = strlen(dom) + 1 + strlen(n->op) + 1;
       op->name = tg__malloc(alloc, len);
@@ -1145,10 +1177,12 @@ static tg_status read_model(reader *r, const Onnx__ModelProto *m, const tg_alloc
       v->kind = ONNX_KIND_NODE;
       v->producer = (int32_t)i;
       r->node_of_value[nv] = (int32_t)e->node_index;
-      /* A loop's start writes its body's inputs (body scope) and its scan outputs (outer). */
+      /* A loop's start writes its body's carried inputs (body scope) and its scan outputs
+       * (outer); its ITERATION entry sits in the body. */
       uint32_t scope = e->scope;
-      if (e->role == ENTRY_BEGIN && k < r->scopes[r->flows[e->flow].sub[0]].graph->n_input)
-        scope = r->flows[e->flow].sub[0];
+      size_t lo = 0, hi = 0;
+      if (e->role == ENTRY_BEGIN) body_inputs_written(r, e, &lo, &hi);
+      if (k < hi - lo) scope = r->flows[e->flow].sub[0];
       r->scope_of_value[nv] = scope;
       ++nv;
     }

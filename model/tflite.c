@@ -582,6 +582,37 @@ static void describe_dynamic(const tg_tensor *t, uint8_t mask, char *dims, size_
   tg__shape_text(s, t->rank, shape, ssize);
 }
 
+/* The dynamic dimensions of the tensors of `g` other than its inputs: each must follow from an
+ * input (`any_dynamic_input`) at the size the file records, or be inferred again. */
+static tg_status check_dynamic_tensors(fb_reader *r, const tg_graph *g, const dyn_dims *dyn, int any_dynamic_input) {
+  for (size_t i = 0; i < g->tensor_count; ++i) {
+    const tg_tensor *t = &g->tensors[i];
+    if (dyn[i].dynamic == 0 || (t->flags & TG_TENSOR_INPUT)) continue;
+    char dims[64], shape[160], by[200];
+    describe_dynamic(t, dyn[i].dynamic, dims, sizeof dims, shape, sizeof shape);
+    by[0] = '\0';
+    for (size_t o = 0; o < g->op_count && by[0] == '\0'; ++o)
+      for (uint32_t k = 0; k < g->ops[o].output_count; ++k)
+        if (g->ops[o].outputs[k] == (int32_t)i) {
+          snprintf(by, sizeof by, " (written by op %zu, %.120s)", o, g->ops[o].name ? g->ops[o].name : "?");
+          break;
+        }
+    if (dyn[i].unrecorded && !r->recompute)
+      return tg__error(r->err, TG_ERROR_UNSUPPORTED,
+                       "%s: tensor %zu '%s'%s: dynamic dimension%s %s (%s), and the file records no size for %s",
+                       r->source, i, t->name, by, strchr(dims, ' ') ? "s" : "", dims, shape,
+                       strchr(dims, ' ') ? "them" : "it");
+    if (!any_dynamic_input)
+      return tg__error(r->err, TG_ERROR_UNSUPPORTED,
+                       "%s: tensor %zu '%s'%s: dimension%s %s (%s) %s dynamic although every input "
+                       "is static: the size depends on the data, and Tangram plans static sizes only",
+                       r->source, i, t->name, by, strchr(dims, ' ') ? "s" : "", dims, shape,
+                       strchr(dims, ' ') ? "are" : "is");
+    /* Follows from a dynamic input fixed at the size the file was computed for. */
+  }
+  return TG_OK;
+}
+
 /* Dynamic dimensions: graph inputs take the sizes given in `options` (which must be the ones
  * the file's shapes were computed for); other tensors must follow from the inputs. */
 static tg_status resolve_dynamic(fb_reader *r, tg_graph *g, const dyn_dims *dyn,
@@ -639,32 +670,36 @@ static tg_status resolve_dynamic(fb_reader *r, tg_graph *g, const dyn_dims *dyn,
       t->shape[d] = given->dims[d];
     }
   }
-  for (size_t i = 0; i < g->tensor_count; ++i) {
-    tg_tensor *t = &g->tensors[i];
-    if (dyn[i].dynamic == 0 || (t->flags & TG_TENSOR_INPUT)) continue;
-    char dims[64], shape[160], by[200];
-    describe_dynamic(t, dyn[i].dynamic, dims, sizeof dims, shape, sizeof shape);
-    by[0] = '\0';
-    for (size_t o = 0; o < g->op_count && by[0] == '\0'; ++o)
-      for (uint32_t k = 0; k < g->ops[o].output_count; ++k)
-        if (g->ops[o].outputs[k] == (int32_t)i) {
-          snprintf(by, sizeof by, " (written by op %zu, %.120s)", o, g->ops[o].name ? g->ops[o].name : "?");
-          break;
-        }
-    if (dyn[i].unrecorded && !r->recompute)
+  return check_dynamic_tensors(r, g, dyn, any_dynamic_input);
+}
+
+/* A subgraph `g` that `caller` runs with the tensors `args` of `built` (-1: absent) as its
+ * inputs: each input takes the size passed where the file records none, and must have the
+ * size passed where it records one (its other tensors' shapes hold for the recorded sizes
+ * only); then its other tensors as in subgraph 0. */
+static tg_status resolve_subgraph(fb_reader *r, tg_graph *g, const dyn_dims *dyn, const tg_tensor *built,
+                                  const int32_t *args, const char *caller) {
+  int any_dynamic_input = 0;
+  for (size_t k = 0; k < g->input_count; ++k) {
+    tg_tensor *t = &g->tensors[g->inputs[k]];
+    const dyn_dims *dd = &dyn[g->inputs[k]];
+    any_dynamic_input |= dd->dynamic != 0;
+    if (args[k] < 0) continue;
+    const tg_tensor *arg = &built[args[k]];
+    int same = arg->rank == t->rank;
+    for (uint32_t d = 0; same && d < t->rank; ++d) same = arg->shape[d] == t->shape[d] || ((dd->unrecorded >> d) & 1u);
+    if (!same) {
+      char dims[64], shape[160], passed[160];
+      describe_dynamic(t, dd->unrecorded, dims, sizeof dims, shape, sizeof shape);
+      tg__shape_text(arg->shape, arg->rank, passed, sizeof passed);
       return tg__error(r->err, TG_ERROR_UNSUPPORTED,
-                       "%s: tensor %zu '%s'%s: dynamic dimension%s %s (%s), and the file records no size for %s",
-                       r->source, i, t->name, by, strchr(dims, ' ') ? "s" : "", dims, shape,
-                       strchr(dims, ' ') ? "them" : "it");
-    if (!any_dynamic_input)
-      return tg__error(r->err, TG_ERROR_UNSUPPORTED,
-                       "%s: tensor %zu '%s'%s: dimension%s %s (%s) %s dynamic although every input "
-                       "is static: the size depends on the data, and Tangram plans static sizes only",
-                       r->source, i, t->name, by, strchr(dims, ' ') ? "s" : "", dims, shape,
-                       strchr(dims, ' ') ? "are" : "is");
-    /* Follows from a dynamic input fixed at the size the file was computed for. */
+                       "%s: input %zu '%s' is %s, but %s passes %s: the shapes the file records for this "
+                       "subgraph hold for the sizes it records, and Tangram does not infer them again",
+                       r->source, k, t->name, shape, caller, passed);
+    }
+    for (uint32_t d = 0; d < t->rank; ++d) t->shape[d] = arg->shape[d];
   }
-  return TG_OK;
+  return check_dynamic_tensors(r, g, dyn, any_dynamic_input);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -707,11 +742,14 @@ static int is_flow_op(const char *name) {
   return name && (strcmp(name, "IF") == 0 || strcmp(name, "WHILE") == 0 || strcmp(name, "CALL_ONCE") == 0);
 }
 
-/* Subgraph `index` of the file as a graph of its own (tensors, inputs, outputs, ops). */
-static tg_status cf_read_subgraph(cf_builder *b, uint32_t index, tflite_model *mk, tg_graph **out) {
+/* Subgraph `index` of the file as a graph of its own (tensors, inputs, outputs, ops) with its
+ * tensors' dynamic dimensions (`*dyn_out`, the caller frees it). */
+static tg_status cf_read_subgraph(cf_builder *b, uint32_t index, tflite_model *mk, tg_graph **out,
+                                  dyn_dims **dyn_out) {
   fb_reader *r = b->r;
   tg_status st;
   *out = NULL;
+  *dyn_out = NULL;
   *mk = *b->m;
   snprintf(r->where, sizeof r->where, "subgraph %u", index);
   if ((st = fb_vector_table(r, &mk->subgraphs, index, "subgraph", &mk->subgraph)) != TG_OK ||
@@ -732,12 +770,13 @@ static tg_status cf_read_subgraph(cf_builder *b, uint32_t index, tflite_model *m
   }
   if (st == TG_OK) st = read_io(r, &mk->outputs, g, TG_TENSOR_OUTPUT, "output", &g->outputs, &g->output_count);
   for (uint32_t i = 0; st == TG_OK && i < mk->operators.count; ++i) st = read_op(r, mk, i, g);
-  tg__free(b->a, dyn);
   if (st != TG_OK) {
+    tg__free(b->a, dyn);
     tg_graph_destroy(g);
     return st;
   }
   *out = g;
+  *dyn_out = dyn;
   return TG_OK;
 }
 
@@ -848,14 +887,16 @@ static int cf_same_shape(const tg_tensor *x, const tg_tensor *y) {
 static tg_status cf_emit(cf_builder *b, const tflite_model *mk, const tg_graph *gk, uint32_t scope,
                          const int32_t *alias, int32_t **map_out);
 
-/* Lay out subgraph `file_index` as scope `scope`; its inputs are the tensors `alias` (NULL: its
- * own tensors). `*map` (freed by the caller) maps its tensors to the built graph's. */
-static tg_status cf_emit_file_subgraph(cf_builder *b, uint32_t file_index, uint32_t scope, const int32_t *alias,
-                                       size_t want_inputs, size_t want_outputs, const char *role,
+/* Lay out subgraph `file_index` as scope `scope`, run with the built graph's tensors `args`
+ * as its inputs (NULL when it takes none); with `alias` they are its inputs, else it has its
+ * own. `*map` (freed by the caller) maps its tensors to the built graph's. */
+static tg_status cf_emit_file_subgraph(cf_builder *b, uint32_t file_index, uint32_t scope, const int32_t *args,
+                                       int alias, size_t want_inputs, size_t want_outputs, const char *role,
                                        const char *caller, tg_graph **gk_out, int32_t **map) {
   fb_reader *r = b->r;
   tflite_model mk;
   tg_graph *gk = NULL;
+  dyn_dims *dyn = NULL;
   *map = NULL;
   *gk_out = NULL;
   const char *saved = r->source;
@@ -863,7 +904,7 @@ static tg_status cf_emit_file_subgraph(cf_builder *b, uint32_t file_index, uint3
   if (b->source[0][0] == '\0') snprintf(b->source[0], sizeof b->source[0], "%s", r->source);
   snprintf(b->source[b->depth + 1], sizeof b->source[0], "%.150s (subgraph %u)", file, file_index);
   r->source = b->source[b->depth + 1];
-  tg_status st = cf_read_subgraph(b, file_index, &mk, &gk);
+  tg_status st = cf_read_subgraph(b, file_index, &mk, &gk, &dyn);
   if (st == TG_OK && (gk->input_count != want_inputs || (want_outputs != (size_t)-1 && gk->output_count != want_outputs))) {
     r->where[0] = '\0';
     st = fb_fail(r, "%s: its %s, subgraph %u, has %zu inputs and %zu outputs; %zu and %zu expected", caller, role,
@@ -871,8 +912,13 @@ static tg_status cf_emit_file_subgraph(cf_builder *b, uint32_t file_index, uint3
                  want_outputs == (size_t)-1 ? gk->output_count : want_outputs);
   }
   if (st == TG_OK) {
+    r->where[0] = '\0';
+    st = resolve_subgraph(r, gk, dyn, b->tensors, args, caller);
+  }
+  tg__free(b->a, dyn);
+  if (st == TG_OK) {
     b->stack[++b->depth] = file_index;
-    st = cf_emit(b, &mk, gk, scope, alias, map);
+    st = cf_emit(b, &mk, gk, scope, alias ? args : NULL, map);
     --b->depth;
   }
   r->source = saved;
@@ -919,7 +965,7 @@ static tg_status cf_flow(cf_builder *b, const tflite_model *mk, const tg_graph *
     }
     for (unsigned j = 0; j < 2 && st == TG_OK; ++j) {
       if ((st = cf_add_scope(b, scope, TG_SUBGRAPH_BRANCH, j, idx[j], mk, &scopes[j])) != TG_OK) break;
-      st = cf_emit_file_subgraph(b, idx[j], scopes[j], ins + 1, op->input_count - 1, op->output_count,
+      st = cf_emit_file_subgraph(b, idx[j], scopes[j], ins + 1, 1, op->input_count - 1, op->output_count,
                                  j ? "else branch" : "then branch", caller, &gs[j], &maps[j]);
       b->subs[scopes[j]].end_op = (uint32_t)b->no;
     }
@@ -935,6 +981,7 @@ static tg_status cf_flow(cf_builder *b, const tflite_model *mk, const tg_graph *
       for (size_t k = 0; k < gs[j]->output_count; ++k) list[c++] = maps[j][gs[j]->outputs[k]];
     size_t at;
     if ((st = cf_add_op(b, "IF", list, (uint32_t)c, outs, op->output_count, scope, &at)) != TG_OK) goto done;
+    b->ops[at].flags = TG_OP_CONTROL_FLOW;
     b->subs[scopes[0]].control_op = b->subs[scopes[1]].control_op = (uint32_t)at;
   } else if (kind == 1) {
     /* WHILE: N loop values in and out; cond takes N and gives 1, body takes N and gives N. */
@@ -945,10 +992,11 @@ static tg_status cf_flow(cf_builder *b, const tflite_model *mk, const tg_graph *
     }
     size_t begin;
     if ((st = cf_add_op(b, "WHILE", ins, op->input_count, NULL, 0, scope, &begin)) != TG_OK) goto done;
+    b->ops[begin].flags = TG_OP_CONTROL_FLOW;
     static const char *const roles[2] = {"cond", "body"};
     for (unsigned j = 0; j < 2 && st == TG_OK; ++j) {
       if ((st = cf_add_scope(b, scope, TG_SUBGRAPH_BODY, 0, idx[j], mk, &scopes[j])) != TG_OK) break;
-      st = cf_emit_file_subgraph(b, idx[j], scopes[j], NULL, op->input_count, j ? op->output_count : 1, roles[j],
+      st = cf_emit_file_subgraph(b, idx[j], scopes[j], ins, 0, op->input_count, j ? op->output_count : 1, roles[j],
                                  caller, &gs[j], &maps[j]);
       b->subs[scopes[j]].end_op = (uint32_t)b->no;
     }
@@ -986,15 +1034,17 @@ static tg_status cf_flow(cf_builder *b, const tflite_model *mk, const tg_graph *
     }
     size_t at;
     if ((st = cf_add_op(b, "WHILE.end", list, (uint32_t)c, outs, op->output_count, scope, &at)) != TG_OK) goto done;
+    b->ops[at].flags = TG_OP_CONTROL_FLOW;
     b->subs[scopes[0]].control_op = b->subs[scopes[1]].control_op = (uint32_t)at;
   } else {
     /* CALL_ONCE: the init subgraph (no inputs, no outputs: it sets variables) runs once. */
     if ((st = cf_add_scope(b, scope, TG_SUBGRAPH_CALL, 0, idx[0], mk, &scopes[0])) != TG_OK) goto done;
-    st = cf_emit_file_subgraph(b, idx[0], scopes[0], NULL, 0, (size_t)-1, "init subgraph", caller, &gs[0], &maps[0]);
+    st = cf_emit_file_subgraph(b, idx[0], scopes[0], NULL, 0, 0, (size_t)-1, "init subgraph", caller, &gs[0], &maps[0]);
     b->subs[scopes[0]].end_op = (uint32_t)b->no;
     if (st != TG_OK) goto done;
     size_t at;
     if ((st = cf_add_op(b, "CALL_ONCE", ins, op->input_count, outs, op->output_count, scope, &at)) != TG_OK) goto done;
+    b->ops[at].flags = TG_OP_CONTROL_FLOW;
     b->subs[scopes[0]].control_op = (uint32_t)at;
   }
 done:

@@ -60,6 +60,13 @@ typedef enum tg_dim_order {
   TG_DIM_ORDER_NCHW = 1        /* channels second: [N,C,H,W] (.onnx) */
 } tg_dim_order;
 
+/* Op marks (bits of tg_op.flags). */
+enum {
+  TG_OP_CONTROL_FLOW = 1u << 0 /* starts, iterates or ends a control-flow construct (tg_subgraph):
+                                  what it writes changes from one execution or iteration to the
+                                  next, so it is never constant, whatever it reads */
+};
+
 /* One op of a graph: the tensors it reads and writes. Owned by the graph. */
 typedef struct tg_op {
   char *name;                  /* builtin op name ("CONV_2D"), custom code, or the text graph's op name */
@@ -68,22 +75,31 @@ typedef struct tg_op {
   int32_t *inputs;             /* tensor indices; -1 = optional input absent */
   int32_t *outputs;            /* tensor indices (never -1) */
   uint32_t subgraph;           /* index into graph->subgraphs (0: the main graph) */
+  uint32_t flags;              /* TG_OP_* (0: an ordinary op) */
 } tg_op;
 
 /* Control flow. A reader lays the ops of a model's subgraphs (the branches of an If, the body
  * of a loop, a called function) out in the op list of the graph, inside the interval of the
- * control-flow op that runs them, so that the plain task order of the graph is conservative for
- * every execution:
+ * control-flow op that runs them, so that the plain task order of the graph, with the lifetime
+ * rule below, is conservative for every execution:
  *   - branch: the branches of one op follow each other, then the op itself (reading the
  *     condition, every branch's outputs and every outer value any branch reads; writing the
  *     op's outputs). Only one branch runs; intermediates of different branches never overlap.
- *   - body: an op that starts the loop (writing the body's inputs: iteration number,
- *     condition, carried values, and the stacked scan outputs) comes first, then the body, then
- *     the op that ends the loop (reading the body's outputs and inputs and every outer value the
- *     body reads; writing the final carried values). The body runs any number of times: values
- *     crossing iterations live from the start op to the end op, intermediates stay inside.
+ *   - body: an op that starts the loop (writing the values that cross iterations: the body's
+ *     carried inputs, and the stacked scan outputs) comes first, then the body (one or more
+ *     sibling subgraphs run in turn every iteration, e.g. a WHILE's cond and body), then the op
+ *     that ends the loop (reading the body's outputs and inputs and every outer value the body
+ *     reads; writing the final carried values). What an engine does at the start of every
+ *     iteration (taking slice i of a scan input, counting iterations) is an op of the body, its
+ *     first (ONNX: Loop.iteration, Scan.iteration). The body runs any number of times: values
+ *     crossing iterations live from the start op to the end op, intermediates stay inside, and
+ *     between iterations an engine copies the body's carried outputs into its carried inputs.
  *   - call: the called subgraph's ops, then the call op reading its outputs and writing its own.
- * Subgraphs nest: a subgraph's ops [first_op, end_op) hold its nested subgraphs' ops too. */
+ * Subgraphs nest: a subgraph's ops [first_op, end_op) hold its nested subgraphs' ops too. The
+ * ops that start, iterate or end a construct are marked TG_OP_CONTROL_FLOW.
+ * Lifetimes (tg_graph_compute_lifetimes) add one rule: a tensor that an op of a body reads but
+ * that was written before the body (or is a graph input) lives until the op that ends the loop,
+ * since every iteration reads it. */
 typedef enum tg_subgraph_kind {
   TG_SUBGRAPH_MAIN = 0,        /* the model's main graph (subgraph 0) */
   TG_SUBGRAPH_BRANCH = 1,      /* one branch of an If */
@@ -141,11 +157,14 @@ tg_status tg_graph_set_op(tg_graph *graph, size_t index, const char *name, uint3
 tg_status tg_graph_set_io(tg_graph *graph, size_t input_count, const uint32_t *inputs,
                           size_t output_count, const uint32_t *outputs);
 
-/* The order in which the ops run for one execution: the branch `branch` of every If (clamped
- * to the branches there are) and `iterations` runs of every loop body. Without control flow,
- * every op once in order. `*order` (allocated from `alloc`, free with its free) holds `*count`
- * op indices; ops may repeat. TG_ERROR_GRAPH for an inconsistent subgraph table (naming it),
- * TG_ERROR_LIMIT past 2^31 entries. */
+/* The order in which the ops run for one execution, as an engine runs them: the branch
+ * `branch` of every If (where it has no such branch: the nearest below, else its first; an If
+ * whose condition was known when the model was read keeps one) and `iterations` runs of every
+ * loop body (each of its sibling subgraphs in turn, the body's iteration op first: so what
+ * every iteration reads is read `iterations` times). Without control flow, every op once in
+ * order. `*order` (allocated from `alloc`, free with its free) holds `*count` op indices; ops
+ * may repeat. TG_ERROR_GRAPH for an inconsistent subgraph table (naming it), TG_ERROR_LIMIT
+ * past 2^31 entries. O(count). */
 tg_status tg_graph_run_order(const tg_graph *graph, uint32_t branch, uint32_t iterations,
                              const tg_allocator *alloc, uint32_t **order, size_t *count,
                              tg_error_info *err);
@@ -177,10 +196,12 @@ typedef struct tg_lifetime_options {
   int plan_io;                 /* nonzero: graph inputs and outputs get records too */
 } tg_lifetime_options;
 
-/* Compute lifetimes with the rules of docs/models.md. Fails with TG_ERROR_GRAPH (and `err`
- * naming the op) when the op order is not topological (a tensor read before it is written, or
- * written twice). `options` may be NULL. The caller owns the result; `*out` is NULL on
- * failure. O(tensors + op inputs and outputs). */
+/* Compute lifetimes with the rules of docs/models.md (with control flow, see tg_subgraph: what a
+ * loop body reads from before it lives until the loop's end op; ops marked TG_OP_CONTROL_FLOW
+ * never make constants). Fails with TG_ERROR_GRAPH (and `err` naming the op) when the op order
+ * is not topological (a tensor read before it is written, or written twice), or naming the
+ * subgraph when the subgraph table is inconsistent. `options` may be NULL. The caller owns the
+ * result; `*out` is NULL on failure. O(tensors + op inputs and outputs x subgraph depth). */
 tg_status tg_graph_compute_lifetimes(const tg_graph *graph, const tg_lifetime_options *options,
                                      const tg_allocator *alloc, tg_lifetimes **out,
                                      tg_error_info *err);

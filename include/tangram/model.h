@@ -76,7 +76,11 @@ tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *sou
  * (convert the model with the size wanted fixed). A dynamic dimension that follows
  * from no input (an op whose output size depends on the data) is TG_ERROR_UNSUPPORTED naming
  * the tensor. Input shapes naming no graph input, or contradicting a static dimension, are
- * TG_ERROR_INVALID_ARGUMENT. Errors name the input (or tensor) and the dimension. */
+ * TG_ERROR_INVALID_ARGUMENT. Errors name the input (or tensor) and the dimension. The
+ * subgraphs that IF, WHILE and CALL_ONCE ops run are checked the same way, their inputs taking
+ * the sizes their op passes where the file records none: a recorded size other than the one
+ * passed, or a dynamic dimension that follows from no dynamic input of its subgraph, is
+ * TG_ERROR_UNSUPPORTED naming the tensor and the subgraph. */
 tg_status tg_graph_parse_tflite_with(const void *data, size_t length, const char *source,
                                      const tg_model_options *options, const tg_allocator *alloc,
                                      tg_graph **out, tg_error_info *err);

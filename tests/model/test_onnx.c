@@ -1355,6 +1355,88 @@ static void out_of_memory_everywhere(void **state) {
   fprintf(stderr, "out of memory: %zu allocation sites\n", sites);
 }
 
+/* ---- control flow: what every iteration reads ---- */
+
+static size_t op_named(const tg_graph *g, const char *name) {
+  for (size_t o = 0; o < g->op_count; ++o)
+    if (strcmp(g->ops[o].name, name) == 0) return o;
+  fail_msg("%s has no op '%s'", g->source, name);
+  return 0;
+}
+
+static int op_reads(const tg_op *op, size_t t) {
+  for (uint32_t k = 0; k < op->input_count; ++k)
+    if (op->inputs[k] == (int32_t)t) return 1;
+  return 0;
+}
+
+/* Scan's scan inputs and a Loop's trip count and condition computed at run time are read by
+ * every iteration (an engine takes slice i of a scan input in iteration i): they live until the
+ * op that ends the loop, and the run order of N iterations reads them once inside each. */
+static void loop_inputs_live_to_the_end_op(void **state) {
+  (void)state;
+  static const struct { const char *file, *end, *names[2]; } cases[] = {
+      {"onnx/control_flow/scan.onnx", "Scan.end", {"e", NULL}},
+      {"onnx/control_flow/loop_counted.onnx", "Loop.end", {"n", "c"}},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    char path[1024];
+    tg_graph *g = NULL;
+    tg_lifetimes *l = NULL;
+    tg_error_info err = {{0}};
+    if (tg_graph_read_onnx(tg_test_data_path(path, sizeof path, cases[i].file), NULL, NULL, &g, &err) != TG_OK)
+      fail_msg("%s", err.message);
+    assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &l, &err), TG_OK);
+    const size_t end = op_named(g, cases[i].end);
+    for (size_t k = 0; k < 2 && cases[i].names[k]; ++k) {
+      const tg_tensor *named = tensor_named(g, cases[i].names[k]);
+      assert_non_null(named);
+      const size_t t = (size_t)(named - g->tensors);
+      const tg_tensor_lifetime *tl = &l->tensors[t];
+      assert_true(tl->planned);
+      if (tl->last_task != (int32_t)end)
+        fail_msg("%s: '%s' lives %d..%d; the loop ends at op %zu", cases[i].file, cases[i].names[k], tl->first_task,
+                 tl->last_task, end);
+      for (uint32_t n = 0; n <= 3; ++n) {
+        uint32_t *order = NULL;
+        size_t length = 0, in_body = 0;
+        assert_int_equal(tg_graph_run_order(g, 0, n, NULL, &order, &length, &err), TG_OK);
+        for (size_t s = 0; s < length; ++s)
+          in_body += g->subgraphs[g->ops[order[s]].subgraph].kind == TG_SUBGRAPH_BODY && op_reads(&g->ops[order[s]], t);
+        free(order);
+        if (in_body != n)
+          fail_msg("%s: %u iterations read '%s' %zu times inside the body", cases[i].file, n, cases[i].names[k],
+                   in_body);
+      }
+    }
+    tg_lifetimes_destroy(l);
+    tg_graph_destroy(g);
+  }
+}
+
+/* An If whose condition is known when the model is read keeps one branch, and an engine runs
+ * that branch whichever branch the run order is asked for. */
+static void known_conditions_run_their_branch(void **state) {
+  (void)state;
+  char path[1024];
+  tg_graph *g = NULL;
+  tg_error_info err = {{0}};
+  if (tg_graph_read_onnx(tg_test_data_path(path, sizeof path, "onnx/control_flow/if_known.onnx"), NULL, NULL, &g,
+                         &err) != TG_OK)
+    fail_msg("%s", err.message);
+  assert_int_equal(g->flow_count, 2);
+  assert_int_equal(g->subgraphs[1].branch, 1);
+  for (uint32_t branch = 0; branch < 3; ++branch) {
+    uint32_t *order = NULL;
+    size_t length = 0, in_branch = 0;
+    assert_int_equal(tg_graph_run_order(g, branch, 1, NULL, &order, &length, &err), TG_OK);
+    for (size_t k = 0; k < length; ++k) in_branch += g->ops[order[k]].subgraph == 1;
+    free(order);
+    if (in_branch != 2) fail_msg("branch %u: %zu ops of the else_branch run, not 2", branch, in_branch);
+  }
+  tg_graph_destroy(g);
+}
+
 #endif /* TANGRAM_HAVE_ONNX */
 
 int main(void) {
@@ -1378,6 +1460,8 @@ int main(void) {
       cmocka_unit_test(hostile_wire_format),
       cmocka_unit_test(truncation_and_byte_flips),
       cmocka_unit_test(out_of_memory_everywhere),
+      cmocka_unit_test(loop_inputs_live_to_the_end_op),
+      cmocka_unit_test(known_conditions_run_their_branch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #endif

@@ -797,6 +797,125 @@ static void data_dependent_dimensions_are_refused(void **state) {
   tg_graph_destroy(g);
 }
 
+/* Tensor `name` of the subgraph called `subgraph` in a graph laid out with control flow. */
+static const tg_tensor *subgraph_tensor(const tg_graph *g, const char *subgraph, const char *name) {
+  for (size_t t = 0; t < g->tensor_count; ++t) {
+    const tg_tensor *x = &g->tensors[t];
+    if (x->subgraph < g->flow_count && strcmp(g->subgraphs[x->subgraph].name, subgraph) == 0 &&
+        strcmp(x->name, name) == 0)
+      return x;
+  }
+  fail_msg("no tensor '%s' in %s", name, subgraph);
+  return NULL;
+}
+
+/* Parse, then expect tensor `name` of `subgraph` to be 1x16 and planned. */
+static void expect_planned_1x16(const tt_buf *b, size_t n, const char *subgraph, const char *name) {
+  tg_graph *g = parse_with(b, n, NULL, 0, TG_OK, NULL);
+  const tg_tensor *t = subgraph_tensor(g, subgraph, name);
+  assert_int_equal(t->rank, 2);
+  assert_int_equal(t->shape[0], 1);
+  assert_int_equal(t->shape[1], 16);
+  tg_lifetimes *l = NULL;
+  tg_error_info err = {{0}};
+  assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &l, &err), TG_OK);
+  assert_true(l->tensors[t - g->tensors].planned);
+  tg_lifetimes_destroy(l);
+  tg_graph_destroy(g);
+}
+
+/* The subgraphs an IF or WHILE runs get subgraph 0's checks of dynamic dimensions: a subgraph
+ * input takes the size the op passes it where the file records none; a recorded size other
+ * than the one passed is refused; any other dynamic dimension must follow from a dynamic input
+ * at its recorded size. Refusals name the tensor and the subgraph. */
+static void subgraph_dynamic_dimensions(void **state) {
+  (void)state;
+  static tt_buf b;
+  tt_model m;
+  /* -1 in a body tensor's shape: no size recorded (it is no zero-element tensor). */
+  tt_flow_example(&m, TT_WHILE);
+  m.extra[1].shape[2][1] = -1;
+  size_t n = tt_build(&m, &b, NULL);
+  parse_with(&b, n, NULL, 0, TG_ERROR_UNSUPPORTED,
+             "d.tflite (subgraph 2): tensor 2 'tensor_2' (written by op 0, RELU): dynamic dimension 1 (1x?), and "
+             "the file records no size for it");
+  /* The same in an IF's else branch. */
+  tt_flow_example(&m, TT_IF);
+  m.extra[1].shape[3][1] = -1;
+  n = tt_build(&m, &b, NULL);
+  parse_with(&b, n, NULL, 0, TG_ERROR_UNSUPPORTED,
+             "d.tflite (subgraph 2): tensor 3 'tensor_3' (written by op 1, ADD): dynamic dimension 1 (1x?)");
+  /* -1 in shape_signature only, every input of the body static: the size depends on the data. */
+  tt_flow_example(&m, TT_WHILE);
+  m.extra[1].signature_rank[2] = 2;
+  m.extra[1].signature[2][0] = 1;
+  m.extra[1].signature[2][1] = -1;
+  n = tt_build(&m, &b, NULL);
+  parse_with(&b, n, NULL, 0, TG_ERROR_UNSUPPORTED,
+             "d.tflite (subgraph 2): tensor 2 'tensor_2' (written by op 0, RELU): dimension 1 (1x?) is dynamic "
+             "although every input is static");
+  /* ... and with the body's input 0 dynamic too, recorded at the size the WHILE passes: the
+   * recorded sizes stand. */
+  m.extra[1].signature_rank[0] = 2;
+  m.extra[1].signature[0][0] = 1;
+  m.extra[1].signature[0][1] = -1;
+  n = tt_build(&m, &b, NULL);
+  expect_planned_1x16(&b, n, "subgraph 2", "tensor_2");
+  /* A subgraph input without a recorded size takes the size the WHILE passes (1x16). */
+  tt_flow_example(&m, TT_WHILE);
+  m.extra[0].shape[0][1] = -1;
+  n = tt_build(&m, &b, NULL);
+  expect_planned_1x16(&b, n, "subgraph 1", "tensor_0");
+  /* A subgraph input recorded at another size than the one passed: its shapes do not hold. */
+  m.extra[0].shape[0][1] = 8;
+  n = tt_build(&m, &b, NULL);
+  parse_with(&b, n, NULL, 0, TG_ERROR_UNSUPPORTED,
+             "d.tflite (subgraph 1): input 0 'tensor_0' is 1x8, but op 1 (WHILE) passes 1x16");
+  m.extra[0].signature_rank[0] = 2;
+  m.extra[0].signature[0][0] = 1;
+  m.extra[0].signature[0][1] = -1;
+  n = tt_build(&m, &b, NULL);
+  parse_with(&b, n, NULL, 0, TG_ERROR_UNSUPPORTED,
+             "d.tflite (subgraph 1): input 0 'tensor_0' is 1x8, but op 1 (WHILE) passes 1x16");
+  /* The IF's then branch: its inputs are the IF's arguments. */
+  tt_flow_example(&m, TT_IF);
+  m.extra[0].shape[1][1] = 4;
+  n = tt_build(&m, &b, NULL);
+  parse_with(&b, n, NULL, 0, TG_ERROR_UNSUPPORTED,
+             "d.tflite (subgraph 1): input 1 'tensor_1' is 1x4, but op 1 (IF) passes 1x16");
+}
+
+/* A WHILE whose loop values start from a constant: they change every iteration, so the cond's
+ * and body's tensors, the WHILE's outputs and what follows are planned, not constants. */
+static void loop_values_are_never_constant(void **state) {
+  (void)state;
+  static tt_buf b;
+  tt_model m;
+  tt_flow_example(&m, TT_WHILE);
+  m.nbuffers = 2;
+  m.buffers[1].data_len = 64;
+  m.ntensors = 7;
+  m.tensors[6] = (tt_tensor){"k", 2, {1, 16}, 0, 0, 1, 0};
+  m.ops[1].in[0] = m.ops[1].in[1] = 6;
+  size_t n = tt_build(&m, &b, NULL);
+  tg_graph *g = parse_with(&b, n, NULL, 0, TG_OK, NULL);
+  tg_lifetimes *l = NULL;
+  tg_error_info err = {{0}};
+  assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &l, &err), TG_OK);
+  static const struct { const char *subgraph, *name; } k_planned[] = {
+      {"subgraph 1", "tensor_0"}, {"subgraph 1", "tensor_1"}, {"subgraph 2", "tensor_0"}, {"subgraph 2", "tensor_2"},
+      {"subgraph 2", "tensor_4"}, {"main", "y1"}, {"main", "y2"}};
+  for (size_t i = 0; i < sizeof k_planned / sizeof k_planned[0]; ++i) {
+    const tg_tensor *t = subgraph_tensor(g, k_planned[i].subgraph, k_planned[i].name);
+    if (!l->tensors[t - g->tensors].planned || l->tensors[t - g->tensors].constant)
+      fail_msg("%s '%s' is %s", k_planned[i].subgraph, k_planned[i].name,
+               l->tensors[t - g->tensors].constant ? "constant" : "not planned");
+  }
+  assert_true(l->tensors[subgraph_tensor(g, "main", "k") - g->tensors].constant);
+  tg_lifetimes_destroy(l);
+  tg_graph_destroy(g);
+}
+
 /* Input shapes for formats whose shapes are all static. */
 static void input_shapes_for_static_formats(void **state) {
   (void)state;
@@ -998,6 +1117,8 @@ int main(void) {
       cmocka_unit_test(dynamic_dimensions_need_input_shapes),
       cmocka_unit_test(inputs_are_listed_without_loading),
       cmocka_unit_test(data_dependent_dimensions_are_refused),
+      cmocka_unit_test(subgraph_dynamic_dimensions),
+      cmocka_unit_test(loop_values_are_never_constant),
       cmocka_unit_test(input_shapes_for_static_formats),
       cmocka_unit_test(truncation_and_byte_flips),
       cmocka_unit_test(out_of_memory_everywhere),

@@ -37,13 +37,17 @@ typedef struct tt_op {
   int32_t options[2];
 } tt_op;
 
-/* A further subgraph (index 1, 2, ... in the file): unnamed float tensors of the given shapes. */
+/* A further subgraph (index 1, 2, ... in the file): unnamed float tensors of the given shapes
+ * (-1: a dimension the file records no size for). */
 typedef struct tt_subgraph {
   int ntensors, nops, ninputs, noutputs;
   int rank[TT_MAX];
   int32_t shape[TT_MAX][4];
   tt_op ops[TT_MAX];
   int32_t inputs[TT_MAX], outputs[TT_MAX];
+  /* shape_signature written next to the shape (rank > 0; -1 marks a dynamic dimension). */
+  int signature_rank[TT_MAX];
+  int32_t signature[TT_MAX][4];
 } tt_subgraph;
 
 typedef struct tt_opcode {
@@ -244,9 +248,11 @@ static size_t tt_build(const tt_model *m, tt_buf *b, tt_layout *lay) {
     size_t xv = tt_vec_offsets(b, x->ntensors);
     tt_link(b, tt_field(t, 0), xv);
     for (int i = 0; i < x->ntensors; ++i) {
-      size_t tt = tt_table(b, 8, 0x1u | 0x2u | 0x4u);
+      size_t tt = tt_table(b, 8, 0x1u | 0x2u | 0x4u | (x->signature_rank[i] > 0 ? 0x80u : 0));
       tt_link(b, tt_elem(xv, i), tt);
       tt_link(b, tt_field(tt, 0), tt_vec_i32(b, x->shape[i], x->rank[i]));
+      if (x->signature_rank[i] > 0)
+        tt_link(b, tt_field(tt, 7), tt_vec_i32(b, x->signature[i], x->signature_rank[i]));
     }
     tt_link(b, tt_field(t, 1), tt_vec_i32(b, x->inputs, x->ninputs));
     tt_link(b, tt_field(t, 2), tt_vec_i32(b, x->outputs, x->noutputs));
@@ -308,6 +314,82 @@ static void tt_example(tt_model *m) {
   m->ops[1] = (tt_op){1, 3, 1, {0, 2, -1}, {3}, 0, {0, 0}};
   m->ops[2] = (tt_op){2, 1, 1, {3}, {4}, 0, {0, 0}};
   m->ops[3] = (tt_op){3, 2, 1, {3, 4}, {5}, 0, {0, 0}};
+}
+
+/* Opcode indices of tt_flow_example. */
+enum { TT_IF = 0, TT_WHILE = 1, TT_RELU = 2, TT_ADD = 3, TT_LESS = 4 };
+
+/* A model with control flow over subgraphs 1 and 2, tensors 1x16 (x and c the inputs, z the
+ * output; subgraph tensors unnamed, inputs 0 and 1):
+ *  TT_IF:    a = RELU(x); y1 = IF(c, a, x) [then: ADD(0, 1) -> 2; else: RELU(0) -> 2,
+ *            ADD(2, 1) -> 3, RELU(3) -> 4]; z = RELU(y1).
+ *  TT_WHILE: a = RELU(x); y1, y2 = WHILE(x, a) [cond: LESS(0, 1) -> 2 (a scalar); body:
+ *            RELU(0) -> 2, ADD(2, 1) -> 3, ADD(3, 0) -> 4, outputs (4, 3)]; z = ADD(y1, y2). */
+static inline void tt_flow_example(tt_model *m, int flow) {
+  memset(m, 0, sizeof *m);
+  m->version = 3;
+  m->subgraphs = 1;
+  m->nopcodes = 5;
+  m->opcodes[TT_IF].builtin = 118;
+  m->opcodes[TT_WHILE].builtin = 119;
+  m->opcodes[TT_RELU].deprecated = 19;
+  m->opcodes[TT_ADD].deprecated = 0;
+  m->opcodes[TT_LESS].deprecated = 58;
+  m->nbuffers = 1;
+  static const char *const names[6] = {"x", "c", "a", "y1", "y2", "z"};
+  m->ntensors = 6;
+  for (int i = 0; i < 6; ++i) {
+    m->tensors[i].name = names[i];
+    m->tensors[i].rank = i == 1 ? 0 : 2;
+    m->tensors[i].shape[0] = 1;
+    m->tensors[i].shape[1] = 16;
+    m->tensors[i].type = i == 1 ? 6 : 0;
+  }
+  m->ninputs = 2;
+  m->inputs[0] = 0;
+  m->inputs[1] = 1;
+  m->noutputs = 1;
+  m->outputs[0] = 5;
+  m->nops = 3;
+  m->ops[0] = (tt_op){TT_RELU, 1, 1, {0}, {2}, 0, {0, 0}};
+  if (flow == TT_IF) {
+    m->ops[1] = (tt_op){TT_IF, 3, 1, {1, 2, 0}, {3}, 2, {1, 2}};
+    m->ops[2] = (tt_op){TT_RELU, 1, 1, {3}, {5}, 0, {0, 0}};
+  } else {
+    m->ops[1] = (tt_op){TT_WHILE, 2, 2, {0, 2}, {3, 4}, 2, {1, 2}};
+    m->ops[2] = (tt_op){TT_ADD, 2, 1, {3, 4}, {5}, 0, {0, 0}};
+  }
+  m->nextra = 2;
+  tt_subgraph *a = &m->extra[0], *b = &m->extra[1];
+  a->ntensors = 3;
+  b->ntensors = 5;
+  for (int i = 0; i < TT_MAX; ++i) {
+    a->rank[i] = b->rank[i] = 2;
+    a->shape[i][0] = b->shape[i][0] = 1;
+    a->shape[i][1] = b->shape[i][1] = 16;
+  }
+  a->ninputs = b->ninputs = 2;
+  a->inputs[0] = b->inputs[0] = 0;
+  a->inputs[1] = b->inputs[1] = 1;
+  a->nops = 1;
+  a->noutputs = 1;
+  a->outputs[0] = 2;
+  b->nops = 3;
+  b->ops[0] = (tt_op){TT_RELU, 1, 1, {0}, {2}, 0, {0, 0}};
+  b->ops[1] = (tt_op){TT_ADD, 2, 1, {2, 1}, {3}, 0, {0, 0}};
+  if (flow == TT_IF) {
+    a->ops[0] = (tt_op){TT_ADD, 2, 1, {0, 1}, {2}, 0, {0, 0}};
+    b->ops[2] = (tt_op){TT_RELU, 1, 1, {3}, {4}, 0, {0, 0}};
+    b->noutputs = 1;
+    b->outputs[0] = 4;
+  } else {
+    a->rank[2] = 0;
+    a->ops[0] = (tt_op){TT_LESS, 2, 1, {0, 1}, {2}, 0, {0, 0}};
+    b->ops[2] = (tt_op){TT_ADD, 2, 1, {3, 0}, {4}, 0, {0, 0}};
+    b->noutputs = 2;
+    b->outputs[0] = 4;
+    b->outputs[1] = 3;
+  }
 }
 
 #endif

@@ -6,7 +6,10 @@ Writes into tests/data/onnx/control_flow/:
                      per iteration (scan output 3x1x8); an outer value read inside the body.
   scan.onnx          Scan (opset 11) over a 5x4 input: a running sum (state 4) and its Tanh
                      stacked (5x4).
+  loop_counted.onnx  Loop whose trip count and condition are computed at run time (from the
+                     input), carrying x (2x4) through Relu(Add(x, w)).
   if_nested.onnx     If whose then_branch holds another If (conditions computed at run time).
+  if_known.onnx      If whose condition is an initializer (false): only the else_branch is kept.
   loop_grows.onnx    hostile: a Loop-carried value that changes shape in the body (Concat).
   if_outputs.onnx    hostile: an else_branch with two outputs for a one-output If.
   loop_dynamic.onnx  hostile: a scan output with the trip count computed at run time.
@@ -68,6 +71,27 @@ def scan():
     write("scan.onnx", g, opset=11)
 
 
+def loop_counted():
+    body = helper.make_graph(
+        [helper.make_node("Add", ["x_in", "w"], ["sum"]),
+         helper.make_node("Relu", ["sum"], ["x_out"]),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"])],
+        "body",
+        [vi("i", [], TensorProto.INT64), vi("cond_in", [], TensorProto.BOOL), vi("x_in", [2, 4])],
+        [vi("cond_out", [], TensorProto.BOOL), vi("x_out", [2, 4])])
+    g = helper.make_graph(
+        [helper.make_node("ReduceMax", ["x"], ["m"], keepdims=0),
+         helper.make_node("Cast", ["m"], ["n"], to=TensorProto.INT64),
+         helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+         helper.make_node("Greater", ["s", "zero"], ["c"]),
+         helper.make_node("Neg", ["x"], ["w"]),
+         helper.make_node("Loop", ["n", "c", "x"], ["x_final"], body=body),
+         helper.make_node("Add", ["x_final", "w"], ["y"])],
+        "loop_counted", [vi("x", [2, 4])], [vi("y", [2, 4])],
+        initializer=[numpy_helper.from_array(np.array(0, dtype=np.float32), "zero")])
+    write("loop_counted.onnx", g)
+
+
 def if_nested():
     inner_then = helper.make_graph([helper.make_node("Relu", ["a"], ["it"])], "inner_then", [], [vi("it", [2, 6])])
     inner_else = helper.make_graph([helper.make_node("Neg", ["a"], ["ie"])], "inner_else", [], [vi("ie", [2, 6])])
@@ -86,6 +110,19 @@ def if_nested():
         "if_nested", [vi("x", [2, 6])], [vi("y", [2, 6])],
         initializer=[numpy_helper.from_array(np.array(0, dtype=np.float32), "zero")])
     write("if_nested.onnx", g, opset=11)
+
+
+def if_known():
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["t"])], "then", [], [vi("t", [4])])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["n"]), helper.make_node("Exp", ["n"], ["e_out"])],
+                              "else", [], [vi("e_out", [4])])
+    g = helper.make_graph(
+        [helper.make_node("Sigmoid", ["x"], ["s"]),
+         helper.make_node("If", ["c"], ["r"], then_branch=then, else_branch=other),
+         helper.make_node("Mul", ["r", "s"], ["y"])],
+        "if_known", [vi("x", [4])], [vi("y", [4])],
+        initializer=[numpy_helper.from_array(np.array(False), "c")])
+    write("if_known.onnx", g)
 
 
 def hostile():
@@ -126,5 +163,7 @@ if __name__ == "__main__":
     os.makedirs(OUT, exist_ok=True)
     loop()
     scan()
+    loop_counted()
     if_nested()
+    if_known()
     hostile()
