@@ -105,6 +105,12 @@ static tg_status plan_at(range_ctx *c, const tg_usage_record *recs, const tg_pla
   return tg_plan_compute(recs, c->count, c->dims, o, c->alloc, out);
 }
 
+static int same_structure(const tg__range_nodes *n, const tg__range_structure *a, const tg__range_structure *b) {
+  if (a->hash != b->hash || a->object_count != b->object_count) return 0;
+  if (n->mode == TG_MODE_OFFSETS) return memcmp(a->order, b->order, n->count * sizeof *a->order) == 0;
+  return memcmp(a->object_of, b->object_of, n->count * sizeof *a->object_of) == 0;
+}
+
 /* Add the structure of `plan` (a plan of records whose node sizes are `sizes`) and evaluate it
  * at every point; a duplicate of one held is dropped. `*index` gets its index (or the
  * duplicate's); SIZE_MAX when the cap is reached. */
@@ -115,7 +121,7 @@ static tg_status add_structure(range_ctx *c, const tg_plan *plan, const tg_exten
   tg_status st = tg__range_structure_from_plan(&c->nodes, plan, sizes, c->alloc, &s);
   if (st != TG_OK) return st;
   for (size_t k = 0; k < c->structure_count; ++k) {
-    if (c->structures[k].hash == s.hash) {
+    if (same_structure(&c->nodes, &c->structures[k], &s)) {
       tg__range_structure_free(&s, c->alloc);
       if (index) *index = k;
       return TG_OK;
@@ -657,6 +663,10 @@ tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_o
   if (!tg_strategy_applies(options->strategy, options->mode, dims))
     return tg__error(err, TG_ERROR_UNSUPPORTED, "range plan: strategy %s does not apply to %s mode",
                      tg_strategy_name(options->strategy), tg_mode_name(options->mode));
+  uint64_t points = tg_size_range_point_count(tg_range_records_range(records));
+  if (points > TG_RANGE_PLAN_MAX_POINTS)
+    return tg__error(err, TG_ERROR_LIMIT, "range plan: %llu sizes, more than %llu", (unsigned long long)points,
+                     (unsigned long long)TG_RANGE_PLAN_MAX_POINTS);
   alloc = tg__alloc_or_default(alloc);
   tg_range_plan *plan = tg__calloc(alloc, 1, sizeof *plan);
   if (plan == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;

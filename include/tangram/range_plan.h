@@ -42,6 +42,9 @@ typedef struct tg_range_plan_options {
   uint32_t samples;
 } tg_range_plan_options;
 
+/* The most sizes (grid points) one range plan covers. */
+#define TG_RANGE_PLAN_MAX_POINTS ((uint64_t)1 << 16)
+
 /* A plan over a range (opaque). Immutable once computed: instantiation may run from several
  * threads at once. */
 typedef struct tg_range_plan tg_range_plan;
@@ -62,7 +65,8 @@ typedef struct tg_range_plan tg_range_plan;
  *
  * Statuses: TG_ERROR_INVALID_ARGUMENT (bad records, options or in-place pairs),
  * TG_ERROR_UNSUPPORTED (offsets mode on 2D/3D records, a strategy that does not apply),
- * TG_ERROR_OVERFLOW (a layout that does not fit 64 bits at some size), TG_ERROR_LIMIT (above),
+ * TG_ERROR_OVERFLOW (a layout that does not fit 64 bits at some size), TG_ERROR_LIMIT (above, a
+ * record larger than max_allocation at some size, or more than TG_RANGE_PLAN_MAX_POINTS sizes),
  * TG_ERROR_OUT_OF_HOST_MEMORY, or a planning failure at one size; `err` (may be NULL) then names
  * the size. `records` is borrowed: it must outlive the plan. The plan is allocated from `alloc`
  * (NULL = default) and owned by the caller (tg_range_plan_destroy); `*out` is NULL on failure.
@@ -121,7 +125,8 @@ typedef struct tg_range_piece {
   uint64_t worst_point;  /* point index (of the whole range) where it occurs */
 } tg_range_piece;
 
-/* Piece `k` (< piece_count) into `*out`; pieces are in the order of their first points.
+/* Piece `k` (< piece_count) into `*out`. One dimension: pieces in the order of their sizes; two:
+ * in the order the grid was halved (depth first, the lower half first).
  * TG_ERROR_INVALID_ARGUMENT for k out of range. Cheap. */
 tg_status tg_range_plan_get_piece(const tg_range_plan *plan, size_t k, tg_range_piece *out);
 

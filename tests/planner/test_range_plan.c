@@ -293,6 +293,43 @@ static void max_allocation_holds_or_is_refused(void **state) {
   tg_range_records_destroy(rr);
 }
 
+/* No records at all: every size plans to 0, one piece; a single-size range works too. */
+static void empty_and_single_size(void **state) {
+  (void)state;
+  for (int mode = 0; mode < 2; ++mode) {
+    tg_size_range range = {1, {{3, 9, 3}}};
+    tg_range_records_desc desc = {range, 1, 0, NULL, NULL, NULL, NULL};
+    tg_range_records *rr = NULL;
+    assert_int_equal(tg_range_records_create(&desc, NULL, &rr), TG_OK);
+    tg_plan_options o = {0};
+    o.mode = (tg_mode)mode;
+    o.strategy = TG_STRATEGY_BEST;
+    tg_range_plan *plan = NULL;
+    assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, NULL), TG_OK);
+    tg_range_plan_summary s;
+    tg_range_plan_get_summary(plan, &s);
+    assert_int_equal(s.piece_count, 1);
+    assert_true(s.worst_ratio == 1.0);
+    check_every_size(plan, rr, 0, NULL);
+    tg_range_plan_destroy(plan);
+    tg_range_records_destroy(rr);
+  }
+  tg_size_range one = {1, {{5, 5, 1}}};
+  uint32_t first[3] = {0, 1, 2}, last[3] = {1, 2, 3};
+  tg_range_records *rr = make_range(&one, 1, 3, first, last, NULL, abc_sizes, NULL);
+  tg_plan_options o = {0};
+  o.mode = TG_MODE_OFFSETS;
+  o.strategy = TG_STRATEGY_BEST;
+  tg_range_plan *plan = NULL;
+  assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, NULL), TG_OK);
+  tg_range_point_report rep;
+  assert_int_equal(tg_range_plan_get_point(plan, 0, &rep), TG_OK);
+  assert_int_equal(rep.total, 150);
+  check_every_size(plan, rr, 0, NULL);
+  tg_range_plan_destroy(plan);
+  tg_range_records_destroy(rr);
+}
+
 static void refuses_bad_input(void **state) {
   (void)state;
   tg_size_range range = {2, {{1, 4, 1}, {1, 4, 1}}};
@@ -505,6 +542,7 @@ int main(void) {
       cmocka_unit_test(objects_texture_extents_and_pieces),
       cmocka_unit_test(in_place_pairs_hold_at_every_size),
       cmocka_unit_test(max_allocation_holds_or_is_refused),
+      cmocka_unit_test(empty_and_single_size),
       cmocka_unit_test(refuses_bad_input),
       cmocka_unit_test(random_offsets_one_dim),
       cmocka_unit_test(random_offsets_two_dims),
