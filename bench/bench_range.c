@@ -81,107 +81,91 @@ static tg_range_records *records_from(const tg_size_range *range, uint32_t dims,
   return rr;
 }
 
-/* Synthetic rec-like: a chain of 400 records (most live two ops, one in eight reaches 2-12 ops
- * further, as residual branches do), sizes C * ceil(W / s) * H' bytes with strides 4, 8, 16, 32
- * (ceil for 16 and 32 across the 8-step grid), a few constants (weights-like, LSTM states). */
-static tg_range_records *synthetic_rec(void) {
-  const size_t n = 400;
-  tg_size_range range = {1, {{32, 1600, 8}}};
-  uint64_t points = tg_size_range_point_count(&range);
-  uint32_t *first = calloc(n, sizeof *first), *last = calloc(n, sizeof *last);
-  uint64_t *ch = calloc(n, sizeof *ch), *stride = calloc(n, sizeof *stride);
+/* A synthetic instance: per record its interval and two parameters (u, v) drawn by `draw`, its
+ * size at each point from `size`. */
+typedef struct synthetic {
+  uint32_t *first, *last;
+  uint64_t *u, *v;
+  uint64_t rng;
+} synthetic;
+
+static tg_range_records *synthetic_build(const tg_size_range *range, uint32_t dims, size_t n, uint64_t seed,
+                                         void (*draw)(synthetic *s, size_t r),
+                                         tg_extent (*size)(const synthetic *s, size_t r, const int64_t *d)) {
+  uint64_t points = tg_size_range_point_count(range);
+  synthetic s = {calloc(n, sizeof *s.first), calloc(n, sizeof *s.last), calloc(n, sizeof *s.u),
+                 calloc(n, sizeof *s.v), seed};
   tg_extent *sizes = calloc(points * n, sizeof *sizes);
-  uint64_t st = 42;
-  for (size_t r = 0; r < n; ++r) {
-    first[r] = (uint32_t)r;
-    last[r] = (uint32_t)(r + 1 + (rng_below(&st, 8) == 0 ? 2 + rng_below(&st, 11) : 0));
-    static const uint64_t strides[4] = {4, 8, 16, 32};
-    stride[r] = rng_below(&st, 10) == 0 ? 0 : strides[rng_below(&st, 4)];
-    ch[r] = 16u << rng_below(&st, 4);
-  }
+  if (!s.first || !s.last || !s.u || !s.v || !sizes) exit(2);
+  for (size_t r = 0; r < n; ++r) draw(&s, r);
   for (uint64_t p = 0; p < points; ++p) {
-    uint64_t w = (uint64_t)(32 + 8 * (int64_t)p);
-    for (size_t r = 0; r < n; ++r) {
-      uint64_t bytes = stride[r] == 0 ? 4 * ch[r] * 120 : 4 * ch[r] * (48 / (stride[r] > 8 ? 8 : stride[r])) *
-                                                              ((w + stride[r] - 1) / stride[r]);
-      sizes[p * n + r] = (tg_extent){bytes, 1, 1};
-    }
+    int64_t d[2] = {0, 0};
+    tg_size_range_point(range, p, d);
+    for (size_t r = 0; r < n; ++r) sizes[p * n + r] = size(&s, r, d);
   }
-  tg_range_records *rr = records_from(&range, 1, n, first, last, sizes);
-  free(first);
-  free(last);
-  free(ch);
-  free(stride);
+  tg_range_records *rr = records_from(range, dims, n, s.first, s.last, sizes);
+  free(s.first);
+  free(s.last);
+  free(s.u);
+  free(s.v);
   free(sizes);
   return rr;
+}
+
+/* Synthetic rec-like: a chain of 400 records (most live two ops, one in eight reaches 2-12 ops
+ * further, as residual branches do), sizes 4 C ceil(W / s) H' bytes with strides 4, 8, 16, 32
+ * (ceil for 16 and 32 across the 8-step grid), one in ten constant (weights-like, LSTM states).
+ * u: stride (0 = constant), v: channels. */
+static void rec_draw(synthetic *s, size_t r) {
+  static const uint64_t strides[4] = {4, 8, 16, 32};
+  s->first[r] = (uint32_t)r;
+  s->last[r] = (uint32_t)(r + 1 + (rng_below(&s->rng, 8) == 0 ? 2 + rng_below(&s->rng, 11) : 0));
+  s->u[r] = rng_below(&s->rng, 10) == 0 ? 0 : strides[rng_below(&s->rng, 4)];
+  s->v[r] = 16u << rng_below(&s->rng, 4);
+}
+
+static tg_extent rec_size(const synthetic *s, size_t r, const int64_t *d) {
+  uint64_t w = (uint64_t)d[0], st = s->u[r], c = s->v[r];
+  return (tg_extent){st == 0 ? 4 * c * 120 : 4 * c * (48 / (st > 8 ? 8 : st)) * ((w + st - 1) / st), 1, 1};
 }
 
 /* Synthetic det-like: 330 records, a backbone chain down to stride 32 and an FPN back up (long
- * skips), tensors of C channels at H/s x W/s: buffers C*H/s*W/s*4 bytes, textures W/s*ceil(C/4)
- * x H/s texels. */
-static tg_range_records *synthetic_det(int textures) {
-  const size_t n = 330;
-  tg_size_range range = {2, {{32, 960, 32}, {32, 960, 32}}};
-  uint64_t points = tg_size_range_point_count(&range);
-  uint32_t *first = calloc(n, sizeof *first), *last = calloc(n, sizeof *last);
-  uint64_t *ch = calloc(n, sizeof *ch), *stride = calloc(n, sizeof *stride);
-  tg_extent *sizes = calloc(points * n, sizeof *sizes);
-  uint64_t st = 7;
-  for (size_t r = 0; r < n; ++r) {
-    first[r] = (uint32_t)r;
-    int skip = r < 240 && rng_below(&st, 12) == 0;
-    last[r] = (uint32_t)(r + 1 + (skip ? 20 + rng_below(&st, 70) : 0));
-    uint64_t level = r < 240 ? 1 + r * 4 / 240 : 4 - (r - 240) * 3 / 90; /* 1..4 then back up */
-    stride[r] = (uint64_t)4 << (level > 3 ? 3 : level);
-    ch[r] = 8u << (level + rng_below(&st, 2));
-  }
-  for (uint64_t p = 0; p < points; ++p) {
-    int64_t d[2];
-    tg_size_range_point(&range, p, d);
-    for (size_t r = 0; r < n; ++r) {
-      uint64_t h = (uint64_t)d[0] / stride[r] ? (uint64_t)d[0] / stride[r] : 1;
-      uint64_t w = (uint64_t)d[1] / stride[r] ? (uint64_t)d[1] / stride[r] : 1;
-      sizes[p * n + r] = textures ? (tg_extent){w * ((ch[r] + 3) / 4), h, 1} : (tg_extent){4 * ch[r] * h * w, 1, 1};
-    }
-  }
-  tg_range_records *rr = records_from(&range, textures ? 2 : 1, n, first, last, sizes);
-  free(first);
-  free(last);
-  free(ch);
-  free(stride);
-  free(sizes);
-  return rr;
+ * skips), tensors of C channels at H/s x W/s: buffers 4 C H/s W/s bytes, textures W/s ceil(C/4)
+ * x H/s texels. u: stride, v: channels. */
+static void det_draw(synthetic *s, size_t r) {
+  s->first[r] = (uint32_t)r;
+  int skip = r < 240 && rng_below(&s->rng, 12) == 0;
+  s->last[r] = (uint32_t)(r + 1 + (skip ? 20 + rng_below(&s->rng, 70) : 0));
+  uint64_t level = r < 240 ? 1 + r * 4 / 240 : 4 - (r - 240) * 3 / 90; /* 1..4 then back up */
+  s->u[r] = (uint64_t)4 << (level > 3 ? 3 : level);
+  s->v[r] = 8u << (level + rng_below(&s->rng, 2));
 }
 
-/* Synthetic mixed: 400 records over random intervals (up to 40 tasks long), sizes a * W + b with
- * slopes and constants drawn over three orders of magnitude, so that which records pack
- * together changes across the range. */
-static tg_range_records *synthetic_mixed(void) {
-  const size_t n = 400;
-  tg_size_range range = {1, {{32, 1600, 8}}};
-  uint64_t points = tg_size_range_point_count(&range);
-  uint32_t *first = calloc(n, sizeof *first), *last = calloc(n, sizeof *last);
-  uint64_t *a = calloc(n, sizeof *a), *b = calloc(n, sizeof *b);
-  tg_extent *sizes = calloc(points * n, sizeof *sizes);
-  uint64_t st = 99;
-  for (size_t r = 0; r < n; ++r) {
-    first[r] = (uint32_t)rng_below(&st, 300);
-    last[r] = first[r] + (uint32_t)(rng_below(&st, 4) == 0 ? rng_below(&st, 40) : rng_below(&st, 3));
-    a[r] = rng_below(&st, 3) == 0 ? 0 : (uint64_t)1 << rng_below(&st, 10);
-    b[r] = rng_below(&st, 2) == 0 ? 0 : 256u * (1 + rng_below(&st, 4000));
-  }
-  for (uint64_t p = 0; p < points; ++p) {
-    uint64_t w = (uint64_t)(32 + 8 * (int64_t)p);
-    for (size_t r = 0; r < n; ++r) sizes[p * n + r] = (tg_extent){a[r] * w + b[r] + 1, 1, 1};
-  }
-  tg_range_records *rr = records_from(&range, 1, n, first, last, sizes);
-  free(first);
-  free(last);
-  free(a);
-  free(b);
-  free(sizes);
-  return rr;
+static tg_extent det_extent(const synthetic *s, size_t r, const int64_t *d, int textures) {
+  uint64_t h = (uint64_t)d[0] / s->u[r] ? (uint64_t)d[0] / s->u[r] : 1;
+  uint64_t w = (uint64_t)d[1] / s->u[r] ? (uint64_t)d[1] / s->u[r] : 1;
+  return textures ? (tg_extent){w * ((s->v[r] + 3) / 4), h, 1} : (tg_extent){4 * s->v[r] * h * w, 1, 1};
 }
+
+static tg_extent det_bytes(const synthetic *s, size_t r, const int64_t *d) { return det_extent(s, r, d, 0); }
+static tg_extent det_texels(const synthetic *s, size_t r, const int64_t *d) { return det_extent(s, r, d, 1); }
+
+/* Synthetic mixed: 400 records over random intervals (up to 40 tasks long), sizes u W + v + 1
+ * with slopes and constants drawn over three orders of magnitude, so that which records pack
+ * together changes across the range. */
+static void mixed_draw(synthetic *s, size_t r) {
+  s->first[r] = (uint32_t)rng_below(&s->rng, 300);
+  s->last[r] = s->first[r] + (uint32_t)(rng_below(&s->rng, 4) == 0 ? rng_below(&s->rng, 40) : rng_below(&s->rng, 3));
+  s->u[r] = rng_below(&s->rng, 3) == 0 ? 0 : (uint64_t)1 << rng_below(&s->rng, 10);
+  s->v[r] = rng_below(&s->rng, 2) == 0 ? 0 : 256u * (1 + rng_below(&s->rng, 4000));
+}
+
+static tg_extent mixed_size(const synthetic *s, size_t r, const int64_t *d) {
+  return (tg_extent){s->u[r] * (uint64_t)d[0] + s->v[r] + 1, 1, 1};
+}
+
+static const tg_size_range k_width = {1, {{32, 1600, 8}}};
+static const tg_size_range k_area = {2, {{32, 960, 32}, {32, 960, 32}}};
 
 /* ---- Records of a model over a range ---- */
 
@@ -587,16 +571,16 @@ int main(int argc, char **argv) {
   range_case cases[32];
   size_t count = 0;
   memset(cases, 0, sizeof cases);
-  cases[count] = (range_case){"synthetic-rec", synthetic_rec(), TG_MODE_OFFSETS, 1};
-  count++;
-  cases[count] = (range_case){"synthetic-mixed", synthetic_mixed(), TG_MODE_OFFSETS, 0};
-  count++;
-  cases[count] = (range_case){"synthetic-mixed-objects", synthetic_mixed(), TG_MODE_OBJECTS, 0};
-  count++;
-  cases[count] = (range_case){"synthetic-det", synthetic_det(0), TG_MODE_OFFSETS, 0};
-  count++;
-  cases[count] = (range_case){"synthetic-det-tex2", synthetic_det(1), TG_MODE_OBJECTS, 0};
-  count++;
+  cases[count++] = (range_case){"synthetic-rec", synthetic_build(&k_width, 1, 400, 42, rec_draw, rec_size),
+                                TG_MODE_OFFSETS, 1};
+  cases[count++] = (range_case){"synthetic-mixed", synthetic_build(&k_width, 1, 400, 99, mixed_draw, mixed_size),
+                                TG_MODE_OFFSETS, 0};
+  cases[count++] = (range_case){"synthetic-mixed-objects",
+                                synthetic_build(&k_width, 1, 400, 99, mixed_draw, mixed_size), TG_MODE_OBJECTS, 0};
+  cases[count++] = (range_case){"synthetic-det", synthetic_build(&k_area, 1, 330, 7, det_draw, det_bytes),
+                                TG_MODE_OFFSETS, 0};
+  cases[count++] = (range_case){"synthetic-det-tex2", synthetic_build(&k_area, 2, 330, 7, det_draw, det_texels),
+                                TG_MODE_OBJECTS, 0};
   for (size_t k = 0; k < table_count; ++k)
     if (read_table(tables[k], &cases[count])) count++;
   if (!no_models && models != NULL) {

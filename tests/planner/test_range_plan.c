@@ -96,11 +96,15 @@ static tg_extent abc_sizes(size_t r, const int64_t *d, void *user) {
   return (tg_extent){v[r], 1, 1};
 }
 
+static tg_range_records *abc_range(int64_t lo, int64_t hi) {
+  tg_size_range range = {1, {{lo, hi, 1}}};
+  const uint32_t first[3] = {0, 1, 2}, last[3] = {1, 2, 3};
+  return make_range(&range, 1, 3, first, last, NULL, abc_sizes, NULL);
+}
+
 static void offsets_known_answer(void **state) {
   (void)state;
-  tg_size_range range = {1, {{1, 40, 1}}};
-  uint32_t first[3] = {0, 1, 2}, last[3] = {1, 2, 3};
-  tg_range_records *rr = make_range(&range, 1, 3, first, last, NULL, abc_sizes, NULL);
+  tg_range_records *rr = abc_range(1, 40);
   tg_plan_options o = {0};
   o.mode = TG_MODE_OFFSETS;
   o.strategy = TG_STRATEGY_BEST;
@@ -259,9 +263,7 @@ static void in_place_pairs_hold_at_every_size(void **state) {
 /* The cap: held at every size, or refused naming the first size above it. */
 static void max_allocation_holds_or_is_refused(void **state) {
   (void)state;
-  tg_size_range range = {1, {{1, 40, 1}}};
-  uint32_t first[3] = {0, 1, 2}, last[3] = {1, 2, 3};
-  tg_range_records *rr = make_range(&range, 1, 3, first, last, NULL, abc_sizes, NULL);
+  tg_range_records *rr = abc_range(1, 40);
   tg_plan_options o = {0};
   o.mode = TG_MODE_OFFSETS;
   o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
@@ -314,9 +316,7 @@ static void empty_and_single_size(void **state) {
     tg_range_plan_destroy(plan);
     tg_range_records_destroy(rr);
   }
-  tg_size_range one = {1, {{5, 5, 1}}};
-  uint32_t first[3] = {0, 1, 2}, last[3] = {1, 2, 3};
-  tg_range_records *rr = make_range(&one, 1, 3, first, last, NULL, abc_sizes, NULL);
+  tg_range_records *rr = abc_range(5, 5);
   tg_plan_options o = {0};
   o.mode = TG_MODE_OFFSETS;
   o.strategy = TG_STRATEGY_BEST;
@@ -505,9 +505,7 @@ static void random_objects(void **state) {
 
 static void survives_allocation_failures(void **state) {
   (void)state;
-  tg_size_range range = {1, {{1, 6, 1}}};
-  uint32_t first[3] = {0, 1, 2}, last[3] = {1, 2, 3};
-  tg_range_records *rr = make_range(&range, 1, 3, first, last, NULL, abc_sizes, NULL);
+  tg_range_records *rr = abc_range(1, 6);
   const tg_in_place_pair pairs[1] = {{1, 0, 1, 0}};
   for (int mode = 0; mode < 2; ++mode) {
     tg_plan_options o = {0};
