@@ -8,7 +8,8 @@
  *
  * Cases: synthetic instances that mimic the models (rec-like: 400 records whose sizes are affine
  * or ceil-divided in the width, 32..1600/8; det-like: 330 records bilinear in H and W,
- * 32..960/32, buffers and 2D textures), the cached models over their ranges (PP-OCRv4 rec width
+ * 32..960/32, buffers and 2D textures) and two harder ones (mixed, dense: 400 records of sizes
+ * a W + b with slopes and constants over three orders of magnitude, over 300 and 100 tasks), the cached models over their ranges (PP-OCRv4 rec width
  * 32..1600/8; ch_ppocr cls and PP-OCRv4 det H, W 32..960/32, buffers offsets and texture_2d
  * objects; openwakeword melspectrogram samples 1280..32000/160 and embedding_model batch
  * 1..16), and tables given with --table (format below). A model's records over its range come
@@ -153,12 +154,16 @@ static tg_extent det_texels(const synthetic *s, size_t r, const int64_t *d) { re
 /* Synthetic mixed: 400 records over random intervals (up to 40 tasks long), sizes u W + v + 1
  * with slopes and constants drawn over three orders of magnitude, so that which records pack
  * together changes across the range. */
-static void mixed_draw(synthetic *s, size_t r) {
-  s->first[r] = (uint32_t)rng_below(&s->rng, 300);
+static void mixed_records(synthetic *s, size_t r, size_t span) {
+  s->first[r] = (uint32_t)rng_below(&s->rng, span);
   s->last[r] = s->first[r] + (uint32_t)(rng_below(&s->rng, 4) == 0 ? rng_below(&s->rng, 40) : rng_below(&s->rng, 3));
   s->u[r] = rng_below(&s->rng, 3) == 0 ? 0 : (uint64_t)1 << rng_below(&s->rng, 10);
   s->v[r] = rng_below(&s->rng, 2) == 0 ? 0 : 256u * (1 + rng_below(&s->rng, 4000));
 }
+
+static void mixed_draw(synthetic *s, size_t r) { mixed_records(s, r, 300); }
+/* The same over 100 tasks: three times as many records live at once. */
+static void dense_draw(synthetic *s, size_t r) { mixed_records(s, r, 100); }
 
 static tg_extent mixed_size(const synthetic *s, size_t r, const int64_t *d) {
   return (tg_extent){s->u[r] * (uint64_t)d[0] + s->v[r] + 1, 1, 1};
@@ -577,6 +582,8 @@ int main(int argc, char **argv) {
                                 TG_MODE_OFFSETS, 0};
   cases[count++] = (range_case){"synthetic-mixed-objects",
                                 synthetic_build(&k_width, 1, 400, 99, mixed_draw, mixed_size), TG_MODE_OBJECTS, 0};
+  cases[count++] = (range_case){"synthetic-dense", synthetic_build(&k_width, 1, 400, 99, dense_draw, mixed_size),
+                                TG_MODE_OFFSETS, 0};
   cases[count++] = (range_case){"synthetic-det", synthetic_build(&k_area, 1, 330, 7, det_draw, det_bytes),
                                 TG_MODE_OFFSETS, 0};
   cases[count++] = (range_case){"synthetic-det-tex2", synthetic_build(&k_area, 2, 330, 7, det_draw, det_texels),

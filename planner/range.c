@@ -111,6 +111,35 @@ static int same_structure(const tg__range_nodes *n, const tg__range_structure *a
   return memcmp(a->object_of, b->object_of, n->count * sizeof *a->object_of) == 0;
 }
 
+/* The plan of one size without search: the caller's strategy, or for `best` the smallest of the
+ * one-pass greedy strategies (the costly peers and the search are left to the sampled sizes). */
+static tg_status plan_cheap(range_ctx *c, tg_plan **out) {
+  *out = NULL;
+  if (c->options->strategy != TG_STRATEGY_BEST) return plan_at(c, c->recs, &c->cheap, out);
+  static const tg_strategy k_greedy[] = {TG_STRATEGY_GREEDY_IN_ORDER, TG_STRATEGY_GREEDY_BY_BREADTH,
+                                         TG_STRATEGY_GREEDY_BY_SIZE, TG_STRATEGY_GREEDY_BY_CONFLICTS,
+                                         TG_STRATEGY_EQUALITY};
+  for (size_t k = 0; k < sizeof k_greedy / sizeof k_greedy[0]; ++k) {
+    if (!tg_strategy_applies(k_greedy[k], c->cheap.mode, c->dims)) continue;
+    tg_plan_options o = c->cheap;
+    o.strategy = k_greedy[k];
+    tg_plan *p = NULL;
+    tg_status st = plan_at(c, c->recs, &o, &p);
+    if (st != TG_OK) {
+      tg_plan_destroy(*out);
+      *out = NULL;
+      return st;
+    }
+    if (*out == NULL || p->total < (*out)->total) {
+      tg_plan_destroy(*out);
+      *out = p;
+    } else {
+      tg_plan_destroy(p);
+    }
+  }
+  return TG_OK;
+}
+
 /* Add the structure of `plan` (a plan of records whose node sizes are `sizes`) and evaluate it
  * at every point; a duplicate of one held is dropped. `*index` gets its index (or the
  * duplicate's); SIZE_MAX when the cap is reached. */
@@ -344,7 +373,7 @@ static tg_status plan_own(range_ctx *c, double target) {
     tg_plan *plan = NULL;
     const tg_extent *sizes = sizes_at(c, p);
     if (c->cache != NULL) tg_range_records_at_index(c->rr, p, c->recs);
-    tg_status st = plan_at(c, c->recs, &c->cheap, &plan);
+    tg_status st = plan_cheap(c, &plan);
     if (st != TG_OK) return fail_at(c, st, p, "planning this size");
     c->planned_count++;
     if (plan->total < c->own[p]) c->own[p] = plan->total;
@@ -362,8 +391,31 @@ static tg_status plan_own(range_ctx *c, double target) {
   return TG_OK;
 }
 
-/* Pieces, then the worst size of each piece planned with the search and its structure added,
- * until no piece's worst size is left unsearched or the refinement budget is spent. */
+/* The next size to plan with the search: a piece's worst size not searched yet, else the size
+ * whose plan is furthest above its lower bound (where the own best without search is least
+ * likely the best there is); UINT64_MAX when every such size was searched or meets its bound. */
+static uint64_t next_search(const range_ctx *c, const tg__range_piece *pieces, size_t piece_count) {
+  for (size_t k = 0; k < piece_count; ++k)
+    if (pieces[k].worst_ratio > 1.0 && !c->searched[pieces[k].worst_point]) return pieces[k].worst_point;
+  uint64_t best = UINT64_MAX;
+  double gap = 1.0;
+  for (size_t k = 0; k < piece_count; ++k) {
+    const tg__range_piece *pc = &pieces[k];
+    for (uint64_t i = pc->lo[0]; i <= pc->hi[0]; ++i)
+      for (uint64_t j = pc->lo[1]; j <= pc->hi[1]; ++j) {
+        uint64_t p = i * c->grid.n1 + j;
+        double r = tg__range_ratio(c->totals[pc->structure * c->points + p], c->lower[p]);
+        if (!c->searched[p] && r > gap) {
+          gap = r;
+          best = p;
+        }
+      }
+  }
+  return best;
+}
+
+/* Pieces; then, within the budget, one more size planned with the search (next_search), its
+ * structure added and the pieces chosen again. */
 static tg_status choose(range_ctx *c, double target, uint32_t budget, tg__range_piece **pieces, size_t *piece_count) {
   for (;;) {
     for (uint64_t p = 0; p < c->points; ++p) {
@@ -373,24 +425,12 @@ static tg_status choose(range_ctx *c, double target, uint32_t budget, tg__range_
     tg_status st = tg__range_pieces_choose(&c->grid, c->totals, c->structure_count, c->own, c->upper, target,
                                            c->alloc, pieces, piece_count);
     if (st != TG_OK) return st;
-    int changed = 0;
-    for (size_t k = 0; k < *piece_count && budget > 0; ++k) {
-      const tg__range_piece *pc = &(*pieces)[k];
-      if (pc->worst_ratio <= 1.0 || c->searched[pc->worst_point]) continue;
-      size_t before = c->structure_count;
-      uint64_t own_before = c->own[pc->worst_point];
-      st = search_point(c, pc->worst_point);
-      if (st != TG_OK) {
-        tg__free(c->alloc, *pieces);
-        *pieces = NULL;
-        return st;
-      }
-      budget--;
-      if (c->structure_count != before || c->own[pc->worst_point] != own_before) changed = 1;
-    }
-    if (!changed) return TG_OK;
+    uint64_t p = budget > 0 ? next_search(c, *pieces, *piece_count) : UINT64_MAX;
+    if (p == UINT64_MAX) return TG_OK;
     tg__free(c->alloc, *pieces);
     *pieces = NULL;
+    if ((st = search_point(c, p)) != TG_OK) return st;
+    budget--;
   }
 }
 
@@ -604,10 +644,7 @@ static tg_status compute(range_ctx *c, tg_range_plan *plan, const tg_range_plan_
     c->full.time_limit_ms = each > 0 ? (uint32_t)each : 1;
   }
   c->cheap = c->full;
-  if (o->strategy == TG_STRATEGY_BEST) {
-    c->cheap.time_limit_ms = TG_TIME_LIMIT_NONE;
-    c->cheap.exact = 0;
-  }
+  c->cheap.exact = 0;
 
   if ((st = plan_upper_bound(c)) != TG_OK) return st;
   if ((st = plan_samples(c, samples)) != TG_OK) return st;

@@ -37,8 +37,9 @@ typedef struct tg_range_plan_options {
    * values below 1 are treated as 1. */
   double target;
   /* Sizes planned with the caller's options (strategy, search, time limit) to draw structures
-   * from, spread evenly over the range, both ends included; as many again may be planned at the
-   * sizes where the ratio is worst. 0 = 17 along one dimension, 5 x 5 over two. */
+   * from, spread evenly over the range, both ends included; as many again may be planned after,
+   * at the worst sizes and at those furthest above their lower bound. 0 = 17 along one
+   * dimension, 5 x 5 over two. */
   uint32_t samples;
 } tg_range_plan_options;
 
@@ -58,10 +59,11 @@ typedef struct tg_range_plan tg_range_plan;
  * at every size in one arena (offsets: its total; objects: each 1D object) within the cap, else
  * TG_ERROR_LIMIT naming the first size where it does not.
  *
- * Own best at a size (the ratio's denominator): the smallest of `options`' plan for that size
- * alone (at sampled sizes; elsewhere the same strategy with no search: for `best`, the smallest
- * of its strategies' plans), the plan of every structure considered, and the upper-bound plan;
- * no plan is needed where a structure meets the size's lower bound (then proved optimal).
+ * Own best at a size (the ratio's denominator): the smallest plan known for that size: `options`'
+ * plan for that size alone at the sizes planned with the search (sampled, then the worst), and
+ * elsewhere the same strategy without search (for `best`: the smallest of the one-pass greedy
+ * strategies' plans), beside every structure considered and the upper-bound plan there. No
+ * plan is made where a structure meets the size's lower bound (it is then proved optimal).
  *
  * Statuses: TG_ERROR_INVALID_ARGUMENT (bad records, options or in-place pairs),
  * TG_ERROR_UNSUPPORTED (offsets mode on 2D/3D records, a strategy that does not apply),
