@@ -27,9 +27,9 @@ LAYERS = ["core", "model", "planner/base", "planner/strategies", "planner/bounds
 
 # Public headers, by the layer that implements them.
 PUBLIC = {
-    "status.h": "core", "allocator.h": "core", "records.h": "core",
+    "status.h": "core", "allocator.h": "core", "records.h": "core", "range.h": "core",
     "graph.h": "model", "model.h": "model", "layout.h": "model", "op_class.h": "model",
-    "planner.h": "planner/base",
+    "planner.h": "planner/base", "range_plan.h": "planner",
     "schedule.h": "schedule", "order.h": "schedule",
     "plan_file.h": "planfile", "placement.h": "placement",
     "backend.h": "backends", "hetero.h": "backends", "speed.h": "backends",

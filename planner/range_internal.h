@@ -1,0 +1,87 @@
+/* Plans over a range of sizes, inside the planner: the nodes planned (records merged along
+ * kept in-place chains), their conflicts, and the structures (range_structure.c) and pieces
+ * (range_pieces.c) the entry (range.c) chooses among. */
+#ifndef TANGRAM_PLANNER_RANGE_INTERNAL_H
+#define TANGRAM_PLANNER_RANGE_INTERNAL_H
+
+#include "core/internal.h"
+#include "tangram/range_plan.h"
+
+/* Nodes: one per in-place chain kept (a record alone is its own chain). A node's size at a
+ * point is its representative record's (every member has the same size at every point); its
+ * interval spans its members'. Conflicts: nodes whose intervals meet, or that the relation
+ * forbids to share, as symmetric lists. */
+typedef struct tg__range_nodes {
+  size_t count;             /* nodes */
+  size_t record_count;
+  uint32_t dims;
+  tg_mode mode;
+  uint32_t *rep;            /* count: the representative record */
+  uint32_t *node_of;        /* record_count: the node of each record */
+  uint32_t *first, *last;   /* count: the node's interval */
+  uint64_t *align;          /* count: offsets mode: the alignment the node honours (>= 1) */
+  size_t *conf_start;       /* count + 1 */
+  uint32_t *conf;           /* conflicts of node v: conf[conf_start[v] .. conf_start[v+1]) */
+  const tg_share_relation *relation; /* over nodes, or NULL */
+} tg__range_nodes;
+
+/* A structure over nodes. Offsets: `order` (every node, lowest placed first) and, per position,
+ * the earlier conflicting nodes it must lie above, transitively reduced. Objects: each node's
+ * object. */
+typedef struct tg__range_structure {
+  uint32_t *order;          /* offsets: count */
+  size_t *pred_start;       /* offsets: count + 1, by position in `order` */
+  uint32_t *pred;           /* offsets: node ids */
+  uint32_t object_count;    /* objects */
+  uint32_t *object_of;      /* objects: count */
+  uint64_t hash;            /* of the order or the assignment, to skip duplicates */
+} tg__range_structure;
+
+/* Nodes of the records `at` (the records at any one point: tasks and alignments are the same
+ * at every point): node k holds the records r with group_of[r] == k (group_of NULL: one node per
+ * record, group_count = count). `relation` is over nodes (NULL = serial). */
+tg_status tg__range_nodes_build(const tg_usage_record *at, size_t count, uint32_t dims, const tg_plan_options *options,
+                                const size_t *group_of, size_t group_count, const tg_share_relation *relation,
+                                const tg_allocator *alloc, tg__range_nodes *out);
+void tg__range_nodes_free(tg__range_nodes *n, const tg_allocator *alloc);
+
+/* A structure from `plan` (a valid plan of the records at one point, whose node sizes are
+ * `sizes`). Offsets: nodes in the order of their offsets (ties: ends, then index); objects:
+ * the plan's assignment, repaired where a chain's records were in different objects. */
+tg_status tg__range_structure_from_plan(const tg__range_nodes *n, const tg_plan *plan, const tg_extent *sizes,
+                                        const tg_allocator *alloc, tg__range_structure *out);
+void tg__range_structure_free(tg__range_structure *s, const tg_allocator *alloc);
+
+/* The structure's total at node sizes `sizes`; UINT64_MAX when it does not fit 64 bits.
+ * `scratch`: count entries (offsets: offsets of the nodes; objects: object extents). */
+uint64_t tg__range_structure_total(const tg__range_nodes *n, const tg__range_structure *s, const tg_extent *sizes,
+                                   tg_extent *scratch);
+
+/* Pieces: given every structure's totals at every point (`totals[c * points + p]`, UINT64_MAX
+ * = not usable) and the own best per point, cut the grid into pieces and choose a structure
+ * for each. 1D: a sweep from the first size, each piece as long as one structure keeps the
+ * target over it (the fewest pieces for these structures), then each piece takes the structure
+ * with the smallest worst ratio over it. 2D: the whole grid when one structure keeps the
+ * target, else halves of the longer side, recursively. Every point must have a structure
+ * within the target and the cap (the caller guarantees it). */
+typedef struct tg__range_piece {
+  uint64_t lo[2], hi[2];   /* grid index bounds, inclusive (second: 0..0 in 1D) */
+  uint32_t structure;
+  double worst_ratio;
+  uint64_t worst_point;
+} tg__range_piece;
+
+typedef struct tg__range_grid {
+  uint64_t points;
+  uint64_t n0, n1;         /* points along each dimension (n1 = 1 in 1D) */
+  uint32_t dims;           /* 1 or 2 */
+} tg__range_grid;
+
+tg_status tg__range_pieces_choose(const tg__range_grid *grid, const uint64_t *totals, size_t structures,
+                                  const uint64_t *own, uint64_t cap, double target, const tg_allocator *alloc,
+                                  tg__range_piece **pieces, size_t *piece_count);
+
+/* total / own as the ratios above (own 0: 1 when total is 0). */
+double tg__range_ratio(uint64_t total, uint64_t own);
+
+#endif
