@@ -22,8 +22,7 @@ void tg__shape_text(const int64_t *dims, uint32_t rank, char *buf, size_t size) 
   }
 }
 
-/* "32..1600/8" (no "/STEP" for step 1). */
-static void range_text(const tg_dim_range *r, char *buf, size_t size) {
+void tg__dim_range_text(const tg_dim_range *r, char *buf, size_t size) {
   if (r->step == 1) snprintf(buf, size, "%lld..%lld", (long long)r->lo, (long long)r->hi);
   else snprintf(buf, size, "%lld..%lld/%lld", (long long)r->lo, (long long)r->hi, (long long)r->step);
 }
@@ -38,7 +37,7 @@ void tg__input_shape_text(const tg_input_shape *s, char *buf, size_t size) {
   }
   for (uint32_t k = 0; k < s->rank && k < TG_MAX_RANK && n + 1 < size; ++k) {
     char dim[96];
-    if (s->range[k].step != 0) range_text(&s->range[k], dim, sizeof dim);
+    if (s->range[k].step != 0) tg__dim_range_text(&s->range[k], dim, sizeof dim);
     else snprintf(dim, sizeof dim, "%lld", (long long)s->dims[k]);
     int w = snprintf(buf + n, size - n, "%s%s", k ? "x" : "", dim);
     if (w < 0) break;
@@ -64,7 +63,7 @@ tg_status tg__check_input_shapes_with(const char *source, const tg_model_options
       const tg_dim_range *r = &s->range[d];
       if (r->step != 0) {
         char text[96];
-        range_text(r, text, sizeof text);
+        tg__dim_range_text(r, text, sizeof text);
         if (!ranges)
           return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
                            "%s: input shape for '%s': dimension %u is a range (%s), and a model is loaded at "

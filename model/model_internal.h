@@ -65,6 +65,10 @@ void tg__onnx_close(tg__onnx_file *f);
 tg_status tg__check_input_shapes_with(const char *source, const struct tg_model_options *o, int ranges,
                                       tg_error_info *err);
 
+/* A range as --input-shape writes it: "32..1600/8" ("/STEP" left out for step 1). */
+struct tg_dim_range;
+void tg__dim_range_text(const struct tg_dim_range *r, char *buf, size_t size);
+
 /* An input shape as --input-shape writes it: "1x3x48x32..1600/8", truncated to `size`. */
 void tg__input_shape_text(const struct tg_input_shape *s, char *buf, size_t size);
 

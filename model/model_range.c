@@ -298,6 +298,7 @@ static tg_status find_axes(loader *l) {
       }
       if (!((mi->dynamic >> d) & 1u)) {
         tg__shape_text(mi->dims, mi->rank, file, sizeof file);
+        tg__dim_range_text(dr, text, sizeof text);
         st = tg__error(l->err, TG_ERROR_INVALID_ARGUMENT,
                        "%s: input '%s': dimension %u is static (%lld in the file, %s): a range (%s) is only for a "
                        "dynamic dimension",
