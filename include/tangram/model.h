@@ -88,9 +88,9 @@ tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *sou
  * `options->input_shapes` takes that size (the input is marked TG_TENSOR_ASSUMED_SHAPE, its
  * dynamic dimensions in tg_tensor.dynamic_dims); one the file records no size for needs an
  * entry (TG_ERROR_INVALID_ARGUMENT naming the input, the dimension and
- * tg_model_options.input_shapes). Tangram does not recompute TFLite shapes, so a size given
- * must be the file's: another size is TG_ERROR_UNSUPPORTED saying which size the file holds
- * (convert the model with the size wanted fixed). A dynamic dimension that follows
+ * tg_model_options.input_shapes). At another size than the file's, the shapes of subgraph 0
+ * are inferred again op by op (docs/models.md lists the ops); an op without inference, or
+ * control flow, is TG_ERROR_UNSUPPORTED naming it. A dynamic dimension that follows
  * from no input (an op whose output size depends on the data) is TG_ERROR_UNSUPPORTED naming
  * the tensor. Input shapes naming no graph input, or contradicting a static dimension, are
  * TG_ERROR_INVALID_ARGUMENT. Errors name the input (or tensor) and the dimension. */
