@@ -265,8 +265,8 @@ static tg_status find_axes(loader *l) {
   tg_model_inputs *in = NULL;
   tg_status st = tg_model_parse_inputs(l->data, l->length, src, l->alloc, &in, &e);
   if (st != TG_OK) return tg__error(l->err, st, "%s", e.message);
-  const char *names[TG_MODEL_RANGE_MAX_AXES];
-  size_t nn = in->count < TG_MODEL_RANGE_MAX_AXES ? in->count : TG_MODEL_RANGE_MAX_AXES;
+  const char *names[16]; /* the first inputs, named in a message */
+  size_t nn = in->count < 16 ? in->count : 16;
   for (size_t k = 0; k < nn; ++k) names[k] = in->inputs[k].name;
   for (size_t i = 0; st == TG_OK && i < o->input_shape_count; ++i) {
     const tg_input_shape *s = &o->input_shapes[i];

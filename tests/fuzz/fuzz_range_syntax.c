@@ -17,14 +17,7 @@
 #include "tangram/model.h"
 #include "tangram/range.h"
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-#include "tests/model/onnx_builder.h"
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+#include "tests/model/range_models.h"
 
 #define FUZZ_FAIL() (fprintf(stderr, "%s:%d: property violated\n", __FILE__, __LINE__), abort())
 
@@ -75,27 +68,6 @@ static void check_grid(const tg_size_range *range) {
   if (tg_size_range_point(range, n, dims) == TG_OK) FUZZ_FAIL();
 }
 
-/* x[N,4,W] -> Conv(8, k3) -> Relu -> Conv(8, k3, stride 2) -> y. */
-static void build_model(pb *model) {
-  pb graph = {0};
-  int64_t xd[3] = {-1, 4, -1};
-  ob_value_info(&graph, 11, "x", OB_FLOAT, 3, xd);
-  int64_t wd[3] = {8, 4, 3}, w2d[3] = {8, 8, 3};
-  ob_initializer(&graph, "w", OB_FLOAT, 3, wd, NULL, 8 * 4 * 3);
-  ob_initializer(&graph, "w2", OB_FLOAT, 3, w2d, NULL, 8 * 8 * 3);
-  const char *c1_in[2] = {"x", "w"}, *c1_out[1] = {"c"};
-  ob_node(&graph, "Conv", "conv1", c1_in, 2, c1_out, 1, NULL);
-  const char *r_in[1] = {"c"}, *r_out[1] = {"r"};
-  ob_node(&graph, "Relu", "relu", r_in, 1, r_out, 1, NULL);
-  pb a = {0};
-  int64_t two = 2;
-  ob_attr_ints(&a, "strides", &two, 1);
-  const char *c2_in[2] = {"r", "w2"}, *c2_out[1] = {"y"};
-  ob_node(&graph, "Conv", "conv2", c2_in, 2, c2_out, 1, &a);
-  ob_value_info(&graph, 12, "y", OB_FLOAT, 3, xd);
-  ob_model(model, &graph, 13);
-}
-
 /* Every point of `r` equals a plain load there. */
 static void check_against_plain_loads(const pb *m, const tg_model_range *r, const tg_model_options *o,
                                       tg_storage storage, const tg_allocator *a) {
@@ -138,7 +110,7 @@ static void load_over(const tg_input_shape *s, const uint8_t *data, size_t size)
       if (along > FUZZ_RANGE_MAX_POINTS || (points *= along) > FUZZ_RANGE_MAX_POINTS) return;
     }
   pb m = {0};
-  build_model(&m);
+  tg_test_conv1d_onnx(&m, -1);
   /* Now and then an allocation fails (which one: from the input's bytes). */
   uint64_t h = 1469598103934665603ull;
   for (size_t k = 0; k < size; ++k) h = (h ^ data[k]) * 1099511628211ull;

@@ -13,15 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The builder's helpers this file does not call. */
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-#include "model/onnx_builder.h"
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+#include "model/range_models.h"
 #include "tangram/layout.h"
 #include "tangram/model.h"
 #include "tangram/range.h"
@@ -249,27 +241,6 @@ static void fallback_at_some_sizes(void **state) {
 /* ---- Hand-made models -------------------------------------------------------------------- */
 
 #ifdef TANGRAM_HAVE_ONNX
-/* x[1,4,W] -> Conv(8, k3) 'conv1' -> c -> Relu -> r -> Conv(8, k3, stride 2) 'conv2' -> y. */
-static void build_conv1d(pb *model) {
-  pb graph = {0};
-  int64_t xd[3] = {1, 4, -1}, yd[3] = {1, 8, -1};
-  ob_value_info(&graph, 11, "x", OB_FLOAT, 3, xd);
-  int64_t wd[3] = {8, 4, 3}, w2d[3] = {8, 8, 3};
-  ob_initializer(&graph, "w", OB_FLOAT, 3, wd, NULL, 8 * 4 * 3);
-  ob_initializer(&graph, "w2", OB_FLOAT, 3, w2d, NULL, 8 * 8 * 3);
-  const char *c1_in[2] = {"x", "w"}, *c1_out[1] = {"c"};
-  ob_node(&graph, "Conv", "conv1", c1_in, 2, c1_out, 1, NULL);
-  const char *r_in[1] = {"c"}, *r_out[1] = {"r"};
-  ob_node(&graph, "Relu", "relu", r_in, 1, r_out, 1, NULL);
-  pb a = {0};
-  int64_t two = 2;
-  ob_attr_ints(&a, "strides", &two, 1);
-  const char *c2_in[2] = {"r", "w2"}, *c2_out[1] = {"y"};
-  ob_node(&graph, "Conv", "conv2", c2_in, 2, c2_out, 1, &a);
-  ob_value_info(&graph, 12, "y", OB_FLOAT, 3, yd);
-  ob_model(model, &graph, 13);
-}
-
 /* a[N,8] + b[N,8] -> s -> Relu -> y: both inputs' dimension 0 is named "d0". */
 static void build_two_inputs(pb *model) {
   pb graph = {0};
@@ -289,7 +260,7 @@ static void build_two_inputs(pb *model) {
 static void known_sizes(void **state) {
   (void)state;
   pb m = {0};
-  build_conv1d(&m);
+  tg_test_conv1d_onnx(&m, 1);
   tg_model_range *r = NULL;
   tg_error_info err = {{0}};
   /* Buffers: c and r are [1,8,W-2] = (1,1,W-2,8) BHWC, 2 slices of 4 fp32: 32 (W-2) bytes. */
@@ -352,7 +323,7 @@ static void known_sizes(void **state) {
 static void errors(void **state) {
   (void)state;
   pb m = {0};
-  build_conv1d(&m);
+  tg_test_conv1d_onnx(&m, 1);
   tg_model_range *r = (tg_model_range *)&r;
   tg_error_info err = {{0}};
   /* A size where the second convolution has less input than its kernel: the op and the size. */
@@ -428,14 +399,9 @@ static void errors(void **state) {
 
 static void three_dimensions(void **state) {
   (void)state;
-  /* x[N,3,H,W] of the small network: N, H and W all dynamic. */
-  pb graph = {0}, m = {0};
-  int64_t xd[4] = {-1, 3, -1, -1};
-  ob_value_info(&graph, 11, "x", OB_FLOAT, 4, xd);
-  const char *r_in[1] = {"x"}, *r_out[1] = {"y"};
-  ob_node(&graph, "Relu", "relu", r_in, 1, r_out, 1, NULL);
-  ob_value_info(&graph, 12, "y", OB_FLOAT, 4, xd);
-  ob_model(&m, &graph, 13);
+  /* x[N,3,H,W]: N, H and W all dynamic. */
+  pb m = {0};
+  tg_test_nchw_relu_onnx(&m);
   tg_model_range *r = NULL;
   tg_error_info err = {{0}};
   tg_status st = load_range(m.data, m.len, "n.onnx", "x:1..2x3x8..16x8..16", TG_STORAGE_BUFFER, NULL, &r, &err);
@@ -496,7 +462,7 @@ static void tied_dimensions(void **state) {
 static void allocation_failures(void **state) {
   (void)state;
   pb m = {0};
-  build_conv1d(&m);
+  tg_test_conv1d_onnx(&m, 1);
   shapes sh;
   const char *text = "x:1x4x5..12";
   shapes_parse(&sh, &text, 1);

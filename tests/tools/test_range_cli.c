@@ -13,14 +13,7 @@
 
 #ifdef TANGRAM_HAVE_ONNX
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-#include "model/onnx_builder.h"
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+#include "model/range_models.h"
 
 static void expect(const cli_result *r, int code, const char *in_out, const char *in_err) {
   if (r->code != code) fail_msg("exit %d, not %d; stderr: %s", r->code, code, r->err);
@@ -28,31 +21,13 @@ static void expect(const cli_result *r, int code, const char *in_out, const char
   if (in_err && strstr(r->err, in_err) == NULL) fail_msg("stderr lacks '%s': %s", in_err, r->err);
 }
 
-/* x[N,4,W] -> Conv(8, k3) 'conv1' -> c -> Relu -> r -> Conv(8, k3, stride 2) 'conv2' -> y,
- * written to `path`. */
-static void write_conv1d(const char *path) {
-  pb graph = {0}, model = {0};
-  int64_t xd[3] = {-1, 4, -1}, yd[3] = {-1, 8, -1};
-  ob_value_info(&graph, 11, "x", OB_FLOAT, 3, xd);
-  int64_t wd[3] = {8, 4, 3}, w2d[3] = {8, 8, 3};
-  ob_initializer(&graph, "w", OB_FLOAT, 3, wd, NULL, 8 * 4 * 3);
-  ob_initializer(&graph, "w2", OB_FLOAT, 3, w2d, NULL, 8 * 8 * 3);
-  const char *c1_in[2] = {"x", "w"}, *c1_out[1] = {"c"};
-  ob_node(&graph, "Conv", "conv1", c1_in, 2, c1_out, 1, NULL);
-  const char *r_in[1] = {"c"}, *r_out[1] = {"r"};
-  ob_node(&graph, "Relu", "relu", r_in, 1, r_out, 1, NULL);
-  pb a = {0};
-  int64_t two = 2;
-  ob_attr_ints(&a, "strides", &two, 1);
-  const char *c2_in[2] = {"r", "w2"}, *c2_out[1] = {"y"};
-  ob_node(&graph, "Conv", "conv2", c2_in, 2, c2_out, 1, &a);
-  ob_value_info(&graph, 12, "y", OB_FLOAT, 3, yd);
-  ob_model(&model, &graph, 13);
+/* Write `model` (consumed) to `path`. */
+static void write_model(pb *model, const char *path) {
   FILE *f = fopen(path, "wb");
   assert_non_null(f);
-  assert_int_equal(fwrite(model.data, 1, model.len, f), model.len);
+  assert_int_equal(fwrite(model->data, 1, model->len, f), model->len);
   assert_int_equal(fclose(f), 0);
-  pb_free(&model);
+  pb_free(model);
 }
 
 typedef struct fixture {
@@ -66,7 +41,9 @@ static int setup(void **state) {
   snprintf(f->dir, sizeof f->dir, "/tmp/tg_range_cliXXXXXX");
   if (mkdtemp(f->dir) == NULL) return -1;
   snprintf(f->model, sizeof f->model, "%s/conv.onnx", f->dir);
-  write_conv1d(f->model);
+  pb m = {0};
+  tg_test_conv1d_onnx(&m, -1);
+  write_model(&m, f->model);
   *state = f;
   return 0;
 }
@@ -151,18 +128,9 @@ static void bad_ranges(void **state) {
   /* Three varying dimensions. */
   char three[160];
   snprintf(three, sizeof three, "%s/three.onnx", f->dir);
-  pb graph = {0}, model = {0};
-  int64_t xd[4] = {-1, 3, -1, -1};
-  ob_value_info(&graph, 11, "x", OB_FLOAT, 4, xd);
-  const char *in[1] = {"x"}, *out[1] = {"y"};
-  ob_node(&graph, "Relu", "relu", in, 1, out, 1, NULL);
-  ob_value_info(&graph, 12, "y", OB_FLOAT, 4, xd);
-  ob_model(&model, &graph, 13);
-  FILE *fp = fopen(three, "wb");
-  assert_non_null(fp);
-  assert_int_equal(fwrite(model.data, 1, model.len, fp), model.len);
-  assert_int_equal(fclose(fp), 0);
-  pb_free(&model);
+  pb model = {0};
+  tg_test_nchw_relu_onnx(&model);
+  write_model(&model, three);
   cli_result r = cli("inputs %s --input-shape x:1..2x3x8..16x8..16", three);
   expect(&r, 2, NULL, "ranges on 3 dimensions (x[0], x[2], x[3]): at most 2 may vary; give the others one size");
   cli_free(&r);
