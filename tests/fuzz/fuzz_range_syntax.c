@@ -3,7 +3,7 @@
  * (tg_model_range_parse), with an allocation failing now and then.
  *
  * Properties: a shape that parses prints back to text that parses to the same shape; a failure
- * leaves the output untouched and says why; a range's points and indices map to each other and
+ * says why (and leaves a shape untouched); a range's points and indices map to each other and
  * nothing off the grid has an index; a model loaded over a range has, at every point, the
  * records of a plain load there; nothing leaks. */
 #include <stddef.h>
@@ -39,7 +39,8 @@ static void shape_text(const tg_input_shape *s, char *buf, size_t size) {
 }
 
 static void check_grid(const tg_size_range *range) {
-  if (tg_size_range_check(range, NULL, 0) != TG_OK) FUZZ_FAIL();
+  char why[256];
+  if (tg_size_range_check(range, why, sizeof why) != TG_OK) FUZZ_FAIL();
   uint64_t n = tg_size_range_point_count(range);
   if (n == 0) return; /* beyond 64 bits */
   uint64_t probes[4] = {0, n - 1, n / 2, n / 3};
@@ -142,15 +143,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   text[size] = '\0';
 
   /* One range. */
-  tg_dim_range one, untouched = {-7, -7, -7};
+  tg_dim_range one;
   char err[256] = "";
-  one = untouched;
   if (tg_dim_range_parse(text, &one, err, sizeof err) == TG_OK) {
     if (one.lo < 0 || one.lo > one.hi || one.step < 1) FUZZ_FAIL();
     tg_size_range r1 = {1, {one, {0, 0, 0}}}, r2 = {2, {one, one}};
     check_grid(&r1);
     check_grid(&r2);
-  } else if (err[0] == '\0' || memcmp(&one, &untouched, sizeof one) != 0) {
+  } else if (err[0] == '\0') {
     FUZZ_FAIL();
   }
 
