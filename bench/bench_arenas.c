@@ -269,7 +269,7 @@ static void gen_transformer(uint64_t *s, tg_usage_record *r, size_t n) {
 }
 
 static tg_record_set *load_ppocr(const char *path, int64_t side, char *why, size_t why_size) {
-  tg_input_shape shape = {"x", 4, {1, 3, side, side}};
+  tg_input_shape shape = {"x", 4, {1, 3, side, side}, {{0}}};
   tg_model_options mo = {&shape, 1};
   tg_model *model = NULL;
   tg_error_info err = {{0}};

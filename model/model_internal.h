@@ -53,6 +53,30 @@ tg_status tg__tflite_parse_unresolved(const void *data, size_t length, const cha
                                       const tg_allocator *alloc, struct tg_graph **out,
                                       tg__tflite_dims **dynamic, tg_error_info *err);
 
+/* A .onnx file decoded once and read at several input sizes (the body of tg_graph_parse_onnx,
+ * split so a range of sizes decodes the file once). `source` names the file in errors and is
+ * borrowed until tg__onnx_close; `data` is not kept. tg__onnx_read is tg_graph_parse_onnx on
+ * the decoded file. */
+typedef struct tg__onnx_file tg__onnx_file;
+tg_status tg__onnx_open(const void *data, size_t length, const char *source, const tg_allocator *alloc,
+                        tg__onnx_file **out, tg_error_info *err);
+tg_status tg__onnx_read(const tg__onnx_file *f, const struct tg_model_options *options,
+                        struct tg_graph **out, tg_error_info *err);
+void tg__onnx_close(tg__onnx_file *f);
+
+/* tg__check_input_shapes, where `ranges` nonzero lets a dimension be a range (well formed:
+ * 0 <= lo <= hi, step >= 1); with `ranges` 0 a range is TG_ERROR_INVALID_ARGUMENT saying the
+ * plain readers take one size. */
+tg_status tg__check_input_shapes_with(const char *source, const struct tg_model_options *o, int ranges,
+                                      tg_error_info *err);
+
+/* A range as --input-shape writes it: "32..1600/8" ("/STEP" left out for step 1). */
+struct tg_dim_range;
+void tg__dim_range_text(const struct tg_dim_range *r, char *buf, size_t size);
+
+/* An input shape as --input-shape writes it: "1x3x48x32..1600/8", truncated to `size`. */
+void tg__input_shape_text(const struct tg_input_shape *s, char *buf, size_t size);
+
 /* "1x3x640x640" ("?" for negative entries, "scalar" for rank 0), truncated to `size`. */
 void tg__shape_text(const int64_t *dims, uint32_t rank, char *buf, size_t size);
 

@@ -1258,27 +1258,71 @@ static void reader_free(reader *r) {
   onnx_arena_free(&r->c.arena);
 }
 
+/* A decoded file, read at several input sizes without decoding it again. */
+struct tg__onnx_file {
+  const char *source;
+  const tg_allocator *alloc;
+  onnx_decoded *decoded;
+  const Onnx__ModelProto *model;
+};
+
+void tg__onnx_close(tg__onnx_file *f) {
+  if (f == NULL) return;
+  const tg_allocator *a = f->alloc;
+  onnx_decoded_free(f->decoded, a);
+  tg__free(a, f);
+}
+
+tg_status tg__onnx_open(const void *data, size_t length, const char *source, const tg_allocator *alloc,
+                        tg__onnx_file **out, tg_error_info *err) {
+  *out = NULL;
+  alloc = tg__alloc_or_default(alloc);
+  tg__onnx_file *f = tg__calloc(alloc, 1, sizeof *f);
+  if (f == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", source);
+  f->source = source;
+  f->alloc = alloc;
+  onnx_ctx c;
+  memset(&c, 0, sizeof c);
+  c.source = source;
+  c.err = err;
+  c.alloc = alloc;
+  c.arena.alloc = alloc;
+  tg_status st = onnx_decode(&c, data, length, &f->decoded, &f->model);
+  onnx_arena_free(&c.arena);
+  if (st != TG_OK) {
+    tg__onnx_close(f);
+    return st;
+  }
+  *out = f;
+  return TG_OK;
+}
+
+tg_status tg__onnx_read(const tg__onnx_file *f, const tg_model_options *options, tg_graph **out,
+                        tg_error_info *err) {
+  *out = NULL;
+  reader r;
+  memset(&r, 0, sizeof r);
+  r.c.source = f->source;
+  r.source = f->source;
+  r.c.err = err;
+  r.c.alloc = f->alloc;
+  r.c.arena.alloc = f->alloc;
+  r.options = options;
+  tg_status st = read_model(&r, f->model, f->alloc, out);
+  reader_free(&r);
+  return st;
+}
+
 tg_status tg_graph_parse_onnx(const void *data, size_t length, const char *source,
                               const tg_model_options *options, const tg_allocator *alloc,
                               tg_graph **out, tg_error_info *err) {
   if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
   if (data == NULL && length > 0) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "data is NULL");
-  alloc = tg__alloc_or_default(alloc);
-  reader r;
-  memset(&r, 0, sizeof r);
-  r.c.source = source ? source : "<memory>";
-  r.source = r.c.source;
-  r.c.err = err;
-  r.c.alloc = alloc;
-  r.c.arena.alloc = alloc;
-  r.options = options;
-  onnx_decoded *d = NULL;
-  const Onnx__ModelProto *m = NULL;
-  tg_status st = onnx_decode(&r.c, data, length, &d, &m);
-  if (st == TG_OK) st = read_model(&r, m, alloc, out);
-  reader_free(&r);
-  onnx_decoded_free(d, alloc);
+  tg__onnx_file *f = NULL;
+  tg_status st = tg__onnx_open(data, length, source ? source : "<memory>", alloc, &f, err);
+  if (st == TG_OK) st = tg__onnx_read(f, options, out, err);
+  tg__onnx_close(f);
   return st;
 }
 
@@ -1303,6 +1347,26 @@ const char *tg_onnx_supported_op(size_t index) {
   (void)index;
   return NULL;
 }
+
+tg_status tg__onnx_open(const void *data, size_t length, const char *source, const tg_allocator *alloc,
+                        tg__onnx_file **out, tg_error_info *err) {
+  (void)data;
+  (void)length;
+  (void)alloc;
+  *out = NULL;
+  return tg__error(err, TG_ERROR_UNSUPPORTED,
+                   "%s: this build of Tangram reads no .onnx files (configured with TANGRAM_ONNX=OFF)", source);
+}
+
+tg_status tg__onnx_read(const tg__onnx_file *f, const tg_model_options *options, tg_graph **out,
+                        tg_error_info *err) {
+  (void)f;
+  (void)options;
+  *out = NULL;
+  return tg__error(err, TG_ERROR_UNSUPPORTED, "this build of Tangram reads no .onnx files");
+}
+
+void tg__onnx_close(tg__onnx_file *f) { (void)f; }
 
 #endif
 

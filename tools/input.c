@@ -73,57 +73,30 @@ int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_option
   const char *v;
   int m = tg_cli_option(argc, argv, i, "--input-shape", &v);
   if (m <= 0) return m;
-  const char *colon = strrchr(v, ':');
-  if (colon == NULL || colon == v) {
-    tg_cli_error("--input-shape must be NAME:DxDx... (e.g. x:1x3x640x640), not '%s'", v);
-    return -1;
-  }
-  size_t len = (size_t)(colon - v);
-  if (len >= TG_CLI_INPUT_NAME_MAX) {
-    tg_cli_error("--input-shape: input name of %zu bytes is too long", len);
-    return -1;
-  }
   size_t k = o->options.input_shape_count;
-  for (size_t j = 0; j < k; ++j)
-    if (strlen(o->names[j]) == len && memcmp(o->names[j], v, len) == 0) {
-      tg_cli_error("--input-shape: input '%.*s' is given twice", (int)len, v);
-      return -1;
-    }
   if (k >= TG_CLI_MAX_INPUT_SHAPES) {
     tg_cli_error("--input-shape: at most %d inputs", TG_CLI_MAX_INPUT_SHAPES);
     return -1;
   }
-  tg_input_shape *s = &o->shapes[k];
-  memset(s, 0, sizeof *s);
-  memcpy(o->names[k], v, len);
-  o->names[k][len] = '\0';
-  s->name = o->names[k];
-  const char *p = colon + 1;
-  if (strcmp(p, "scalar") != 0) {
-    for (;;) {
-      const char *start = p;
-      uint64_t d = 0;
-      while (*p >= '0' && *p <= '9') {
-        if (!tg__mul_u64(d, 10, &d) || !tg__add_u64(d, (uint64_t)(*p - '0'), &d) || d > (uint64_t)INT64_MAX) {
-          tg_cli_error("--input-shape %s: dimension %u does not fit 63 bits", v, s->rank);
-          return -1;
-        }
-        ++p;
-      }
-      if (p == start || (*p != 'x' && *p != '\0')) {
-        tg_cli_error("--input-shape %s: dimensions must be non-negative decimals separated by 'x' "
-                     "(e.g. %.*s:1x3x640x640)", v, (int)len, v);
-        return -1;
-      }
-      if (s->rank == TG_MAX_RANK) {
-        tg_cli_error("--input-shape %s: more than %d dimensions", v, TG_MAX_RANK);
-        return -1;
-      }
-      s->dims[s->rank++] = (int64_t)d;
-      if (*p == '\0') break;
-      ++p;
-    }
+  char problem[TG_ERROR_MESSAGE_MAX];
+  tg_input_shape s;
+  if (tg_input_shape_parse(v, o->names[k], sizeof o->names[k], &s, problem, sizeof problem) != TG_OK) {
+    tg_cli_error("--input-shape %s", problem);
+    return -1;
   }
+  for (size_t j = 0; j < k; ++j)
+    if (strcmp(o->names[j], o->names[k]) == 0) {
+      tg_cli_error("--input-shape: input '%s' is given twice", o->names[k]);
+      return -1;
+    }
+  int ranged = 0;
+  for (uint32_t d = 0; d < s.rank; ++d) ranged |= s.range[d].step != 0;
+  if (ranged && !o->ranges) {
+    tg_cli_error("--input-shape %s: ranges: not supported by this command yet (tangram inputs MODEL "
+                 "--input-shape %s lists the records at every size)", v, v);
+    return -1;
+  }
+  o->shapes[k] = s;
   o->options.input_shapes = o->shapes;
   o->options.input_shape_count = k + 1;
   return 1;

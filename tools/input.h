@@ -34,18 +34,24 @@ typedef struct tg_cli_model_options {
   tg_input_shape shapes[TG_CLI_MAX_INPUT_SHAPES];
   char names[TG_CLI_MAX_INPUT_SHAPES][TG_CLI_INPUT_NAME_MAX];
   tg_model_options options;           /* what the readers take: points at shapes */
+  int ranges;                         /* set by a command that takes ranges (LO..HI[/STEP]) */
 } tg_cli_model_options;
 
-/* If argv[*i] is --input-shape (value next or after '='): parse NAME:DxDx... (split at the
- * last ':'; "NAME:scalar" for rank 0) into `o`, advance *i, return 1. Print an error and
- * return -1 when the value is malformed, 0 when argv[*i] is another argument. `o` must be
- * zeroed before the first call. */
+/* If argv[*i] is --input-shape (value next or after '='): parse NAME:DxDx... with
+ * tg_input_shape_parse into `o`, advance *i, return 1. Print an error and return -1 when the
+ * value is malformed, names an input twice, or holds a range and `o->ranges` is 0 (the command
+ * takes one size); 0 when argv[*i] is another argument. `o` must be zeroed before the first
+ * call (then `ranges` set by commands that take ranges). */
 int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_options *o);
 
 /* The --input-shape help line, for every subcommand's usage text. */
-#define TG_CLI_INPUT_SHAPE_HELP                                                            \
-  "  --input-shape NAME:DxDx...  models with dynamic input dimensions: the shape of input\n" \
-  "                           NAME, e.g. x:1x3x640x640 (repeatable, one per input)\n"
+#define TG_CLI_INPUT_SHAPE_HELP                                                               \
+  "  --input-shape NAME:DxDx...  models with dynamic input dimensions: the shape of input\n"    \
+  "                           NAME, e.g. x:1x3x640x640 (repeatable, one per input). A dynamic\n" \
+  "                           dimension may be a range LO..HI or LO..HI/STEP, e.g.\n"            \
+  "                           x:1x3x48x32..1600/8 (at most two in all): tangram inputs MODEL\n"  \
+  "                           --input-shape ... lists the records at every size; this command\n" \
+  "                           answers 'ranges: not supported by this command yet'\n"
 
 /* tg_model_load_with for the CLI. On failure, when an input of the file needs a size
  * (tg_model_list_inputs), the --input-shape to give is appended to `err`'s message. On

@@ -9,6 +9,8 @@
 
 #include "tangram/allocator.h"
 #include "tangram/graph.h"
+#include "tangram/layout.h"
+#include "tangram/range.h"
 #include "tangram/records.h"
 #include "tangram/status.h"
 
@@ -39,7 +41,22 @@ typedef struct tg_input_shape {
   const char *name;            /* the graph input's name (borrowed for the call) */
   uint32_t rank;               /* must equal the input's rank in the file */
   int64_t dims[TG_MAX_RANK];   /* each >= 0; dimensions the file fixes must be repeated as is */
+  /* Where range[d].step is nonzero, dimension d (a dynamic one) varies over range[d] and
+   * dims[d] is not read: only tg_model_range_load / tg_model_range_parse take ranges (the
+   * other readers refuse them, TG_ERROR_INVALID_ARGUMENT). Zeroed: no range. */
+  tg_dim_range range[TG_MAX_RANK];
 } tg_input_shape;
+
+/* Parse an input shape as the CLI's --input-shape takes it: "NAME:DxDx..." (split at the last
+ * ':'; "NAME:scalar" for rank 0), each dimension a non-negative decimal or a range "LO..HI" /
+ * "LO..HI/STEP" (tg_dim_range_parse; dims[d] is then LO), e.g. "x:1x3x48x32..1600/8". The name
+ * is copied into `name` (`name_size` bytes, NUL included) and `out->name` points there. On
+ * failure TG_ERROR_INVALID_ARGUMENT, `*out` and `name` untouched, and `err` (when non-NULL)
+ * holds the problem: "must be NAME:DxDx... (e.g. x:1x3x640x640), not 'x'" when there is no name,
+ * else the text then the problem ("x:1xx3: dimensions must be non-negative decimals ...",
+ * "x:1x3x48x64..32: dimension 3: ..."). Nothing is allocated. */
+tg_status tg_input_shape_parse(const char *text, char *name, size_t name_size, tg_input_shape *out,
+                               char *err, size_t err_size);
 
 /* Options for reading a model. A zeroed struct (or NULL) means no input shapes given: a
  * dynamic input dimension is then an error, except in .tflite files, which record a size for
@@ -71,9 +88,9 @@ tg_status tg_graph_parse_tflite(const void *data, size_t length, const char *sou
  * `options->input_shapes` takes that size (the input is marked TG_TENSOR_ASSUMED_SHAPE, its
  * dynamic dimensions in tg_tensor.dynamic_dims); one the file records no size for needs an
  * entry (TG_ERROR_INVALID_ARGUMENT naming the input, the dimension and
- * tg_model_options.input_shapes). Tangram does not recompute TFLite shapes, so a size given
- * must be the file's: another size is TG_ERROR_UNSUPPORTED saying which size the file holds
- * (convert the model with the size wanted fixed). A dynamic dimension that follows
+ * tg_model_options.input_shapes). At another size than the file's, the shapes of subgraph 0
+ * are inferred again op by op (docs/models.md lists the ops); an op without inference, or
+ * control flow, is TG_ERROR_UNSUPPORTED naming it. A dynamic dimension that follows
  * from no input (an op whose output size depends on the data) is TG_ERROR_UNSUPPORTED naming
  * the tensor. Input shapes naming no graph input, or contradicting a static dimension, are
  * TG_ERROR_INVALID_ARGUMENT. Errors name the input (or tensor) and the dimension. The
@@ -239,6 +256,98 @@ tg_status tg_model_list_inputs(const char *path, const tg_allocator *alloc, tg_m
 
 /* Free an input list. NULL is a no-op. */
 void tg_model_inputs_destroy(tg_model_inputs *inputs);
+
+/* Loading a model over a range of input sizes: the records of every size at once.
+ *
+ * The input shapes of `options` may give one or two dynamic dimensions as ranges
+ * (tg_input_shape.range). Dimensions of several inputs that the file names alike (ONNX
+ * dim_param) and that are given the same range vary together, as one dimension. The model is
+ * loaded at every point of the grid the ranges make, as tg_model_load_with loads it at one
+ * size, and turned into records as tg_model_records_create (or _create_chain) does. The
+ * records must be the same at every size: the same tensors planned, each in the same storage
+ * group (primary or the same fallback), at the same index, with the same task interval; only
+ * their sizes vary. So record r at any size is record r of a plain load at that size. */
+
+/* Most grid points a range may have (the sizes of every record at every point are kept). */
+#define TG_MODEL_RANGE_MAX_POINTS 16384u
+/* Most input dimensions that follow the range's dimensions, over all inputs. */
+#define TG_MODEL_RANGE_MAX_AXES 16u
+
+typedef struct tg_model_range_desc {
+  const tg_model_options *options;   /* input shapes with the ranges (borrowed for the call) */
+  tg_storage storage;
+  tg_precision precision;
+  const tg_device_limits *limits;    /* NULL: no limits */
+  int plan_io;                       /* tg_lifetime_options.plan_io */
+  int chain;                         /* nonzero: tensors that do not fit `storage` fall along
+                                        the chain (tg_model_records_create_chain); 0: straight to
+                                        buffers (tg_model_records_create) */
+  int in_place_images;               /* tg_model_in_place_pairs's `images` */
+} tg_model_range_desc;
+
+/* One input dimension that follows a dimension of the range. */
+typedef struct tg_model_range_axis {
+  uint32_t input;                    /* index in model->graph->inputs */
+  uint32_t axis;                     /* the input's dimension */
+  uint32_t dim;                      /* the range's dimension it equals (0 or 1) */
+  uint32_t option;                   /* the entry of desc->options->input_shapes giving it */
+} tg_model_range_axis;
+
+/* A model loaded over a range. Owns everything; free with tg_model_range_destroy. */
+typedef struct tg_model_range {
+  tg_size_range range;               /* the varying dimensions, in input then axis order */
+  uint64_t point_count;              /* tg_size_range_point_count(&range) */
+  size_t axis_count;
+  tg_model_range_axis axes[TG_MODEL_RANGE_MAX_AXES];
+  /* The model at one size, the range's first point (dims `at`): its graph (every size has the
+   * same ops and tensors; shapes are those at `at`), lifetimes (the same at every size) and
+   * records (names, record -> tensor maps, fallback groups and reasons; sizes at `at`). */
+  int64_t at[TG_RANGE_MAX_DIMS];
+  tg_model *model;
+  tg_lifetimes *lifetimes;
+  tg_model_records *records;
+  /* The sizes at every point: `primary` for records->records, fallbacks[s] for
+   * records->fallbacks[s].records (NULL where that group is empty). tg_range_records_at(dims)
+   * gives, record for record, that set of a plain load at dims. */
+  tg_range_records *primary;
+  tg_range_records *fallbacks[TG_STORAGE_COUNT];
+  /* In-place candidates of records->records (tg_model_in_place_pairs) that hold at every size. */
+  tg_in_place_pair *in_place;
+  size_t in_place_count;
+  tg_allocator alloc;
+} tg_model_range;
+
+/* Load the model held in memory over the ranges of desc->options. Errors
+ * (TG_ERROR_INVALID_ARGUMENT unless noted; `*out` NULL, nothing leaked), each naming the input
+ * and dimension or the tensor:
+ *   - no range given, a malformed range (LO above HI, a negative step), more than two varying
+ *     dimensions, more than TG_MODEL_RANGE_MAX_POINTS points (give a larger STEP);
+ *   - a range on a dimension the file fixes (a static one), on a text graph (all static) or a
+ *     usage-record CSV (no inputs);
+ *   - a size where loading fails: the reader's error (TG_ERROR_PARSE, TG_ERROR_UNSUPPORTED, ...)
+ *     with the size in front of it, e.g. "m.onnx at x:1x3x48x1: node 556 'pool' (AveragePool):
+ *     ... window of 2 ... is larger than the padded input (1)";
+ *   - records that are not the same at two sizes, naming the tensor and both sizes (a tensor
+ *     that falls back to another storage at some sizes only, a branch taken at some sizes).
+ * Cost: one load of the model per grid point (an .onnx file is decoded once), and
+ * point_count x records extents of memory. */
+tg_status tg_model_range_parse(const void *data, size_t length, const char *source,
+                               const tg_model_range_desc *desc, const tg_allocator *alloc,
+                               tg_model_range **out, tg_error_info *err);
+
+/* Read the file at `path` and load it as tg_model_range_parse does. TG_ERROR_IO if unreadable. */
+tg_status tg_model_range_load(const char *path, const tg_model_range_desc *desc, const tg_allocator *alloc,
+                              tg_model_range **out, tg_error_info *err);
+
+/* Free a model range. NULL is a no-op. */
+void tg_model_range_destroy(tg_model_range *range);
+
+/* The input shapes of `options` (the ones `range` was loaded with) at the grid point `dims`:
+ * `out` (options->input_shape_count entries) gets them with every range replaced by its size
+ * there, for tg_model_load_with at that size. TG_ERROR_INVALID_ARGUMENT when `dims` is off the
+ * grid or `options` is not the one the range was loaded with. No allocation. */
+tg_status tg_model_range_shapes_at(const tg_model_range *range, const tg_model_options *options,
+                                   const int64_t *dims, tg_input_shape *out);
 
 TANGRAM_API_END
 

@@ -28,7 +28,7 @@ static tg_status parse(const void *data, size_t size, const tg_allocator *a, tg_
   tg_fuzz_list_inputs(data, size, "fuzz.onnx", a);
   tg_status st = tg_graph_parse_onnx(data, size, "fuzz.onnx", NULL, a, out, err);
   if (st == TG_ERROR_INVALID_ARGUMENT) {
-    static const tg_input_shape x = {"x", 4, {1, 3, 32, 32}};
+    static const tg_input_shape x = {"x", 4, {1, 3, 32, 32}, {{0}}};
     tg_model_options o = {&x, 1};
     err->message[0] = '\0';
     st = tg_graph_parse_onnx(data, size, "fuzz.onnx", &o, a, out, err);

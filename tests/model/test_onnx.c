@@ -258,7 +258,7 @@ static void real_models_match_shape_tables(void **state) {
     char path[1024];
     if (tg_test_model_path(path, sizeof path, mc->model) == NULL) continue;
     ++ran;
-    tg_input_shape s = {"x", 4, {mc->n, 3, mc->h, mc->w}};
+    tg_input_shape s = {"x", 4, {mc->n, 3, mc->h, mc->w}, {{0}}};
     tg_model_options o = {&s, 1};
     tg_error_info err;
     memset(&err, 0, sizeof err);
@@ -315,7 +315,7 @@ static void recogniser_tokens_follow_the_width(void **state) {
   char path[1024];
   if (tg_test_model_path(path, sizeof path, "ch_PP-OCRv4_rec_infer.onnx") == NULL) skip();
   for (int64_t w = 64; w <= 1024; w *= 2) {
-    tg_input_shape s = {"x", 4, {1, 3, 48, w}};
+    tg_input_shape s = {"x", 4, {1, 3, 48, w}, {{0}}};
     tg_model_options o = {&s, 1};
     tg_graph *g = NULL;
     tg_error_info err;
@@ -347,13 +347,13 @@ static void real_models_need_input_shapes(void **state) {
   assert_contains(err.message, "input 'x' (?x3x?x?): dynamic dimensions 0 ('p2o.DynamicDimension.0'), 2");
   assert_contains(err.message, "give the sizes in tg_model_options.input_shapes (x:?x3x?x?)");
   assert_null(strstr(err.message, "--input-shape"));
-  tg_input_shape s = {"x", 4, {1, 4, 640, 640}};
+  tg_input_shape s = {"x", 4, {1, 4, 640, 640}, {{0}}};
   tg_model_options o = {&s, 1};
   assert_int_equal(tg_model_load_with(path, &o, NULL, &m, &err), TG_ERROR_INVALID_ARGUMENT);
   assert_contains(err.message, "dimension 1 is 3 in the file, not 4");
   /* A size the network cannot take: the first conv's window is larger than the padded input
    * (a 1x1 image still works: every conv is padded). */
-  tg_input_shape tiny = {"x", 4, {1, 3, 0, 0}};
+  tg_input_shape tiny = {"x", 4, {1, 3, 0, 0}, {{0}}};
   o.input_shapes = &tiny;
   assert_int_equal(tg_model_load_with(path, &o, NULL, &m, &err), TG_ERROR_PARSE);
   assert_contains(err.message, "(Conv): spatial dimension");
@@ -809,7 +809,7 @@ static void small_net_folds_shape_arithmetic(void **state) {
     assert_null(li->inputs[0].dim_names[1]);
     assert_true(li->inputs[0].needs_shape);
     tg_model_inputs_destroy(li);
-    tg_input_shape s = {"x", 4, {2, 3, 8, 8}};
+    tg_input_shape s = {"x", 4, {2, 3, 8, 8}, {{0}}};
     tg_model_options o = {&s, 1};
     tg_graph *g = parse_expect(&model, &o, TG_OK, NULL);
     assert_int_equal(g->dim_order, TG_DIM_ORDER_NCHW);
@@ -853,8 +853,8 @@ static void small_net_folds_shape_arithmetic(void **state) {
     assert_int_equal(tensor_named(g, "flat2")->shape[0], 5);
     tg_graph_destroy(g);
     /* Bad input shapes. */
-    tg_input_shape bad[] = {{"x", 4, {2, 4, 8, 8}}, {"x", 3, {2, 3, 8}}, {"z", 4, {2, 3, 8, 8}},
-                            {"x", 4, {INT64_MAX, 3, 8, 8}}, {"x", 4, {-2, 3, 8, 8}}};
+    tg_input_shape bad[] = {{"x", 4, {2, 4, 8, 8}, {{0}}}, {"x", 3, {2, 3, 8}, {{0}}}, {"z", 4, {2, 3, 8, 8}, {{0}}},
+                            {"x", 4, {INT64_MAX, 3, 8, 8}, {{0}}}, {"x", 4, {-2, 3, 8, 8}, {{0}}}};
     static const struct { tg_status st; const char *needle; } bad_out[] = {
         {TG_ERROR_INVALID_ARGUMENT, "dimension 1 is 3 in the file, not 4 as given (2x4x8x8)"},
         {TG_ERROR_INVALID_ARGUMENT, "input 'x' has rank 4 (?x3x?x?) but the shape given, 2x3x8, has rank 3"},
@@ -1069,7 +1069,7 @@ static void graph_errors_name_the_node(void **state) {
     ob_node(&graph, "Relu", NULL, in, 1, out, 1, NULL);
     ob_model(&m, &graph, 13);
     parse_expect(&m, NULL, TG_ERROR_INVALID_ARGUMENT, "input 'x' has no shape in the file: give it in tg_model_options.input_shapes (x:DxDx...)");
-    tg_input_shape s = {"x", 2, {3, 4}};
+    tg_input_shape s = {"x", 2, {3, 4}, {{0}}};
     tg_model_options o = {&s, 1};
     tg_graph *g = parse_expect(&m, &o, TG_OK, NULL);
     assert_int_equal(tensor_named(g, "y")->shape[1], 4);

@@ -632,7 +632,7 @@ static void dynamic_dimensions_need_input_shapes(void **state) {
   assert_true(model->graph->tensors[0].flags & TG_TENSOR_ASSUMED_SHAPE);
   tg_model_destroy(model);
   /* The size the file's shapes were computed for, given: every shape as recorded, nothing assumed. */
-  tg_input_shape one = {"x", 4, {1, 8, 8, 3}};
+  tg_input_shape one = {"x", 4, {1, 8, 8, 3}, {{0}}};
   g = parse_with(&b, n, &one, 1, TG_OK, NULL);
   assert_int_equal(g->tensors[0].shape[0], 1);
   assert_int_equal(g->tensors[5].shape[0], 1);
@@ -641,7 +641,7 @@ static void dynamic_dimensions_need_input_shapes(void **state) {
   tg_graph_destroy(g);
   /* Another batch: every op's output shape is inferred again; an op without inference (the
    * custom MyOp) is named. */
-  tg_input_shape four = {"x", 4, {4, 8, 8, 3}};
+  tg_input_shape four = {"x", 4, {4, 8, 8, 3}, {{0}}};
   g = parse_with(&b, n, &four, 1, TG_ERROR_UNSUPPORTED, "d.tflite: op 2 (MyOp): no shape inference for this op");
   tg_graph_destroy(g);
   {
@@ -673,22 +673,22 @@ static void dynamic_dimensions_need_input_shapes(void **state) {
     tg_graph_destroy(g);
   }
   /* Static dimensions must be repeated; names must be inputs; ranks must agree. */
-  tg_input_shape wide = {"x", 4, {1, 9, 8, 3}};
+  tg_input_shape wide = {"x", 4, {1, 9, 8, 3}, {{0}}};
   g = parse_with(&b, n, &wide, 1, TG_ERROR_INVALID_ARGUMENT, "dimension 1 is 8 in the file, not 9");
   tg_graph_destroy(g);
-  tg_input_shape other[2] = {{"x", 4, {1, 8, 8, 3}}, {"nope", 1, {3}}};
+  tg_input_shape other[2] = {{"x", 4, {1, 8, 8, 3}, {{0}}}, {"nope", 1, {3}, {{0}}}};
   g = parse_with(&b, n, other, 2, TG_ERROR_INVALID_ARGUMENT, "'nope', which is not a graph input (inputs: 'x')");
   tg_graph_destroy(g);
-  tg_input_shape flat = {"x", 2, {1, 192}};
+  tg_input_shape flat = {"x", 2, {1, 192}, {{0}}};
   g = parse_with(&b, n, &flat, 1, TG_ERROR_INVALID_ARGUMENT, "has rank 4 (?x8x8x3) but the shape given, 1x192, has rank 2");
   tg_graph_destroy(g);
-  tg_input_shape twice[2] = {{"x", 4, {1, 8, 8, 3}}, {"x", 4, {1, 8, 8, 3}}};
+  tg_input_shape twice[2] = {{"x", 4, {1, 8, 8, 3}, {{0}}}, {"x", 4, {1, 8, 8, 3}, {{0}}}};
   g = parse_with(&b, n, twice, 2, TG_ERROR_INVALID_ARGUMENT, "input 'x' is given two shapes");
   tg_graph_destroy(g);
-  tg_input_shape negative = {"x", 4, {-1, 8, 8, 3}};
+  tg_input_shape negative = {"x", 4, {-1, 8, 8, 3}, {{0}}};
   g = parse_with(&b, n, &negative, 1, TG_ERROR_INVALID_ARGUMENT, "dimension 0 is -1");
   tg_graph_destroy(g);
-  tg_input_shape huge = {"x", 4, {INT64_MAX, 8, 8, 3}};
+  tg_input_shape huge = {"x", 4, {INT64_MAX, 8, 8, 3}, {{0}}};
   g = parse_with(&b, n, &huge, 1, TG_ERROR_OVERFLOW, "more elements than fit in 63 bits");
   tg_graph_destroy(g);
   /* A dynamic input dimension the file records no size for needs one: the message names the
@@ -920,7 +920,7 @@ static void loop_values_are_never_constant(void **state) {
 static void input_shapes_for_static_formats(void **state) {
   (void)state;
   const char *text = "tensor x 1x4x4x3 float32 input\ntensor y 1x4x4x3 float32 output\nop RELU inputs=x outputs=y\n";
-  tg_input_shape same = {"x", 4, {1, 4, 4, 3}}, other = {"x", 4, {2, 4, 4, 3}}, csv = {"x", 1, {1}};
+  tg_input_shape same = {"x", 4, {1, 4, 4, 3}, {{0}}}, other = {"x", 4, {2, 4, 4, 3}, {{0}}}, csv = {"x", 1, {1}, {{0}}};
   tg_model_options o = {&same, 1};
   tg_model *m = NULL;
   tg_error_info err;
