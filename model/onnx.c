@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "model/model_internal.h"
+#include "model/onnx_values.h"
 #include "tangram/model.h"
 
 #ifdef TANGRAM_HAVE_ONNX
@@ -715,12 +716,15 @@ static tg_status run_flow(reader *r, size_t e_index) {
       onnx_value *o = np->output[k] && np->output[k][0] ? &r->values[find_value(r, np->output[k])] : NULL;
       if (o == NULL || src == NULL) continue;
       if ((st = set_value_shape(r, n, o, src->type, src->rank, src->dims)) != TG_OK) break;
-      if (!(live[0] && live[1]) && src->has_data) {
-        o->has_data = 1;
+      if (!(live[0] && live[1])) {
+        o->has_data = src->has_data;
         o->is_float = src->is_float;
         o->count = src->count;
         o->i = src->i;
         o->f = src->f;
+        o->why = src->why;
+        o->why_scope = src->why_scope;
+        o->why_status = src->why_status;
       }
     }
   } else if (e->role == ENTRY_BEGIN) {
@@ -1190,8 +1194,10 @@ static tg_status read_model(reader *r, const Onnx__ModelProto *m, const tg_alloc
       continue;
     }
     c->source = r->scopes[e->scope].where;
+    c->scope = r->scopes[e->scope].name;
     st = e->role == ENTRY_NODE ? run_node(r, i, sin, sout) : run_flow(r, i);
     c->source = r->source;
+    c->scope = NULL;
   }
   tg__free(c->alloc, sin);
   tg__free(c->alloc, sout);
@@ -1224,9 +1230,32 @@ static void reader_free(reader *r) {
   onnx_arena_free(&r->c.arena);
 }
 
-tg_status tg_graph_parse_onnx(const void *data, size_t length, const char *source,
-                              const tg_model_options *options, const tg_allocator *alloc,
-                              tg_graph **out, tg_error_info *err) {
+/* Every value as the reader left it (onnx_read_values). */
+static void visit_values(reader *r, onnx_value_visit visit, void *user) {
+  for (size_t v = 0; v < r->value_count; ++v) {
+    const onnx_value *x = &r->values[v];
+    uint32_t s = r->scope_of_value[v];
+    onnx_value_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.name = x->name;
+    rep.scope = r->scopes[s].name;
+    rep.type = x->type;
+    rep.live = scope_live(r, s);
+    rep.has_shape = x->has_shape;
+    rep.rank = x->has_shape ? x->rank : 0;
+    rep.dims = x->dims;
+    if (x->has_data) {
+      rep.count = x->count;
+      rep.ints = x->is_float ? NULL : x->i;
+      rep.floats = x->is_float ? x->f : NULL;
+    }
+    visit(user, &rep);
+  }
+}
+
+static tg_status parse(const void *data, size_t length, const char *source, const tg_model_options *options,
+                       const tg_allocator *alloc, tg_graph **out, onnx_value_visit visit, void *user,
+                       tg_error_info *err) {
   if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "out is NULL");
   *out = NULL;
   if (data == NULL && length > 0) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "data is NULL");
@@ -1243,8 +1272,25 @@ tg_status tg_graph_parse_onnx(const void *data, size_t length, const char *sourc
   const Onnx__ModelProto *m = NULL;
   tg_status st = onnx_decode(&r.c, data, length, &d, &m);
   if (st == TG_OK) st = read_model(&r, m, alloc, out);
+  if (st == TG_OK && visit) visit_values(&r, visit, user);
   reader_free(&r);
   onnx_decoded_free(d, alloc);
+  return st;
+}
+
+tg_status tg_graph_parse_onnx(const void *data, size_t length, const char *source,
+                              const tg_model_options *options, const tg_allocator *alloc,
+                              tg_graph **out, tg_error_info *err) {
+  return parse(data, length, source, options, alloc, out, NULL, NULL, err);
+}
+
+tg_status onnx_read_values(const void *data, size_t length, const char *source,
+                           const tg_model_options *options, const tg_allocator *alloc,
+                           onnx_value_visit visit, void *user, tg_error_info *err) {
+  if (visit == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "visit is NULL");
+  tg_graph *g = NULL;
+  tg_status st = parse(data, length, source, options, alloc, &g, visit, user, err);
+  tg_graph_destroy(g);
   return st;
 }
 
@@ -1268,6 +1314,15 @@ tg_status tg_graph_parse_onnx(const void *data, size_t length, const char *sourc
 const char *tg_onnx_supported_op(size_t index) {
   (void)index;
   return NULL;
+}
+
+tg_status onnx_read_values(const void *data, size_t length, const char *source,
+                           const tg_model_options *options, const tg_allocator *alloc,
+                           onnx_value_visit visit, void *user, tg_error_info *err) {
+  (void)visit;
+  (void)user;
+  tg_graph *g = NULL;
+  return tg_graph_parse_onnx(data, length, source, options, alloc, &g, err);
 }
 
 #endif
