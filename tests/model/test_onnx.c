@@ -1461,6 +1461,21 @@ static void subgraphs_fold_exporter_patterns(void **state) {
   assert_shape(g, "ys", 4, ys);
   tg_graph_destroy(g);
 
+  /* F.interpolate in a Loop body; flatten (then) and split (else) in an If inside it. */
+  g = read_folding("nested_loop.onnx");
+  static const char *const nested_ops[] = {"Loop", "Resize", "ReduceSum", "Greater", "Reshape", "Split", "Concat",
+                                           "Flatten", "If", "Relu", "Identity", "Loop.end"};
+  assert_ops(g, nested_ops, 12);
+  static const int64_t up[] = {1, 2, 6, 8}, ups[] = {2, 1, 2, 6, 8}, row[] = {1, 24}, flats[] = {2, 1, 24},
+                       part[] = {1, 1, 3, 4};
+  assert_shape(g, "b_up", 4, up);
+  assert_shape(g, "ups", 5, ups);
+  assert_shape(g, "t_flat", 2, row);
+  assert_shape(g, "e_flat", 2, row);
+  assert_shape(g, "e_hi", 4, part);
+  assert_shape(g, "flats", 3, flats);
+  tg_graph_destroy(g);
+
   /* Integer arithmetic in a branch decides a Reshape to 4x6 (then), Gather / Squeeze / Mul a
    * 6x4 one transposed (else). */
   g = read_folding("arith_if.onnx");
@@ -1609,6 +1624,11 @@ static void folded_values_follow_onnx(void **state) {
   static const double scales[] = {1, 1, 2, 1.5};
   assert_ints(k, "t_sizes", T_INT64, sizes, 4);
   assert_floats(k, "e_scales", T_FLOAT, scales, 4);
+  read_folding_values("nested_loop.onnx", k);
+  static const int64_t up_sizes[] = {1, 2, 6, 8}, flat_target[] = {1, -1}, halves1[] = {1, 1};
+  assert_ints(k, "b_sizes", T_INT64, up_sizes, 4);
+  assert_ints(k, "t_target", T_INT64, flat_target, 2);
+  assert_ints(k, "e_sizes", T_INT64, halves1, 2);
   read_folding_values("split_scan.onnx", k);
   static const int64_t halves_i[] = {3, 3}, batch[] = {1}, tail[] = {6, 4};
   assert_ints(k, "b_sizes", T_INT64, halves_i, 2);

@@ -22,6 +22,12 @@ own inference and a numpy evaluation):
   split_scan.onnx      torch.chunk(x, 2, 1) in a Scan body: Split with sizes computed from Shape
                        (Div, Sub), and the same halves by Slice with computed starts; a Split of
                        the Shape vector itself. rows 4x1x6x4 -> ys 4x1x3x4.
+  nested_loop.onnx     a Loop body (trip count 2) on x_in 1x2x3x4: F.interpolate to 1x2x6x8 (Resize
+                       sizes: Shape[0:2] and Shape[2:4] * 2), and an If decided at run time
+                       whose then_branch flattens x_in (Reshape to Concat(Shape[0:1], -1)) and
+                       whose else_branch splits its channels in computed halves, concatenates
+                       them along the width and Flattens: 1x24 either way. stacks 2x1x2x6x8 and
+                       2x1x24.
   arith_if.onnx        integer arithmetic on small tensors inside an If branch, with the answers
                        ONNX's reference gives: Div truncates (-7 / 2 = -3), Mod takes the
                        divisor's sign (-7 mod 3 = 2; fmod=1: -1), Range, Where, Equal, Less,
@@ -259,6 +265,49 @@ def split_scan():
     write("split_scan.onnx", g)
 
 
+def nested_loop():
+    then = helper.make_graph(
+        [node("Shape", ["x_in"], ["t_shape"]),
+         const("t_0", [0]), const("t_1", [1]), const("t_m1", [-1]),
+         node("Slice", ["t_shape", "t_0", "t_1"], ["t_n"]),
+         node("Concat", ["t_n", "t_m1"], ["t_target"], axis=0),
+         node("Reshape", ["x_in", "t_target"], ["t_flat"])],
+        "then", [], [vi("t_flat", [1, 24])])
+    other = helper.make_graph(
+        [node("Shape", ["x_in"], ["e_shape"]),
+         const("e_1", [1]), const("e_2", [2]),
+         node("Gather", ["e_shape", "e_1"], ["e_c"]),
+         node("Div", ["e_c", "e_2"], ["e_half"]),
+         node("Sub", ["e_c", "e_half"], ["e_rest"]),
+         node("Concat", ["e_half", "e_rest"], ["e_sizes"], axis=0),
+         node("Split", ["x_in", "e_sizes"], ["e_lo", "e_hi"], axis=1),
+         node("Concat", ["e_lo", "e_hi"], ["e_cat"], axis=3),
+         node("Flatten", ["e_cat"], ["e_flat"], axis=1)],
+        "else", [], [vi("e_flat", [1, 24])])
+    body = [node("Shape", ["x_in"], ["b_shape"]),
+            const("b_0", [0]), const("b_2", [2]), const("b_4", [4]),
+            node("Slice", ["b_shape", "b_0", "b_2"], ["b_nc"]),
+            node("Slice", ["b_shape", "b_2", "b_4"], ["b_hw"]),
+            const("b_two", [2]),
+            node("Mul", ["b_hw", "b_two"], ["b_hw2"]),
+            node("Concat", ["b_nc", "b_hw2"], ["b_sizes"], axis=0),
+            node("Resize", ["x_in", "", "", "b_sizes"], ["b_up"], mode="nearest")]
+    body += runtime_condition("x_in", "b_")
+    body += [node("If", ["b_cond"], ["b_flat"], then_branch=then, else_branch=other),
+             node("Relu", ["x_in"], ["x_out"]),
+             node("Identity", ["cond_in"], ["cond_out"])]
+    b = helper.make_graph(body, "body",
+                          [vi("i", [], I64), vi("cond_in", [], TensorProto.BOOL), vi("x_in", [1, 2, 3, 4])],
+                          [vi("cond_out", [], TensorProto.BOOL), vi("x_out", [1, 2, 3, 4]),
+                           vi("b_up", [1, 2, 6, 8]), vi("b_flat", [1, 24])])
+    g = helper.make_graph(
+        [node("Loop", ["M", "", "x"], ["x_final", "ups", "flats"], body=b)],
+        "nested_loop", [vi("x", [1, 2, 3, 4])],
+        [vi("x_final", [1, 2, 3, 4]), vi("ups", [2, 1, 2, 6, 8]), vi("flats", [2, 1, 24])],
+        initializer=[numpy_helper.from_array(np.array(2, dtype=np.int64), "M")])
+    write("nested_loop.onnx", g)
+
+
 def arith_if():
     t = [const("t_a", [-7, 7, -8, 9]), const("t_b", [2, -2, 3, 3]),
          node("Div", ["t_a", "t_b"], ["t_div"]),                # -3, -3, -2, 3
@@ -363,5 +412,6 @@ if __name__ == "__main__":
     interpolate_if()
     flatten_loop()
     split_scan()
+    nested_loop()
     arith_if()
     hostile()
