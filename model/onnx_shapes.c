@@ -353,23 +353,56 @@ static size_t broadcast_index(const onnx_value *v, uint32_t rank, const int64_t 
 typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_FMOD, OP_MAX, OP_MIN, OP_EQUAL, OP_LESS,
                OP_GREATER, OP_LESS_EQ, OP_GREATER_EQ, OP_POW, OP_AND, OP_OR, OP_XOR, OP_NONE } arith_op;
 
+/* Sums and products of integers, exact whenever the result fits 64 bits, whatever the order and
+ * the partial results (an engine's wrapping arithmetic gives that result too): a sum in 128-bit
+ * two's complement (hi:lo), a product as its magnitude and sign. */
+typedef struct exact_acc {
+  int product;
+  uint64_t lo;                 /* sum: the low 64 bits; product: the magnitude */
+  int64_t hi;                  /* sum: the high bits (at most the count of terms away from 0) */
+  int negative, zero, overflow;  /* product: its sign, a factor 0, the magnitude passed 2^64 - 1 */
+} exact_acc;
+
+static void acc_add(exact_acc *a, int64_t v) {
+  if (a->product) {
+    uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    a->zero |= v == 0;
+    a->negative ^= v < 0;
+    if (!a->overflow && !tg__mul_u64(a->lo, m, &a->lo)) a->overflow = 1;
+    return;
+  }
+  uint64_t lo = a->lo + (uint64_t)v;
+  a->hi += (lo < a->lo) - (v < 0);
+  a->lo = lo;
+}
+
+static void acc_start(exact_acc *a, int product, int64_t v) {
+  memset(a, 0, sizeof *a);
+  a->product = product;
+  a->lo = product;  /* 1 for a product, 0 for a sum */
+  acc_add(a, v);
+}
+
+/* The result, or 0 when it leaves 64 bits. */
+static int acc_result(const exact_acc *a, int64_t *r) {
+  if (a->product) {
+    if (a->zero) *r = 0;
+    else if (a->overflow || a->lo > (uint64_t)INT64_MAX + (uint64_t)a->negative) return 0;
+    else *r = !a->negative ? (int64_t)a->lo : a->lo > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)a->lo;
+    return 1;
+  }
+  if (a->hi == 0 && a->lo <= (uint64_t)INT64_MAX) *r = (int64_t)a->lo;
+  else if (a->hi == -1 && a->lo > (uint64_t)INT64_MAX) *r = -(int64_t)~a->lo - 1;
+  else return 0;
+  return 1;
+}
+
 /* a op b on integers as ONNX defines it: Div truncates towards zero (as ONNX's reference and
  * its shape inference do), Mod takes the divisor's sign (fmod = 1: the dividend's). 0 when the
- * result is undefined (division by zero) or leaves 64 bits. */
+ * result is undefined (division by zero) or leaves 64 bits. Sums and products: exact_acc. */
 static int int_apply(arith_op op, int64_t a, int64_t b, int64_t *r) {
   switch (op) {
-    case OP_ADD: if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return 0; *r = a + b; return 1;
     case OP_SUB: if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)) return 0; *r = a - b; return 1;
-    case OP_MUL: {
-      if (a == 0 || b == 0) { *r = 0; return 1; }
-      if ((a == -1 && b == INT64_MIN) || (b == -1 && a == INT64_MIN)) return 0;
-      uint64_t ua = a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a;
-      uint64_t ub = b < 0 ? (uint64_t)0 - (uint64_t)b : (uint64_t)b;
-      uint64_t m;
-      if (!tg__mul_u64(ua, ub, &m) || m > (uint64_t)INT64_MAX) return 0;
-      *r = ((a < 0) != (b < 0)) ? -(int64_t)m : (int64_t)m;
-      return 1;
-    }
     case OP_DIV: if (b == 0 || (a == INT64_MIN && b == -1)) return 0; *r = a / b; return 1;
     case OP_MOD:
     case OP_FMOD:
@@ -440,11 +473,13 @@ static tg_status fold_elementwise(onnx_ctx *c, onnx_node *n, arith_op op) {
   scratch sc;
   tg_status st = scratch_get(c, (size_t)count, &sc);
   if (st != TG_OK) return st;
-  int as_float = first->is_float && !is_compare(op);
+  int as_float = first->is_float && !is_compare(op), exact = !first->is_float && (op == OP_ADD || op == OP_MUL);
   for (size_t e = 0; e < (size_t)count; ++e) {
     size_t i0 = broadcast_index(first, o->rank, o->dims, e);
     int64_t acc = first->is_float ? 0 : first->i[i0];
     double facc = first->is_float ? first->f[i0] : 0;
+    exact_acc sum;
+    acc_start(&sum, op == OP_MUL, acc);
     for (size_t k = 1; k < n->nin; ++k) {
       const onnx_value *v = n->in[k];
       size_t ik = broadcast_index(v, o->rank, o->dims, e);
@@ -453,12 +488,20 @@ static tg_status fold_elementwise(onnx_ctx *c, onnx_node *n, arith_op op) {
       } else if (first->is_float) {
         if (!float_apply(op, facc, v->f[ik], &facc)) return TG_OK;
         facc = float_of_type(first->type, facc);
+      } else if (exact) {
+        acc_add(&sum, v->i[ik]);
       } else if (!int_apply(op, acc, v->i[ik], &acc)) {
         if ((op == OP_DIV || op == OP_MOD || op == OP_FMOD) && v->i[ik] == 0)
           return cannot_fold(c, n, TG_ERROR_PARSE, "division by zero");
         return cannot_fold(c, n, TG_ERROR_OVERFLOW, "%lld %s %lld leaves 64 bits", (long long)acc, op_symbol(op),
                            (long long)v->i[ik]);
       }
+    }
+    if (exact && !acc_result(&sum, &acc)) {
+      if (n->nin == 2)
+        return cannot_fold(c, n, TG_ERROR_OVERFLOW, "%lld %s %lld leaves 64 bits", (long long)first->i[i0],
+                           op_symbol(op), (long long)n->in[1]->i[broadcast_index(n->in[1], o->rank, o->dims, e)]);
+      return cannot_fold(c, n, TG_ERROR_OVERFLOW, "the %s leaves 64 bits", op == OP_MUL ? "product" : "sum");
     }
     sc.i[e] = acc;
     sc.f[e] = facc;
@@ -1351,6 +1394,12 @@ static tg_status infer_split(onnx_ctx *c, onnx_node *n) {
 
 /* ONNX Slice bounds for one axis: the clamped start and the element count. */
 static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first, int64_t *count) {
+  if (dim == 0) {
+    /* Nothing to take (the negative-step clamps below would make [0, -1] a one-element range). */
+    *first = 0;
+    *count = 0;
+    return;
+  }
   if (start < 0) start += dim;
   if (end < 0) end += dim;
   if (step > 0) {
@@ -1728,10 +1777,14 @@ static tg_status infer_reduce(onnx_ctx *c, onnx_node *n) {
               : strcmp(n->op, "ReduceMax") == 0 ? OP_MAX : strcmp(n->op, "ReduceMin") == 0 ? OP_MIN : OP_NONE;
   if (op == OP_NONE || (x->count == 0 && op != OP_MUL && op != OP_ADD)) return TG_OK;
   int64_t acc = x->count ? x->i[0] : op == OP_MUL;
-  for (size_t k = 1; k < x->count; ++k)
-    if (!int_apply(op, acc, x->i[k], &acc))
-      return cannot_fold(c, n, TG_ERROR_OVERFLOW, "%lld %s %lld leaves 64 bits", (long long)acc, op_symbol(op),
-                         (long long)x->i[k]);
+  exact_acc sum;
+  acc_start(&sum, op == OP_MUL, acc);
+  for (size_t k = 1; k < x->count; ++k) {
+    if (op == OP_ADD || op == OP_MUL) acc_add(&sum, x->i[k]);
+    else (void)int_apply(op, acc, x->i[k], &acc);  /* Max, Min */
+  }
+  if ((op == OP_ADD || op == OP_MUL) && !acc_result(&sum, &acc))
+    return cannot_fold(c, n, TG_ERROR_OVERFLOW, "the %s leaves 64 bits", op == OP_MUL ? "product" : "sum");
   scratch sc;
   if ((st = scratch_get(c, 1, &sc)) != TG_OK) return st;
   sc.i[0] = acc;

@@ -1479,8 +1479,8 @@ static void subgraphs_fold_exporter_patterns(void **state) {
   /* Integer arithmetic in a branch decides a Reshape to 4x6 (then), Gather / Squeeze / Mul a
    * 6x4 one transposed (else). */
   g = read_folding("arith_if.onnx");
-  static const char *const arith_ops[] = {"ReduceSum", "Greater", "Reshape", "Reshape", "Transpose", "If"};
-  assert_ops(g, arith_ops, 6);
+  static const char *const arith_ops[] = {"ReduceSum", "Greater", "Reshape", "Mul", "Reshape", "Transpose", "If"};
+  assert_ops(g, arith_ops, 7);
   static const int64_t four_six[] = {4, 6}, six_four[] = {6, 4};
   assert_shape(g, "t_y", 2, four_six);
   assert_shape(g, "e_r", 2, six_four);
@@ -1608,6 +1608,13 @@ static void folded_values_follow_onnx(void **state) {
   assert_ints(k, "t_trunc", T_INT64, trunc_, 2);
   assert_floats(k, "t_f32", T_FLOAT, f32, 1);
   assert_ints(k, "t_down", T_INT64, down, 3);
+  assert_ints(k, "t_none", T_INT64, NULL, 0);
+  /* 1 * -2^63 is -2^63; -1 * -2^63 leaves 64 bits: no values, the model still reads. */
+  static const int64_t lowest[] = {INT64_MIN};
+  assert_ints(k, "t_times", T_INT64, lowest, 1);
+  assert_false(value_named(k, "t_over")->computed);
+  assert_int_equal(value_named(k, "t_none")->rank, 1);
+  assert_int_equal(value_named(k, "t_none")->dims[0], 0);
 
   /* The pad chain: pairs flipped to (H, W) order, begins then ends. */
   read_folding_values("pad_if.onnx", k);

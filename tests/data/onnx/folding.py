@@ -35,7 +35,8 @@ own inference and a numpy evaluation):
                        -> int64, Expand, Squeeze, ReduceProd; the results reshape x 2x3x4 to
                        4x6 (then) and 6x4 -> 4x6 (else). Values only: a reverse Slice clamped
                        at both ends, casts that wrap (int32, uint8), truncate (float -> int) and
-                       round (2^24 + 1 -> float32), a Range counting down.
+                       round (2^24 + 1 -> float32), a Range counting down, a reverse Slice of
+                       an empty vector (empty), -2^63 times 1 (-2^63) and -1 (left to the run).
   overflow_if.onnx     hostile: Shape(x) times 2^40, then times 2^30, leaves 64 bits; the
                        Reshape reading it must name the Mul node that overflowed.
   div_zero_loop.onnx   hostile: a Div by zero in a Loop body feeds a Reshape.
@@ -355,7 +356,12 @@ def arith_if():
          const("t_odd", [2**24 + 1]),
          node("Cast", ["t_odd"], ["t_f32"], to=F),                                    # 2^24
          const("t_r5", 5), const("t_rm1", -1), const("t_rm2", -2),
-         node("Range", ["t_r5", "t_rm1", "t_rm2"], ["t_down"])]                       # 5, 3, 1
+         node("Range", ["t_r5", "t_rm1", "t_rm2"], ["t_down"]),                      # 5, 3, 1
+         const("t_empty", np.zeros(0, np.int64)),
+         node("Slice", ["t_empty", "t_sm100", "t_s100", "t_s0", "t_sm2"], ["t_none"]),  # empty
+         const("t_lowest", [-2**63]), const("t_one", [1]), const("t_minus", [-1]),
+         node("Mul", ["t_one", "t_lowest"], ["t_times"]),     # -2^63
+         node("Mul", ["t_minus", "t_lowest"], ["t_over"])]    # 2^63 leaves 64 bits: left to the run
     then = helper.make_graph(t, "then", [], [vi("t_y", [4, 6])])
     e = [node("Shape", ["x"], ["e_shape"]),
          const("e_sq", [0]),
