@@ -13,20 +13,25 @@ none of them Tangram:
      Tangram, and every integer vector (or scalar) whose values it propagates must have those
      values: a ConstantOfShape probe appended after each such value shows them as its output's
      dimensions.
-  2. A numpy evaluation of ONNX's operator definitions (what ONNX's reference implementation
-     computes) for everything computable before the run: initializers and Constants, Shape and
-     Size of values whose shapes inference knows, and the ops below on known inputs, inside
-     every If branch and Loop / Scan body (an If with a known condition passes its branch's
-     values on; loops pass none). Integer results that leave their type, divisions by zero and
-     float -> int casts out of range are left unknown, as ONNX leaves them undefined. Every
-     value it computes must be equal in Tangram (Tangram computing more is counted, not an
-     error), with the reader's own limits: initializers and Constants up to 256 elements,
-     computed values up to 4096.
+  2. A numpy evaluation of ONNX's operator definitions (as its shape inference reads them where
+     ONNX's Python reference differs: a Slice's clamping) for everything computable before the
+     run: initializers and Constants, Shape and Size of values whose shapes inference knows,
+     and the ops of run_op on known inputs, inside every If branch and Loop / Scan body (an If
+     with a known condition passes its branch's values on; loops pass none). Integer results
+     that leave their type, divisions by zero and float -> int casts out of range are left
+     unknown, as ONNX leaves them undefined. Every value it computes must be equal in Tangram
+     (Tangram computing more is counted, not an error), with the reader's own limits:
+     initializers and Constants up to 256 elements, computed values up to 4096.
   3. ONNX's shape inference again after pinning the values of (2) as Constant nodes (as
      tests/data/onnx/derive_shapes.py does): the shapes of Reshape, Pad, Resize, Expand...
      targets computed by subgraphs that (1) cannot follow.
-Values in If branches that a condition known at read time rules out are not compared (Tangram
-does not read them). A model Tangram refuses fails the test unless EXPECTED_REFUSALS says why.
+ONNX's data propagation passes values through Cast unconverted (no wrapping, no bool): where
+it differs from Tangram there, the numpy evaluation decides. Besides the files, random models
+(30; 400 with TANGRAM_TEST_DEEP=1): chains of integer and float shape arithmetic with random
+operands, indices, bounds and steps in the graph, an If branch decided at run time and a Loop
+body. Values in If branches that a condition known at read time rules out are not compared
+(Tangram does not read them). A model Tangram refuses fails the test unless EXPECTED_REFUSALS
+says why.
 Exit status 0 when everything agrees, 1 otherwise, 77 (skip) when the `onnx` package is missing
 outside CI (CI=true or 1: missing is a failure).
 """
@@ -512,7 +517,9 @@ def constant_value(node):
         return np.array(a.i if a.name == "value_int" else a.f, dtype=np.int64 if a.name == "value_int" else np.float32)
     if a.name in ("value_ints", "value_floats"):
         vals = list(a.ints) if a.name == "value_ints" else list(a.floats)
-        return np.array(vals, dtype=np.int64 if a.name == "value_ints" else np.float32) if len(vals) <= MAX_FOLD else None
+        if len(vals) > MAX_FOLD:
+            return None
+        return np.array(vals, dtype=np.int64 if a.name == "value_ints" else np.float32)
     return None
 
 
@@ -590,7 +597,8 @@ def pin(model, env):
             outs = [o for o in node.output if o]
             if node.op_type != "Constant" and outs and not list(subgraphs(node)) and all(o in env for o in outs):
                 for o in outs:
-                    nodes.append(helper.make_node("Constant", [], [o], value=numpy_helper.from_array(np.asarray(env[o]), o + "_pinned")))
+                    value = numpy_helper.from_array(np.asarray(env[o]), o + "_pinned")
+                    nodes.append(helper.make_node("Constant", [], [o], value=value))
             else:
                 nodes.append(node)
         del g.node[:]
@@ -802,7 +810,8 @@ def random_model(seed, path):
         helper.make_node("Constant", [], ["M"], value=numpy_helper.from_array(np.array(2, np.int64), "M_v")),
         helper.make_node("Loop", ["M", "", "x"], ["z"], body=loop_body)]
     g = helper.make_graph(nodes, f"random_{seed}", [helper.make_tensor_value_info("x", TP.FLOAT, dims)],
-                          [helper.make_tensor_value_info("y", TP.FLOAT, dims), helper.make_tensor_value_info("z", TP.FLOAT, dims)])
+                          [helper.make_tensor_value_info("y", TP.FLOAT, dims),
+                           helper.make_tensor_value_info("z", TP.FLOAT, dims)])
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)], producer_name="tangram-tests")
     model.ir_version = 8
     onnx.save(model, path)
@@ -875,7 +884,8 @@ def check(tool, path, totals):
                           + ("" if plain.get(vname, (0, None))[1] == dims else " (with the pinned values)"))
         totals["shapes"] += 1
         totals["shapes_plain"] += plain.get(vname, (0, None))[1] == dims
-    totals["shapes_beyond"] += sum(1 for k, t in live.items() if t["shape"] is not None and shapes.get(k, (0, None))[1] is None)
+    totals["shapes_beyond"] += sum(1 for k, t in live.items()
+                                   if t["shape"] is not None and shapes.get(k, (0, None))[1] is None)
     converted = through_cast(model)
     for vname, dims in probe(model, plain).items():
         t = live.get(vname)
@@ -898,10 +908,12 @@ def check(tool, path, totals):
             continue
         if t["values"] is None:
             if np.asarray(ref).dtype != np.uint64 or np.all(np.asarray(ref) <= 2**63 - 1):
-                errors.append(f"{name}: '{vname}': numpy computes {np.asarray(ref).ravel()[:8].tolist()}...; Tangram does not")
+                errors.append(f"{name}: '{vname}': numpy computes {np.asarray(ref).ravel()[:8].tolist()}...; "
+                              "Tangram does not")
             continue
         if not same_values(t["values"], ref):
-            errors.append(f"{name}: '{vname}': values {t['values'][:16]}, numpy {np.asarray(ref).ravel()[:16].tolist()}")
+            errors.append(f"{name}: '{vname}': values {t['values'][:16]}, "
+                          f"numpy {np.asarray(ref).ravel()[:16].tolist()}")
         totals["values"] += 1
     totals["values_beyond"] += sum(1 for k, t in live.items() if t["values"] is not None and k not in env)
     totals["dead"] += len(mine) - len(live)
@@ -924,7 +936,8 @@ def main():
         models += sorted(glob.glob(os.path.join(src, "tests/fuzz/corpus/fuzz_onnx/*.onnx")))
         cache = os.environ.get("TANGRAM_MODEL_CACHE") or os.path.join(
             os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "tangram/models")
-        cached = sorted(glob.glob(os.path.join(cache, "*.onnx")) + glob.glob(os.path.join(cache, "openwakeword/*.onnx")))
+        cached = sorted(glob.glob(os.path.join(cache, "*.onnx")) +
+                        glob.glob(os.path.join(cache, "openwakeword/*.onnx")))
         missing = [m for m in CACHED if not os.path.exists(os.path.join(cache, m))]
         if missing:
             msg = f"models {', '.join(missing)} not cached in {cache} (run scripts/fetch-models.sh)"
@@ -956,8 +969,8 @@ def main():
           f"{random_count(models)} random), {t['compared']} read and compared, {t['refused']} refused as expected")
     print(f"  shapes equal to ONNX's inference: {t['shapes']} values ({t['shapes_plain']} without the pinned "
           f"values; {t['shapes_beyond']} more known to Tangram only); types equal: {t['types']}")
-    print(f"  values equal to ONNX's data propagation: {t['propagated']} ({t['propagated_cast']} more differ only where "
-          f"it passes values through a Cast unconverted); to the numpy evaluation: {t['values']} "
+    print(f"  values equal to ONNX's data propagation: {t['propagated']} ({t['propagated_cast']} more differ "
+          f"only where it passes values through a Cast unconverted); to the numpy evaluation: {t['values']} "
           f"({t['values_beyond']} more computed by Tangram only); {t['dead']} values in branches ruled out")
     print("onnx_oracle:", "FAILED" if errors else "all equal")
     return 1 if errors else 0

@@ -58,7 +58,8 @@ def vi(name, shape, elem=F):
 
 
 def const(name, values, dtype=np.int64):
-    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.array(values, dtype=dtype), name + "_v"))
+    tensor = numpy_helper.from_array(np.array(values, dtype=dtype), name + "_v")
+    return helper.make_node("Constant", [], [name], value=tensor)
 
 
 def node(op, ins, outs, **attrs):
