@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "model/model_internal.h"
+#include "model/onnx_values.h"
 #include "tangram/model.h"
 
 #ifdef TANGRAM_HAVE_ONNX
@@ -737,12 +738,15 @@ static tg_status run_flow(reader *r, size_t e_index) {
       onnx_value *o = np->output[k] && np->output[k][0] ? &r->values[find_value(r, np->output[k])] : NULL;
       if (o == NULL || src == NULL) continue;
       if ((st = set_value_shape(r, n, o, src->type, src->rank, src->dims)) != TG_OK) break;
-      if (!(live[0] && live[1]) && src->has_data) {
-        o->has_data = 1;
+      if (!(live[0] && live[1])) {
+        o->has_data = src->has_data;
         o->is_float = src->is_float;
         o->count = src->count;
         o->i = src->i;
         o->f = src->f;
+        o->why = src->why;
+        o->why_scope = src->why_scope;
+        o->why_status = src->why_status;
       }
     }
   } else if (e->role == ENTRY_ITERATION) {
@@ -1224,8 +1228,10 @@ static tg_status read_model(reader *r, const Onnx__ModelProto *m, const tg_alloc
       continue;
     }
     c->source = r->scopes[e->scope].where;
+    c->scope = r->scopes[e->scope].name;
     st = e->role == ENTRY_NODE ? run_node(r, i, sin, sout) : run_flow(r, i);
     c->source = r->source;
+    c->scope = NULL;
   }
   tg__free(c->alloc, sin);
   tg__free(c->alloc, sout);
@@ -1297,8 +1303,31 @@ tg_status tg__onnx_open(const void *data, size_t length, const char *source, con
   return TG_OK;
 }
 
-tg_status tg__onnx_read(const tg__onnx_file *f, const tg_model_options *options, tg_graph **out,
-                        tg_error_info *err) {
+/* Every value as the reader left it (onnx_read_values). */
+static void visit_values(reader *r, onnx_value_visit visit, void *user) {
+  for (size_t v = 0; v < r->value_count; ++v) {
+    const onnx_value *x = &r->values[v];
+    uint32_t s = r->scope_of_value[v];
+    onnx_value_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.name = x->name;
+    rep.scope = r->scopes[s].name;
+    rep.type = x->type;
+    rep.live = scope_live(r, s);
+    rep.has_shape = x->has_shape;
+    rep.rank = x->has_shape ? x->rank : 0;
+    rep.dims = x->dims;
+    if (x->has_data) {
+      rep.count = x->count;
+      rep.ints = x->is_float ? NULL : x->i;
+      rep.floats = x->is_float ? x->f : NULL;
+    }
+    visit(user, &rep);
+  }
+}
+
+static tg_status read_file(const tg__onnx_file *f, const tg_model_options *options, tg_graph **out,
+                          onnx_value_visit visit, void *user, tg_error_info *err) {
   *out = NULL;
   reader r;
   memset(&r, 0, sizeof r);
@@ -1309,8 +1338,14 @@ tg_status tg__onnx_read(const tg__onnx_file *f, const tg_model_options *options,
   r.c.arena.alloc = f->alloc;
   r.options = options;
   tg_status st = read_model(&r, f->model, f->alloc, out);
+  if (st == TG_OK && visit) visit_values(&r, visit, user);
   reader_free(&r);
   return st;
+}
+
+tg_status tg__onnx_read(const tg__onnx_file *f, const tg_model_options *options, tg_graph **out,
+                        tg_error_info *err) {
+  return read_file(f, options, out, NULL, NULL, err);
 }
 
 tg_status tg_graph_parse_onnx(const void *data, size_t length, const char *source,
@@ -1322,6 +1357,21 @@ tg_status tg_graph_parse_onnx(const void *data, size_t length, const char *sourc
   tg__onnx_file *f = NULL;
   tg_status st = tg__onnx_open(data, length, source ? source : "<memory>", alloc, &f, err);
   if (st == TG_OK) st = tg__onnx_read(f, options, out, err);
+  tg__onnx_close(f);
+  return st;
+}
+
+
+tg_status onnx_read_values(const void *data, size_t length, const char *source,
+                           const tg_model_options *options, const tg_allocator *alloc,
+                           onnx_value_visit visit, void *user, tg_error_info *err) {
+  if (visit == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "visit is NULL");
+  if (data == NULL && length > 0) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "data is NULL");
+  tg__onnx_file *f = NULL;
+  tg_graph *g = NULL;
+  tg_status st = tg__onnx_open(data, length, source ? source : "<memory>", alloc, &f, err);
+  if (st == TG_OK) st = read_file(f, options, &g, visit, user, err);
+  tg_graph_destroy(g);
   tg__onnx_close(f);
   return st;
 }
@@ -1367,6 +1417,15 @@ tg_status tg__onnx_read(const tg__onnx_file *f, const tg_model_options *options,
 }
 
 void tg__onnx_close(tg__onnx_file *f) { (void)f; }
+
+tg_status onnx_read_values(const void *data, size_t length, const char *source,
+                           const tg_model_options *options, const tg_allocator *alloc,
+                           onnx_value_visit visit, void *user, tg_error_info *err) {
+  (void)visit;
+  (void)user;
+  tg_graph *g = NULL;
+  return tg_graph_parse_onnx(data, length, source, options, alloc, &g, err);
+}
 
 #endif
 

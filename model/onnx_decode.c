@@ -37,11 +37,15 @@ tg_status onnx_fail_node(onnx_ctx *c, const onnx_node *n, tg_status status, cons
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  char label[200];
+  onnx_node_label(n, label, sizeof label);
+  return tg__error(c->err, status, "%s: %s: %s", c->source, label, msg);
+}
+
+void onnx_node_label(const onnx_node *n, char *buf, size_t size) {
   const char *name = n->proto->name && n->proto->name[0] ? n->proto->name : NULL;
-  if (name)
-    return tg__error(c->err, status, "%s: node %zu '%.100s' (%.60s): %s", c->source, n->index, name,
-                     n->op, msg);
-  return tg__error(c->err, status, "%s: node %zu (%.60s): %s", c->source, n->index, n->op, msg);
+  if (name) snprintf(buf, size, "node %zu '%.100s' (%.60s)", n->index, name, n->op);
+  else snprintf(buf, size, "node %zu (%.60s)", n->index, n->op);
 }
 
 struct onnx_arena_block {
@@ -453,7 +457,7 @@ static size_t raw_element_bytes(int32_t type) {
   }
 }
 
-static int type_is_float(int32_t t) {
+int onnx_type_is_float(int32_t t) {
   return t == ONNX_FLOAT || t == ONNX_DOUBLE || t == ONNX_FLOAT16 || t == ONNX_BFLOAT16;
 }
 
@@ -484,7 +488,7 @@ static void raw_element(const uint8_t *p, int32_t type, int64_t *iv, double *fv)
     case ONNX_INT16: *iv = (int16_t)u; break;
     case ONNX_INT32: *iv = (int32_t)u; break;
     case ONNX_INT64: *iv = (int64_t)u; break;
-    case ONNX_UINT64: *iv = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u; break;
+    case ONNX_UINT64: *iv = u > (uint64_t)INT64_MAX ? -1 : (int64_t)u; break;
     default: *iv = (int64_t)u; break;
   }
 }
@@ -545,7 +549,7 @@ tg_status onnx_value_from_tensor(onnx_ctx *c, const Onnx__TensorProto *t, const 
       v->type == ONNX_COMPLEX128 || v->type == ONNX_UNDEFINED)
     return TG_OK;
   v->count = have;
-  v->is_float = (uint8_t)type_is_float(v->type);
+  v->is_float = (uint8_t)onnx_type_is_float(v->type);
   if (v->is_float) v->f = onnx_arena_alloc(&c->arena, (have ? have : 1) * sizeof *v->f);
   else v->i = onnx_arena_alloc(&c->arena, (have ? have : 1) * sizeof *v->i);
   if (v->f == NULL && v->i == NULL) return onnx_fail(c, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
@@ -556,7 +560,7 @@ tg_status onnx_value_from_tensor(onnx_ctx *c, const Onnx__TensorProto *t, const 
     else if (t->n_float_data) fv = t->float_data[k];
     else if (t->n_double_data) fv = t->double_data[k];
     else if (t->n_int64_data) iv = t->int64_data[k];
-    else if (t->n_uint64_data) iv = t->uint64_data[k] > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)t->uint64_data[k];
+    else if (t->n_uint64_data) iv = t->uint64_data[k] > (uint64_t)INT64_MAX ? -1 : (int64_t)t->uint64_data[k];
     else if (t->n_int32_data) {
       /* int32_data carries int8..int32, bool and the bits of float16/bfloat16. */
       if (v->type == ONNX_FLOAT16) fv = half_to_double((uint16_t)t->int32_data[k]);
@@ -576,6 +580,12 @@ tg_status onnx_value_from_tensor(onnx_ctx *c, const Onnx__TensorProto *t, const 
       if (!raw && !t->n_int64_data && !t->n_int32_data && !t->n_uint64_data)
         return onnx_fail(c, TG_ERROR_PARSE, "%s: %s data is not in a field for that type", what,
                          onnx_type_name(v->type));
+      /* A uint64 above 2^63 - 1 (read as -1) has no int64 value: the tensor gets none. */
+      if (v->type == ONNX_UINT64 && iv < 0) {
+        v->why = "a uint64 value above 2^63 - 1";
+        v->why_status = TG_ERROR_UNSUPPORTED;
+        return TG_OK;
+      }
       v->i[k] = iv;
     }
   }

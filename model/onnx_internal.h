@@ -4,7 +4,8 @@
  *                decoded model will take) without allocating, then decodes ModelProto with
  *                protobuf-c under a memory budget; also the reader's arena and error helpers.
  * onnx_shapes.c  shape (and small-value) inference, one function per op type.
- * onnx.c         the public entry: values from the graph, nodes in order, the tg_graph.
+ * onnx.c         the public entry: values from the graph, nodes in order, the tg_graph; and what
+ *                it knows of every value for the tests (onnx_values.h).
  * Calls go onnx.c -> onnx_shapes.c -> onnx_decode.c only. */
 #ifndef TANGRAM_MODEL_ONNX_INTERNAL_H
 #define TANGRAM_MODEL_ONNX_INTERNAL_H
@@ -66,6 +67,12 @@ typedef struct onnx_value {
   size_t count;                /* elements when has_data */
   int64_t *i;                  /* integer and bool values (arena) */
   double *f;                   /* floating-point values (arena) */
+  /* Values that cannot be computed before the run although their inputs' could (an overflow,
+   * a division by zero) or that follow from such values: why, naming the node that failed
+   * (arena), the status a node needing them fails with, and the scope of that node. */
+  const char *why;
+  const char *why_scope;
+  tg_status why_status;
 } onnx_value;
 
 /* One node as the inference sees it. */
@@ -83,6 +90,7 @@ typedef struct onnx_node {
 /* Reader state shared by the three files. */
 typedef struct onnx_ctx {
   const char *source;
+  const char *scope;           /* the subgraph being read ("main" for the graph) */
   tg_error_info *err;
   const tg_allocator *alloc;
   onnx_arena arena;
@@ -100,6 +108,9 @@ tg_status onnx_fail_node(onnx_ctx *c, const onnx_node *n, tg_status status, cons
     __attribute__((format(printf, 4, 5)))
 #endif
     ;
+
+/* "node 3 'name' (Op)" or "node 3 (Op)" for messages. */
+void onnx_node_label(const onnx_node *n, char *buf, size_t size);
 
 /* A decoded model: protobuf-c's ModelProto and the budgeted allocator it came from. */
 typedef struct onnx_decoded onnx_decoded;
@@ -126,6 +137,9 @@ const char *onnx_op_at(size_t index);
 
 /* Checked element count of a shape: 0 and sets *count, or -1 when it exceeds 2^63 - 1. */
 int onnx_element_count(const int64_t *dims, uint32_t rank, uint64_t *count);
+
+/* Whether an ONNX data type holds floating-point values (kept in onnx_value.f). */
+int onnx_type_is_float(int32_t type);
 
 /* The tg_dtype for an ONNX data type. */
 tg_dtype onnx_dtype(int32_t type);

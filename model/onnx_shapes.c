@@ -9,7 +9,9 @@
  * checked as they are made: each in [0, 2^62], each element count under 2^63. */
 #ifdef TANGRAM_HAVE_ONNX
 
+#include <float.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "model/onnx_internal.h"
@@ -87,6 +89,88 @@ static tg_status set_values(onnx_ctx *c, onnx_node *n, size_t k, int64_t *iv, do
   return TG_OK;
 }
 
+/* Output k's values cannot be computed before the run although its inputs' are known (an
+ * overflow, a division by zero): record why, naming this node, for the node that may need them
+ * (onnx_value.why). Not an error here: nothing may need them. */
+static tg_status cannot_fold(onnx_ctx *c, onnx_node *n, tg_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static tg_status cannot_fold(onnx_ctx *c, onnx_node *n, tg_status status, const char *fmt, ...) {
+  char label[200], msg[200];
+  onnx_node_label(n, label, sizeof label);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  size_t len = strlen(label) + strlen(msg) + 3;
+  char *why = onnx_arena_alloc(&c->arena, len);
+  if (why == NULL) return onnx_fail(c, TG_ERROR_OUT_OF_HOST_MEMORY, "out of memory");
+  snprintf(why, len, "%s: %s", label, msg);
+  for (size_t k = 0; k < n->nout; ++k) {
+    onnx_value *o = n->out[k];
+    if (o == NULL || o->has_data || o->why) continue;
+    o->why = why;
+    o->why_scope = c->scope;
+    o->why_status = status;
+  }
+  return TG_OK;
+}
+
+/* Whether integer v is a value of ONNX integer type `type` (bool: 0 or 1). */
+static int int_fits(int32_t type, int64_t v) {
+  switch (type) {
+    case ONNX_BOOL: return v == 0 || v == 1;
+    case ONNX_INT8: return v >= INT8_MIN && v <= INT8_MAX;
+    case ONNX_UINT8: return v >= 0 && v <= UINT8_MAX;
+    case ONNX_INT16: return v >= INT16_MIN && v <= INT16_MAX;
+    case ONNX_UINT16: return v >= 0 && v <= UINT16_MAX;
+    case ONNX_INT32: return v >= INT32_MIN && v <= INT32_MAX;
+    case ONNX_UINT32: return v >= 0 && v <= (int64_t)UINT32_MAX;
+    case ONNX_UINT64: return v >= 0;
+    default: return 1;
+  }
+}
+
+/* v rounded to nearest (ties to even) with `bits` significant bits, exponents below `min_exp`
+ * subnormal, magnitudes above `max` infinite. */
+static double round_bits(double v, int bits, int min_exp, double max) {
+  if (!isfinite(v) || v == 0) return v;
+  int e;
+  (void)frexp(v, &e);
+  int exp = e - 1 < min_exp ? min_exp : e - 1;
+  double quantum = ldexp(1.0, exp - (bits - 1));
+  double r = nearbyint(v / quantum) * quantum;
+  return fabs(r) > max ? copysign(INFINITY, v) : r;
+}
+
+/* v as a value of floating-point type `type` holds it (float32, float16 and bfloat16 round). */
+static double float_of_type(int32_t type, double v) {
+  switch (type) {
+    case ONNX_FLOAT: return round_bits(v, 24, -126, FLT_MAX);
+    case ONNX_FLOAT16: return round_bits(v, 11, -14, 65504.0);
+    case ONNX_BFLOAT16: return round_bits(v, 8, -126, 3.3895313892515355e38);
+    default: return v;
+  }
+}
+
+/* Computed values of output k: integers checked against its type (cannot_fold when one does
+ * not fit), floats rounded to it; then set_values. */
+static tg_status set_computed(onnx_ctx *c, onnx_node *n, size_t k, int64_t *iv, double *fv, size_t count) {
+  if (k >= n->nout || n->out[k] == NULL) return TG_OK;
+  int32_t type = n->out[k]->type;
+  for (size_t e = 0; e < count; ++e) {
+    if (fv) {
+      fv[e] = float_of_type(type, fv[e]);
+    } else if (!int_fits(type, iv[e])) {
+      return cannot_fold(c, n, TG_ERROR_OVERFLOW, "value %lld does not fit %s", (long long)iv[e],
+                         onnx_type_name(type));
+    }
+  }
+  return set_values(c, n, k, iv, fv, count);
+}
+
 static const Onnx__AttributeProto *attr(const onnx_node *n, const char *name) {
   for (size_t k = 0; k < n->proto->n_attribute; ++k) {
     const Onnx__AttributeProto *a = n->proto->attribute[k];
@@ -153,20 +237,32 @@ static tg_status attr_string_is(onnx_ctx *c, const onnx_node *n, const char *nam
   return TG_OK;
 }
 
+/* Input k (`what`: "shape", "pads"...) has no values of the kind needed (`kind`: "integers"). */
+static tg_status values_missing(onnx_ctx *c, const onnx_node *n, size_t k, const onnx_value *x,
+                                const char *what, const char *kind) {
+  if (x->external)
+    return onnx_fail_node(c, n, TG_ERROR_UNSUPPORTED,
+                          "needs the values of input %zu '%s' (%s), which are kept in an external file",
+                          k, x->name, what);
+  if (!x->has_data && x->why) {
+    int elsewhere = x->why_scope && c->scope && strcmp(x->why_scope, c->scope) != 0;
+    return onnx_fail_node(c, n, x->why_status,
+                          "needs the values of input %zu '%s' (%s), which cannot be computed before the run: "
+                          "%s%s%s%s", k, x->name, what, x->why, elsewhere ? " (in " : "",
+                          elsewhere ? x->why_scope : "", elsewhere ? ")" : "");
+  }
+  return onnx_fail_node(c, n, TG_ERROR_UNSUPPORTED,
+                        "needs the values of input %zu '%s' (%s) to know its output shape, and they are %s%s",
+                        k, x->name, what, x->has_data ? "not " : "computed at run time",
+                        x->has_data ? kind : "");
+}
+
 /* The integer values of input k (it must have them: shapes, axes, pads...). */
 static tg_status in_ints(onnx_ctx *c, const onnx_node *n, size_t k, const char *what,
                          const int64_t **v, size_t *count) {
   onnx_value *x = in_at(n, k);
   if (x == NULL) return onnx_fail_node(c, n, TG_ERROR_PARSE, "input %zu (%s) is required but absent", k, what);
-  if (!x->has_data || x->is_float) {
-    if (x->external)
-      return onnx_fail_node(c, n, TG_ERROR_UNSUPPORTED,
-                            "needs the values of input %zu '%s' (%s), which are kept in an external file",
-                            k, x->name, what);
-    return onnx_fail_node(c, n, TG_ERROR_UNSUPPORTED,
-                          "needs the values of input %zu '%s' (%s) to know its output shape, and they are %s",
-                          k, x->name, what, x->has_data ? "not integers" : "computed at run time");
-  }
+  if (!x->has_data || x->is_float) return values_missing(c, n, k, x, what, "integers");
   if (x->rank > 1)
     return onnx_fail_node(c, n, TG_ERROR_PARSE, "input %zu '%s' (%s) must be a scalar or a list, not rank %u",
                           k, x->name, what, x->rank);
@@ -179,10 +275,7 @@ static tg_status in_floats(onnx_ctx *c, const onnx_node *n, size_t k, const char
                            const double **v, size_t *count) {
   onnx_value *x = in_at(n, k);
   if (x == NULL) return onnx_fail_node(c, n, TG_ERROR_PARSE, "input %zu (%s) is required but absent", k, what);
-  if (!x->has_data || !x->is_float)
-    return onnx_fail_node(c, n, TG_ERROR_UNSUPPORTED,
-                          "needs the values of input %zu '%s' (%s) to know its output shape, and they are %s",
-                          k, x->name, what, x->has_data ? "not floats" : x->external ? "in an external file" : "computed at run time");
+  if (!x->has_data || !x->is_float) return values_missing(c, n, k, x, what, "floats");
   *v = x->f;
   *count = x->count;
   return TG_OK;
@@ -257,25 +350,66 @@ static size_t broadcast_index(const onnx_value *v, uint32_t rank, const int64_t 
   return idx;
 }
 
-typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_MAX, OP_MIN, OP_EQUAL, OP_LESS,
-               OP_GREATER, OP_LESS_EQ, OP_GREATER_EQ, OP_POW, OP_AND, OP_OR, OP_NONE } arith_op;
+typedef enum { OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_FMOD, OP_MAX, OP_MIN, OP_EQUAL, OP_LESS,
+               OP_GREATER, OP_LESS_EQ, OP_GREATER_EQ, OP_POW, OP_AND, OP_OR, OP_XOR, OP_NONE } arith_op;
 
+/* Sums and products of integers, exact whenever the result fits 64 bits, whatever the order and
+ * the partial results (an engine's wrapping arithmetic gives that result too): a sum in 128-bit
+ * two's complement (hi:lo), a product as its magnitude and sign. */
+typedef struct exact_acc {
+  int product;
+  uint64_t lo;                 /* sum: the low 64 bits; product: the magnitude */
+  int64_t hi;                  /* sum: the high bits (at most the count of terms away from 0) */
+  int negative, zero, overflow;  /* product: its sign, a factor 0, the magnitude passed 2^64 - 1 */
+} exact_acc;
+
+static void acc_add(exact_acc *a, int64_t v) {
+  if (a->product) {
+    uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    a->zero |= v == 0;
+    a->negative ^= v < 0;
+    if (!a->overflow && !tg__mul_u64(a->lo, m, &a->lo)) a->overflow = 1;
+    return;
+  }
+  uint64_t lo = a->lo + (uint64_t)v;
+  a->hi += (lo < a->lo) - (v < 0);
+  a->lo = lo;
+}
+
+static void acc_start(exact_acc *a, int product, int64_t v) {
+  memset(a, 0, sizeof *a);
+  a->product = product;
+  a->lo = product;  /* 1 for a product, 0 for a sum */
+  acc_add(a, v);
+}
+
+/* The result, or 0 when it leaves 64 bits. */
+static int acc_result(const exact_acc *a, int64_t *r) {
+  if (a->product) {
+    if (a->zero) *r = 0;
+    else if (a->overflow || a->lo > (uint64_t)INT64_MAX + (uint64_t)a->negative) return 0;
+    else *r = !a->negative ? (int64_t)a->lo : a->lo > (uint64_t)INT64_MAX ? INT64_MIN : -(int64_t)a->lo;
+    return 1;
+  }
+  if (a->hi == 0 && a->lo <= (uint64_t)INT64_MAX) *r = (int64_t)a->lo;
+  else if (a->hi == -1 && a->lo > (uint64_t)INT64_MAX) *r = -(int64_t)~a->lo - 1;
+  else return 0;
+  return 1;
+}
+
+/* a op b on integers as ONNX defines it: Div truncates towards zero (as ONNX's reference and
+ * its shape inference do), Mod takes the divisor's sign (fmod = 1: the dividend's). 0 when the
+ * result is undefined (division by zero) or leaves 64 bits. Sums and products: exact_acc. */
 static int int_apply(arith_op op, int64_t a, int64_t b, int64_t *r) {
   switch (op) {
-    case OP_ADD: if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return 0; *r = a + b; return 1;
     case OP_SUB: if ((b < 0 && a > INT64_MAX + b) || (b > 0 && a < INT64_MIN + b)) return 0; *r = a - b; return 1;
-    case OP_MUL: {
-      if (a == 0 || b == 0) { *r = 0; return 1; }
-      if ((a == -1 && b == INT64_MIN) || (b == -1 && a == INT64_MIN)) return 0;
-      uint64_t ua = a < 0 ? (uint64_t)0 - (uint64_t)a : (uint64_t)a;
-      uint64_t ub = b < 0 ? (uint64_t)0 - (uint64_t)b : (uint64_t)b;
-      uint64_t m;
-      if (!tg__mul_u64(ua, ub, &m) || m > (uint64_t)INT64_MAX) return 0;
-      *r = ((a < 0) != (b < 0)) ? -(int64_t)m : (int64_t)m;
-      return 1;
-    }
     case OP_DIV: if (b == 0 || (a == INT64_MIN && b == -1)) return 0; *r = a / b; return 1;
-    case OP_MOD: if (b == 0 || (a == INT64_MIN && b == -1)) return 0; *r = a % b; if (*r != 0 && ((*r < 0) != (b < 0))) *r += b; return 1;
+    case OP_MOD:
+    case OP_FMOD:
+      if (b == 0) return 0;
+      *r = b == -1 ? 0 : a % b;
+      if (op == OP_MOD && *r != 0 && ((*r < 0) != (b < 0))) *r += b;
+      return 1;
     case OP_MAX: *r = a > b ? a : b; return 1;
     case OP_MIN: *r = a < b ? a : b; return 1;
     case OP_EQUAL: *r = a == b; return 1;
@@ -285,18 +419,22 @@ static int int_apply(arith_op op, int64_t a, int64_t b, int64_t *r) {
     case OP_GREATER_EQ: *r = a >= b; return 1;
     case OP_AND: *r = a && b; return 1;
     case OP_OR: *r = a || b; return 1;
+    case OP_XOR: *r = !a != !b; return 1;
     default: return 0;
   }
 }
 
+/* a op b on floats (in double; the caller rounds to the output's type). Max and Min propagate
+ * NaN as numpy does. 0 for ops without a floating-point meaning here. */
 static int float_apply(arith_op op, double a, double b, double *r) {
   switch (op) {
     case OP_ADD: *r = a + b; return 1;
     case OP_SUB: *r = a - b; return 1;
     case OP_MUL: *r = a * b; return 1;
     case OP_DIV: *r = a / b; return 1;
-    case OP_MAX: *r = a > b ? a : b; return 1;
-    case OP_MIN: *r = a < b ? a : b; return 1;
+    case OP_FMOD: *r = fmod(a, b); return 1;
+    case OP_MAX: *r = isnan(a) || isnan(b) ? NAN : a > b ? a : b; return 1;
+    case OP_MIN: *r = isnan(a) || isnan(b) ? NAN : a < b ? a : b; return 1;
     case OP_POW: *r = pow(a, b); return 1;
     default: return 0;
   }
@@ -306,33 +444,69 @@ static int is_compare(arith_op op) {
   return op == OP_EQUAL || op == OP_LESS || op == OP_GREATER || op == OP_LESS_EQ || op == OP_GREATER_EQ;
 }
 
-/* Values of a broadcast binary op on output 0, when both inputs have values of one kind. */
-static tg_status fold_binary(onnx_ctx *c, onnx_node *n, arith_op op) {
-  onnx_value *a = in_at(n, 0), *b = in_at(n, 1), *o = n->out[0];
-  if (!a || !b || !a->has_data || !b->has_data || a->is_float != b->is_float) return TG_OK;
+static int float_compare(arith_op op, double x, double y) {
+  return op == OP_EQUAL ? x == y : op == OP_LESS ? x < y : op == OP_GREATER ? x > y : op == OP_LESS_EQ ? x <= y : x >= y;
+}
+
+static const char *op_symbol(arith_op op) {
+  switch (op) {
+    case OP_ADD: return "+";
+    case OP_SUB: return "-";
+    case OP_MUL: return "*";
+    case OP_DIV: return "/";
+    default: return "mod";
+  }
+}
+
+/* Values of a broadcast elementwise op on output 0 (two inputs, or more for Max, Min and Sum,
+ * folded left to right), when every input has values of one kind. */
+static tg_status fold_elementwise(onnx_ctx *c, onnx_node *n, arith_op op) {
+  onnx_value *o = n->out[0], *first = in_at(n, 0);
+  for (size_t k = 0; k < n->nin; ++k) {
+    const onnx_value *v = n->in[k];
+    if (v == NULL || !v->has_data || v->is_float != first->is_float) return TG_OK;
+  }
   uint64_t count;
-  if (onnx_element_count(o->dims, o->rank, &count) != 0 || count > ONNX_MAX_FOLD) return TG_OK;
+  if ((op == OP_POW && !first->is_float) || onnx_element_count(o->dims, o->rank, &count) != 0 ||
+      count > ONNX_MAX_FOLD)
+    return TG_OK;
   scratch sc;
   tg_status st = scratch_get(c, (size_t)count, &sc);
   if (st != TG_OK) return st;
-  int64_t *iv = sc.i;
-  double *fv = sc.f;
-  int as_float = a->is_float && !is_compare(op);
-  for (size_t k = 0; k < (size_t)count; ++k) {
-    size_t ia = broadcast_index(a, o->rank, o->dims, k), ib = broadcast_index(b, o->rank, o->dims, k);
-    if (a->is_float) {
-      if (is_compare(op)) {
-        double x = a->f[ia], y = b->f[ib];
-        iv[k] = op == OP_EQUAL ? x == y : op == OP_LESS ? x < y : op == OP_GREATER ? x > y
-              : op == OP_LESS_EQ ? x <= y : x >= y;
-      } else if (!float_apply(op, a->f[ia], b->f[ib], &fv[k])) {
-        return TG_OK;
+  int as_float = first->is_float && !is_compare(op), exact = !first->is_float && (op == OP_ADD || op == OP_MUL);
+  for (size_t e = 0; e < (size_t)count; ++e) {
+    size_t i0 = broadcast_index(first, o->rank, o->dims, e);
+    int64_t acc = first->is_float ? 0 : first->i[i0];
+    double facc = first->is_float ? first->f[i0] : 0;
+    exact_acc sum;
+    acc_start(&sum, op == OP_MUL, acc);
+    for (size_t k = 1; k < n->nin; ++k) {
+      const onnx_value *v = n->in[k];
+      size_t ik = broadcast_index(v, o->rank, o->dims, e);
+      if (first->is_float && is_compare(op)) {
+        acc = float_compare(op, facc, v->f[ik]);
+      } else if (first->is_float) {
+        if (!float_apply(op, facc, v->f[ik], &facc)) return TG_OK;
+        facc = float_of_type(first->type, facc);
+      } else if (exact) {
+        acc_add(&sum, v->i[ik]);
+      } else if (!int_apply(op, acc, v->i[ik], &acc)) {
+        if ((op == OP_DIV || op == OP_MOD || op == OP_FMOD) && v->i[ik] == 0)
+          return cannot_fold(c, n, TG_ERROR_PARSE, "division by zero");
+        return cannot_fold(c, n, TG_ERROR_OVERFLOW, "%lld %s %lld leaves 64 bits", (long long)acc, op_symbol(op),
+                           (long long)v->i[ik]);
       }
-    } else if (!int_apply(op, a->i[ia], b->i[ib], &iv[k])) {
-      return TG_OK;
     }
+    if (exact && !acc_result(&sum, &acc)) {
+      if (n->nin == 2)
+        return cannot_fold(c, n, TG_ERROR_OVERFLOW, "%lld %s %lld leaves 64 bits", (long long)first->i[i0],
+                           op_symbol(op), (long long)n->in[1]->i[broadcast_index(n->in[1], o->rank, o->dims, e)]);
+      return cannot_fold(c, n, TG_ERROR_OVERFLOW, "the %s leaves 64 bits", op == OP_MUL ? "product" : "sum");
+    }
+    sc.i[e] = acc;
+    sc.f[e] = facc;
   }
-  return set_values(c, n, 0, as_float ? NULL : iv, as_float ? fv : NULL, (size_t)count);
+  return set_computed(c, n, 0, as_float ? NULL : sc.i, as_float ? sc.f : NULL, (size_t)count);
 }
 
 /* Values passed through unchanged (Identity, Reshape, Squeeze, ...). */
@@ -370,21 +544,28 @@ static tg_status infer_dropout(onnx_ctx *c, onnx_node *n) {
   return set_out_like(c, n, 1, ONNX_BOOL, n->in[0]);
 }
 
-static tg_status infer_neg(onnx_ctx *c, onnx_node *n) {
-  tg_status st = infer_same(c, n);
+/* Neg, Abs, Sign (any numbers) and Not (bools): values elementwise. */
+static tg_status infer_unary(onnx_ctx *c, onnx_node *n) {
+  int is_not = strcmp(n->op, "Not") == 0;
+  tg_status st = is_not ? infer_bool_same(c, n) : infer_same(c, n);
   if (st != TG_OK) return st;
   onnx_value *x = n->in[0];
   if (!x->has_data) return TG_OK;
   scratch sc;
   if ((st = scratch_get(c, x->count, &sc)) != TG_OK) return st;
-  int64_t *iv = sc.i;
-  double *fv = sc.f;
+  char op = n->op[0];
   for (size_t k = 0; k < x->count; ++k) {
-    if (x->is_float) fv[k] = -x->f[k];
-    else if (x->i[k] == INT64_MIN) return TG_OK;
-    else iv[k] = -x->i[k];
+    if (x->is_float) {
+      double f = x->f[k];
+      sc.f[k] = op == 'N' ? -f : op == 'A' ? fabs(f) : isnan(f) ? f : (f > 0) - (f < 0);
+      continue;
+    }
+    int64_t v = x->i[k];
+    if (v == INT64_MIN && (op == 'N' || op == 'A'))
+      return cannot_fold(c, n, TG_ERROR_OVERFLOW, "-(%lld) leaves 64 bits", (long long)v);
+    sc.i[k] = is_not ? !v : op == 'N' ? -v : op == 'A' ? (v < 0 ? -v : v) : (v > 0) - (v < 0);
   }
-  return set_values(c, n, 0, x->is_float ? NULL : iv, x->is_float ? fv : NULL, x->count);
+  return set_computed(c, n, 0, x->is_float ? NULL : sc.i, x->is_float ? sc.f : NULL, x->count);
 }
 
 /* Floor, Ceil, Round of float values. */
@@ -399,6 +580,37 @@ static tg_status infer_rounding(onnx_ctx *c, onnx_node *n) {
   for (size_t k = 0; k < x->count; ++k)
     fv[k] = n->op[0] == 'F' ? floor(x->f[k]) : n->op[0] == 'C' ? ceil(x->f[k]) : nearbyint(x->f[k]);
   return set_values(c, n, 0, NULL, fv, x->count);
+}
+
+/* Integer v as integer type `to` holds it: the low bits, as ONNX's reference (numpy's astype)
+ * converts between integer types. 0 for a uint64 above 2^63 - 1 (no int64 value). */
+static int int_wrap(int32_t to, int64_t v, int64_t *r) {
+  uint64_t u = (uint64_t)v;
+  switch (to) {
+    case ONNX_BOOL: *r = v != 0; return 1;
+    case ONNX_INT8: *r = (int8_t)(uint8_t)u; return 1;
+    case ONNX_UINT8: *r = (uint8_t)u; return 1;
+    case ONNX_INT16: *r = (int16_t)(uint16_t)u; return 1;
+    case ONNX_UINT16: *r = (uint16_t)u; return 1;
+    case ONNX_INT32: *r = (int32_t)(uint32_t)u; return 1;
+    case ONNX_UINT32: *r = (uint32_t)u; return 1;
+    case ONNX_UINT64: *r = v; return v >= 0;
+    default: *r = v; return 1;
+  }
+}
+
+/* Float f as integer type `to`: truncated towards zero; 0 when that is outside the type (or f
+ * is not a number), where ONNX leaves the result undefined. */
+static int float_to_int(int32_t to, double f, int64_t *r) {
+  if (to == ONNX_BOOL) {
+    *r = f != 0;
+    return 1;
+  }
+  double t = trunc(f);
+  /* -2^63 <= t < 2^63 is exact in doubles; NaN fails both tests. */
+  if (!(t >= -9223372036854775808.0 && t < 9223372036854775808.0)) return 0;
+  *r = (int64_t)t;
+  return int_fits(to, *r);
 }
 
 static tg_status infer_cast(onnx_ctx *c, onnx_node *n) {
@@ -416,34 +628,26 @@ static tg_status infer_cast(onnx_ctx *c, onnx_node *n) {
     if (to > 255) return onnx_fail_node(c, n, TG_ERROR_PARSE, "attribute 'to' is %lld, not a data type", (long long)to);
   }
   if ((st = set_out_like(c, n, 0, (int32_t)to, x)) != TG_OK || !x->has_data) return st;
-  int to_float = to == ONNX_FLOAT || to == ONNX_DOUBLE || to == ONNX_FLOAT16 || to == ONNX_BFLOAT16;
+  /* Numbers and bools only (not strings, complex numbers or types this reader does not know). */
+  int numeric = (to >= ONNX_FLOAT && to <= ONNX_INT64) || (to >= ONNX_BOOL && to <= ONNX_UINT64) || to == ONNX_BFLOAT16;
+  if (!numeric) return TG_OK;
+  int to_float = onnx_type_is_float((int32_t)to);
   scratch sc;
   if ((st = scratch_get(c, x->count, &sc)) != TG_OK) return st;
-  int64_t *iv = sc.i;
-  double *fv = sc.f;
   for (size_t k = 0; k < x->count; ++k) {
-    if (to_float) {
-      fv[k] = x->is_float ? x->f[k] : (double)x->i[k];
-    } else if (x->is_float) {
-      double f = x->f[k];
-      if (!(f > -9.2e18 && f < 9.2e18)) return TG_OK;
-      iv[k] = to == ONNX_BOOL ? f != 0 : (int64_t)f;
-    } else {
-      int64_t v = x->i[k];
-      switch (to) {
-        case ONNX_BOOL: v = v != 0; break;
-        case ONNX_INT32: v = (int32_t)(uint32_t)(uint64_t)v; break;
-        case ONNX_INT16: v = (int16_t)(uint16_t)(uint64_t)v; break;
-        case ONNX_INT8: v = (int8_t)(uint8_t)(uint64_t)v; break;
-        case ONNX_UINT8: v = (uint8_t)(uint64_t)v; break;
-        case ONNX_UINT16: v = (uint16_t)(uint64_t)v; break;
-        case ONNX_UINT32: v = (uint32_t)(uint64_t)v; break;
-        default: break;
-      }
-      iv[k] = v;
+    if (to_float && x->is_float) {
+      sc.f[k] = float_of_type((int32_t)to, x->f[k]);
+    } else if (to_float) {
+      /* int64 -> float32 rounds once (a detour through double could round twice). */
+      sc.f[k] = to == ONNX_FLOAT ? (double)(float)x->i[k] : float_of_type((int32_t)to, (double)x->i[k]);
+    } else if (x->is_float ? !float_to_int((int32_t)to, x->f[k], &sc.i[k]) : !int_wrap((int32_t)to, x->i[k], &sc.i[k])) {
+      if (x->is_float)
+        return cannot_fold(c, n, TG_ERROR_UNSUPPORTED, "%g is not a value of %s", x->f[k], onnx_type_name((int32_t)to));
+      return cannot_fold(c, n, TG_ERROR_UNSUPPORTED, "%lld is not a value of %s", (long long)x->i[k],
+                         onnx_type_name((int32_t)to));
     }
   }
-  return set_values(c, n, 0, to_float ? NULL : iv, to_float ? fv : NULL, x->count);
+  return set_values(c, n, 0, to_float ? NULL : sc.i, to_float ? sc.f : NULL, x->count);
 }
 
 /* BatchNormalization: Y like X; training-mode outputs are per-channel [C]. */
@@ -481,7 +685,7 @@ static arith_op arith_of(const char *op) {
       {"Add", OP_ADD}, {"Sub", OP_SUB}, {"Mul", OP_MUL}, {"Div", OP_DIV}, {"Mod", OP_MOD},
       {"Max", OP_MAX}, {"Min", OP_MIN}, {"Equal", OP_EQUAL}, {"Less", OP_LESS},
       {"Greater", OP_GREATER}, {"LessOrEqual", OP_LESS_EQ}, {"GreaterOrEqual", OP_GREATER_EQ},
-      {"Pow", OP_POW}, {"And", OP_AND}, {"Or", OP_OR}};
+      {"Pow", OP_POW}, {"And", OP_AND}, {"Or", OP_OR}, {"Xor", OP_XOR}, {"Sum", OP_ADD}};
   for (size_t i = 0; i < sizeof k / sizeof k[0]; ++i)
     if (strcmp(op, k[i].name) == 0) return k[i].op;
   return OP_NONE;
@@ -496,9 +700,17 @@ static tg_status infer_broadcast(onnx_ctx *c, onnx_node *n) {
   if ((st = broadcast(c, n, 0, n->nin, &rank, dims)) != TG_OK) return st;
   arith_op op = arith_of(n->op);
   int32_t type = in_at(n, 0)->type;
-  if (is_compare(op) || op == OP_AND || op == OP_OR || strcmp(n->op, "Xor") == 0) type = ONNX_BOOL;
+  if (is_compare(op) || op == OP_AND || op == OP_OR || op == OP_XOR) type = ONNX_BOOL;
   if ((st = set_out(c, n, 0, type, rank, dims)) != TG_OK) return st;
-  if (op != OP_NONE && n->nin == 2) return fold_binary(c, n, op);
+  if (op == OP_MOD) {
+    int64_t fmod_attr;
+    if ((st = attr_int(c, n, "fmod", 0, &fmod_attr)) != TG_OK) return st;
+    /* Floating-point Mod is defined with fmod = 1 only. */
+    if (fmod_attr) op = OP_FMOD;
+    else if (in_at(n, 0)->is_float) op = OP_NONE;
+  }
+  int variadic = op == OP_MAX || op == OP_MIN || strcmp(n->op, "Sum") == 0;
+  if (op != OP_NONE && (n->nin == 2 || (variadic && n->nin >= 1))) return fold_elementwise(c, n, op);
   return TG_OK;
 }
 
@@ -514,17 +726,19 @@ static tg_status infer_where(onnx_ctx *c, onnx_node *n) {
       (st = set_out(c, n, 0, x->type, rank, dims)) != TG_OK)
     return st;
   onnx_value *o = n->out[0];
-  if (!cond->has_data || cond->is_float || !x->has_data || !y->has_data || x->is_float || y->is_float)
+  if (!cond->has_data || cond->is_float || !x->has_data || !y->has_data || x->is_float != y->is_float)
     return TG_OK;
   uint64_t count;
   if (onnx_element_count(o->dims, o->rank, &count) != 0 || count > ONNX_MAX_FOLD) return TG_OK;
   scratch sc;
   if ((st = scratch_get(c, (size_t)count, &sc)) != TG_OK) return st;
-  int64_t *iv = sc.i;
-  for (size_t k = 0; k < (size_t)count; ++k)
-    iv[k] = cond->i[broadcast_index(cond, rank, dims, k)] ? x->i[broadcast_index(x, rank, dims, k)]
-                                                          : y->i[broadcast_index(y, rank, dims, k)];
-  return set_values(c, n, 0, iv, NULL, (size_t)count);
+  for (size_t k = 0; k < (size_t)count; ++k) {
+    const onnx_value *from = cond->i[broadcast_index(cond, rank, dims, k)] ? x : y;
+    size_t at = broadcast_index(from, rank, dims, k);
+    if (from->is_float) sc.f[k] = from->f[at];
+    else sc.i[k] = from->i[at];
+  }
+  return set_values(c, n, 0, x->is_float ? NULL : sc.i, x->is_float ? sc.f : NULL, (size_t)count);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -950,7 +1164,26 @@ static tg_status infer_transpose(onnx_ctx *c, onnx_node *n) {
   }
   if ((st = set_out(c, n, 0, x->type, x->rank, d)) != TG_OK) return st;
   if (x->rank <= 1) return pass_values(c, n, x);
-  return TG_OK;
+  if (!x->has_data) return TG_OK;
+  /* Output element e reads input coordinates permuted back: stride of input axis perm[k]. */
+  size_t in_stride[TG_MAX_RANK], stride = 1;
+  for (uint32_t k = x->rank; k-- > 0;) {
+    in_stride[k] = stride;
+    stride *= (size_t)x->dims[k];
+  }
+  scratch sc;
+  if ((st = scratch_get(c, x->count, &sc)) != TG_OK) return st;
+  for (size_t e = 0; e < x->count; ++e) {
+    size_t at = e, src = 0;
+    for (uint32_t k = x->rank; k-- > 0;) {
+      int64_t p = present ? perm[k] : (int64_t)(x->rank - 1 - k);
+      src += (at % (size_t)d[k]) * in_stride[p];
+      at /= (size_t)d[k];
+    }
+    if (x->is_float) sc.f[e] = x->f[src];
+    else sc.i[e] = x->i[src];
+  }
+  return set_values(c, n, 0, x->is_float ? NULL : sc.i, x->is_float ? sc.f : NULL, x->count);
 }
 
 /* Axes from an attribute (older opsets) or input 1 (newer). `*present` = 0 when neither. */
@@ -1075,6 +1308,29 @@ static tg_status infer_concat(onnx_ctx *c, onnx_node *n) {
   return set_values(c, n, 0, is_float ? NULL : iv, is_float ? fv : NULL, at);
 }
 
+/* Values of output k: the elements of x from `first` in steps of `step`, `d` per axis (Slice,
+ * Split). */
+static tg_status slice_values(onnx_ctx *c, onnx_node *n, size_t k, const onnx_value *x, const int64_t *first,
+                              const int64_t *step, const int64_t *d) {
+  uint64_t count;
+  if (!x->has_data || onnx_element_count(d, x->rank, &count) != 0 || count > ONNX_MAX_FOLD) return TG_OK;
+  scratch sc;
+  tg_status st = scratch_get(c, (size_t)count, &sc);
+  if (st != TG_OK) return st;
+  for (size_t e = 0; e < (size_t)count; ++e) {
+    size_t at = e, src = 0, stride = 1;
+    for (uint32_t a = x->rank; a-- > 0;) {
+      size_t coord = at % (size_t)d[a];
+      at /= (size_t)d[a];
+      src += (size_t)(first[a] + (int64_t)coord * step[a]) * stride;
+      stride *= (size_t)x->dims[a];
+    }
+    if (x->is_float) sc.f[e] = x->f[src];
+    else sc.i[e] = x->i[src];
+  }
+  return set_values(c, n, k, x->is_float ? NULL : sc.i, x->is_float ? sc.f : NULL, (size_t)count);
+}
+
 static tg_status infer_split(onnx_ctx *c, onnx_node *n) {
   onnx_value *x;
   tg_status st;
@@ -1115,29 +1371,35 @@ static tg_status infer_split(onnx_ctx *c, onnx_node *n) {
     }
     if (sum != dim)
       return onnx_fail_node(c, n, TG_ERROR_PARSE, "split sizes add up to %lld, the dimension is %lld", (long long)sum, (long long)dim);
-    for (size_t k = 0; k < cnt; ++k) {
-      d[a] = split[k];
-      if ((st = set_out(c, n, k, x->type, x->rank, d)) != TG_OK) return st;
-    }
-    return TG_OK;
+  } else {
+    if (num_outputs > 0) parts = num_outputs;
+    if (parts < 1 || (size_t)parts != n->nout)
+      return onnx_fail_node(c, n, TG_ERROR_PARSE, "splits into %lld parts but has %zu outputs", (long long)parts, n->nout);
+    if (num_outputs == 0 && dim % parts != 0)
+      return onnx_fail_node(c, n, TG_ERROR_PARSE, "dimension %lld does not split into %lld equal parts", (long long)dim, (long long)parts);
   }
-  if (num_outputs > 0) parts = num_outputs;
-  if (parts < 1 || (size_t)parts != n->nout)
-    return onnx_fail_node(c, n, TG_ERROR_PARSE, "splits into %lld parts but has %zu outputs", (long long)parts, n->nout);
   /* Equal parts; opset 18's num_outputs lets the last one be smaller. */
-  int64_t each = dim / parts + (dim % parts != 0);
-  if (num_outputs == 0 && dim % parts != 0)
-    return onnx_fail_node(c, n, TG_ERROR_PARSE, "dimension %lld does not split into %lld equal parts", (long long)dim, (long long)parts);
-  for (int64_t k = 0; k < parts; ++k) {
-    int64_t left = dim - k * each;
-    d[a] = left < 0 ? 0 : left < each ? left : each;
-    if ((st = set_out(c, n, (size_t)k, x->type, x->rank, d)) != TG_OK) return st;
+  int64_t each = dim / parts + (dim % parts != 0), first[TG_MAX_RANK] = {0}, step[TG_MAX_RANK];
+  for (uint32_t k = 0; k < TG_MAX_RANK; ++k) step[k] = 1;
+  for (size_t k = 0; k < n->nout; ++k) {
+    int64_t left = dim - (int64_t)k * each;
+    d[a] = present ? split[k] : left < 0 ? 0 : left < each ? left : each;
+    if ((st = set_out(c, n, k, x->type, x->rank, d)) != TG_OK ||
+        (n->out[k] && (st = slice_values(c, n, k, x, first, step, d)) != TG_OK))
+      return st;
+    first[a] += d[a];
   }
   return TG_OK;
 }
 
 /* ONNX Slice bounds for one axis: the clamped start and the element count. */
 static void slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first, int64_t *count) {
+  if (dim == 0) {
+    /* Nothing to take (the negative-step clamps below would make [0, -1] a one-element range). */
+    *first = 0;
+    *count = 0;
+    return;
+  }
   if (start < 0) start += dim;
   if (end < 0) end += dim;
   if (step > 0) {
@@ -1195,25 +1457,8 @@ static tg_status infer_slice(onnx_ctx *c, onnx_node *n) {
     slice_axis(x->dims[a], starts[k], ends[k], step, &first[a], &d[a]);
     step_of[a] = step;
   }
-  if ((st = set_out(c, n, 0, x->type, x->rank, d)) != TG_OK || !x->has_data) return st;
-  uint64_t count;
-  if (onnx_element_count(d, x->rank, &count) != 0 || count > ONNX_MAX_FOLD) return TG_OK;
-  scratch sc;
-  if ((st = scratch_get(c, (size_t)count, &sc)) != TG_OK) return st;
-  int64_t *iv = sc.i;
-  double *fv = sc.f;
-  for (size_t e = 0; e < (size_t)count; ++e) {
-    size_t at = e, src = 0, stride = 1;
-    for (uint32_t k = x->rank; k-- > 0;) {
-      size_t coord = at % (size_t)d[k];
-      at /= (size_t)d[k];
-      src += (size_t)(first[k] + (int64_t)coord * step_of[k]) * stride;
-      stride *= (size_t)x->dims[k];
-    }
-    if (x->is_float) fv[e] = x->f[src];
-    else iv[e] = x->i[src];
-  }
-  return set_values(c, n, 0, x->is_float ? NULL : iv, x->is_float ? fv : NULL, (size_t)count);
+  if ((st = set_out(c, n, 0, x->type, x->rank, d)) != TG_OK) return st;
+  return slice_values(c, n, 0, x, first, step_of, d);
 }
 
 static tg_status infer_gather(onnx_ctx *c, onnx_node *n) {
@@ -1293,8 +1538,17 @@ static tg_status infer_expand(onnx_ctx *c, onnx_node *n) {
   int64_t d[TG_MAX_RANK];
   st = broadcast(c, n, 0, 2, &rank, d);
   n->in[1] = save;
-  if (st != TG_OK) return st;
-  return set_out(c, n, 0, x->type, rank, d);
+  if (st != TG_OK || (st = set_out(c, n, 0, x->type, rank, d)) != TG_OK) return st;
+  uint64_t count;
+  if (!x->has_data || onnx_element_count(d, rank, &count) != 0 || count > ONNX_MAX_FOLD) return TG_OK;
+  scratch sc;
+  if ((st = scratch_get(c, (size_t)count, &sc)) != TG_OK) return st;
+  for (size_t e = 0; e < (size_t)count; ++e) {
+    size_t at = broadcast_index(x, rank, d, e);
+    if (x->is_float) sc.f[e] = x->f[at];
+    else sc.i[e] = x->i[at];
+  }
+  return set_values(c, n, 0, x->is_float ? NULL : sc.i, x->is_float ? sc.f : NULL, (size_t)count);
 }
 
 static tg_status infer_tile(onnx_ctx *c, onnx_node *n) {
@@ -1313,7 +1567,23 @@ static tg_status infer_tile(onnx_ctx *c, onnx_node *n) {
       return onnx_fail_node(c, n, TG_ERROR_OVERFLOW, "repeats entry %u (%lld) is negative or overflows", k, (long long)rep[k]);
     d[k] = (int64_t)v;
   }
-  return set_out(c, n, 0, x->type, x->rank, d);
+  if ((st = set_out(c, n, 0, x->type, x->rank, d)) != TG_OK) return st;
+  uint64_t count;
+  if (!x->has_data || onnx_element_count(d, x->rank, &count) != 0 || count > ONNX_MAX_FOLD) return TG_OK;
+  scratch sc;
+  if ((st = scratch_get(c, (size_t)count, &sc)) != TG_OK) return st;
+  /* Output coordinate j of axis k reads input coordinate j mod dims[k]. */
+  for (size_t e = 0; e < (size_t)count; ++e) {
+    size_t at = e, src = 0, stride = 1;
+    for (uint32_t k = x->rank; k-- > 0;) {
+      src += (at % (size_t)d[k]) % (size_t)x->dims[k] * stride;
+      at /= (size_t)d[k];
+      stride *= (size_t)x->dims[k];
+    }
+    if (x->is_float) sc.f[e] = x->f[src];
+    else sc.i[e] = x->i[src];
+  }
+  return set_values(c, n, 0, x->is_float ? NULL : sc.i, x->is_float ? sc.f : NULL, (size_t)count);
 }
 
 static tg_status infer_pad(onnx_ctx *c, onnx_node *n) {
@@ -1490,7 +1760,7 @@ static tg_status infer_reduce(onnx_ctx *c, onnx_node *n) {
     mask |= 1u << a;
   }
   if (cnt == 0) {
-    if (noop) return set_out_like(c, n, 0, x->type, x);
+    if (noop) return (st = set_out_like(c, n, 0, x->type, x)) != TG_OK ? st : pass_values(c, n, x);
     mask = (1u << x->rank) - 1;
   }
   int64_t d[TG_MAX_RANK];
@@ -1500,18 +1770,25 @@ static tg_status infer_reduce(onnx_ctx *c, onnx_node *n) {
     else if (keep) d[r++] = 1;
   }
   if ((st = set_out(c, n, 0, x->type, r, d)) != TG_OK) return st;
-  /* Values of a whole-vector reduction (shape arithmetic: the product of some dimensions). */
-  if (!x->has_data || x->is_float || x->rank > 1 || x->count == 0) return TG_OK;
+  /* Values of a whole-vector reduction (shape arithmetic: the product of some dimensions); an
+   * empty vector sums to 0 and multiplies to 1. */
+  if (!x->has_data || x->is_float || x->rank > 1) return TG_OK;
   arith_op op = strcmp(n->op, "ReduceProd") == 0 ? OP_MUL : strcmp(n->op, "ReduceSum") == 0 ? OP_ADD
               : strcmp(n->op, "ReduceMax") == 0 ? OP_MAX : strcmp(n->op, "ReduceMin") == 0 ? OP_MIN : OP_NONE;
-  if (op == OP_NONE) return TG_OK;
-  int64_t acc = x->i[0];
-  for (size_t k = 1; k < x->count; ++k)
-    if (!int_apply(op, acc, x->i[k], &acc)) return TG_OK;
+  if (op == OP_NONE || (x->count == 0 && op != OP_MUL && op != OP_ADD)) return TG_OK;
+  int64_t acc = x->count ? x->i[0] : op == OP_MUL;
+  exact_acc sum;
+  acc_start(&sum, op == OP_MUL, acc);
+  for (size_t k = 1; k < x->count; ++k) {
+    if (op == OP_ADD || op == OP_MUL) acc_add(&sum, x->i[k]);
+    else (void)int_apply(op, acc, x->i[k], &acc);  /* Max, Min */
+  }
+  if ((op == OP_ADD || op == OP_MUL) && !acc_result(&sum, &acc))
+    return cannot_fold(c, n, TG_ERROR_OVERFLOW, "the %s leaves 64 bits", op == OP_MUL ? "product" : "sum");
   scratch sc;
   if ((st = scratch_get(c, 1, &sc)) != TG_OK) return st;
   sc.i[0] = acc;
-  return set_values(c, n, 0, sc.i, NULL, 1);
+  return set_computed(c, n, 0, sc.i, NULL, 1);
 }
 
 static tg_status infer_arg(onnx_ctx *c, onnx_node *n) {
@@ -1621,7 +1898,7 @@ static tg_status infer_range(onnx_ctx *c, onnx_node *n) {
     if ((st = scratch_get(c, (size_t)len, &sc)) != TG_OK) return st;
     double *fv = sc.f;
     for (int64_t k = 0; k < len; ++k) fv[k] = *v[0] + (double)k * *v[2];
-    return set_values(c, n, 0, NULL, fv, (size_t)len);
+    return set_computed(c, n, 0, NULL, fv, (size_t)len);
   }
   const int64_t *v[3];
   size_t cnt;
@@ -1642,7 +1919,7 @@ static tg_status infer_range(onnx_ctx *c, onnx_node *n) {
   if ((st = scratch_get(c, (size_t)len, &sc)) != TG_OK) return st;
   int64_t *iv = sc.i;
   for (int64_t k = 0; k < len; ++k) iv[k] = *v[0] + k * *v[2];
-  return set_values(c, n, 0, iv, NULL, (size_t)len);
+  return set_computed(c, n, 0, iv, NULL, (size_t)len);
 }
 
 static tg_status infer_quantize(onnx_ctx *c, onnx_node *n) {
@@ -1670,7 +1947,7 @@ static const struct {
   const char *op;
   infer_fn fn;
 } k_ops[] = {
-    {"Abs", infer_same}, {"Acos", infer_same}, {"Acosh", infer_same}, {"Add", infer_broadcast},
+    {"Abs", infer_unary}, {"Acos", infer_same}, {"Acosh", infer_same}, {"Add", infer_broadcast},
     {"And", infer_broadcast}, {"ArgMax", infer_arg}, {"ArgMin", infer_arg}, {"Asin", infer_same},
     {"Asinh", infer_same}, {"Atan", infer_same}, {"Atanh", infer_same}, {"AveragePool", infer_pool},
     {"BatchNormalization", infer_batchnorm}, {"BitShift", infer_broadcast},
@@ -1697,9 +1974,9 @@ static const struct {
     {"LpNormalization", infer_same}, {"LpPool", infer_pool}, {"MatMul", infer_matmul},
     {"Max", infer_broadcast}, {"MaxPool", infer_pool}, {"Mean", infer_broadcast},
     {"MeanVarianceNormalization", infer_same}, {"Min", infer_broadcast}, {"Mish", infer_same},
-    {"Mod", infer_broadcast}, {"Mul", infer_broadcast}, {"Neg", infer_neg},
+    {"Mod", infer_broadcast}, {"Mul", infer_broadcast}, {"Neg", infer_unary},
     {"NonMaxSuppression", infer_data_dependent}, {"NonZero", infer_data_dependent},
-    {"Not", infer_bool_same}, {"Or", infer_broadcast}, {"PRelu", infer_broadcast},
+    {"Not", infer_unary}, {"Or", infer_broadcast}, {"PRelu", infer_broadcast},
     {"Pad", infer_pad}, {"Pow", infer_broadcast}, {"QuantizeLinear", infer_quantize},
     {"RNN", infer_recurrent}, {"Range", infer_range}, {"Reciprocal", infer_same},
     {"ReduceL1", infer_reduce}, {"ReduceL2", infer_reduce}, {"ReduceLogSum", infer_reduce},
@@ -1708,7 +1985,7 @@ static const struct {
     {"ReduceSumSquare", infer_reduce}, {"Relu", infer_same}, {"Reshape", infer_reshape},
     {"Resize", infer_resize}, {"Round", infer_rounding}, {"Scatter", infer_same},
     {"ScatterElements", infer_same}, {"ScatterND", infer_same}, {"Selu", infer_same},
-    {"Shape", infer_shape}, {"Shrink", infer_same}, {"Sigmoid", infer_same}, {"Sign", infer_same},
+    {"Shape", infer_shape}, {"Shrink", infer_same}, {"Sigmoid", infer_same}, {"Sign", infer_unary},
     {"Sin", infer_same}, {"Sinh", infer_same}, {"Size", infer_size}, {"Slice", infer_slice},
     {"Softmax", infer_same}, {"Softplus", infer_same}, {"Softsign", infer_same},
     {"SpaceToDepth", infer_depth_space}, {"Split", infer_split}, {"Sqrt", infer_same},
@@ -1746,6 +2023,23 @@ tg_status onnx_infer_node(onnx_ctx *c, onnx_node *n) {
     if (!n->out[k]->has_data) all = 0;
   }
   n->folded = any && all;
+  /* Outputs left without values because an input's could not be computed (and the others' are
+   * known) inherit the reason. */
+  const onnx_value *cause = NULL;
+  int others_known = 1;
+  for (size_t k = 0; k < n->nin; ++k) {
+    const onnx_value *v = n->in[k];
+    if (v == NULL || v->has_data) continue;
+    if (v->why == NULL) others_known = 0;
+    else if (cause == NULL) cause = v;
+  }
+  for (size_t k = 0; k < n->nout && cause && others_known; ++k) {
+    onnx_value *o = n->out[k];
+    if (o == NULL || o->has_data || o->why) continue;
+    o->why = cause->why;
+    o->why_scope = cause->why_scope;
+    o->why_status = cause->why_status;
+  }
   return TG_OK;
 }
 

@@ -57,6 +57,7 @@
 #include "tangram/planner.h"
 
 #ifdef TANGRAM_HAVE_ONNX
+#include "model/onnx_values.h"
 #include "onnx_builder.h"
 
 static void assert_contains(const char *haystack, const char *needle) {
@@ -1437,6 +1438,320 @@ static void known_conditions_run_their_branch(void **state) {
   tg_graph_destroy(g);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Values computed inside subgraphs: the exporter's patterns (tests/data/onnx/folding.py). */
+
+static tg_graph *read_folding(const char *file) {
+  char rel[128], path[1024];
+  snprintf(rel, sizeof rel, "onnx/folding/%s", file);
+  tg_test_data_path(path, sizeof path, rel);
+  size_t length;
+  unsigned char *data = read_all(path, &length);
+  /* Lifetimes and records for every storage, under a checking allocator. */
+  tg_status st = parse_everything(data, length, NULL);
+  free(data);
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  tg_graph *g = NULL;
+  tg_status again = tg_graph_read_onnx(path, NULL, NULL, &g, &err);
+  if (st != TG_OK || again != TG_OK) fail_msg("%s: %s (%s)", file, tg_status_name(again), err.message);
+  return g;
+}
+
+static void assert_shape(const tg_graph *g, const char *name, uint32_t rank, const int64_t *dims) {
+  const tg_tensor *t = tensor_named(g, name);
+  if (t == NULL) fail_msg("no tensor '%s'", name);
+  int same = t->rank == rank;
+  for (uint32_t d = 0; same && d < rank; ++d) same = t->shape[d] == dims[d];
+  if (!same) {
+    char got[160] = "", want[160] = "";
+    for (uint32_t d = 0; d < t->rank; ++d)
+      snprintf(got + strlen(got), sizeof got - strlen(got), "%s%lld", d ? "x" : "", (long long)t->shape[d]);
+    for (uint32_t d = 0; d < rank; ++d)
+      snprintf(want + strlen(want), sizeof want - strlen(want), "%s%lld", d ? "x" : "", (long long)dims[d]);
+    fail_msg("'%s' is %s, not %s", name, got, want);
+  }
+}
+
+static void assert_ops(const tg_graph *g, const char *const *ops, size_t count) {
+  char list[512] = "";
+  for (size_t o = 0; o < g->op_count; ++o) {
+    strncat(list, g->ops[o].name, sizeof list - strlen(list) - 2);
+    strncat(list, " ", sizeof list - strlen(list) - 1);
+  }
+  if (g->op_count != count) fail_msg("%zu ops (%s), %zu expected", g->op_count, list, count);
+  for (size_t o = 0; o < count; ++o)
+    if (strcmp(g->ops[o].name, ops[o]) != 0) fail_msg("op %zu is %s, not %s (%s)", o, g->ops[o].name, ops[o], list);
+}
+
+static void subgraphs_fold_exporter_patterns(void **state) {
+  (void)state;
+  /* F.pad in both branches of an If (constant pads; pads from the outer x's Shape): only the
+   * Pads are left to run, and they add 3 + 4 rows and 1 + 2 columns. */
+  tg_graph *g = read_folding("pad_if.onnx");
+  static const char *const pad_if_ops[] = {"ReduceSum", "Greater", "Pad", "Pad", "If"};
+  assert_ops(g, pad_if_ops, 5);
+  static const int64_t padded[] = {1, 3, 15, 11}, pads_dims[] = {8};
+  assert_shape(g, "t_y", 4, padded);
+  assert_shape(g, "e_y", 4, padded);
+  assert_shape(g, "y", 4, padded);
+  assert_shape(g, "e_pads", 1, pads_dims);
+  assert_true(tensor_named(g, "t_pads")->flags & TG_TENSOR_CONSTANT);
+  assert_true(tensor_named(g, "e_pads")->flags & TG_TENSOR_CONSTANT);
+  assert_int_equal(tensor_named(g, "e_pads")->dtype, TG_DTYPE_INT64);
+  tg_graph_destroy(g);
+
+  /* The same chain in a Loop body on pads of the outer graph; a Slice cut back with ends
+   * computed from the body input's Shape. */
+  g = read_folding("pad_loop.onnx");
+  static const char *const pad_loop_ops[] = {"Loop", "Loop.iteration", "Pad", "Slice", "Relu", "Identity",
+                                                "Loop.end"};
+  assert_ops(g, pad_loop_ops, 7);
+  static const int64_t stack[] = {2, 1, 3, 15, 11}, cut[] = {1, 3, 8, 8};
+  assert_shape(g, "b_padded", 4, padded);
+  assert_shape(g, "b_cut", 4, cut);
+  assert_shape(g, "stack", 5, stack);
+  tg_graph_destroy(g);
+
+  /* F.interpolate: Resize with sizes (then) and scales (else) computed from Shape. */
+  g = read_folding("interpolate_if.onnx");
+  static const char *const interp_ops[] = {"ReduceSum", "Greater", "Resize", "Resize", "If"};
+  assert_ops(g, interp_ops, 5);
+  static const int64_t resized[] = {1, 4, 12, 15};
+  assert_shape(g, "t_y", 4, resized);
+  assert_shape(g, "e_y", 4, resized);
+  tg_graph_destroy(g);
+
+  /* torch.flatten in a Loop body; an If in the body decided by Shape when read. */
+  g = read_folding("flatten_loop.onnx");
+  static const char *const flat_ops[] = {"Loop", "Loop.iteration", "Reshape", "Relu", "If",
+                                            "Sigmoid", "Identity", "Loop.end"};
+  assert_ops(g, flat_ops, 8);
+  static const int64_t flat[] = {2, 12, 5}, flat_stack[] = {3, 2, 12, 5};
+  assert_shape(g, "b_flat", 3, flat);
+  assert_shape(g, "stack", 4, flat_stack);
+  tg_graph_destroy(g);
+
+  /* torch.chunk in a Scan body: Split with computed sizes, Slice with computed starts, a Split
+   * of the Shape vector itself. */
+  g = read_folding("split_scan.onnx");
+  static const char *const split_ops[] = {"Scan", "Scan.iteration", "Split", "Slice", "Slice", "Add", "Sub",
+                                          "Mul", "Reshape", "Add", "Scan.end"};
+  assert_ops(g, split_ops, 11);
+  static const int64_t half[] = {1, 3, 4}, mat[] = {6, 4}, ys[] = {4, 1, 3, 4};
+  assert_shape(g, "b_lo", 3, half);
+  assert_shape(g, "b_hi2", 3, half);
+  assert_shape(g, "b_mat", 2, mat);
+  assert_shape(g, "ys", 4, ys);
+  tg_graph_destroy(g);
+
+  /* F.interpolate in a Loop body; flatten (then) and split (else) in an If inside it. */
+  g = read_folding("nested_loop.onnx");
+  static const char *const nested_ops[] = {"Loop", "Loop.iteration", "Resize", "ReduceSum", "Greater", "Reshape",
+                                           "Split", "Concat", "Flatten", "If", "Relu", "Identity",
+                                           "Loop.end"};
+  assert_ops(g, nested_ops, 13);
+  static const int64_t up[] = {1, 2, 6, 8}, ups[] = {2, 1, 2, 6, 8}, row[] = {1, 24}, flats[] = {2, 1, 24},
+                       part[] = {1, 1, 3, 4};
+  assert_shape(g, "b_up", 4, up);
+  assert_shape(g, "ups", 5, ups);
+  assert_shape(g, "t_flat", 2, row);
+  assert_shape(g, "e_flat", 2, row);
+  assert_shape(g, "e_hi", 4, part);
+  assert_shape(g, "flats", 3, flats);
+  tg_graph_destroy(g);
+
+  /* Integer arithmetic in a branch decides a Reshape to 4x6 (then), Gather / Squeeze / Mul a
+   * 6x4 one transposed (else). */
+  g = read_folding("arith_if.onnx");
+  static const char *const arith_ops[] = {"ReduceSum", "Greater", "Reshape", "Mul", "Reshape", "Transpose", "If"};
+  assert_ops(g, arith_ops, 7);
+  static const int64_t four_six[] = {4, 6}, six_four[] = {6, 4};
+  assert_shape(g, "t_y", 2, four_six);
+  assert_shape(g, "e_r", 2, six_four);
+  assert_shape(g, "y", 2, four_six);
+  tg_graph_destroy(g);
+}
+
+/* The values the reader computed, by name (onnx_read_values). */
+typedef struct known_value {
+  char name[64];
+  int32_t type;
+  uint32_t rank;
+  int64_t dims[TG_MAX_RANK];
+  size_t count;
+  int is_float, computed;
+  int64_t i[16];
+  double f[16];
+} known_value;
+
+typedef struct known_values {
+  known_value v[256];
+  size_t count;
+} known_values;
+
+static void keep_value(void *user, const onnx_value_report *r) {
+  known_values *k = user;
+  if (k->count == sizeof k->v / sizeof k->v[0]) fail_msg("more than %zu values", k->count);
+  known_value *v = &k->v[k->count++];
+  memset(v, 0, sizeof *v);
+  snprintf(v->name, sizeof v->name, "%s", r->name);
+  v->type = r->type;
+  v->rank = r->rank;
+  memcpy(v->dims, r->dims, r->rank * sizeof *r->dims);
+  v->computed = r->ints != NULL || r->floats != NULL;
+  v->is_float = r->floats != NULL;
+  v->count = r->count;
+  for (size_t e = 0; e < r->count && e < 16; ++e) {
+    if (r->ints) v->i[e] = r->ints[e];
+    if (r->floats) v->f[e] = r->floats[e];
+  }
+}
+
+static void read_folding_values(const char *file, known_values *k) {
+  char rel[128], path[1024];
+  snprintf(rel, sizeof rel, "onnx/folding/%s", file);
+  tg_test_data_path(path, sizeof path, rel);
+  size_t length;
+  unsigned char *data = read_all(path, &length);
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  k->count = 0;
+  tg_status st = onnx_read_values(data, length, file, NULL, NULL, keep_value, k, &err);
+  free(data);
+  if (st != TG_OK) fail_msg("%s: %s (%s)", file, tg_status_name(st), err.message);
+}
+
+static const known_value *value_named(const known_values *k, const char *name) {
+  for (size_t v = 0; v < k->count; ++v)
+    if (strcmp(k->v[v].name, name) == 0) return &k->v[v];
+  fail_msg("no value '%s'", name);
+  return NULL;
+}
+
+static void assert_ints(const known_values *k, const char *name, int32_t type, const int64_t *want, size_t count) {
+  const known_value *v = value_named(k, name);
+  if (!v->computed || v->is_float) fail_msg("'%s' has no integer values", name);
+  if (v->type != type) fail_msg("'%s' has type %d, not %d", name, v->type, type);
+  if (v->count != count) fail_msg("'%s' has %zu values, not %zu", name, v->count, count);
+  for (size_t e = 0; e < count; ++e)
+    if (v->i[e] != want[e]) fail_msg("'%s'[%zu] is %lld, not %lld", name, e, (long long)v->i[e], (long long)want[e]);
+}
+
+static void assert_floats(const known_values *k, const char *name, int32_t type, const double *want, size_t count) {
+  const known_value *v = value_named(k, name);
+  if (!v->computed || !v->is_float) fail_msg("'%s' has no float values", name);
+  if (v->type != type) fail_msg("'%s' has type %d, not %d", name, v->type, type);
+  if (v->count != count) fail_msg("'%s' has %zu values, not %zu", name, v->count, count);
+  for (size_t e = 0; e < count; ++e)
+    if (v->f[e] != want[e]) fail_msg("'%s'[%zu] is %.17g, not %.17g", name, e, v->f[e], want[e]);
+}
+
+enum { T_FLOAT = 1, T_UINT8 = 2, T_INT32 = 6, T_INT64 = 7, T_BOOL = 9 };
+
+/* ONNX's semantics, worked out by hand from the operator definitions (and what ONNX's numpy
+ * reference computes). */
+static void folded_values_follow_onnx(void **state) {
+  (void)state;
+  known_values *k = calloc(1, sizeof *k);
+  assert_non_null(k);
+  read_folding_values("arith_if.onnx", k);
+  static const int64_t div[] = {-3, -3, -2, 3}, mod[] = {1, -1, 1, 0}, fmod[] = {-1, 1, -2, 0},
+                       abs_[] = {3, 3, 2, 3}, neg[] = {-3, -3, -2, -3}, min[] = {1, -2, 1, 0},
+                       max[] = {3, 3, 3, 3}, less[] = {1, 1, 1, 1}, greater[] = {0, 0, 1, 0},
+                       eq[] = {1, 1, 0, 1}, prod[] = {81}, idx[] = {0, 1, 2}, dims[] = {2, 3, 4},
+                       ceil_[] = {1, 2, 2}, twenty[] = {20}, target[] = {4, -1}, g[] = {3, 4},
+                       t[] = {6, 4}, rev[] = {4, 2}, wrap[] = {5, -1, INT32_MIN}, u8[] = {255, 7},
+                       trunc_[] = {2, -2}, down[] = {5, 3, 1};
+  assert_ints(k, "t_div", T_INT64, div, 4);
+  assert_ints(k, "t_mod", T_INT64, mod, 4);
+  assert_ints(k, "t_fmod", T_INT64, fmod, 4);
+  assert_ints(k, "t_abs", T_INT64, abs_, 4);
+  assert_ints(k, "t_neg", T_INT64, neg, 4);
+  assert_ints(k, "t_min", T_INT64, min, 4);
+  assert_ints(k, "t_max", T_INT64, max, 4);
+  assert_ints(k, "t_less", T_BOOL, less, 4);
+  assert_ints(k, "t_greater", T_BOOL, greater, 4);
+  assert_ints(k, "t_eq", T_BOOL, eq, 4);
+  assert_ints(k, "t_pick", T_INT64, max, 4);
+  assert_ints(k, "t_prod", T_INT64, prod, 1);
+  assert_ints(k, "t_idx", T_INT64, idx, 3);
+  assert_ints(k, "t_d32", T_INT32, dims, 3);
+  static const double halves[] = {1, 1.5, 2}, ceil_f[] = {1, 2, 2}, f32[] = {16777216.0};
+  assert_floats(k, "t_halves", T_FLOAT, halves, 3);
+  assert_floats(k, "t_ceil", T_FLOAT, ceil_f, 3);
+  assert_ints(k, "t_ci", T_INT64, ceil_, 3);
+  assert_ints(k, "t_20", T_INT64, twenty, 1);
+  assert_ints(k, "t_target", T_INT64, target, 2);
+  assert_ints(k, "e_g", T_INT64, g, 2);
+  assert_int_equal(value_named(k, "e_g")->rank, 2);
+  assert_ints(k, "e_hw", T_INT64, g, 2);
+  assert_ints(k, "e_t", T_INT64, t, 2);
+  assert_ints(k, "t_rev", T_INT64, rev, 2);
+  assert_ints(k, "t_wrap", T_INT32, wrap, 3);
+  assert_ints(k, "t_u8", T_UINT8, u8, 2);
+  assert_ints(k, "t_trunc", T_INT64, trunc_, 2);
+  assert_floats(k, "t_f32", T_FLOAT, f32, 1);
+  assert_ints(k, "t_down", T_INT64, down, 3);
+  assert_ints(k, "t_none", T_INT64, NULL, 0);
+  /* 1 * -2^63 is -2^63; -1 * -2^63 leaves 64 bits: no values, the model still reads. */
+  static const int64_t lowest[] = {INT64_MIN};
+  assert_ints(k, "t_times", T_INT64, lowest, 1);
+  assert_false(value_named(k, "t_over")->computed);
+  assert_int_equal(value_named(k, "t_none")->rank, 1);
+  assert_int_equal(value_named(k, "t_none")->dims[0], 0);
+
+  /* The pad chain: pairs flipped to (H, W) order, begins then ends. */
+  read_folding_values("pad_if.onnx", k);
+  static const int64_t pads[] = {0, 0, 3, 1, 0, 0, 4, 2}, flipped[] = {0, 0, 0, 0, 3, 4, 1, 2};
+  assert_ints(k, "t_flipped", T_INT64, flipped, 8);
+  assert_ints(k, "t_pads", T_INT64, pads, 8);
+  assert_ints(k, "e_pads", T_INT64, pads, 8);
+  read_folding_values("pad_loop.onnx", k);
+  static const int64_t ends[] = {11, 9};
+  assert_ints(k, "b_pads", T_INT64, pads, 8);
+  assert_ints(k, "b_ends", T_INT64, ends, 2);
+  read_folding_values("interpolate_if.onnx", k);
+  static const int64_t sizes[] = {1, 4, 12, 15};
+  static const double scales[] = {1, 1, 2, 1.5};
+  assert_ints(k, "t_sizes", T_INT64, sizes, 4);
+  assert_floats(k, "e_scales", T_FLOAT, scales, 4);
+  read_folding_values("nested_loop.onnx", k);
+  static const int64_t up_sizes[] = {1, 2, 6, 8}, flat_target[] = {1, -1}, halves1[] = {1, 1};
+  assert_ints(k, "b_sizes", T_INT64, up_sizes, 4);
+  assert_ints(k, "t_target", T_INT64, flat_target, 2);
+  assert_ints(k, "e_sizes", T_INT64, halves1, 2);
+  read_folding_values("split_scan.onnx", k);
+  static const int64_t halves_i[] = {3, 3}, batch[] = {1}, tail[] = {6, 4};
+  assert_ints(k, "b_sizes", T_INT64, halves_i, 2);
+  assert_ints(k, "b_batch", T_INT64, batch, 1);
+  assert_ints(k, "b_tail", T_INT64, tail, 2);
+  free(k);
+}
+
+/* A value a shape needs but that cannot be computed: the error names the node that failed. */
+static void folding_errors_name_the_node(void **state) {
+  (void)state;
+  static const struct { const char *file; tg_status st; const char *needle; } k[] = {
+      {"overflow_if.onnx", TG_ERROR_OVERFLOW,
+       "node 5 (Reshape): needs the values of input 1 't_b' (shape), which cannot be computed before the run: "
+       "node 4 'too_big' (Mul): 1099511627776 * 1073741824 leaves 64 bits"},
+      {"div_zero_loop.onnx", TG_ERROR_PARSE,
+       "node 3 (Reshape): needs the values of input 1 'b_q' (shape), which cannot be computed before the run: "
+       "node 2 'by_zero' (Div): division by zero"},
+  };
+  for (size_t c = 0; c < sizeof k / sizeof k[0]; ++c) {
+    char rel[128], path[1024];
+    snprintf(rel, sizeof rel, "onnx/folding/%s", k[c].file);
+    tg_test_data_path(path, sizeof path, rel);
+    size_t length;
+    unsigned char *data = read_all(path, &length);
+    pb m = {data, length, length};
+    parse_expect(&m, NULL, k[c].st, k[c].needle);
+    free(data);
+  }
+}
+
 #endif /* TANGRAM_HAVE_ONNX */
 
 int main(void) {
@@ -1462,6 +1777,9 @@ int main(void) {
       cmocka_unit_test(out_of_memory_everywhere),
       cmocka_unit_test(loop_inputs_live_to_the_end_op),
       cmocka_unit_test(known_conditions_run_their_branch),
+      cmocka_unit_test(subgraphs_fold_exporter_patterns),
+      cmocka_unit_test(folded_values_follow_onnx),
+      cmocka_unit_test(folding_errors_name_the_node),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #endif
