@@ -1,10 +1,13 @@
 /* tg_plan_validate: an independent check of a plan against its records. It deliberately
- * shares no code with the strategies (no planner helpers, its own volumes and arithmetic), so
- * a bug there cannot hide itself here. */
+ * shares no code with the strategies (its own volumes, arithmetic and overlap tests), so a bug
+ * there cannot hide itself here. The rules of in-place pairs are the exception: a rule, not a
+ * way of planning, with one definition that the candidates, the planner and this check apply
+ * (tg__in_place_pair_fits, tg__in_place_pair_ordered). */
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include "core/internal.h"
+#include "planner/base/in_place.h"
 #include "tangram/planner.h"
 
 #define INVALID TG_ERROR_INVALID_PLAN
@@ -360,10 +363,12 @@ done:
 }
 
 /* The plan's declared in-place pairs: each follows the rules (input dies and output is born at
- * the op, equal sizes, one pair per record as input and as output) and puts both records in one
- * object or at one offset. `*partner_out[output] = input`. */
+ * the op, equal sizes, one pair per record as input and as output), is allowed by the relation
+ * (every other op touching the input ordered before the op) and puts both records in one object
+ * or at one offset. `*partner_out[output] = input`. */
 static tg_status check_pairs(const tg_usage_record *records, size_t count, const tg_plan *plan,
-                             const tg_allocator *alloc, size_t **partner_out, tg_error_info *err) {
+                             const tg_share_relation *relation, const tg_allocator *alloc, size_t **partner_out,
+                             tg_error_info *err) {
   if (plan->in_place == NULL) return tg__error(err, INVALID, "plan declares in-place pairs without the array");
   size_t *partner = tg__calloc(alloc, count ? count : 1, sizeof *partner);
   unsigned char *is_input = tg__calloc(alloc, count ? count : 1, 1);
@@ -375,29 +380,24 @@ static tg_status check_pairs(const tg_usage_record *records, size_t count, const
   for (size_t r = 0; r < count; ++r) partner[r] = SIZE_MAX;
   for (size_t i = 0; i < plan->in_place_count && st == TG_OK; ++i) {
     const tg_in_place_pair *p = &plan->in_place[i];
-    if (p->input >= count || p->output >= count || p->input == p->output) {
-      st = tg__error(err, INVALID, "in-place pair %zu: records %zu -> %zu out of range or equal", i, p->input,
-                     p->output);
-      break;
-    }
-    const tg_usage_record *a = &records[p->input], *b = &records[p->output];
-    if (a->last_task < p->op)
-      st = tg__error(err, INVALID, "in-place pair %zu: record %zu dies before op %" PRIu32 " (last task %" PRIu32 ")",
-                     i, p->input, p->op, a->last_task);
-    else if (a->last_task != p->op)
-      st = tg__error(err, INVALID,
-                     "in-place pair %zu: record %zu is still read after op %" PRIu32 " (last task %" PRIu32
-                     "), so record %zu may not be written over it",
-                     i, p->input, p->op, a->last_task, p->output);
-    else if (b->first_task != p->op)
-      st = tg__error(err, INVALID, "in-place pair %zu: record %zu is not born at op %" PRIu32 " (first task %" PRIu32 ")",
-                     i, p->output, p->op, b->first_task);
-    else if (a->size.w != b->size.w || a->size.h != b->size.h || a->size.d != b->size.d)
-      st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu differ in size", i, p->input, p->output);
+    char why[sizeof err->message];
+    uint32_t other = UINT32_MAX;
+    if (!tg__in_place_pair_fits(records, count, p, i, why, sizeof why))
+      st = tg__error(err, INVALID, "%s", why);
     else if (partner[p->output] != SIZE_MAX)
       st = tg__error(err, INVALID, "in-place pair %zu: record %zu is the output of two pairs", i, p->output);
     else if (is_input[p->input])
       st = tg__error(err, INVALID, "in-place pair %zu: record %zu is the input of two pairs", i, p->input);
+    else if (!tg__in_place_pair_ordered(relation, p, &other))
+      st = other != UINT32_MAX
+               ? tg__error(err, INVALID,
+                           "in-place pair %zu: op %" PRIu32 " writes record %zu over record %zu, but op %" PRIu32
+                           " also touches record %zu and the relation does not order it before op %" PRIu32,
+                           i, p->op, p->output, p->input, other, p->input, p->op)
+               : tg__error(err, INVALID,
+                           "in-place pair %zu: the relation does not let op %" PRIu32
+                           " write record %zu over record %zu",
+                           i, p->op, p->output, p->input);
     else if (plan->mode == TG_MODE_OBJECTS && plan->object_of != NULL &&
              plan->object_of[p->input] != plan->object_of[p->output])
       st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu are in different objects", i, p->input,
@@ -453,7 +453,7 @@ tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_
       st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "record %zu: size overflows 64 bits", r);
   }
   size_t *partner = NULL;
-  if (st == TG_OK && plan->in_place_count > 0) st = check_pairs(records, count, plan, alloc, &partner, err);
+  if (st == TG_OK && plan->in_place_count > 0) st = check_pairs(records, count, plan, relation, alloc, &partner, err);
   if (st == TG_OK) {
     st = plan->mode == TG_MODE_OBJECTS
              ? validate_objects(records, count, plan, relation, partner, alloc, err)

@@ -36,7 +36,7 @@ static void check_accepted(const tg_plan_file *f, const uint8_t *data, size_t si
   if (tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, NULL, a, &err) != TG_OK)
     FUZZ_FAIL();
   /* Every pair may share: only the serial rule's conflicts remain, so the plan still holds. */
-  tg_share_relation all = {share_all, NULL, NULL, 0};
+  tg_share_relation all = {share_all, NULL, NULL, 0, NULL};
   if (tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, &all, a, &err) != TG_OK)
     FUZZ_FAIL();
   tg_plan_file_desc d;

@@ -147,7 +147,7 @@ static void never_above_a_plan(void **state) {
                                                TG_STRATEGY_GREEDY_BY_BREADTH};
     for (size_t k = 0; k < 3; ++k) {
       for (int rel = 0; rel < 2; ++rel) {
-        tg_share_relation relation = {parity_may_share, NULL, NULL, 0};
+        tg_share_relation relation = {parity_may_share, NULL, NULL, 0, NULL};
         tg_plan_options o;
         memset(&o, 0, sizeof o);
         o.mode = TG_MODE_OFFSETS;
