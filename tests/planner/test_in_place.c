@@ -282,6 +282,50 @@ static void op_table(void **state) {
   tg_graph_destroy(g);
 }
 
+/* Candidates follow the lifetimes, not the tensor flags: a graph input or output named only in
+ * the graph's lists (no TG_TENSOR_INPUT / OUTPUT flag) is persistent and never a pair's input
+ * or output. And a buffer view regroups H and W at batch 1 only. */
+static void candidates_follow_lifetimes_and_batch(void **state) {
+  (void)state;
+  static const char text[] =
+      "tensor x 1x4x4x8 float32 input\n"
+      "tensor a 1x4x4x8 float32\n"
+      "tensor v 1x2x8x8 float32\n"
+      "tensor b 2x4x4x4 float32\n"
+      "tensor w 2x2x8x4 float32\n"
+      "tensor y 2x2x8x4 float32 output\n"
+      "op RELU inputs=x outputs=a\n"          /* over x: a graph input, never */
+      "op RESHAPE inputs=a outputs=v\n"       /* batch 1, H and W regrouped: a buffer view */
+      "op CONV_2D inputs=v outputs=b\n"
+      "op RESHAPE inputs=b outputs=w\n"       /* batch 2, H and W regrouped: no view */
+      "op RELU inputs=w outputs=y\n";        /* y: a graph output, never */
+  tg_graph *g = NULL;
+  tg_error_info err = {{0}};
+  assert_int_equal(tg_graph_parse_text(text, sizeof text - 1, "t", NULL, &g, &err), TG_OK);
+  /* The lists say which tensors are the graph's inputs and outputs; the flags are cleared. */
+  g->tensors[0].flags &= ~(uint32_t)TG_TENSOR_INPUT;
+  g->tensors[5].flags &= ~(uint32_t)TG_TENSOR_OUTPUT;
+  const tg_lifetime_options lo = {1}; /* plan_io: x and y get records */
+  tg_lifetimes *lt = NULL;
+  assert_int_equal(tg_graph_compute_lifetimes(g, &lo, NULL, &lt, &err), TG_OK);
+  assert_true(lt->tensors[0].persistent && lt->tensors[5].persistent);
+  tg_model_records *mr = NULL;
+  assert_int_equal(tg_model_records_create(g, lt, TG_STORAGE_BUFFER, TG_PRECISION_FP32, NULL, NULL, &mr, &err), TG_OK);
+  tg_in_place_pair *pairs = NULL;
+  size_t n = 0;
+  assert_int_equal(tg_model_in_place_pairs(g, lt, mr, 1, NULL, &pairs, &n), TG_OK);
+  for (size_t i = 0; i < n; ++i)
+    print_message("candidate: op %u, %s -> %s%s\n", pairs[i].op, g->tensors[mr->tensor_of[pairs[i].input]].name,
+                  g->tensors[mr->tensor_of[pairs[i].output]].name, pairs[i].view ? " (view)" : "");
+  assert_int_equal(n, 1);
+  assert_int_equal(pairs[0].op, 1);
+  assert_int_equal(pairs[0].view, 1);
+  free(pairs);
+  tg_model_records_destroy(mr);
+  tg_lifetimes_destroy(lt);
+  tg_graph_destroy(g);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(known_answers),
@@ -289,6 +333,7 @@ int main(void) {
       cmocka_unit_test(validator_exactly_the_declared_pairs),
       cmocka_unit_test(random_graphs),
       cmocka_unit_test(op_table),
+      cmocka_unit_test(candidates_follow_lifetimes_and_batch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
