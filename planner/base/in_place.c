@@ -179,3 +179,20 @@ done:
   if (st != TG_OK) tg__in_place_groups_free(g, alloc);
   return st;
 }
+
+static uint32_t half_of(uint32_t x, int second) { return second ? x / 2 : x - x / 2; }
+
+void tg__in_place_split_budget(const tg_plan_options *options, int second, tg_plan_options *out,
+                               uint32_t *default_ms) {
+  *out = *options;
+  *default_ms = 0;
+  if (options->strategy != TG_STRATEGY_BEST) return;
+  const uint32_t t = options->time_limit_ms;
+  if (t == 0 || (options->exact && t == TG_TIME_LIMIT_NONE)) {
+    *default_ms = half_of(options->exact ? 1000u : TG_DEFAULT_TIME_LIMIT_MS, second);
+  } else if (t != TG_TIME_LIMIT_NONE) {
+    out->time_limit_ms = half_of(t, second);
+    if (out->time_limit_ms == 0) out->time_limit_ms = TG_TIME_LIMIT_NONE;
+  }
+  if (options->work_limit > 1) out->work_limit = half_of(options->work_limit, second);
+}

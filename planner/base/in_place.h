@@ -47,4 +47,14 @@ tg_status tg__in_place_groups_build(const tg_usage_record *records, size_t count
                                     tg__in_place_groups *g);
 void tg__in_place_groups_free(tg__in_place_groups *g, const tg_allocator *alloc);
 
+/* With pairs, tg_plan_compute plans twice (the records with their chains merged: `second` 0;
+ * the records as they are: `second` 1) and keeps the smaller plan; the two share the call's
+ * search budget. `*out` is `options` with plan `second`'s share: half of an explicit time limit
+ * (a half of 0 ms: TG_TIME_LIMIT_NONE) and of a work limit (at least 1 unit), the first half
+ * rounded up. `*default_ms` is its half of the default search time (what time_limit_ms 0
+ * stands for: TG_DEFAULT_TIME_LIMIT_MS, or 1000 ms with `exact`, which also reads
+ * TG_TIME_LIMIT_NONE so), else 0. Only strategy best has a budget. */
+void tg__in_place_split_budget(const tg_plan_options *options, int second, tg_plan_options *out,
+                               uint32_t *default_ms);
+
 #endif

@@ -5,6 +5,8 @@
 #include <string.h>
 
 #include "support/tg_test.h"
+
+#include "planner/base/in_place.h"
 #include "tangram/layout.h"
 #include "tangram/model.h"
 
@@ -326,6 +328,115 @@ static void candidates_follow_lifetimes_and_batch(void **state) {
   tg_graph_destroy(g);
 }
 
+/* A relation that counts its calls: where work, not the clock, ends the search, the count is
+ * a measure of the work done that does not depend on the machine or its load. */
+typedef struct counted {
+  uint64_t seed, calls;
+} counted;
+
+static int counted_may_share(void *user, size_t a, size_t b) {
+  counted *c = user;
+  c->calls++;
+  return hashed_relation(&c->seed, a, b);
+}
+
+static int counted_in_place(void *user, size_t input, size_t output, uint32_t op, uint32_t *other) {
+  counted *c = user;
+  return hashed_in_place(&c->seed, input, output, op, other);
+}
+
+/* 300 records with pairs, under a relation that keeps every plan above the lower bound (so the
+ * search never ends early). */
+static size_t budget_records(tg_usage_record *rec, tg_in_place_pair *pairs, size_t *np) {
+  tg_test_rng rng = {77};
+  const size_t base = 240;
+  tg_test_random_spec spec = {1, base, 400, 30, 4096, 0, 0};
+  tg_test_random_records(&rng, &spec, rec);
+  size_t n = base;
+  *np = 0;
+  for (size_t a = 0; a < base && n < 300; a += 4) {
+    rec[n] = rec[a];
+    rec[n].first_task = rec[a].last_task;
+    rec[n].last_task = rec[n].first_task + (uint32_t)tg_test_rng_range(&rng, 0, 20);
+    pairs[(*np)++] = (tg_in_place_pair){rec[n].first_task, a, n, 0};
+    ++n;
+  }
+  return n;
+}
+
+/* With pairs, `best` plans twice (with and without the chains): the two plans share the call's
+ * search budget, so the call's search does about the work of one plan. Measured by work
+ * (relation calls under a work limit: the same on every machine, under any load), and the
+ * split of every kind of budget checked where the call makes it. */
+static void search_budget_shared(void **state) {
+  (void)state;
+  tg_usage_record rec[300];
+  tg_in_place_pair pairs[80];
+  size_t np = 0;
+  const size_t n = budget_records(rec, pairs, &np);
+  int failures = 0;
+  for (int mode = 0; mode < 2; ++mode) {
+    counted c = {5, 0};
+    const tg_share_relation rel = {counted_may_share, &c, NULL, 0, counted_in_place};
+    tg_plan_options o = {0};
+    o.mode = (tg_mode)mode;
+    o.strategy = TG_STRATEGY_BEST;
+    o.relation = &rel;
+    o.work_limit = 14;
+    uint64_t calls[2];
+    for (int with = 0; with < 2; ++with) {
+      o.in_place = with ? pairs : NULL;
+      o.in_place_count = with ? np : 0;
+      c.calls = 0;
+      tg_plan *p = NULL;
+      assert_int_equal(tg_plan_compute(rec, n, 1, &o, NULL, &p), TG_OK);
+      tg_test_assert_valid(rec, n, 1, p, 0, &rel);
+      calls[with] = c.calls;
+      tg_plan_destroy(p);
+    }
+    const double ratio = (double)calls[1] / (double)calls[0];
+    print_message("%s, work limit %u: %llu relation calls without pairs, %llu with (%.2fx)\n",
+                  tg_mode_name((tg_mode)mode), o.work_limit, (unsigned long long)calls[0],
+                  (unsigned long long)calls[1], ratio);
+    if (ratio > 1.5) {
+      print_message("%s: with pairs the search did %.2fx the work of one plan\n", tg_mode_name((tg_mode)mode), ratio);
+      ++failures;
+    }
+  }
+  assert_int_equal(failures, 0);
+  /* Every budget is shared: the default search time (what time_limit_ms 0 stands for, exact
+   * or not), an explicit limit and a work limit add up to the call's. */
+  static const uint32_t k_limits[] = {0, 1, 7, 250, TG_TIME_LIMIT_NONE};
+  static const uint32_t k_works[] = {0, 1, 14, 255};
+  for (int exact = 0; exact < 2; ++exact)
+    for (size_t li = 0; li < sizeof k_limits / sizeof *k_limits; ++li)
+      for (size_t wi = 0; wi < sizeof k_works / sizeof *k_works; ++wi) {
+        tg_plan_options o = {0};
+        o.strategy = TG_STRATEGY_BEST;
+        o.exact = exact;
+        o.time_limit_ms = k_limits[li];
+        o.work_limit = k_works[wi];
+        tg_plan_options part[2];
+        uint32_t default_ms[2];
+        for (int k = 0; k < 2; ++k) tg__in_place_split_budget(&o, k, &part[k], &default_ms[k]);
+        const uint32_t whole_default = exact ? 1000 : TG_DEFAULT_TIME_LIMIT_MS;
+        const int is_default = o.time_limit_ms == 0 || (exact && o.time_limit_ms == TG_TIME_LIMIT_NONE);
+        if (is_default) {
+          assert_int_equal(default_ms[0] + default_ms[1], whole_default);
+          assert_int_equal(part[0].time_limit_ms, o.time_limit_ms);
+        } else if (o.time_limit_ms == TG_TIME_LIMIT_NONE) {
+          assert_int_equal(part[0].time_limit_ms, TG_TIME_LIMIT_NONE);
+          assert_int_equal(part[1].time_limit_ms, TG_TIME_LIMIT_NONE);
+        } else {
+          /* An explicit limit: halves (a half of 0 ms is no search at all). */
+          const uint32_t t1 = part[1].time_limit_ms == TG_TIME_LIMIT_NONE ? 0 : part[1].time_limit_ms;
+          assert_int_equal(part[0].time_limit_ms + t1, o.time_limit_ms);
+        }
+        if (o.work_limit > 1) assert_int_equal(part[0].work_limit + part[1].work_limit, o.work_limit);
+        else assert_int_equal(part[0].work_limit, o.work_limit);
+      }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(known_answers),
@@ -334,6 +445,7 @@ int main(void) {
       cmocka_unit_test(random_graphs),
       cmocka_unit_test(op_table),
       cmocka_unit_test(candidates_follow_lifetimes_and_batch),
+      cmocka_unit_test(search_budget_shared),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
