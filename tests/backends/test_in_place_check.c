@@ -65,7 +65,8 @@ static uint64_t check(tg_device *d, const tg_record_set *set, const tg_plan *pla
   return result.corrupted_records;
 }
 
-static void on_backend(tg_backend_kind backend) {
+/* The backend's device, or NULL (a failure in CI) when it is not available. */
+static tg_device *open_device(tg_backend_kind backend) {
   tg_device_options opt = {0};
   opt.backend = backend;
   tg_device *d = NULL;
@@ -73,8 +74,15 @@ static void on_backend(tg_backend_kind backend) {
   if (tg_device_open(&opt, NULL, &d, NULL, NULL, &err) != TG_OK) {
     if (tg_test_in_ci()) fail_msg("%s: %s", tg_backend_name(backend), err.message);
     print_message("%s: not available (%s)\n", tg_backend_name(backend), err.message);
-    return;
+    return NULL;
   }
+  return d;
+}
+
+static void on_backend(tg_backend_kind backend) {
+  tg_device *d = open_device(backend);
+  if (d == NULL) return;
+  tg_error_info err = {{0}};
   tg_graph *g = parse(k_graph), *g2 = parse(k_writes_first);
   tg_lifetimes *lt = NULL;
   assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &lt, &err), TG_OK);
@@ -132,14 +140,9 @@ static void public_models(tg_backend_kind backend) {
   /* bench/bench_in_place covers every public model; here two keep the test at a few seconds. */
   static const char *const k_names[] = {"face_detection_short_range", "selfie_segmentation"};
   static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D};
-  tg_device_options opt = {0};
-  opt.backend = backend;
-  tg_device *d = NULL;
+  tg_device *d = open_device(backend);
+  if (d == NULL) return;
   tg_error_info err = {{0}};
-  if (tg_device_open(&opt, NULL, &d, NULL, NULL, &err) != TG_OK) {
-    if (tg_test_in_ci()) fail_msg("%s: %s", tg_backend_name(backend), err.message);
-    return;
-  }
   const tg_device_info *info = tg_device_get_info(d);
   const size_t models = getenv("TANGRAM_TEST_QUICK") ? 1 : sizeof k_names / sizeof *k_names;
   size_t runs = 0, used = 0;
@@ -250,18 +253,7 @@ static tg_status out_of_order(tg_device *d, const tg_graph *g, tg_storage storag
       if (arena->records[pairs[i].input].size.w == arena->records[pairs[i].output].size.w) pairs[kept++] = pairs[i];
     np = kept;
   }
-  tg_policy_relation *rel = NULL;
-  assert_int_equal(tg_policy_relation_create(s, policy, mr->tensor_of, set->count, NULL, &rel), TG_OK);
-  tg_plan_options o = {0};
-  o.mode = mode;
-  o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = TG_TIME_LIMIT_NONE;
-  o.relation = tg_policy_relation_get(rel);
-  o.in_place = pairs;
-  o.in_place_count = np;
-  tg_plan *plan = NULL;
-  assert_int_equal(tg_plan_compute(planned->records, planned->count, planned->dims, &o, NULL, &plan), TG_OK);
-  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, 0, o.relation);
+  tg_plan *plan = tg_test_plan_in_place(s, policy, mode, planned, mr->tensor_of, pairs, np);
   *used = plan->in_place_count;
   tg_waits *w = NULL;
   tg_wait_lists *l = NULL;
@@ -284,7 +276,6 @@ static tg_status out_of_order(tg_device *d, const tg_graph *g, tg_storage storag
   tg_wait_lists_destroy(l);
   tg_waits_destroy(w);
   tg_plan_destroy(plan);
-  tg_policy_relation_destroy(rel);
   tg_record_set_destroy(arena);
   free(res);
   free(pairs);
@@ -295,16 +286,9 @@ static tg_status out_of_order(tg_device *d, const tg_graph *g, tg_storage storag
 }
 
 static tg_device *open_ooo(tg_backend_kind backend) {
-  tg_device_options opt = {0};
-  opt.backend = backend;
-  tg_device *d = NULL;
-  tg_error_info err = {{0}};
-  if (tg_device_open(&opt, NULL, &d, NULL, NULL, &err) != TG_OK) {
-    if (tg_test_in_ci()) fail_msg("%s: %s", tg_backend_name(backend), err.message);
-    print_message("%s: not available (%s)\n", tg_backend_name(backend), err.message);
-    return NULL;
-  }
-  if (!tg_device_get_info(d)->out_of_order) fail_msg("%s: no out-of-order queue", tg_backend_name(backend));
+  tg_device *d = open_device(backend);
+  if (d != NULL && !tg_device_get_info(d)->out_of_order)
+    fail_msg("%s: no out-of-order queue", tg_backend_name(backend));
   return d;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "support/tg_in_place_oracle.h"
+#include "support/tg_models.h"
 #include "tangram/layout.h"
 #include "tangram/model.h"
 #include "tangram/schedule.h"
@@ -170,20 +171,7 @@ static tg_plan *plan_race(const graph_case *c, tg_policy policy, tg_mode mode, t
   tg_in_place_pair *pairs = NULL;
   size_t np = 0;
   assert_int_equal(tg_model_in_place_pairs(c->graph, c->lifetimes, mr, 1, NULL, &pairs, &np), TG_OK);
-  tg_policy_relation *rel = NULL;
-  assert_int_equal(tg_policy_relation_create(c->schedule, policy, mr->tensor_of, mr->records->count, NULL, &rel),
-                   TG_OK);
-  tg_plan_options o = {0};
-  o.mode = mode;
-  o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = TG_TIME_LIMIT_NONE;
-  o.relation = tg_policy_relation_get(rel);
-  o.in_place = pairs;
-  o.in_place_count = np;
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute(mr->records->records, mr->records->count, 1, &o, NULL, &p), TG_OK);
-  tg_test_assert_valid(mr->records->records, mr->records->count, 1, p, 0, o.relation);
-  tg_policy_relation_destroy(rel);
+  tg_plan *p = tg_test_plan_in_place(c->schedule, policy, mode, mr->records, mr->tensor_of, pairs, np);
   free(pairs);
   *mr_out = mr;
   return p;
