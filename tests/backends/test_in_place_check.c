@@ -225,9 +225,9 @@ static void public_models(tg_backend_kind backend) {
 /* Out of order: plan `g`'s records in `storage` with their in-place candidates under `policy`
  * in `mode`, realise the plan and run the check with the waits a runtime gets (the reuse edges
  * for serial plans unless `no_reuse`). The check's status; corrupted records in `*bad`, pairs
- * used in `*used`. */
+ * used in `*used`; the check's error in `*why`. */
 static tg_status out_of_order(tg_device *d, const tg_graph *g, tg_storage storage, tg_policy policy, tg_mode mode,
-                              int no_reuse, uint64_t *bad, size_t *used, char *why, size_t why_size) {
+                              int no_reuse, uint64_t *bad, size_t *used, tg_error_info *why) {
   tg_error_info err = {{0}};
   tg_lifetimes *lt = NULL;
   tg_schedule *s = NULL;
@@ -268,10 +268,7 @@ static tg_status out_of_order(tg_device *d, const tg_graph *g, tg_storage storag
   tg_check_result result = {0, NULL, 0};
   const tg_status st = tg_realization_check(z, &cd, &result, &err);
   *bad = result.corrupted_records;
-  if (why_size > 0) {
-    strncpy(why, err.message, why_size - 1);
-    why[why_size - 1] = '\0';
-  }
+  *why = err;
   tg_realization_destroy(z);
   tg_wait_lists_destroy(l);
   tg_waits_destroy(w);
@@ -304,22 +301,21 @@ static void race_out_of_order(tg_backend_kind backend) {
     for (int mode = 0; mode < 2; ++mode) {
       uint64_t bad = 0;
       size_t used = 0;
-      char why[256];
-      tg_status st = out_of_order(d, g, TG_STORAGE_BUFFER, TG_POLICY_SERIAL, (tg_mode)mode, 1, &bad, &used, why,
-                                  sizeof why);
+      tg_error_info why;
+      tg_status st = out_of_order(d, g, TG_STORAGE_BUFFER, TG_POLICY_SERIAL, (tg_mode)mode, 1, &bad, &used, &why);
       print_message("%s, %s graph, %s, serial plan without reuse edges: %s, %llu corrupted\n",
                     tg_backend_name(backend), chained ? "chained" : "race", tg_mode_name((tg_mode)mode),
-                    st == TG_OK ? "checked" : why, (unsigned long long)bad);
+                    st == TG_OK ? "checked" : why.message, (unsigned long long)bad);
       assert_true(used > 0);
       if (st == TG_OK && bad == 0)
         fail_msg("%s: out of order, a pair whose input op %d still reads went unnoticed", tg_backend_name(backend),
                  chained ? 2 : 1);
       for (int pol = 0; pol < TG_POLICY_COUNT; ++pol) {
-        st = out_of_order(d, g, TG_STORAGE_BUFFER, (tg_policy)pol, (tg_mode)mode, 0, &bad, &used, why, sizeof why);
+        st = out_of_order(d, g, TG_STORAGE_BUFFER, (tg_policy)pol, (tg_mode)mode, 0, &bad, &used, &why);
         if (st != TG_OK || bad != 0)
           fail_msg("%s, %s graph, %s %s: %s, %llu corrupted", tg_backend_name(backend), chained ? "chained" : "race",
                    tg_mode_name((tg_mode)mode), tg_policy_name((tg_policy)pol),
-                   st == TG_OK ? "checked" : why, (unsigned long long)bad);
+                   st == TG_OK ? "checked" : why.message, (unsigned long long)bad);
       }
     }
     tg_graph_destroy(g);
@@ -347,12 +343,12 @@ static void random_out_of_order(tg_backend_kind backend) {
         for (int pol = 0; pol < TG_POLICY_COUNT; ++pol) {
           uint64_t bad = 0;
           size_t used = 0;
-          char why[256];
-          tg_status st = out_of_order(d, g, storage, (tg_policy)pol, (tg_mode)mode, 0, &bad, &used, why, sizeof why);
+          tg_error_info why;
+          tg_status st = out_of_order(d, g, storage, (tg_policy)pol, (tg_mode)mode, 0, &bad, &used, &why);
           if (st != TG_OK || bad != 0)
             fail_msg("%s, graph %zu, %s %s %s: %s, %llu corrupted", tg_backend_name(backend), i,
                      tg_storage_name(storage), tg_mode_name((tg_mode)mode), tg_policy_name((tg_policy)pol),
-                     st == TG_OK ? "checked" : why, (unsigned long long)bad);
+                     st == TG_OK ? "checked" : why.message, (unsigned long long)bad);
           used_total += used;
           ++runs;
         }
