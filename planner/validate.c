@@ -88,8 +88,11 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
   }
   if (count == 0) return TG_OK;
 
-  /* Members of each object by first task: within an object, records are pairwise disjoint in
-   * time exactly when each starts after the latest end seen before it. */
+  /* Members of each object by first task. The records live when one starts (their last task
+   * at or after its first) all hold that task, so each pair of them must be a declared pair
+   * (which meets at its op only: check_pairs): at most three such records in a valid plan, so
+   * keeping them costs nothing. Declared pairs come in either order (an input born at its op
+   * ties with its output). */
   v_item *items = tg__calloc(alloc, count, sizeof *items);
   if (items == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   for (size_t r = 0; r < count; ++r) items[r] = (v_item){plan->object_of[r], records[r].first_task, r};
@@ -97,20 +100,27 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
   tg_status st = TG_OK;
   for (size_t i = 0; i < count && st == TG_OK;) {
     size_t j = i;
-    size_t latest = items[i].idx;
-    for (++j; j < count && items[j].k1 == items[i].k1; ++j) {
-      const tg_usage_record *b = &records[items[j].idx], *a = &records[latest];
-      if (b->first_task <= a->last_task && !(declared(partner, latest, items[j].idx) &&
-                                             b->first_task == a->last_task)) {
-        st = tg__error(err, INVALID,
-                       "records %zu and %zu share object %" PRIu64
-                       " but their task intervals [%" PRIu32 ", %" PRIu32 "] and [%" PRIu32 ", %" PRIu32
-                       "] intersect",
-                       latest, items[j].idx, items[i].k1, a->first_task, a->last_task,
-                       b->first_task, b->last_task);
-        break;
+    size_t live[3], nlive = 0;
+    for (; j < count && items[j].k1 == items[i].k1 && st == TG_OK; ++j) {
+      const size_t bi = items[j].idx;
+      const tg_usage_record *b = &records[bi];
+      size_t kept = 0;
+      for (size_t k = 0; k < nlive; ++k)
+        if (records[live[k]].last_task >= b->first_task) live[kept++] = live[k];
+      nlive = kept;
+      for (size_t k = 0; k < nlive && st == TG_OK; ++k) {
+        const tg_usage_record *a = &records[live[k]];
+        if (!declared(partner, live[k], bi))
+          st = tg__error(err, INVALID,
+                         "records %zu and %zu share object %" PRIu64
+                         " but their task intervals [%" PRIu32 ", %" PRIu32 "] and [%" PRIu32 ", %" PRIu32
+                         "] intersect",
+                         live[k], bi, items[i].k1, a->first_task, a->last_task, b->first_task, b->last_task);
       }
-      if (b->last_task > a->last_task) latest = items[j].idx;
+      if (st == TG_OK && nlive == sizeof live / sizeof *live)
+        st = tg__error(err, INVALID, "records %zu, %zu, %zu and %zu share object %" PRIu64 " at one task",
+                       live[0], live[1], live[2], bi, items[i].k1);
+      if (st == TG_OK) live[nlive++] = bi;
     }
     /* With a relation, every pair in the object must be allowed to share: quadratic in the
      * object's size, which is acceptable for a validator. */
@@ -315,12 +325,11 @@ static tg_status validate_overlaps(const tg_usage_record *records, size_t count,
     size_t r = by_first[i].idx;
     for (; j < m && by_last[j].k1 < records[r].first_task; ++j) fw_add(&fw, rank[by_last[j].idx], -1);
     size_t below = fw_prefix(&fw, rank[r]);
-    /* r's declared input (same offset and size, checked before) is live here and skipped: the
-     * neighbours beyond it are checked instead. */
-    const size_t in = partner ? partner[r] : SIZE_MAX;
+    /* r's declared partners (its input or its output: same offset and size, checked before)
+     * may be live here and are skipped: the neighbours beyond them are checked instead. */
     size_t lo = below, hi = below + 1;
-    if (lo > 0 && by_off[fw_kth(&fw, lo)].idx == in) --lo;
-    else if (hi <= fw.total && by_off[fw_kth(&fw, hi)].idx == in) ++hi;
+    while (lo > 0 && declared(partner, by_off[fw_kth(&fw, lo)].idx, r)) --lo;
+    while (hi <= fw.total && declared(partner, by_off[fw_kth(&fw, hi)].idx, r)) ++hi;
     if (lo > 0) {
       size_t p = by_off[fw_kth(&fw, lo)].idx;
       if (off[p] + vol[p] > off[r]) {

@@ -139,6 +139,39 @@ static void validator_exactly_the_declared_pairs(void **state) {
   tg_plan_destroy(p);
 }
 
+/* A pair whose input is born at its op (a graph input read first there, say) ties with its
+ * output in time: the validator accepts it in either record order, in both modes, and still
+ * refuses a third record meeting them there. */
+static void validator_pair_input_born_at_its_op(void **state) {
+  (void)state;
+  /* r0: the output [1, 3]; r1: the input [1, 1] (after its output in index order); r2 another
+   * record [1, 2], which a chain r1 -> r0 -> r2 at op 1 would also need to meet. */
+  const tg_usage_record rec[3] = {{{100, 1, 1}, 1, 3, 0}, {{100, 1, 1}, 1, 1, 0}, {{100, 1, 1}, 1, 2, 0}};
+  const tg_in_place_pair pair = {1, 1, 0, 0};
+  for (int mode = 0; mode < 2; ++mode) {
+    tg_plan *p = NULL;
+    assert_int_equal(tg_plan_create((tg_mode)mode, 1, 3, mode == TG_MODE_OBJECTS ? 2 : 0, NULL, &p), TG_OK);
+    if (mode == TG_MODE_OBJECTS) {
+      p->object_of[0] = p->object_of[1] = 0;
+      p->object_of[2] = 1;
+      p->object_sizes[0] = p->object_sizes[1] = (tg_extent){100, 1, 1};
+    } else {
+      p->offset_of[2] = 100;
+      p->object_count = 1;
+    }
+    p->total = 200;
+    assert_int_equal(tg_plan_set_in_place(p, &pair, 1), TG_OK);
+    tg_test_assert_valid(rec, 3, 1, p, 0, NULL);
+    /* r2 in the pair's place too: it meets them at op 1 and is no pair of theirs. */
+    if (mode == TG_MODE_OBJECTS) p->object_of[2] = 0;
+    else p->offset_of[2] = 0;
+    p->total = mode == TG_MODE_OBJECTS ? 200 : 100;
+    tg_error_info err = {{0}};
+    assert_int_equal(tg_plan_validate(rec, 3, 1, p, 0, NULL, NULL, &err), TG_ERROR_INVALID_PLAN);
+    tg_plan_destroy(p);
+  }
+}
+
 /* A relation from a seed: pairs of records whose mixed index hashes to 0 mod 4 may not share. */
 static int hashed_relation(void *user, size_t a, size_t b) {
   uint64_t s = *(const uint64_t *)user, lo = a < b ? a : b, hi = a < b ? b : a;
@@ -442,6 +475,7 @@ int main(void) {
       cmocka_unit_test(known_answers),
       cmocka_unit_test(bad_pairs_refused),
       cmocka_unit_test(validator_exactly_the_declared_pairs),
+      cmocka_unit_test(validator_pair_input_born_at_its_op),
       cmocka_unit_test(random_graphs),
       cmocka_unit_test(op_table),
       cmocka_unit_test(candidates_follow_lifetimes_and_batch),
