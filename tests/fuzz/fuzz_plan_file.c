@@ -8,7 +8,8 @@
  *
  * Properties: a refusal is TG_ERROR_PARSE or TG_ERROR_INVALID_PLAN with a message and no
  * output; an accepted file's plan passes tg_plan_validate against its records, the file
- * matches its own records, and writing it again gives the same bytes (accepted files are
+ * matches its own records (under a relation that refuses every in-place pair: exactly when
+ * the plan declares none), and writing it again gives the same bytes (accepted files are
  * canonical; a version-1 file comes back as the current version); with an allocation failing, reading fails with TG_ERROR_OUT_OF_HOST_MEMORY or
  * gives the same file; nothing leaks. */
 #include <stddef.h>
@@ -29,16 +30,31 @@ static int share_all(void *user, size_t a, size_t b) {
   return 1;
 }
 
+static int in_place_all(void *user, size_t input, size_t output, uint32_t op, uint32_t *other) {
+  (void)user;
+  (void)input;
+  (void)output;
+  (void)op;
+  *other = UINT32_MAX;
+  return 1;
+}
+
 static void check_accepted(const tg_plan_file *f, const uint8_t *data, size_t size, const tg_allocator *a) {
   const tg_record_set *s = f->records;
   tg_error_info err = {{0}};
   if (tg_plan_validate(s->records, s->count, s->dims, f->plan, f->alignment, NULL, a, &err) != TG_OK) FUZZ_FAIL();
   if (tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, NULL, a, &err) != TG_OK)
     FUZZ_FAIL();
-  /* Every pair may share: only the serial rule's conflicts remain, so the plan still holds. */
-  tg_share_relation all = {share_all, NULL, NULL, 0};
+  /* Every pair may share and every in-place pair may write: only the serial rule's conflicts
+   * remain, so the plan still holds. */
+  tg_share_relation all = {share_all, NULL, NULL, 0, in_place_all};
   if (tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, &all, a, &err) != TG_OK)
     FUZZ_FAIL();
+  /* Pairs against the relation: one that lets no op write in place refuses exactly the plans
+   * that declare a pair. */
+  tg_share_relation no_pairs = {share_all, NULL, NULL, 0, NULL};
+  tg_status st = tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, &no_pairs, a, &err);
+  if (f->plan->in_place_count == 0 ? st != TG_OK : st != TG_ERROR_INVALID_PLAN) FUZZ_FAIL();
   tg_plan_file_desc d;
   memset(&d, 0, sizeof d);
   d.plan = f->plan;
