@@ -15,7 +15,7 @@
  * sizes take the rest. */
 #define RANGE_SHARE_UPPER 0.2
 #define RANGE_SHARE_SAMPLES 0.5
-#define RANGE_SHARE_OWN 0.4
+#define RANGE_SHARE_OWN 0.15
 
 void tg__range_dims_text(const tg__range_ctx *c, uint64_t p, char *buf, size_t size) {
   int64_t d[TG_RANGE_MAX_DIMS] = {0, 0};
@@ -235,7 +235,10 @@ static tg_status plan_upper_bound(tg__range_ctx *c) {
   uint64_t share = share_us(c, RANGE_SHARE_UPPER, 1);
   if (c->clock.limited && o.strategy == TG_STRATEGY_BEST) o.time_limit_ms = share >= 1000 ? (uint32_t)(share / 1000) : 1;
   tg_plan *plan = NULL;
+  const uint64_t t0 = tg__now_us();
   tg_status st = plan_at(c, maxr, &o, &plan);
+  c->clock.search_us = (tg__now_us() - t0) / 2;
+  if (c->clock.search_us < 1000) c->clock.search_us = 1000;
   if (st != TG_OK) {
     st = tg__error(c->err, st, "range plan: the upper-bound plan (every record at its largest size): %s",
                    tg_status_string(st));
@@ -329,9 +332,9 @@ static tg_status plan_samples(tg__range_ctx *c, uint32_t samples) {
     if (c->searched[p]) continue;
     uint64_t share = UINT64_MAX;
     if (c->clock.limited) {
-      if (now + 1000 > end) break;
-      share = (end - now) / (m - i);
-      if (share < 1000) share = 1000;
+      share = now < end ? (end - now) / (m - i) : 0;
+      if (share < c->clock.search_us) share = c->clock.search_us;
+      if (now + share > end) break;
     }
     int done;
     st = search_point(c, p, share, &done);
@@ -437,8 +440,10 @@ tg_status tg__range_choose(tg__range_ctx *c, double target, uint32_t samples, tg
     if (st != TG_OK) return st;
     uint64_t p = budget > 0 ? next_search(c, *pieces, *piece_count) : UINT64_MAX;
     if (p == UINT64_MAX) return TG_OK;
+    uint64_t share = share_us(c, 1.0, budget);
+    if (c->clock.limited && share < c->clock.search_us) share = c->clock.search_us;
     int done;
-    if ((st = search_point(c, p, share_us(c, 1.0, budget), &done)) != TG_OK || !done) {
+    if ((st = search_point(c, p, share, &done)) != TG_OK || !done) {
       if (st != TG_OK) {
         tg__free(c->alloc, *pieces);
         *pieces = NULL;

@@ -92,6 +92,9 @@ typedef struct tg__range_clock {
   uint64_t overrun;     /* the most a plan went past the limit it was given (us) */
   uint64_t eval_us;     /* the most one structure's evaluation at every size took (us) */
   uint64_t cheap_us;    /* the most one size's plan without search took (us) */
+  uint64_t search_us;   /* the least a size is searched for: half what the upper-bound plan took
+                           (a search cut shorter than the strategies before it can do worse than
+                           none), at least a millisecond */
 } tg__range_clock;
 
 /* Everything the computation holds (range.c sets it up, range_choose.c chooses). */
