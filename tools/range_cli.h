@@ -46,9 +46,9 @@ void tg_cli_json_range_dims(tg__strbuf *b, const tg_model_range *r);
   "                           every size up to 256 of them, else both ends and 62 between\n"     \
   "  --own-time-limit MS      with a range: a reported size's own best is the smaller of that\n"  \
   "                           size planned alone (same mode, strategy, alignment, policy,\n"     \
-  "                           in-place pairs and cap, strategy best searching MS ms; default:\n" \
-  "                           the range's time limit) and the best plan the range planner\n"     \
-  "                           knows there\n"
+  "                           in-place pairs and cap; best searches MS ms, 0: no search;\n"     \
+  "                           default: plan's --time-limit, evaluate's library default) and\n"  \
+  "                           the best plan the range planner knows there\n"
 
 /* `plan` over a range. */
 typedef struct tg_cli_plan_range_request {
