@@ -416,11 +416,11 @@ static void real_models(void **state) {
     }
   }
   if (deep() && tg_test_model_path(det, sizeof det, "ch_PP-OCRv4_det_infer.onnx") != NULL) {
-    cli_result r = cli("plan %s --input-shape x:1x3x32..960/464x32..960/464 --mode offsets --json", det);
+    cli_result r = cli("plan %s --input-shape x:1x3x32..960/448x32..960/448 --mode offsets --json", det);
     expect(&r, 0, "\"points\":9,", NULL);
-    check_entry(r.out, "[496,960]", det, "x:1x3x496x960", TG_STORAGE_BUFFER, TG_MODE_OFFSETS);
+    check_entry(r.out, "[480,928]", det, "x:1x3x480x928", TG_STORAGE_BUFFER, TG_MODE_OFFSETS);
     cli_free(&r);
-    r = cli("evaluate %s --input-shape x:1x3x32..960/464x32..960/464 --json", det);
+    r = cli("evaluate %s --input-shape x:1x3x32..960/448x32..960/448 --json", det);
     expect(&r, 0, "{\"storage\":\"texture_2d\",\"mode\":\"objects\",\"strategy\":\"best\"", NULL);
     cli_free(&r);
   }
