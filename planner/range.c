@@ -1,7 +1,7 @@
-/* Plans over a range of sizes (tangram/range_plan.h): the entry that plans sampled sizes, draws
- * structures from their plans, evaluates every structure at every size, cuts the range into
- * pieces (range_pieces.c), and instantiates the plan at a size. docs/ranges.md explains the
- * choices. */
+/* Plans over a range of sizes (tangram/range_plan.h): the entry (the records, in-place chains
+ * and lower bounds at every size; the structures chosen in range_choose.c), the plan compiled
+ * from its pieces, the allocation cap checked at every size, and instantiation at a size.
+ * docs/ranges.md explains the choices. */
 #include <stdio.h>
 
 #include "planner/range_internal.h"
