@@ -437,10 +437,21 @@ tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_
 tg_status tg_plan_objects_to_offsets(const tg_plan *objects_plan, uint64_t alignment,
                                      const tg_allocator *alloc, tg_plan **out);
 
+/* Why the exact mode ended (tg_exact_stats.ended). */
+typedef enum tg_exact_end {
+  TG_EXACT_PROVED_OPTIMAL = 0, /* the plan meets a proved lower bound: it is optimal */
+  TG_EXACT_TIME_LIMIT = 1,     /* the time limit came first: lower_bound is what was proved */
+  TG_EXACT_WORK_LIMIT = 2      /* work_limit came first (no time limit, or before it) */
+} tg_exact_end;
+
+/* "proved-optimal", "time-limit", "work-limit" ("unknown" for other values). Cannot fail. */
+const char *tg_exact_end_name(tg_exact_end end);
+
 /* What the exact mode reports. The caller may set `progress` (and `progress_user`) before the
  * call: it is then called on the calling thread from time to time during the search (about
- * every 100 ms while a branch-and-bound runs) with the numbers so far, and once at the end.
- * Everything else is output, reset at the start of the call. */
+ * every 100 ms while a branch-and-bound runs, and after every round of the search) with the
+ * numbers so far, and once at the end. Everything else is output, reset at the start of the
+ * call. */
 typedef struct tg_exact_stats {
   int proved_optimal;      /* 1: no plan has a smaller total than the one returned */
   uint64_t nodes;          /* branch-and-bound nodes visited */
@@ -449,6 +460,7 @@ typedef struct tg_exact_stats {
   uint64_t elapsed_us;     /* wall time of the search phases (the greedy strategies excluded) */
   int searched;            /* 1 when a branch-and-bound ran; 0 when the input was too large
                               for it or the plan already met the lower bound */
+  tg_exact_end ended;      /* proved optimal, or which limit ended the search first */
   void (*progress)(void *user, const struct tg_exact_stats *stats);
   void *progress_user;
 } tg_exact_stats;

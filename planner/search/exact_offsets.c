@@ -65,6 +65,7 @@ typedef struct bb {
   int done;            /* reached the bound: nothing left to prove */
   uint64_t bound;
   uint64_t deadline, next_report, t0;
+  uint64_t max_nodes;  /* stop when stats->nodes reaches it */
   tg_exact_stats *stats;
 } bb;
 
@@ -95,7 +96,10 @@ static void report(bb *b, uint64_t now) {
 
 static void dfs(bb *b, size_t d, uint64_t last_off, size_t last_idx, uint64_t top) {
   if (b->timed_out || b->done) return;
-  b->stats->nodes++;
+  if (++b->stats->nodes >= b->max_nodes) {
+    b->timed_out = 1;
+    return;
+  }
   if ((b->stats->nodes & 63) == 0) {
     uint64_t now = tg__now_us();
     if (now >= b->deadline) {
@@ -1140,12 +1144,12 @@ static tg_status sky_adopt(const sky *k, tg_plan **best) {
   return TG_OK;
 }
 
-tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
-                              uint64_t max_nodes, tg_plan **best, tg_exact_stats *stats) {
+tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budget *b,
+                              tg_plan **best, tg_exact_stats *stats) {
   uint64_t t0 = tg__now_us();
   stats->total = (*best)->total;
   if (stats->lower_bound < bound) stats->lower_bound = bound;
-  if ((*best)->total <= bound) {
+  if ((*best)->total <= stats->lower_bound) {
     stats->proved_optimal = 1;
     stats->lower_bound = (*best)->total;
     return TG_OK;
@@ -1162,37 +1166,35 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
     return st;
   }
   stats->searched = 1;
-  uint64_t end = UINT64_MAX - t0 < budget_us ? UINT64_MAX : t0 + budget_us;
-  uint64_t cap = max_nodes ? max_nodes : UINT64_MAX;
+  const uint64_t end = tg__budget_deadline(b);
+  const uint64_t cap = tg__budget_count(b, TG__SKYLINE_NODES_PER_UNIT);
   uint64_t start_nodes = stats->nodes;
-  /* Phase 1 (three fifths of the time and nodes): a plan at the bound only. Phase 2 (three
-   * tenths): relaxed targets between the proved lower bound and the incumbent - lb + gap/16,
-   * gap/4, gap/2 -, each for a slice of the phase's nodes; a plan found shrinks the gap and
-   * starts the ladder again, a target whose tree is exhausted raises the lower bound. A tight
-   * target prunes far more than "anything below the incumbent", so this finds good plans
-   * fast. Phase 3 (the rest): branch-and-bound below the incumbent; a run that exhausts its
-   * tree proves the incumbent optimal. */
+  /* Phase 1 (three fifths of the nodes): a plan at the bound only. Phase 2 (three tenths):
+   * relaxed targets between the proved lower bound and the incumbent - lb + gap/16, gap/4,
+   * gap/2 -, each for a slice of the phase's nodes; a plan found shrinks the gap and starts the
+   * ladder again, a target whose tree is exhausted raises the lower bound. A tight target
+   * prunes far more than "anything below the incumbent", so this finds good plans fast. Phase
+   * 3 (the rest): branch-and-bound below the incumbent; a run that exhausts its tree proves the
+   * incumbent optimal. Without a node cap the phases share the time to the deadline in the
+   * same proportions. */
   k.inc = (*best)->total;
   k.rng.state = in->options->seed ^ 0x736B796C696E6521ull;
-  uint64_t span_us = end - t0;
-  uint64_t p1_end = t0 + span_us / 5 * 3, p2_end = t0 + span_us / 10 * 9;
-  /* The call's deadline stops every phase (in `best`'s rounds the budget is far off and the
-   * node caps end the phases). */
-  if (in->deadline_us != 0) {
-    if (p1_end > in->deadline_us) p1_end = in->deadline_us;
-    if (p2_end > in->deadline_us) p2_end = in->deadline_us;
-    if (end > in->deadline_us) end = in->deadline_us;
+  uint64_t p1_end = end, p2_end = end;
+  if (cap == UINT64_MAX && end != UINT64_MAX && end > t0) {
+    p1_end = t0 + (end - t0) / 5 * 3;
+    p2_end = t0 + (end - t0) / 10 * 9;
   }
   uint64_t p1_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 5 * 3;
   uint64_t p2_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 10 * 9;
   uint64_t all_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap;
   int exhausted = 0, proved = 0;
-  /* Skip phase 1 when an earlier call (the search phase of the exact mode) proved more. */
+  /* Skip phase 1 when an earlier search proved more. */
   if (stats->lower_bound <= bound)
     st = sky_restarts(&k, bound, bound, p1_end, p1_nodes, &exhausted);
   if (st == TG_OK && k.found) {
-    proved = 1; /* at the bound */
-  } else if (st == TG_OK) {
+    proved = k.inc <= bound; /* at the bound */
+  }
+  if (st == TG_OK && !proved) {
     if (exhausted && stats->lower_bound <= bound) stats->lower_bound = bound + 1;
     uint64_t lb = stats->lower_bound;
     uint64_t slice = cap == UINT64_MAX ? 64 * (4 * (uint64_t)k.n + 64) : cap / 24 + 1;
@@ -1222,6 +1224,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
     stats->proved_optimal = 1;
     stats->lower_bound = stats->total;
   }
+  tg__budget_spend(b, stats->nodes - start_nodes, TG__SKYLINE_NODES_PER_UNIT);
   sky_free(&k, in->alloc);
   return st;
 }
@@ -1258,8 +1261,8 @@ static tg_status sky_complete(sky *k) {
   for (size_t i = 0; i < k->n; ++i) {
     size_t u = items[i].idx;
     uint64_t o = k->off[u], end;
-    /* The call's deadline (`best` under a time limit): the partial plan is dropped. */
-    if (in->deadline_us != 0 && (i & 255) == 255 && tg__now_us() >= in->deadline_us) goto done;
+    /* The dive's deadline (the call's): the partial plan is dropped. */
+    if ((i & 255) == 255 && tg__now_us() >= k->deadline) goto done;
     if (i >= placed && (st = tg__gap_index_find(ix, i, TG_FIT_BEST, &o)) != TG_OK) goto done;
     if (!tg__add_u64(o, k->vol[u], &end)) {
       st = TG_ERROR_OVERFLOW;
@@ -1318,26 +1321,22 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
   return st;
 }
 
-tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
-                            tg_plan **best, tg_exact_stats *stats) {
+tg_status tg__exact_order_improve(const tg__plan_input *in, uint64_t bound, tg__budget *budget,
+                                  tg_plan **best, tg_exact_stats *stats) {
   uint64_t t0 = tg__now_us();
   stats->total = (*best)->total;
-  stats->lower_bound = bound;
-  if ((*best)->total <= bound) {
+  if (stats->lower_bound < bound) stats->lower_bound = bound;
+  if ((*best)->total <= stats->lower_bound) {
     stats->proved_optimal = 1;
     stats->lower_bound = (*best)->total;
     return TG_OK;
   }
-  if (in->options->relation == NULL) {
-    tg_status sst = tg__skyline_improve(in, bound, budget_us, 0, best, stats);
-    return sst == TG_ERROR_OVERFLOW ? TG_OK : sst;
-  }
-  if (in->count > TG_EXACT_MAX_RECORDS) return TG_OK;
+  if (in->options->relation == NULL || in->count > TG_EXACT_MAX_RECORDS) return TG_OK;
   bb b;
   memset(&b, 0, sizeof b);
   b.in = in;
   b.stats = stats;
-  b.bound = bound;
+  b.bound = stats->lower_bound;
   b.t0 = t0;
   b.next_report = t0 + 100000;
   tg_status st = bb_init(&b, in);
@@ -1346,20 +1345,25 @@ tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t b
     return st;
   }
   stats->searched = 1;
-  uint64_t end = UINT64_MAX - t0 < budget_us ? UINT64_MAX : t0 + budget_us;
-  /* Phase 1: a plan at the bound only. */
-  b.inc = bound + 1;
-  b.deadline = t0 + (end - t0) / 2;
+  const uint64_t end = tg__budget_deadline(budget), start_nodes = stats->nodes;
+  const uint64_t cap = tg__budget_count(budget, TG__EXACT_ORDER_NODES_PER_UNIT);
+  const uint64_t all_nodes = cap == UINT64_MAX ? UINT64_MAX : tg__add_sat_u64(start_nodes, cap);
+  /* Phase 1 (half the nodes, or without a cap half the time to the deadline): a plan at the
+   * bound only. */
+  b.inc = b.bound + 1;
+  b.deadline = cap == UINT64_MAX && end != UINT64_MAX && end > t0 ? t0 + (end - t0) / 2 : end;
+  b.max_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 2;
   dfs(&b, 0, 0, SIZE_MAX, 0);
   int proved = 0;
   if (b.found) {
     proved = 1;
   } else {
-    if (!b.timed_out) stats->lower_bound = bound + 1;
+    if (!b.timed_out) stats->lower_bound = b.bound + 1;
     /* Phase 2: anything better than the incumbent. */
     b.inc = (*best)->total;
     b.timed_out = 0;
     b.deadline = end;
+    b.max_nodes = all_nodes;
     memset(b.placed, 0, b.n);
     dfs(&b, 0, 0, SIZE_MAX, 0);
     proved = !b.timed_out;
@@ -1384,6 +1388,7 @@ tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t b
     stats->proved_optimal = 1;
     stats->lower_bound = stats->total;
   }
+  tg__budget_spend(budget, stats->nodes - start_nodes, TG__EXACT_ORDER_NODES_PER_UNIT);
   bb_free(&b, in->alloc);
   return st;
 }

@@ -326,12 +326,13 @@ static void test_skyline_complete(void **state) {
     assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
     uint64_t volumes[8];
     for (size_t i = 0; i < n; ++i) volumes[i] = r[i].size.w;
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), volumes, 0, 0, NULL};
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), volumes, 0, NULL};
     tg_bounds bounds;
     assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &bounds), TG_OK);
     tg_exact_stats st;
     memset(&st, 0, sizeof st);
-    assert_int_equal(tg__skyline_improve(&in, bounds.peak_live, 5000000, 0, &p, &st), TG_OK);
+    tg__budget nb = {TG__BUDGET_NONE, 0, 0};
+    assert_int_equal(tg__skyline_improve(&in, bounds.peak_live, &nb, &p, &st), TG_OK);
     tg_test_assert_valid(r, n, 1, p, b.align, NULL);
     assert_int_equal(p->total, brute_total);
     assert_int_equal(st.proved_optimal, 1);
@@ -469,13 +470,14 @@ static void test_lns_valid_never_worse(void **state) {
     o.seed = (uint64_t)round;
     tg_plan *start = NULL;
     assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &start), TG_OK);
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, NULL};
     uint64_t bound;
     assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
     tg_plan *runs[2] = {NULL, NULL};
     for (int k = 0; k < 2; ++k) {
       assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &runs[k]), TG_OK);
-      assert_int_equal(tg__search_offsets_lns(&in, bound, UINT64_MAX, 400, 0, NULL, &runs[k]), TG_OK);
+      tg__budget lb = {2 * TG__MILLI, 0, 0}; /* 400 steps */
+      assert_int_equal(tg__search_offsets_lns(&in, bound, &lb, 0, NULL, &runs[k]), TG_OK);
       tg_test_assert_valid(r, n, 1, runs[k], o.alignment, NULL);
       assert_true(runs[k]->total <= start->total);
       assert_true(runs[k]->total >= bound);
@@ -627,10 +629,11 @@ static void test_lns_stall_hands_over(void **state) {
   tg_plan_options o;
   memset(&o, 0, sizeof o);
   o.mode = TG_MODE_OFFSETS;
-  tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
+  tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, NULL};
   uint64_t t0 = tg__now_us();
   /* No deadline and a huge step cap: only the stall limit can end it this soon. */
-  assert_int_equal(tg__search_offsets_lns(&in, w, UINT64_MAX, UINT64_MAX, 300, NULL, &p), TG_OK);
+  tg__budget nb = {TG__BUDGET_NONE, 0, 0};
+  assert_int_equal(tg__search_offsets_lns(&in, w, &nb, 300, NULL, &p), TG_OK);
   assert_true(tg__now_us() - t0 < 60u * 1000 * 1000);
   tg_test_assert_valid(r, n, 1, p, 0, NULL);
   assert_true(p->total <= greedy);
@@ -659,7 +662,7 @@ static void greedy_case_init(greedy_case *c, const tg_usage_record *r, const uin
   memset(&c->o, 0, sizeof c->o);
   c->o.mode = TG_MODE_OFFSETS;
   c->o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-  c->in = (tg__plan_input){r, n, 1, &c->o, tg_allocator_default(), vol, 0, 0, NULL};
+  c->in = (tg__plan_input){r, n, 1, &c->o, tg_allocator_default(), vol, 0, NULL};
   assert_int_equal(tg__search_bound(&c->in, &c->bound), TG_OK);
   c->plan = NULL;
   assert_int_equal(tg_plan_compute(r, n, 1, &c->o, NULL, &c->plan), TG_OK);
@@ -686,7 +689,8 @@ static void test_skyline_perfect_packing(void **state) {
     assert_int_equal(c.bound, w);
     tg_exact_stats st;
     memset(&st, 0, sizeof st);
-    assert_int_equal(tg__skyline_improve(&c.in, c.bound, 3000000, 0, &c.plan, &st), TG_OK);
+    tg__budget nb = {TG__BUDGET_NONE, 0, 0};
+    assert_int_equal(tg__skyline_improve(&c.in, c.bound, &nb, &c.plan, &st), TG_OK);
     tg_test_assert_valid(r, n, 1, c.plan, 0, NULL);
     print_message("skyline on a perfect packing of %zu: total/W = %.4f, proved %d, nodes %llu\n", n,
                   (double)c.plan->total / (double)w, st.proved_optimal,
@@ -739,7 +743,8 @@ static void improve_fault_walk(const tg_usage_record *r, const uint64_t *vol, si
 }
 
 static tg_status lns_300_steps(const tg__plan_input *in, uint64_t bound, tg_plan **best) {
-  return tg__search_offsets_lns(in, bound, UINT64_MAX, 300, 0, NULL, best);
+  tg__budget b = {1500, 0, 0}; /* 300 steps */
+  return tg__search_offsets_lns(in, bound, &b, 0, NULL, best);
 }
 
 /* The large-neighbourhood search with each of its allocations failing in turn. */
@@ -783,7 +788,7 @@ static void test_gap_index_remove(void **state) {
     tg_plan_options o;
     memset(&o, 0, sizeof o);
     o.mode = TG_MODE_OFFSETS;
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, NULL};
     tg__gap_index *ix = NULL;
     assert_int_equal(tg__gap_index_create_ordered(&in, ordered ? identity : NULL, &ix), TG_OK);
     for (int step = 0; step < 400; ++step) {
@@ -846,7 +851,7 @@ static void test_skyline_dive_valid(void **state) {
     o.mode = TG_MODE_OFFSETS;
     o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
     o.alignment = round % 4 == 3 ? 64 : 0;
-    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
+    tg__plan_input in = {r, n, 1, &o, tg_allocator_default(), vol, 0, NULL};
     uint64_t bound;
     assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
     const uint64_t steps[3] = {bound / 100 + 1, bound / 1000 + 1, bound / 10 + 1};
@@ -970,7 +975,8 @@ static void test_skyline_dive_cover_cap(void **state) {
     assert_int_equal(k.plan->total, before);
     tg_exact_stats st;
     memset(&st, 0, sizeof st);
-    tg_status sst = tg__skyline_improve(&k.in, before / 2, 1000, 1000, &k.plan, &st);
+    tg__budget nb = {2 * TG__MILLI, 0, 0}; /* 1000 nodes */
+    tg_status sst = tg__skyline_improve(&k.in, before / 2, &nb, &k.plan, &st);
     assert_int_equal(sst, c == 0 ? TG_OK : TG_ERROR_OVERFLOW);
     assert_int_equal(st.searched, c == 0);
     tg_test_assert_valid(r, n, 1, k.plan, 0, NULL);
@@ -1186,7 +1192,7 @@ static tg_plan *naive_case(const tg_usage_record *r, const uint64_t *vol, size_t
                            tg_plan_options *o, tg__plan_input *in, uint64_t *bound) {
   o->mode = TG_MODE_OFFSETS;
   o->strategy = TG_STRATEGY_NAIVE;
-  *in = (tg__plan_input){r, n, 1, o, tg_allocator_default(), vol, 0, 0, NULL};
+  *in = (tg__plan_input){r, n, 1, o, tg_allocator_default(), vol, 0, NULL};
   assert_int_equal(tg__search_bound(in, bound), TG_OK);
   tg_plan *p = NULL;
   assert_int_equal(tg_plan_compute(r, n, 1, o, NULL, &p), TG_OK);
@@ -1199,11 +1205,18 @@ static tg_plan *naive_case(const tg_usage_record *r, const uint64_t *vol, size_t
  * record's alignment 8: a record of 3 bytes cannot join (not a multiple of the alignment) and
  * is planned beside the block. */
 /* The blocks' planner the search entry hands tg__search_reduced: `best` on 1D records. */
+/* The blocks' planner: `best` under a work limit of what the budget has left (no deadline
+ * here), or without a search when it has less than a round's. */
 static tg_status plan_blocks(const tg_usage_record *records, size_t count,
-                             const tg_plan_options *options, uint64_t deadline_us,
+                             const tg_plan_options *options, tg__budget *b,
                              const tg_allocator *alloc, tg_plan **out) {
-  (void)deadline_us; /* never called in a round here: no deadline to keep */
-  return tg_plan_compute(records, count, 1, options, alloc, out);
+  tg_plan_options o = *options;
+  uint64_t units = tg__budget_left(b) / TG__MILLI;
+  o.work_limit = units < 2 ? 0 : (uint32_t)units;
+  o.time_limit_ms = units < 2 ? TG_TIME_LIMIT_NONE : 0;
+  tg_status st = tg_plan_compute(records, count, 1, &o, alloc, out);
+  if (st == TG_OK && units >= 2) b->spent = b->cap; /* whole rounds: about all of it */
+  return st;
 }
 
 static void test_reduce_known_answer(void **state) {
@@ -1224,7 +1237,8 @@ static void test_reduce_known_answer(void **state) {
     assert_int_equal(bound, 35 * k + (aligned ? 3 : 0));
     assert_true(p->total > bound);
     int reduced = 0;
-    assert_int_equal(tg__search_reduced(&in, bound, 0, plan_blocks, &p, &reduced), TG_OK);
+    tg__budget nb = {TG__MILLI, 0, 0}; /* greedy blocks: less than a round */
+    assert_int_equal(tg__search_reduced(&in, bound, &nb, plan_blocks, &p, &reduced), TG_OK);
     assert_int_equal(reduced, 1);
     tg_test_assert_valid(r, n, 1, p, 0, NULL);
     assert_int_equal(p->total, bound);
@@ -1309,9 +1323,8 @@ static void test_reduce_valid_never_worse(void **state) {
     tg_plan *p = naive_case(r, vol, n, &o, &in, &bound);
     uint64_t naive = p->total;
     int reduced = 0;
-    assert_int_equal(tg__search_reduced(&in, bound, round % 3 == 0 ? 2 : 0, plan_blocks,
-                                        &p, &reduced),
-                     TG_OK);
+    tg__budget nb = {(round % 3 == 0 ? 8 : 1) * (uint64_t)TG__MILLI, 0, 0};
+    assert_int_equal(tg__search_reduced(&in, bound, &nb, plan_blocks, &p, &reduced), TG_OK);
     tg_test_assert_valid(r, n, 1, p, o.alignment, NULL);
     assert_true(p->total <= naive);
     assert_true(p->total >= bound);
@@ -1371,7 +1384,7 @@ static void test_search_bound_matches_bounds(void **state) {
       tg_plan_options o;
       memset(&o, 0, sizeof o);
       o.mode = mode ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
-      tg__plan_input in = {r, spec.count, dims, &o, tg_allocator_default(), vol, 0, 0, NULL};
+      tg__plan_input in = {r, spec.count, dims, &o, tg_allocator_default(), vol, 0, NULL};
       uint64_t bound = 1;
       assert_int_equal(tg__search_bound(&in, &bound), TG_OK);
       assert_int_equal(bound, mode ? b.positional_max : b.peak_live);
@@ -1383,7 +1396,7 @@ static void test_search_bound_matches_bounds(void **state) {
   tg_plan_options o;
   memset(&o, 0, sizeof o);
   o.mode = TG_MODE_OFFSETS;
-  tg__plan_input in = {big, 2, 1, &o, tg_allocator_default(), vol, 0, 0, NULL};
+  tg__plan_input in = {big, 2, 1, &o, tg_allocator_default(), vol, 0, NULL};
   assert_int_equal(tg__search_bound(&in, &bound), TG_ERROR_OVERFLOW);
   assert_int_equal(bound, 0);
   in.count = 0;
