@@ -107,7 +107,7 @@ tg_status tg__offsets_subset_bound(const tg__plan_input *in, tg__budget *b, uint
                                    size_t *subset_records) {
   *out = 0;
   const uint64_t deadline_us = b->deadline_us;
-  uint64_t max_nodes = tg__budget_count(b, TG__SKYLINE_NODES_PER_UNIT);
+  uint64_t max_nodes = tg__budget_count(b, TG__SUBSET_NODES_PER_UNIT);
   if (max_nodes == UINT64_MAX) max_nodes = 0; /* no cap */
   uint64_t nodes = 0;
   if (subset_records != NULL) *subset_records = 0;
@@ -166,7 +166,7 @@ tg_status tg__offsets_subset_bound(const tg__plan_input *in, tg__budget *b, uint
     }
   }
 done:
-  tg__budget_spend(b, nodes, TG__SKYLINE_NODES_PER_UNIT);
+  tg__budget_spend(b, nodes, TG__SUBSET_NODES_PER_UNIT);
   tg__task_points_free(in, &tp);
   tg__free(a, live);
   tg__free(a, ww.recs);
@@ -216,9 +216,9 @@ tg_status tg_bounds_offsets(const tg_usage_record *records, size_t count, uint32
   tg__plan_input in = {records, count, dims, &opt, alloc, volumes, 0, NULL};
   uint64_t lb = 0;
   size_t m = 0;
-  /* max_work counts weighted nodes: TG__SKYLINE_NODES_PER_UNIT of them a unit. */
+  /* max_work counts weighted nodes: TG__SUBSET_NODES_PER_UNIT of them a unit. */
   const uint64_t work = max_work ? max_work : TG_DEFAULT_BOUND_WORK;
-  tg__budget nb = {work > UINT64_MAX / TG__MILLI - 1 ? TG__BUDGET_NONE - 1 : work * TG__MILLI / TG__SKYLINE_NODES_PER_UNIT, 0, 0};
+  tg__budget nb = {work > UINT64_MAX / TG__MILLI - 1 ? TG__BUDGET_NONE - 1 : work * TG__MILLI / TG__SUBSET_NODES_PER_UNIT, 0, 0};
   if (nb.cap == 0) nb.cap = 1;
   st = tg__offsets_subset_bound(&in, &nb, &lb, &m);
   tg__free(alloc, volumes);

@@ -1169,23 +1169,26 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
   const uint64_t end = tg__budget_deadline(b);
   const uint64_t cap = tg__budget_count(b, TG__SKYLINE_NODES_PER_UNIT);
   uint64_t start_nodes = stats->nodes;
-  /* Phase 1 (three fifths of the nodes): a plan at the bound only. Phase 2 (three tenths):
-   * relaxed targets between the proved lower bound and the incumbent - lb + gap/16, gap/4,
-   * gap/2 -, each for a slice of the phase's nodes; a plan found shrinks the gap and starts the
-   * ladder again, a target whose tree is exhausted raises the lower bound. A tight target
-   * prunes far more than "anything below the incumbent", so this finds good plans fast. Phase
-   * 3 (the rest): branch-and-bound below the incumbent; a run that exhausts its tree proves the
-   * incumbent optimal. Without a node cap the phases share the time to the deadline in the
-   * same proportions. */
+  /* Phase 1 (a fifth of the nodes): a plan at the bound only. Phase 2 (a fifth): relaxed targets
+   * between the proved lower bound and the incumbent - lb + gap/16, gap/4, gap/2 -, each for a
+   * slice of the nodes; a plan found shrinks the gap and starts the ladder again, a target
+   * whose tree is exhausted raises the lower bound. A tight target prunes far more than
+   * "anything below the incumbent", so this finds good plans fast where they exist. Phase 3
+   * (the rest): branch-and-bound below the incumbent, each plan found lowering the limit; a
+   * run that exhausts its tree proves the incumbent optimal. (Where the bound is far below the
+   * optimum - capacity-tight sets of a few hundred large buffers - only the third phase finds
+   * plans: with three fifths of the nodes in phase 1, as before, the search in rounds stayed
+   * several percent above what longer searches find.) Without a node cap the phases share the
+   * time to the deadline in the same proportions. */
   k.inc = (*best)->total;
   k.rng.state = in->options->seed ^ 0x736B796C696E6521ull;
   uint64_t p1_end = end, p2_end = end;
   if (cap == UINT64_MAX && end != UINT64_MAX && end > t0) {
-    p1_end = t0 + (end - t0) / 5 * 3;
-    p2_end = t0 + (end - t0) / 10 * 9;
+    p1_end = t0 + (end - t0) / 5;
+    p2_end = t0 + (end - t0) / 5 * 2;
   }
-  uint64_t p1_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 5 * 3;
-  uint64_t p2_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 10 * 9;
+  uint64_t p1_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 5;
+  uint64_t p2_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 5 * 2;
   uint64_t all_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap;
   int exhausted = 0, proved = 0;
   /* Skip phase 1 when an earlier search proved more. */

@@ -125,7 +125,8 @@ static tg_status place_offsets(const tg__plan_input *in, const size_t *order, tg
 static tg_status search_offsets(const tg__plan_input *in, uint64_t bound, tg__budget *b,
                                 tg_plan **best) {
   size_t n = in->count;
-  const uint64_t deadline = tg__budget_deadline(b), max_iters = tg__budget_count(b, TG__SEARCH_ITERS_PER_UNIT);
+  const uint64_t per_unit = n < TG__SEARCH_ITER_RECORDS_PER_UNIT ? TG__SEARCH_ITER_RECORDS_PER_UNIT / n : 1;
+  const uint64_t deadline = tg__budget_deadline(b), max_iters = tg__budget_count(b, per_unit);
   uint64_t it = 0;
   tg_status st = TG_OK;
   size_t *order = tg__alloc_array(in->alloc, n, sizeof *order);
@@ -237,7 +238,7 @@ static tg_status search_offsets(const tg__plan_input *in, uint64_t bound, tg__bu
     *best = p;
   }
 done:
-  tg__budget_spend(b, it, TG__SEARCH_ITERS_PER_UNIT);
+  tg__budget_spend(b, it, per_unit);
   tg__free(in->alloc, order);
   tg__free(in->alloc, cur);
   tg__free(in->alloc, trial);
@@ -365,7 +366,9 @@ static tg_status place_objects(obj_state *s, const size_t *order, uint64_t deadl
 static tg_status search_objects(const tg__plan_input *in, uint64_t bound, tg__budget *b,
                                 tg_plan **best) {
   size_t n = in->count;
-  const uint64_t deadline = tg__budget_deadline(b), max_iters = tg__budget_count(b, TG__SEARCH_ITERS_PER_UNIT);
+  uint64_t tests = (uint64_t)n * ((*best)->object_count ? (*best)->object_count : 1);
+  const uint64_t per_unit = tests < TG__SEARCH_ITER_TESTS_PER_UNIT ? TG__SEARCH_ITER_TESTS_PER_UNIT / tests : 1;
+  const uint64_t deadline = tg__budget_deadline(b), max_iters = tg__budget_count(b, per_unit);
   uint64_t it = 0;
   tg_status st = TG_OK;
   if (n >= (size_t)UINT32_MAX) return TG_OK;
@@ -435,7 +438,7 @@ static tg_status search_objects(const tg__plan_input *in, uint64_t bound, tg__bu
     *best = p;
   }
 done:
-  tg__budget_spend(b, it, TG__SEARCH_ITERS_PER_UNIT);
+  tg__budget_spend(b, it, per_unit);
   if (s.objs != NULL)
     for (size_t k = 0; k < n; ++k) tg__free(in->alloc, s.objs[k].members);
   tg__free(in->alloc, s.objs);

@@ -106,18 +106,26 @@ static inline uint64_t tg__budget_deadline(const tg__budget *b) {
   return b->deadline_us != 0 ? b->deadline_us : UINT64_MAX;
 }
 
-/* Iterated-greedy candidate plans per work unit. */
-#define TG__SEARCH_ITERS_PER_UNIT 20u
+/* Iterated greedy: a candidate plan places every record again, so a unit buys candidates in
+ * inverse proportion to the records (offsets: TG__SEARCH_ITER_RECORDS_PER_UNIT / n, about 50
+ * us a candidate on 250 records of a loaded 2-core machine), or to records x objects (objects:
+ * TG__SEARCH_ITER_TESTS_PER_UNIT compatibility tests a unit), at least one. */
+#define TG__SEARCH_ITER_RECORDS_PER_UNIT 5000u
+#define TG__SEARCH_ITER_TESTS_PER_UNIT 50000u
 
-/* Skyline search nodes per work unit. About what a loaded 2-core machine visits in a
- * millisecond on 200-500 records. */
-#define TG__SKYLINE_NODES_PER_UNIT 500u
+/* Skyline search nodes per work unit: about what a loaded 2-core machine visits in a
+ * millisecond on 150-500 records (1,500-3,000 at a load of 8, more on a quiet machine). */
+#define TG__SKYLINE_NODES_PER_UNIT 2000u
+
+/* The subset-exact bound's weighted skyline nodes (bound_offsets.c) per work unit: their
+ * windows' set-up and larger lists make them slower than the search's. */
+#define TG__SUBSET_NODES_PER_UNIT 500u
 
 /* The bound the search aims at: peak-live for offsets, positional-max for objects. */
 tg_status tg__search_bound(const tg__plan_input *in, uint64_t *bound);
 
 /* Improve `*best` (a valid plan for `in`) within budget `b`: iterated greedy over the placement
- * order (TG__SEARCH_ITERS_PER_UNIT candidates a unit), or on large serial offsets inputs the
+ * order (candidates at the TG__SEARCH_ITER_* rates), or on large serial offsets inputs the
  * stages of search_large (iterated.c). Replaces `*best` only by a strictly smaller valid plan
  * (strategy field TG_STRATEGY_BEST). Stops as soon as `bound` is reached; charges `b`. */
 tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best);
@@ -242,7 +250,7 @@ tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, tg__budget *
 
 /* Offsets mode: the subset-exact lower bound (bound_offsets.c, see tg_bounds_offsets) of
  * `in` (its records and volumes; options->alignment honoured, relation ignored: the bound holds
- * under any), TG__SKYLINE_NODES_PER_UNIT weighted skyline nodes a unit of `b` in all (no cap:
+ * under any), TG__SUBSET_NODES_PER_UNIT weighted skyline nodes a unit of `b` in all (no cap:
  * none), stopping at its deadline with what it proved so far; charges `b`. `*out` receives
  * the bound (0 when nothing was proved; compare with peak-live), `*subset_records` (may be
  * NULL) the records of the window that gave it. */
