@@ -27,7 +27,7 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
      * with the rest of those nine tenths, then iterated greedy with what is left. */
     tg__budget sky = tg__budget_share(b, 9, 10);
     tg__budget dive = tg__budget_share(&sky, 1, 4);
-    st = tg__search_dive(in, bound, &dive, best);
+    st = tg__search_dive(in, bound, TG__DIVE_MAX_LIST, &dive, best);
     tg__budget_charge(&sky, &dive);
     if (st != TG_OK) return st;
     tg__stage_relay relay;
@@ -77,22 +77,35 @@ static tg_status plan_blocks(const tg_usage_record *records, size_t count,
   return st;
 }
 
+/* What the rounds of one call learn about its input: the same in every round, so found once.
+ * The merging passes and the parts depend on the records alone. */
+typedef struct round_memo {
+  int blocks_tried; /* the merging ran to its end and planned no blocks: not again */
+  int whole;        /* the records do not split into parts */
+} round_memo;
+
 /* One round after the greedy strategies: the merged blocks first (at most half of the budget
- * for each of their two candidates), then part by part where the time axis splits, else the
- * whole input, with what the blocks leave. */
-static tg_status search_after_greedy(const tg__plan_input *in, tg__budget *b, tg_plan **best) {
+ * for each of their two candidates; not before the budget covers their passes, about 0.2 us a
+ * record each), then part by part where the time axis splits, else the whole input, with
+ * what the blocks leave. */
+static tg_status search_after_greedy(const tg__plan_input *in, tg__budget *b, round_memo *memo,
+                                     tg_plan **best) {
   uint64_t bound;
   tg_status st = tg__search_bound(in, &bound);
   if (st != TG_OK) return st;
-  if ((*best)->total > bound) {
+  if ((*best)->total > bound && !memo->blocks_tried && tg__budget_left(b) >= (uint64_t)in->count / 5) {
     int reduced = 0;
     st = tg__search_reduced(in, bound, b, plan_blocks, best, &reduced);
     if (st != TG_OK) return st;
+    memo->blocks_tried = !reduced && !tg__budget_expired(b);
   }
   if (tg__budget_done(b)) return TG_OK;
-  int split = 0;
-  st = tg__search_split(in, bound, b, search_after_greedy_bound, best, &split);
-  if (st != TG_OK || split) return st;
+  if (!memo->whole) {
+    int split = 0;
+    st = tg__search_split(in, bound, b, search_after_greedy_bound, best, &split);
+    if (st != TG_OK || split) return st;
+    memo->whole = (*best)->total > bound; /* (at the bound: not looked at) */
+  }
   return search_after_greedy_bound(in, bound, b, best);
 }
 
@@ -184,6 +197,7 @@ static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg__bud
   const int order_search = o->exact && o->mode == TG_MODE_OFFSETS && o->relation != NULL &&
                            in->count <= TG_EXACT_MAX_RECORDS;
   tg_plan *own = NULL; /* order_round's */
+  round_memo memo = {0, 0};
   for (uint32_t k = 0; (*best)->total > proved && (own == NULL || own->total > proved); ++k) {
     if (tg__budget_expired(b)) break;
     const uint64_t units = (uint64_t)TG__ROUND_FIRST_UNITS << (k < TG__ROUND_MAX_SHIFT ? k : TG__ROUND_MAX_SHIFT);
@@ -207,7 +221,7 @@ static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg__bud
     }
     tg__budget round = tg__budget_make(units, b->deadline_us);
     if (o->exact && o->exact_stats != NULL) o->exact_stats->elapsed_us = tg__now_us() - t0;
-    st = objects_1d ? objects_1d_round(&sub, &round, best) : search_after_greedy(&sub, &round, best);
+    st = objects_1d ? objects_1d_round(&sub, &round, best) : search_after_greedy(&sub, &round, &memo, best);
     if (st != TG_OK) break;
     round.spent = round.cap; /* a round costs its budget, whatever it used */
     tg__budget_charge(b, &round);
@@ -284,7 +298,13 @@ static tg_status large_pass(const tg__plan_input *in, tg_strategy s, uint64_t re
   return st == TG_ERROR_OVERFLOW ? TG_OK : st;
 }
 
-/* before_round_fn: `ctx` points to the passes' reserve (uint64_t microseconds). */
+/* before_round_fn: `ctx` points to the passes' reserve (uint64_t microseconds). Over
+ * TG__LARGE_BIG_RECORDS records, the relaxing dive (iterated.c) also runs before round 0,
+ * with the work its nodes need (TG__DIVE_NODES_PER_RECORD and a twentieth more a record): in
+ * the rounds it would wait for one of about 700 units (at 100k records, past a second), and on
+ * wide DAGs it is what reaches the bound (1.0537 at 1 s in rounds, 1.001 at 800 ms given the
+ * dive). It stops at the deadline (a dive cut short is dropped) and gives up early where it
+ * cannot reach the last record in its time. */
 static tg_status large_before_round(const tg__plan_input *in, uint32_t k, void *ctx, tg_plan **best) {
   const uint64_t reserve = *(const uint64_t *)ctx;
   const large_schedule *sch = large_schedule_for(in->count);
@@ -294,6 +314,17 @@ static tg_status large_before_round(const tg__plan_input *in, uint32_t k, void *
       continue;
     tg_status st = large_pass(in, sch->pass[i], reserve, best);
     if (st != TG_OK) return st;
+  }
+  if (k == 0 && in->count > TG__LARGE_BIG_RECORDS && in->options->relation == NULL) {
+    uint64_t bound, nodes = (uint64_t)in->count * TG__DIVE_NODES_PER_RECORD + in->count / 5;
+    tg__budget dive = {(nodes * TG__MILLI + TG__DIVE_NODES_PER_UNIT - 1) / TG__DIVE_NODES_PER_UNIT, 0,
+                       in->deadline_us};
+    /* Only with the time its work takes (a unit is about a millisecond). */
+    uint64_t now = tg__now_us();
+    if (now >= in->deadline_us || in->deadline_us - now < dive.cap) return TG_OK;
+    tg_status st = tg__search_bound(in, &bound);
+    if (st != TG_OK) return st;
+    return tg__search_dive(in, bound, TG__DIVE_EARLY_MAX_LIST, &dive, best);
   }
   return TG_OK;
 }

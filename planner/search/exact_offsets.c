@@ -1237,6 +1237,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
  * (greedy-by-size's rule), which makes the partial dive a plan. */
 static tg_status sky_complete(sky *k) {
   const tg__plan_input *in = k->in;
+  if (tg__now_us() >= k->deadline) return TG_OK; /* stopped by the deadline: nothing to finish with */
   tg__sort_item *items = k->sort_items, *tmp = k->sort_tmp; /* the dive is over */
   size_t *order = tg__alloc_array(in->alloc, in->count ? in->count : 1, sizeof *order);
   tg__gap_index *ix = NULL;
@@ -1287,7 +1288,7 @@ done:
 }
 
 tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t step,
-                           uint64_t deadline, uint64_t max_nodes, uint64_t *nodes,
+                           uint64_t deadline, uint64_t max_nodes, size_t max_list, uint64_t *nodes,
                            tg_plan **best) {
   if (nodes != NULL) *nodes = 0;
   if (in->options->relation != NULL || (*best)->total <= bound || step == 0) return TG_OK;
@@ -1303,7 +1304,7 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
   size_t max_cover = TG__SKYLINE_MAX_COVER(in->count);
   if (max_cover > TG__DIVE_MAX_COVER_PER_RECORD * in->count)
     max_cover = TG__DIVE_MAX_COVER_PER_RECORD * in->count;
-  tg_status st = sky_init(&k, in, max_cover, TG__DIVE_MAX_LIST);
+  tg_status st = sky_init(&k, in, max_cover, max_list);
   if (st == TG_OK) {
     /* The first 16 lowest points at most: on thousands of points comparing all of them
      * costs more than it saves. */

@@ -452,7 +452,8 @@ done:
 
 /* ---- large offsets inputs ---------------------------------------------------------------- */
 
-tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
+tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, size_t max_list, tg__budget *b,
+                          tg_plan **best) {
   uint64_t need, cap = tg__budget_count(b, TG__DIVE_NODES_PER_UNIT);
   if (!tg__mul_u64(in->count, TG__DIVE_NODES_PER_RECORD, &need) || need > cap) return TG_OK;
   /* A thousandth of the bound, and at least the largest alignment (a smaller rise may leave
@@ -463,7 +464,7 @@ tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, tg__budget *
     if (a > step) step = a;
   }
   tg_status st = tg__skyline_dive(in, bound, step, tg__budget_deadline(b), cap == UINT64_MAX ? 0 : cap,
-                                  &nodes, best);
+                                  max_list, &nodes, best);
   tg__budget_spend(b, nodes, TG__DIVE_NODES_PER_UNIT);
   if (in->options->exact && in->options->exact_stats != NULL && nodes > 0) {
     in->options->exact_stats->nodes += nodes; /* the skyline search's tree, in the exact stats */
@@ -492,7 +493,7 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, tg__budg
   const uint64_t stall = TG__LNS_STALL_STEPS;
   uint64_t setup_us = 0;
   tg__budget dive = tg__budget_share(b, 9, 10);
-  tg_status st = tg__search_dive(in, bound, &dive, best);
+  tg_status st = tg__search_dive(in, bound, TG__DIVE_MAX_LIST, &dive, best);
   tg__budget_charge(b, &dive);
   if (st != TG_OK || (*best)->total <= bound) return st;
   tg__budget first = tg__budget_share(b, 1, 2);

@@ -144,6 +144,10 @@ tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, tg__budge
  * count squared, over the entries) is at most this: a node's work grows with it (wide DAGs:
  * 105-116; perfect packing of 100k records: 420, 70 times slower per node). */
 #define TG__DIVE_MAX_LIST 256u
+/* ...or, for the dive the largest inputs get before the search rounds (best.c), at most this
+ * (compiler-like traces of 20k-100k records: 236, where it gives up after a tenth of its time;
+ * wide DAGs: 116). */
+#define TG__DIVE_EARLY_MAX_LIST 160u
 
 /* Offsets inputs with at least this many records and no relation: the search is the
  * large-neighbourhood search of lns.c, TG__LNS_STEPS_PER_UNIT steps a unit.
@@ -224,13 +228,14 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
  * (> 0) instead and the dive goes on, up to the incumbent's total - 1: it ends with a plan
  * below the incumbent, or at that ceiling, or when the deadline or `max_nodes` (0: none)
  * stop it. A dive stopped before placing every record keeps what it placed and places the
- * rest as greedy-by-size would (best fit, largest first; not bounded by the deadline: about a
- * greedy pass). Replaces `*best` when the plan is smaller; `*nodes` (when not NULL) receives
- * the nodes visited. Does nothing with a relation. TG_ERROR_OVERFLOW when not searched: live
- * sums beyond 64 bits, or coverage lists over TG__DIVE_MAX_COVER_PER_RECORD entries per record
- * (or TG__SKYLINE_MAX_COVER), or longer than TG__DIVE_MAX_LIST on average. */
+ * rest as greedy-by-size would (best fit, largest first), unless the deadline comes first (the
+ * partial plan is then dropped). Replaces `*best` when the plan is smaller; `*nodes` (when
+ * not NULL) receives the nodes visited. Does nothing with a relation. TG_ERROR_OVERFLOW when
+ * not searched: live sums beyond 64 bits, or coverage lists over
+ * TG__DIVE_MAX_COVER_PER_RECORD entries per record (or TG__SKYLINE_MAX_COVER), or longer
+ * than `max_list` (TG__DIVE_MAX_LIST, or less) on average. */
 tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t step,
-                           uint64_t deadline, uint64_t max_nodes, uint64_t *nodes,
+                           uint64_t deadline, uint64_t max_nodes, size_t max_list, uint64_t *nodes,
                            tg_plan **best);
 
 /* Objects mode, no relation, 2 to 400 records: the LP dive (lp_dive.c), TG__LP_DIVE_WORK_PER_UNIT
@@ -244,9 +249,11 @@ tg_status tg__search_lp_dive(const tg__plan_input *in, tg__budget *b, tg_plan **
 
 /* tg__skyline_dive with the limit rising by a thousandth of `bound` (at least the largest
  * alignment) at each stall, TG__DIVE_NODES_PER_UNIT nodes a unit of `b`, when that covers
- * TG__DIVE_NODES_PER_RECORD nodes per record (else nothing), until its deadline; charges `b`
- * the nodes visited. TG_ERROR_OVERFLOW (not searched) becomes TG_OK. */
-tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best);
+ * TG__DIVE_NODES_PER_RECORD nodes per record (else nothing), until its deadline, on inputs
+ * whose coverage lists are at most `max_list` long on average; charges `b` the nodes visited.
+ * TG_ERROR_OVERFLOW (not searched) becomes TG_OK. */
+tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, size_t max_list, tg__budget *b,
+                          tg_plan **best);
 
 /* Offsets mode: the subset-exact lower bound (bound_offsets.c, see tg_bounds_offsets) of
  * `in` (its records and volumes; options->alignment honoured, relation ignored: the bound holds

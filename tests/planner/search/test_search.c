@@ -863,7 +863,7 @@ static void test_skyline_dive_valid(void **state) {
       assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &runs[k]), TG_OK);
       greedy = runs[k]->total;
       uint64_t nodes = 0;
-      assert_int_equal(tg__skyline_dive(&in, bound, step, UINT64_MAX, cap, &nodes, &runs[k]),
+      assert_int_equal(tg__skyline_dive(&in, bound, step, UINT64_MAX, cap, TG__DIVE_MAX_LIST, &nodes, &runs[k]),
                        TG_OK);
       tg_test_assert_valid(r, n, 1, runs[k], o.alignment, NULL);
       assert_true(runs[k]->total <= greedy);
@@ -914,7 +914,7 @@ static void test_skyline_dive_wide_dag(void **state) {
     tg_plan *p = c.plan;
     const uint64_t greedy = p->total;
     uint64_t nodes = 0;
-    assert_int_equal(tg__skyline_dive(&c.in, bound, bound / 1000, UINT64_MAX, 0, &nodes, &p),
+    assert_int_equal(tg__skyline_dive(&c.in, bound, bound / 1000, UINT64_MAX, 0, TG__DIVE_MAX_LIST, &nodes, &p),
                      TG_OK);
     tg_test_assert_valid(r, n, 1, p, 0, NULL);
     print_message("wide DAG of %zu: greedy %.4f, dive %.4f of the bound, %llu nodes\n", n,
@@ -931,7 +931,7 @@ static void test_skyline_dive_wide_dag(void **state) {
       tg_plan *q = NULL;
       assert_int_equal(tg_plan_compute(r, n, 1, &c.o, NULL, &q), TG_OK);
       uint64_t cap = nodes * tenths[part] / 100, used = 0;
-      assert_int_equal(tg__skyline_dive(&c.in, bound, bound / 1000, UINT64_MAX, cap, &used, &q),
+      assert_int_equal(tg__skyline_dive(&c.in, bound, bound / 1000, UINT64_MAX, cap, TG__DIVE_MAX_LIST, &used, &q),
                        TG_OK);
       tg_test_assert_valid(r, n, 1, q, 0, NULL);
       print_message("  stopped after %llu nodes: %.4f\n", (unsigned long long)used,
@@ -969,7 +969,7 @@ static void test_skyline_dive_cover_cap(void **state) {
     greedy_case_init(&k, r, vol, n);
     const uint64_t before = k.plan->total;
     uint64_t nodes = 1;
-    assert_int_equal(tg__skyline_dive(&k.in, before / 2, 1, UINT64_MAX, 0, &nodes, &k.plan),
+    assert_int_equal(tg__skyline_dive(&k.in, before / 2, 1, UINT64_MAX, 0, TG__DIVE_MAX_LIST, &nodes, &k.plan),
                      TG_ERROR_OVERFLOW);
     assert_int_equal(nodes, 0);
     assert_int_equal(k.plan->total, before);
@@ -1007,7 +1007,7 @@ static void test_skyline_dive_list_cap(void **state) {
   const uint64_t before = c.plan->total;
   assert_true(before > c.bound); /* something to improve */
   uint64_t nodes = 1;
-  assert_int_equal(tg__skyline_dive(&c.in, c.bound, 1, UINT64_MAX, 0, &nodes, &c.plan),
+  assert_int_equal(tg__skyline_dive(&c.in, c.bound, 1, UINT64_MAX, 0, TG__DIVE_MAX_LIST, &nodes, &c.plan),
                    TG_ERROR_OVERFLOW);
   assert_int_equal(nodes, 0);
   assert_int_equal(c.plan->total, before);
@@ -1015,12 +1015,12 @@ static void test_skyline_dive_list_cap(void **state) {
 }
 
 static tg_status dive_thousandths(const tg__plan_input *in, uint64_t bound, tg_plan **best) {
-  return tg__skyline_dive(in, bound, bound / 1000 + 1, UINT64_MAX, 0, NULL, best);
+  return tg__skyline_dive(in, bound, bound / 1000 + 1, UINT64_MAX, 0, TG__DIVE_MAX_LIST, NULL, best);
 }
 
 /* ...stopped early, so that its partial plan is completed. */
 static tg_status dive_stopped(const tg__plan_input *in, uint64_t bound, tg_plan **best) {
-  return tg__skyline_dive(in, bound, bound / 1000 + 1, UINT64_MAX, in->count * 3, NULL, best);
+  return tg__skyline_dive(in, bound, bound / 1000 + 1, UINT64_MAX, in->count * 3, TG__DIVE_MAX_LIST, NULL, best);
 }
 
 /* The dive with each of its allocations failing in turn. */
