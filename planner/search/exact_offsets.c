@@ -1104,9 +1104,9 @@ static uint64_t luby(uint64_t i) {
  * `node_end` nodes in all. `*exhausted`: a run ended without hitting its cap, so it searched
  * the whole tree: no plan with total <= k->limit exists. */
 static tg_status sky_restarts(sky *k, uint64_t limit, uint64_t stop_at, uint64_t deadline,
-                              uint64_t node_end, int *exhausted) {
+                              uint64_t node_end, int single, int *exhausted) {
   *exhausted = 0;
-  uint64_t unit = 4 * (uint64_t)k->n + 64;
+  uint64_t unit = single ? UINT64_MAX : 4 * (uint64_t)k->n + 64;
   k->limit = limit;
   k->deadline = deadline;
   for (uint64_t run = 1;; ++run) {
@@ -1115,7 +1115,7 @@ static tg_status sky_restarts(sky *k, uint64_t limit, uint64_t stop_at, uint64_t
     uint64_t run_cap;
     if (!tg__mul_u64(luby(run), unit, &run_cap)) run_cap = UINT64_MAX;
     k->max_nodes = node_end - k->stats->nodes < run_cap ? node_end : k->stats->nodes + run_cap;
-    k->shuffle = run > 1;
+    k->shuffle = run > 1 && !single;
     tg_status st = sky_run(k, stop_at);
     if (st != TG_OK) return st;
     if (!k->stopped) {
@@ -1193,7 +1193,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
   int exhausted = 0, proved = 0;
   /* Skip phase 1 when an earlier search proved more. */
   if (stats->lower_bound <= bound)
-    st = sky_restarts(&k, bound, bound, p1_end, p1_nodes, &exhausted);
+    st = sky_restarts(&k, bound, bound, p1_end, p1_nodes, 0, &exhausted);
   if (st == TG_OK && k.found) {
     proved = k.inc <= bound; /* at the bound */
   }
@@ -1208,7 +1208,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
       uint64_t target = lb + (k.inc - 1 - lb) / ((uint64_t)1 << shifts[rung]);
       uint64_t before = k.inc;
       uint64_t node_end = p2_nodes - stats->nodes < slice ? p2_nodes : stats->nodes + slice;
-      st = sky_restarts(&k, target, lb, p2_end, node_end, &exhausted);
+      st = sky_restarts(&k, target, lb, p2_end, node_end, 0, &exhausted);
       if (st == TG_OK && exhausted) {
         lb = k.limit + 1; /* no plan at or below the final limit */
         stats->lower_bound = lb;
@@ -1217,8 +1217,16 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
         rung = k.inc < before ? 0 : rung + 1;
       }
     }
-    if (st == TG_OK && k.inc > lb)
-      st = sky_restarts(&k, k.inc - 1, lb, end, all_nodes, &exhausted);
+    /* Phase 3: restarts for half of what is left (plans found early), then one run with the
+     * rest, which can exhaust a tree of that size (restarts cut a run before it could, and
+     * rounds start them again from the shortest). */
+    if (st == TG_OK && k.inc > lb) {
+      uint64_t half_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + (all_nodes - stats->nodes) / 2;
+      uint64_t now = tg__now_us(), half_time = end == UINT64_MAX || end <= now ? end : now + (end - now) / 2;
+      st = sky_restarts(&k, k.inc - 1, lb, half_time, half_nodes, 0, &exhausted);
+      if (st == TG_OK && !exhausted && k.inc > lb)
+        st = sky_restarts(&k, k.inc - 1, lb, end, all_nodes, 1, &exhausted);
+    }
     proved = st == TG_OK && (exhausted || (k.found && k.inc <= lb));
   }
   if (st == TG_OK) st = sky_adopt(&k, best);

@@ -73,6 +73,19 @@ static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_
   return p;
 }
 
+/* `best` under a work limit of `work` units and no clock: the plan depends only on the records
+ * and options (what tests that assert a plan's quality use; tg_plan_options.work_limit). */
+static tg_plan *plan_work(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
+                          uint32_t work, uint64_t seed, const tg_share_relation *rel) {
+  tg_plan_options o = best_options(mode, 0, seed, rel);
+  o.time_limit_ms = 0;
+  o.work_limit = work;
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
+  tg_test_assert_valid(r, n, dims, p, 0, rel);
+  return p;
+}
+
 /* The smallest total of the strategies that take about one greedy pass (all but
  * min-cost-flow, allocation-tree, beam and hill-climb): what `best` with a time limit never
  * exceeds on inputs
@@ -109,6 +122,19 @@ static tg_plan *exact_with(const tg_usage_record *r, size_t n, uint32_t limit_ms
   tg_plan_options o;
   memset(&o, 0, sizeof o);
   o.time_limit_ms = limit_ms;
+  o.relation = rel;
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, st), TG_OK);
+  tg_test_assert_valid(r, n, 1, p, 0, rel);
+  return p;
+}
+
+/* The exact mode under a work limit and no clock (deterministic, like plan_work). */
+static tg_plan *exact_work(const tg_usage_record *r, size_t n, uint32_t work,
+                           const tg_share_relation *rel, tg_exact_stats *st) {
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.work_limit = work;
   o.relation = rel;
   tg_plan *p = NULL;
   assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, st), TG_OK);
@@ -179,8 +205,8 @@ static void test_search_deterministic(void **state) {
   perfect_packing(&g, r, 60);
   for (int mode = 0; mode < 2; ++mode) {
     /* 60 records: the iteration cap ends the search well before the clock would. */
-    tg_plan *a = plan_with(r, 60, 1, (tg_mode)mode, 2000, 42, NULL);
-    tg_plan *b = plan_with(r, 60, 1, (tg_mode)mode, 2000, 42, NULL);
+    tg_plan *a = plan_work(r, 60, 1, (tg_mode)mode, 510, 42, NULL);
+    tg_plan *b = plan_work(r, 60, 1, (tg_mode)mode, 510, 42, NULL);
     assert_int_equal(a->total, b->total);
     if (mode == TG_MODE_OFFSETS) {
       assert_memory_equal(a->offset_of, b->offset_of, 60 * sizeof *a->offset_of);
@@ -199,7 +225,7 @@ static void test_search_reaches_bound_small_perfect(void **state) {
     tg_test_rng g = {seed};
     tg_usage_record r[12];
     uint64_t w = perfect_packing(&g, r, 12);
-    tg_plan *p = plan_with(r, 12, 1, TG_MODE_OFFSETS, 200, seed, NULL);
+    tg_plan *p = plan_work(r, 12, 1, TG_MODE_OFFSETS, 126, seed, NULL);
     reached += p->total == w;
     tg_plan_destroy(p);
   }
@@ -279,7 +305,7 @@ static void test_exact_matches_brute_force(void **state) {
     permute(&b, order, 0, &brute_total);
     tg_plan_options o;
     memset(&o, 0, sizeof o);
-    o.time_limit_ms = 5000;
+    o.work_limit = 254; /* no clock: the proof may not depend on the machine's speed */
     o.seed = (uint64_t)round;
     o.alignment = b.align;
     o.relation = b.parity ? &rel : NULL;
@@ -341,7 +367,7 @@ static void test_skyline_complete(void **state) {
   }
 }
 
-/* Strategy best with a time limit (no exact mode) reaches the bound on perfect packings too:
+/* Strategy best under a work limit (no exact mode) reaches the bound on perfect packings too:
  * the skyline search runs inside the search phase. */
 static void test_search_perfect_packing(void **state) {
   (void)state;
@@ -354,16 +380,16 @@ static void test_search_perfect_packing(void **state) {
     assert_non_null(r);
     uint64_t w = perfect_packing(&g, r, n);
     tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
-    tg_plan *p = plan_with(r, n, 1, TG_MODE_OFFSETS, 200, 1, NULL);
-    assert_true(p->total <= one_pass_total(r, n, 1, TG_MODE_OFFSETS, NULL));
-    (void)greedy;
-    assert_true(p->total >= w);
-    reached += p->total == w;
+    tg_plan *p = plan_work(r, n, 1, TG_MODE_OFFSETS, 254, 1, NULL);
+    uint64_t total = p->total, one_pass = one_pass_total(r, n, 1, TG_MODE_OFFSETS, NULL);
     tg_plan_destroy(greedy);
     tg_plan_destroy(p);
     free(r);
+    assert_true(total <= one_pass);
+    assert_true(total >= w);
+    reached += total == w;
   }
-  print_message("search(200 ms) at the bound on %d of 6 perfect packings\n", reached);
+  print_message("search (work 254) at the bound on %d of 6 perfect packings\n", reached);
   assert_true(reached >= 5);
 }
 
@@ -377,9 +403,9 @@ static void test_skyline_deterministic(void **state) {
     tg_usage_record r[48];
     tg_test_random_records(&g, &spec, r);
     tg_plan *greedy = plan_with(r, spec.count, 1, TG_MODE_OFFSETS, 0, 0, NULL);
-    tg_plan *a = plan_with(r, spec.count, 1, TG_MODE_OFFSETS, 1000, 7, NULL);
-    tg_plan *b = plan_with(r, spec.count, 1, TG_MODE_OFFSETS, 1000, 7, NULL);
-    tg_plan *c = plan_with(r, spec.count, 1, TG_MODE_OFFSETS, 1000, 8, NULL);
+    tg_plan *a = plan_work(r, spec.count, 1, TG_MODE_OFFSETS, 510, 7, NULL);
+    tg_plan *b = plan_work(r, spec.count, 1, TG_MODE_OFFSETS, 510, 7, NULL);
+    tg_plan *c = plan_work(r, spec.count, 1, TG_MODE_OFFSETS, 510, 8, NULL);
     assert_int_equal(a->total, b->total);
     assert_memory_equal(a->offset_of, b->offset_of, spec.count * sizeof *a->offset_of);
     uint64_t one_pass = one_pass_total(r, spec.count, 1, TG_MODE_OFFSETS, NULL);
@@ -495,7 +521,7 @@ static void test_lns_valid_never_worse(void **state) {
   assert_true(improved >= 30);
 }
 
-/* Through `best` with a time limit: chains (as in bench_planner) of 1,500 to 6,000 records
+/* Through `best` under a work limit: chains (as in bench_planner) of 1,500 to 6,000 records
  * reach the peak-live bound, which greedy alone misses. From 1,025 records the search is the
  * one of large inputs (dive, neighbourhood search); iterated greedy, which ran below 5,000
  * records before, stayed 8-10% above the bound there with 100 ms. */
@@ -513,15 +539,15 @@ static void test_lns_chain_reaches_bound(void **state) {
     tg_bounds b;
     assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &b), TG_OK);
     tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
-    tg_plan *searched = plan_with(r, n, 1, TG_MODE_OFFSETS, 500, 1, NULL);
-    print_message("chain of %zu: greedy %.4f, search(500 ms) %.4f of the bound\n", n,
-                  (double)greedy->total / (double)b.peak_live,
-                  (double)searched->total / (double)b.peak_live);
-    assert_true(greedy->total > b.peak_live);
-    assert_int_equal(searched->total, b.peak_live);
+    tg_plan *searched = plan_work(r, n, 1, TG_MODE_OFFSETS, 510, 1, NULL);
+    uint64_t g_total = greedy->total, s_total = searched->total;
+    print_message("chain of %zu: greedy %.4f, search (work 510) %.4f of the bound\n", n,
+                  (double)g_total / (double)b.peak_live, (double)s_total / (double)b.peak_live);
     tg_plan_destroy(greedy);
     tg_plan_destroy(searched);
     free(r);
+    assert_true(g_total > b.peak_live);
+    assert_int_equal(s_total, b.peak_live);
   }
 }
 
@@ -539,8 +565,8 @@ static void test_exact_serial_beyond_cap(void **state) {
   tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
   tg_exact_stats st;
   memset(&st, 0, sizeof st);
-  tg_plan *p = exact_with(r, n, 1500, NULL, &st);
-  print_message("exact(1500 ms) on a %zu-piece perfect packing: greedy %.4f, exact %.4f, "
+  tg_plan *p = exact_work(r, n, 510, NULL, &st);
+  print_message("exact (work 510) on a %zu-piece perfect packing: greedy %.4f, exact %.4f, "
                 "nodes %llu, proved %d, %.0f ms\n", n, (double)greedy->total / (double)w,
                 (double)p->total / (double)w, (unsigned long long)st.nodes, st.proved_optimal,
                 (double)st.elapsed_us / 1000.0);
@@ -1076,14 +1102,14 @@ static void test_split_parts_reach_bound(void **state) {
   assert_int_equal(b.peak_live, w);
   tg_plan *greedy = plan_with(r, N, 1, TG_MODE_OFFSETS, 0, 0, NULL);
   assert_true(greedy->total > w);
-  tg_plan *p = plan_with(r, N, 1, TG_MODE_OFFSETS, 3000, 1, NULL);
+  tg_plan *p = plan_work(r, N, 1, TG_MODE_OFFSETS, 1022, 1, NULL);
   print_message("split, 4 x 300 records: greedy %.4f, search %.4f of the bound\n",
                 (double)greedy->total / (double)w, (double)p->total / (double)w);
   assert_int_equal(p->total, w);
   assert_int_equal(p->strategy, TG_STRATEGY_BEST);
   tg_exact_stats st;
   memset(&st, 0, sizeof st);
-  tg_plan *e = exact_with(r, N, 10000, NULL, &st);
+  tg_plan *e = exact_work(r, N, 1022, NULL, &st);
   assert_int_equal(e->total, w);
   assert_int_equal(st.proved_optimal, 1);
   assert_int_equal(st.lower_bound, w);
@@ -1145,13 +1171,15 @@ static void test_split_valid_never_worse(void **state) {
   assert_true(split_inputs > 200);
 }
 
-/* `best` with `limit_ms` on records r[0..n) whose run without failures reaches the bound `w`,
- * with each allocation of the run failing in turn: TG_OK with a valid plan at the bound, or a
- * clean TG_ERROR_OUT_OF_HOST_MEMORY; nothing leaks. Limits where the node caps or the bound,
- * not the clock, end the search keep the total the same however fast the run. */
-static void best_fault_walk(const tg_usage_record *r, size_t n, uint32_t limit_ms, uint64_t w) {
-  tg_plan_options o = best_options(TG_MODE_OFFSETS, limit_ms, 0, NULL);
-  tg_plan *want = plan_with(r, n, 1, TG_MODE_OFFSETS, limit_ms, 0, NULL);
+/* `best` under a work limit of `work` on records r[0..n) whose run without failures reaches the
+ * bound `w`, with each allocation of the run failing in turn: TG_OK with a valid plan at the
+ * bound, or a clean TG_ERROR_OUT_OF_HOST_MEMORY; nothing leaks. No clock: the total is the same
+ * however fast the run. */
+static void best_fault_walk(const tg_usage_record *r, size_t n, uint32_t work, uint64_t w) {
+  tg_plan_options o = best_options(TG_MODE_OFFSETS, 0, 0, NULL);
+  o.time_limit_ms = 0;
+  o.work_limit = work;
+  tg_plan *want = plan_work(r, n, 1, TG_MODE_OFFSETS, work, 0, NULL);
   assert_int_equal(want->total, w);
   int failures = 0, successes = 0;
   for (uint64_t at = 1; at < 600 && successes < 3; ++at) {
@@ -1182,7 +1210,7 @@ static void test_split_allocation_failures(void **state) {
   enum { PARTS = 3, EACH = 40, N = PARTS * EACH };
   tg_usage_record r[N];
   const uint64_t w = split_packings(6200, PARTS, EACH, r);
-  best_fault_walk(r, N, 500, w);
+  best_fault_walk(r, N, 254, w);
 }
 
 /* ---- merged blocks (reduce.c) ---- */
@@ -1248,9 +1276,10 @@ static void test_reduce_known_answer(void **state) {
   }
 }
 
-/* Perfect packings of 200-500 pieces: `best` with 100 ms reaches the bound on every one
- * (greedy does on none), the exact mode proves it. Without the blocks the search reached it
- * on few of these within 100 ms. */
+/* Perfect packings of 200-500 pieces: `best` under a work limit of 126 units reaches the bound
+ * on every one (greedy does on none), the exact mode proves it. Without the blocks the search
+ * reached it on few of these within 100 ms. Work, not the clock: a loaded machine once left
+ * one of these 10 bytes above the bound at 100 ms. */
 static void test_reduce_perfect_packings(void **state) {
   (void)state;
   int greedy_at_bound = 0;
@@ -1262,21 +1291,28 @@ static void test_reduce_perfect_packings(void **state) {
     for (size_t i = 0; i < n; ++i) r[i].size.w *= 10; /* fewer equal sizes by chance */
     w *= 10;
     tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
-    tg_plan *p = plan_with(r, n, 1, TG_MODE_OFFSETS, 100, 0, NULL);
+    tg_plan *p = plan_work(r, n, 1, TG_MODE_OFFSETS, 126, 0, NULL);
     greedy_at_bound += greedy->total == w;
-    assert_int_equal(p->total, w);
-    if (n % 100 == 0) {
-      tg_exact_stats st;
-      memset(&st, 0, sizeof st);
-      tg_plan *e = exact_with(r, n, 1000, NULL, &st);
-      assert_int_equal(e->total, w);
-      assert_int_equal(st.proved_optimal, 1);
-      assert_exact_stats(r, n, &st, e);
-      tg_plan_destroy(e);
-    }
+    const uint64_t total = p->total;
     tg_plan_destroy(greedy);
     tg_plan_destroy(p);
+    tg_exact_stats st;
+    memset(&st, 0, sizeof st);
+    uint64_t exact_total = w;
+    if (n % 100 == 0) {
+      tg_plan *e = exact_work(r, n, 126, NULL, &st);
+      exact_total = e->total;
+      tg_plan_destroy(e);
+    }
     free(r);
+    /* After the frees: a failure leaks nothing. */
+    assert_int_equal(total, w);
+    if (n % 100 == 0) {
+      assert_int_equal(exact_total, w);
+      assert_int_equal(st.proved_optimal, 1);
+      assert_int_equal(st.total, w);
+      assert_int_equal(st.lower_bound, w);
+    }
   }
   assert_int_equal(greedy_at_bound, 0);
 }
@@ -1358,7 +1394,7 @@ static void test_reduce_allocation_failures(void **state) {
   tg_usage_record r[N];
   tg_test_rng g = {7707};
   const uint64_t w = perfect_packing(&g, r, N);
-  best_fault_walk(r, N, 200, w);
+  best_fault_walk(r, N, 126, w);
 }
 
 /* The bound the search aims at, computed on its own (peak-live without the positional
