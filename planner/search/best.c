@@ -540,6 +540,12 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
   if (es != NULL) tg__exact_stats_reset(es);
   eff.exact_stats = es;
   eff.exact = es != NULL;
+  /* Objects mode, exact: the shape-aware bound (bounds_shape.c, a fixed amount of work), often
+   * above the positional maximums, is what is proved before the search. */
+  if (es != NULL && eff.mode == TG_MODE_OBJECTS) {
+    tg_status bs = tg_bounds_objects_shape(in->records, in->count, in->dims, in->alloc, &proved);
+    if (bs != TG_OK) return bs;
+  }
   tg_status st;
   if (default_search) {
     /* The strategies in full, then the search: its deadline starts now. */

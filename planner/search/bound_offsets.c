@@ -43,6 +43,11 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
   const tg__plan_input *in = ww->in;
   *lb = 0;
   *settled = 0;
+  *members_out = 0;
+  /* Work (weighted nodes): the window's set-up, a pass over all records and the search's
+   * coverage lists, (in->count + cover) / 16; a node over m records about 1 + m / 32 (the
+   * lists it scans grow with them). Nothing starts that the work left does not cover. */
+  if (max_nodes != 0 && in->count / 16 >= max_nodes) return TG_OK;
   size_t m = 0;
   for (size_t r = 0; r < in->count; ++r)
     if (in->volumes[r] != 0 && ww->tp->pf[r] <= hi && ww->tp->pl[r] >= lo)
@@ -62,7 +67,12 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
     ww->vols[i] = in->volumes[r];
     cover += l - f + 1;
   }
-  if (m == 0) return TG_OK;
+  const uint64_t setup = (in->count + cover) / 16;
+  if (m == 0 || (max_nodes != 0 && setup >= max_nodes)) {
+    *nodes += in->count / 16;
+    return TG_OK;
+  }
+  *nodes += setup;
   tg_plan_options opt;
   memset(&opt, 0, sizeof opt);
   opt.mode = TG_MODE_OFFSETS;
@@ -80,12 +90,8 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
     tg_plan_destroy(plan);
     return st == TG_ERROR_OVERFLOW ? TG_OK : st;
   }
-  /* Work: a node over m records costs about 1 + m / 32 units (the lists it scans grow with
-   * them), and the window's set-up (a pass over all records, the search's coverage lists)
-   * (in->count + cover) / 16. */
   const uint64_t weight = 1 + (uint64_t)m / 32;
-  *nodes += (in->count + cover) / 16;
-  uint64_t cap = max_nodes / weight;
+  uint64_t cap = max_nodes != 0 ? (max_nodes - setup) / weight : 0;
   if (max_nodes != 0 && cap == 0) {
     tg_plan_destroy(plan);
     return TG_OK;
