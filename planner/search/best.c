@@ -32,7 +32,7 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
     if (st != TG_OK) return st;
     tg__stage_relay relay;
     tg_exact_stats sky_stats = tg__stage_stats(in, &relay);
-    st = tg__skyline_improve(in, bound, &sky, best, &sky_stats);
+    st = tg__skyline_improve(in, bound, &sky, 0, best, &sky_stats);
     tg__budget_charge(b, &sky);
     if (st != TG_OK && st != TG_ERROR_OVERFLOW) return st;
     tg__stage_done(&relay, &sky_stats);
@@ -58,7 +58,8 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
 
 /* The merged blocks' planner (reduce.c): 1D records planned with `best` within `b` (the blocks
  * are well-formed by construction, so only their volumes are needed). */
-static tg_status plan_with_budget(const tg__plan_input *in, tg__budget *b, tg_plan **out);
+static tg_status plan_with_budget(const tg__plan_input *in, tg__budget *b, uint64_t search_ms,
+                                  tg_plan **out);
 
 static tg_status plan_blocks(const tg_usage_record *records, size_t count,
                              const tg_plan_options *options, tg__budget *b,
@@ -68,7 +69,7 @@ static tg_status plan_blocks(const tg_usage_record *records, size_t count,
   if (volumes == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   for (size_t r = 0; r < count; ++r) volumes[r] = records[r].size.w;
   tg__plan_input in = {records, count, 1, options, alloc, volumes, b->deadline_us, NULL};
-  tg_status st = plan_with_budget(&in, b, out);
+  tg_status st = plan_with_budget(&in, b, 0, out);
   tg__free(alloc, volumes);
   if (st != TG_OK) {
     tg_plan_destroy(*out);
@@ -479,9 +480,11 @@ static tg_status run_strategies(const tg__plan_input *in, const tg__budget *b, t
   return TG_OK;
 }
 
-/* The strategies, then the search in rounds within `b` (nothing when `b` has no work left, or
- * none to search with). */
-static tg_status plan_with_budget(const tg__plan_input *in, tg__budget *b, tg_plan **out) {
+/* The strategies, then the search in rounds within `b` (nothing when `b` has no work left).
+ * `search_ms` (the default search) > 0: `b` gets its deadline, that many milliseconds, when the
+ * strategies are done. */
+static tg_status plan_with_budget(const tg__plan_input *in, tg__budget *b, uint64_t search_ms,
+                                  tg_plan **out) {
   *out = NULL;
   uint64_t t0 = tg__now_us();
   const tg_plan_options *o = in->options;
@@ -493,6 +496,7 @@ static tg_status plan_with_budget(const tg__plan_input *in, tg__budget *b, tg_pl
   tg_plan *best = NULL;
   tg_status st = run_strategies(in, b, &best);
   if (st != TG_OK) return st;
+  if (search_ms > 0) b->deadline_us = tg__now_us() + search_ms * 1000;
   const int objects_1d = o->mode == TG_MODE_OBJECTS && in->dims == 1 &&
                          in->count <= TG__EXACT_OBJECTS_MAX_RECORDS;
   if (!tg__budget_done(b)) st = search_rounds(in, objects_1d, b, t0, NULL, NULL, &best);
@@ -547,20 +551,8 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
     if (bs != TG_OK) return bs;
   }
   tg_status st;
-  if (default_search) {
-    /* The strategies in full, then the search: its deadline starts now. */
-    tg_plan *best = NULL;
-    st = run_strategies(&call, &b, &best);
-    b.deadline_us = tg__now_us() + (uint64_t)eff.time_limit_ms * 1000;
-    const int objects_1d = eff.mode == TG_MODE_OBJECTS && in->dims == 1 &&
-                           in->count <= TG__EXACT_OBJECTS_MAX_RECORDS;
-    if (st == TG_OK) st = search_rounds(&call, objects_1d, &b, tg__now_us(), NULL, NULL, &best);
-    if (st != TG_OK) tg_plan_destroy(best);
-    *out = st == TG_OK ? best : NULL;
-    return st;
-  }
   uint64_t t0 = tg__now_us();
-  st = plan_with_budget(&call, &b, out);
+  st = plan_with_budget(&call, &b, default_search ? eff.time_limit_ms : 0, out);
   if (st != TG_OK || es == NULL) return st;
   /* What the exact mode proved: the largest lower bound any stage proved (peak-live or the
    * positional maximum at least), optimality when the plan meets it, else whether the time or

@@ -100,7 +100,7 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
   memset(&stats, 0, sizeof stats);
   tg__budget nb = {TG__BUDGET_NONE, 0, deadline_us};
   if (max_nodes != 0) nb.cap = cap * TG__MILLI / TG__SKYLINE_NODES_PER_UNIT;
-  st = tg__skyline_improve(&sub, peak, &nb, &plan, &stats);
+  st = tg__skyline_improve(&sub, peak, &nb, TG__SKYLINE_NODES_PER_UNIT, &plan, &stats);
   tg_plan_destroy(plan);
   *nodes += stats.nodes * weight;
   if (st != TG_OK) return st == TG_ERROR_OVERFLOW ? TG_OK : st;

@@ -399,6 +399,7 @@ typedef struct sky {
   int may_give_up;          /* relaxing dive: stop once it cannot reach its last record in time */
   int gave_up;
   uint64_t max_nodes, deadline, next_report, t0;
+  uint64_t mean_list;       /* the coverage lists' mean length seen from a record (sky_init) */
   tg_exact_stats *stats;
 } sky;
 
@@ -527,13 +528,16 @@ static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover, si
       }
     }
   }
-  if (max_list != SIZE_MAX) {
+  {
     uint64_t sq = 0, lim;
-    if (!tg__mul_u64(max_list, cover, &lim)) lim = UINT64_MAX;
     for (size_t t = 0; t < points; ++t) sq = tg__add_sat_u64(sq, (uint64_t)k->cnt[t] * k->cnt[t]);
-    if (sq > lim) {
-      st = TG_ERROR_OVERFLOW;
-      goto done;
+    k->mean_list = cover ? sq / cover : 0;
+    if (max_list != SIZE_MAX) {
+      if (!tg__mul_u64(max_list, cover, &lim)) lim = UINT64_MAX;
+      if (sq > lim) {
+        st = TG_ERROR_OVERFLOW;
+        goto done;
+      }
     }
   }
   k->cv_idx = tg__alloc_array(a, cover ? cover : 1, sizeof *k->cv_idx);
@@ -1145,7 +1149,7 @@ static tg_status sky_adopt(const sky *k, tg_plan **best) {
 }
 
 tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budget *b,
-                              tg_plan **best, tg_exact_stats *stats) {
+                              uint64_t per_unit, tg_plan **best, tg_exact_stats *stats) {
   uint64_t t0 = tg__now_us();
   stats->total = (*best)->total;
   if (stats->lower_bound < bound) stats->lower_bound = bound;
@@ -1167,7 +1171,12 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
   }
   stats->searched = 1;
   const uint64_t end = tg__budget_deadline(b);
-  const uint64_t cap = tg__budget_count(b, TG__SKYLINE_NODES_PER_UNIT);
+  /* A node costs about the length of the lists it scans: short lists buy more nodes a unit. */
+  if (per_unit == 0) {
+    per_unit = TG__SKYLINE_LIST_NODES_PER_UNIT / (k.mean_list ? k.mean_list : 1);
+    if (per_unit < TG__SKYLINE_NODES_PER_UNIT) per_unit = TG__SKYLINE_NODES_PER_UNIT;
+  }
+  const uint64_t cap = tg__budget_count(b, per_unit);
   uint64_t start_nodes = stats->nodes;
   /* Phase 1 (a fifth of the nodes): a plan at the bound only. Phase 2 (a fifth): relaxed targets
    * between the proved lower bound and the incumbent - lb + gap/16, gap/4, gap/2 -, each for a
@@ -1235,7 +1244,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
     stats->proved_optimal = 1;
     stats->lower_bound = stats->total;
   }
-  tg__budget_spend(b, stats->nodes - start_nodes, TG__SKYLINE_NODES_PER_UNIT);
+  tg__budget_spend(b, stats->nodes - start_nodes, per_unit);
   sky_free(&k, in->alloc);
   return st;
 }

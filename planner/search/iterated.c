@@ -531,7 +531,7 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, tg__budg
   if (in->count > TG__SKYLINE_MAX_RECORDS) return tg__search_offsets_lns(in, bound, b, 0, NULL, best);
   tg__stage_relay relay;
   tg_exact_stats stats = tg__stage_stats(in, &relay);
-  st = tg__skyline_improve(in, bound, b, best, &stats);
+  st = tg__skyline_improve(in, bound, b, 0, best, &stats);
   if (st == TG_OK) tg__stage_done(&relay, &stats);
   return st == TG_ERROR_OVERFLOW ? TG_OK : st;
 }

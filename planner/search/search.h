@@ -113,9 +113,14 @@ static inline uint64_t tg__budget_deadline(const tg__budget *b) {
 #define TG__SEARCH_ITER_RECORDS_PER_UNIT 5000u
 #define TG__SEARCH_ITER_TESTS_PER_UNIT 50000u
 
-/* Skyline search nodes per work unit: about what a loaded 2-core machine visits in a
- * millisecond on 150-500 records (1,500-3,000 at a load of 8, more on a quiet machine). */
-#define TG__SKYLINE_NODES_PER_UNIT 2000u
+/* Skyline search nodes per work unit: a node costs about the mean length of the coverage
+ * lists it scans (records over a task point, seen from a record), so a unit buys
+ * TG__SKYLINE_LIST_NODES_PER_UNIT / that length nodes, at least TG__SKYLINE_NODES_PER_UNIT:
+ * about what a loaded 2-core machine visits in a millisecond (measured at a load of 6: wide
+ * DAGs of 400-1,000 records, lists of 104, 180-430 nodes a ms; minimalloc sets, 30-55,
+ * 1,000-1,350; capacity-tight sets of 150-500 records, 7-11, 3,000-4,000). */
+#define TG__SKYLINE_NODES_PER_UNIT 500u
+#define TG__SKYLINE_LIST_NODES_PER_UNIT 30000u
 
 /* The subset-exact bound's weighted skyline nodes (bound_offsets.c) per work unit: their
  * windows' set-up and larger lists make them slower than the search's. */
@@ -211,8 +216,9 @@ tg_status tg__exact_order_improve(const tg__plan_input *in, uint64_t bound, tg__
 
 /* Offsets mode, serial relation only: the skyline branch-and-bound (exact_offsets.c): a plan at
  * `bound` first (three fifths of the nodes), then relaxed targets between the proved lower
- * bound and the incumbent, then below the incumbent; TG__SKYLINE_NODES_PER_UNIT nodes a unit
- * of `b` (no cap: until the deadline or a proof), until its deadline. Replaces `*best` by a
+ * bound and the incumbent, then below the incumbent; `per_unit` nodes a unit of `b` (0: the
+ * rate for these records, see TG__SKYLINE_LIST_NODES_PER_UNIT; no cap: until the deadline or
+ * a proof), until its deadline. Replaces `*best` by a
  * smaller plan when found; charges `b`; adds to `stats` (never NULL; nodes counted on from
  * stats->nodes; a lower_bound above `bound` already proved skips the first phase):
  * lower_bound raised by every target whose tree was exhausted, proved_optimal when the tree
@@ -220,7 +226,7 @@ tg_status tg__exact_order_improve(const tg__plan_input *in, uint64_t bound, tg__
  * above TG__SKYLINE_MAX_RECORDS records; TG_ERROR_OVERFLOW when live sums do not fit 64 bits
  * (callers treat that as "not searched"). */
 tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budget *b,
-                              tg_plan **best, tg_exact_stats *stats);
+                              uint64_t per_unit, tg_plan **best, tg_exact_stats *stats);
 
 /* Offsets mode, serial relation only: one skyline dive (exact_offsets.c) aiming at `bound`, on any
  * number of records. Dead ends found at once are backed out of as in the search; when the

@@ -85,7 +85,7 @@ typedef tg_status (*stage_fn)(const tg__plan_input *in, uint64_t bound, tg__budg
 static tg_status stage_skyline(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
   tg_exact_stats st;
   memset(&st, 0, sizeof st);
-  tg_status s = tg__skyline_improve(in, bound, b, best, &st);
+  tg_status s = tg__skyline_improve(in, bound, b, 0, best, &st);
   return s == TG_ERROR_OVERFLOW ? TG_OK : s;
 }
 

@@ -358,7 +358,7 @@ static void test_skyline_complete(void **state) {
     tg_exact_stats st;
     memset(&st, 0, sizeof st);
     tg__budget nb = {TG__BUDGET_NONE, 0, 0};
-    assert_int_equal(tg__skyline_improve(&in, bounds.peak_live, &nb, &p, &st), TG_OK);
+    assert_int_equal(tg__skyline_improve(&in, bounds.peak_live, &nb, 0, &p, &st), TG_OK);
     tg_test_assert_valid(r, n, 1, p, b.align, NULL);
     assert_int_equal(p->total, brute_total);
     assert_int_equal(st.proved_optimal, 1);
@@ -716,7 +716,7 @@ static void test_skyline_perfect_packing(void **state) {
     tg_exact_stats st;
     memset(&st, 0, sizeof st);
     tg__budget nb = {TG__BUDGET_NONE, 0, 0};
-    assert_int_equal(tg__skyline_improve(&c.in, c.bound, &nb, &c.plan, &st), TG_OK);
+    assert_int_equal(tg__skyline_improve(&c.in, c.bound, &nb, 0, &c.plan, &st), TG_OK);
     tg_test_assert_valid(r, n, 1, c.plan, 0, NULL);
     print_message("skyline on a perfect packing of %zu: total/W = %.4f, proved %d, nodes %llu\n", n,
                   (double)c.plan->total / (double)w, st.proved_optimal,
@@ -1002,7 +1002,7 @@ static void test_skyline_dive_cover_cap(void **state) {
     tg_exact_stats st;
     memset(&st, 0, sizeof st);
     tg__budget nb = {2 * TG__MILLI, 0, 0}; /* 1000 nodes */
-    tg_status sst = tg__skyline_improve(&k.in, before / 2, &nb, &k.plan, &st);
+    tg_status sst = tg__skyline_improve(&k.in, before / 2, &nb, TG__SKYLINE_NODES_PER_UNIT, &k.plan, &st);
     assert_int_equal(sst, c == 0 ? TG_OK : TG_ERROR_OVERFLOW);
     assert_int_equal(st.searched, c == 0);
     tg_test_assert_valid(r, n, 1, k.plan, 0, NULL);
@@ -1102,14 +1102,14 @@ static void test_split_parts_reach_bound(void **state) {
   assert_int_equal(b.peak_live, w);
   tg_plan *greedy = plan_with(r, N, 1, TG_MODE_OFFSETS, 0, 0, NULL);
   assert_true(greedy->total > w);
-  tg_plan *p = plan_work(r, N, 1, TG_MODE_OFFSETS, 1022, 1, NULL);
+  tg_plan *p = plan_work(r, N, 1, TG_MODE_OFFSETS, 4094, 1, NULL);
   print_message("split, 4 x 300 records: greedy %.4f, search %.4f of the bound\n",
                 (double)greedy->total / (double)w, (double)p->total / (double)w);
   assert_int_equal(p->total, w);
   assert_int_equal(p->strategy, TG_STRATEGY_BEST);
   tg_exact_stats st;
   memset(&st, 0, sizeof st);
-  tg_plan *e = exact_work(r, N, 1022, NULL, &st);
+  tg_plan *e = exact_work(r, N, 4094, NULL, &st);
   assert_int_equal(e->total, w);
   assert_int_equal(st.proved_optimal, 1);
   assert_int_equal(st.lower_bound, w);
