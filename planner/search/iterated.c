@@ -477,8 +477,8 @@ tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, size_t max_l
  * budget or the deadline: (0) when nine tenths of the budget cover it, the relaxing skyline
  * dive (on wide DAGs it ends within a fraction of a percent of the bound, where the stages
  * below stall a few percent above); (1) the large-neighbourhood search from the incumbent until
- * it stalls (TG__LNS_STALL_STEPS steps without lowering the total), with at most half of what
- * is left; (2) the same from greedy-by-breadth's plan when the budget left covers three set-ups
+ * it stalls (TG__LNS_STALL_STEPS steps without lowering the total) or the budget is spent; (2)
+ * the same from greedy-by-breadth's plan when the budget left covers three set-ups
  * of about a third of a microsecond a record - the search gets further from it on some inputs
  * (wide DAGs) and from greedy-by-size's on others (transformer blocks); (3) on the better of
  * the two, up to TG__SKYLINE_MAX_RECORDS records, the skyline search with what is left
@@ -496,9 +496,7 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, tg__budg
   tg_status st = tg__search_dive(in, bound, TG__DIVE_MAX_LIST, &dive, best);
   tg__budget_charge(b, &dive);
   if (st != TG_OK || (*best)->total <= bound) return st;
-  tg__budget first = tg__budget_share(b, 1, 2);
-  st = tg__search_offsets_lns(in, bound, &first, stall, &setup_us, best);
-  tg__budget_charge(b, &first);
+  st = tg__search_offsets_lns(in, bound, b, stall, &setup_us, best);
   if (st != TG_OK || (*best)->total <= bound || tg__budget_done(b)) return st;
   uint64_t t = tg__now_us();
   tg_plan *other = NULL;
@@ -518,9 +516,7 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, tg__budg
   }
   if (other != NULL) {
     other->strategy = TG_STRATEGY_GREEDY_BY_BREADTH;
-    tg__budget second = tg__budget_share(b, 1, 2);
-    st = tg__search_offsets_lns(in, bound, &second, stall, NULL, &other);
-    tg__budget_charge(b, &second);
+    st = tg__search_offsets_lns(in, bound, b, stall, NULL, &other);
     if (st != TG_OK) {
       tg_plan_destroy(other);
       return st;
