@@ -300,32 +300,33 @@ static tg_status large_pass(const tg__plan_input *in, tg_strategy s, uint64_t re
 }
 
 /* before_round_fn: `ctx` points to the passes' reserve (uint64_t microseconds). Over
- * TG__LARGE_BIG_RECORDS records, the relaxing dive (iterated.c) also runs before round 0,
- * with the work its nodes need (TG__DIVE_NODES_PER_RECORD and a twentieth more a record): in
- * the rounds it would wait for one of about 700 units (at 100k records, past a second), and on
- * wide DAGs it is what reaches the bound (1.0537 at 1 s in rounds, 1.001 at 800 ms given the
- * dive). It stops at the deadline (a dive cut short is dropped) and gives up early where it
- * cannot reach the last record in its time. */
+ * TG__LARGE_BIG_RECORDS records, before round 0 and before the other passes, the relaxing dive
+ * (iterated.c) runs with the work its nodes need (TG__DIVE_NODES_PER_RECORD and a twentieth
+ * more a record), when the time left covers that work: in the rounds it would wait for one of
+ * about 700 units (at 100k records, past a second), and on wide DAGs it is what reaches the
+ * bound (1.0537 at 1 s in rounds, 1.001 given the dive). It stops at the deadline (a dive cut
+ * short is dropped) and gives up early where it cannot reach the last record in its time. */
 static tg_status large_before_round(const tg__plan_input *in, uint32_t k, void *ctx, tg_plan **best) {
   const uint64_t reserve = *(const uint64_t *)ctx;
   const large_schedule *sch = large_schedule_for(in->count);
-  for (size_t i = 1; i < 3; ++i) {
-    uint64_t now = tg__now_us();
-    if (sch->round[i] != k || now >= in->deadline_us || in->deadline_us - now < (uint64_t)in->count * 7 / 10)
-      continue;
-    tg_status st = large_pass(in, sch->pass[i], reserve, best);
-    if (st != TG_OK) return st;
-  }
   if (k == 0 && in->count > TG__LARGE_BIG_RECORDS && in->options->relation == NULL) {
     uint64_t bound, nodes = (uint64_t)in->count * TG__DIVE_NODES_PER_RECORD + in->count / 5;
     tg__budget dive = {(nodes * TG__MILLI + TG__DIVE_NODES_PER_UNIT - 1) / TG__DIVE_NODES_PER_UNIT, 0,
                        in->deadline_us};
     /* Only with the time its work takes (a unit is about a millisecond). */
     uint64_t now = tg__now_us();
-    if (now >= in->deadline_us || in->deadline_us - now < dive.cap) return TG_OK;
-    tg_status st = tg__search_bound(in, &bound);
+    if (now < in->deadline_us && in->deadline_us - now >= dive.cap) {
+      tg_status st = tg__search_bound(in, &bound);
+      if (st == TG_OK) st = tg__search_dive(in, bound, TG__DIVE_EARLY_MAX_LIST, &dive, best);
+      if (st != TG_OK) return st;
+    }
+  }
+  for (size_t i = 1; i < 3; ++i) {
+    uint64_t now = tg__now_us();
+    if (sch->round[i] != k || now >= in->deadline_us || in->deadline_us - now < (uint64_t)in->count * 7 / 10)
+      continue;
+    tg_status st = large_pass(in, sch->pass[i], reserve, best);
     if (st != TG_OK) return st;
-    return tg__search_dive(in, bound, TG__DIVE_EARLY_MAX_LIST, &dive, best);
   }
   return TG_OK;
 }
