@@ -115,13 +115,15 @@ static uint64_t one_pass_total(const tg_usage_record *r, size_t n, uint32_t dims
   return best;
 }
 
-/* The exact mode with a time limit and relation, its plan validated; `st` is the caller's
- * (zeroed, or with a progress callback set). */
-static tg_plan *exact_with(const tg_usage_record *r, size_t n, uint32_t limit_ms,
-                           const tg_share_relation *rel, tg_exact_stats *st) {
+/* The exact mode with a time limit (or, work > 0, a work limit and no clock: deterministic,
+ * like plan_work) and relation, its plan validated; `st` is the caller's (zeroed, or with a
+ * progress callback set). */
+static tg_plan *exact_run(const tg_usage_record *r, size_t n, uint32_t limit_ms, uint32_t work,
+                          const tg_share_relation *rel, tg_exact_stats *st) {
   tg_plan_options o;
   memset(&o, 0, sizeof o);
   o.time_limit_ms = limit_ms;
+  o.work_limit = work;
   o.relation = rel;
   tg_plan *p = NULL;
   assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, st), TG_OK);
@@ -129,17 +131,14 @@ static tg_plan *exact_with(const tg_usage_record *r, size_t n, uint32_t limit_ms
   return p;
 }
 
-/* The exact mode under a work limit and no clock (deterministic, like plan_work). */
+static tg_plan *exact_with(const tg_usage_record *r, size_t n, uint32_t limit_ms,
+                           const tg_share_relation *rel, tg_exact_stats *st) {
+  return exact_run(r, n, limit_ms, 0, rel, st);
+}
+
 static tg_plan *exact_work(const tg_usage_record *r, size_t n, uint32_t work,
                            const tg_share_relation *rel, tg_exact_stats *st) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.work_limit = work;
-  o.relation = rel;
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute_exact(r, n, &o, NULL, &p, st), TG_OK);
-  tg_test_assert_valid(r, n, 1, p, 0, rel);
-  return p;
+  return exact_run(r, n, 0, work, rel, st);
 }
 
 /* The exact mode's stats agree with its plan `p` of records r[0..n): the total, a lower bound
