@@ -67,14 +67,6 @@ static tg_plan *greedy_plan(const input_buf *b) {
   return p;
 }
 
-static int same_plan(const tg_plan *a, const tg_plan *b) {
-  if (a->total != b->total || a->record_count != b->record_count) return 0;
-  if (a->mode == TG_MODE_OFFSETS)
-    return memcmp(a->offset_of, b->offset_of, a->record_count * sizeof *a->offset_of) == 0;
-  return a->object_count == b->object_count &&
-         memcmp(a->object_of, b->object_of, a->record_count * sizeof *a->object_of) == 0;
-}
-
 /* A stage run twice from the same plan with the same budget: the same plan, valid, no larger,
  * and charged at most its cap (plus one item's rounding). */
 typedef tg_status (*stage_fn)(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best);
@@ -169,7 +161,7 @@ static void stages_keep_their_budget(void **state) {
           fail_msg("%s: spent %llu of %llu", k_stages[k].name, (unsigned long long)budget.spent,
                    (unsigned long long)budget.cap);
       }
-      if (!same_plan(runs[0], runs[1]) || spent[0] != spent[1])
+      if (!tg_test_same_plan(runs[0], runs[1]) || spent[0] != spent[1])
         fail_msg("%s differs between two runs (%zu records, %llu units)", k_stages[k].name, n,
                  (unsigned long long)units);
       tg_plan *greedy = greedy_plan(&b);
@@ -212,7 +204,7 @@ static void work_limits_are_deterministic(void **state) {
       o.seed = (uint64_t)s;
       o.work_limit = (uint32_t)(6 + 20 * (s % 3));
       tg_plan *a = plan_opts(r, n, &o), *b = plan_opts(r, n, &o);
-      if (!same_plan(a, b)) fail_msg("set %d, variant %d: best differs between two runs", s, variant);
+      if (!tg_test_same_plan(a, b)) fail_msg("set %d, variant %d: best differs between two runs", s, variant);
       tg_exact_stats e1, e2;
       memset(&e1, 0, sizeof e1);
       memset(&e2, 0, sizeof e2);
@@ -221,7 +213,7 @@ static void work_limits_are_deterministic(void **state) {
       tg_plan *x = plan_opts(r, n, &o);
       o.exact_stats = &e2;
       tg_plan *y = plan_opts(r, n, &o);
-      if (!same_plan(x, y) || e1.nodes != e2.nodes || e1.lower_bound != e2.lower_bound ||
+      if (!tg_test_same_plan(x, y) || e1.nodes != e2.nodes || e1.lower_bound != e2.lower_bound ||
           e1.ended != e2.ended || e1.proved_optimal != e2.proved_optimal)
         fail_msg("set %d, variant %d: the exact mode differs between two runs", s, variant);
       if (o.relation == NULL ? x->total != a->total : x->total > a->total)

@@ -30,14 +30,6 @@ static tg_plan *plan_with_work(const tg_usage_record *r, size_t n, tg_mode mode,
   return p;
 }
 
-static int same_plan(const tg_plan *a, const tg_plan *b) {
-  if (a->total != b->total || a->record_count != b->record_count) return 0;
-  if (a->mode == TG_MODE_OFFSETS)
-    return memcmp(a->offset_of, b->offset_of, a->record_count * sizeof *a->offset_of) == 0;
-  return a->object_count == b->object_count &&
-         memcmp(a->object_of, b->object_of, a->record_count * sizeof *a->object_of) == 0;
-}
-
 /* Work limits 0 (no search: the strategies' plan), then growing (whole rounds of 2, 4, 8, ...
  * units: 2, 6, 14, 30, 62, and values between): every plan no larger than the one before. */
 static void work_limit_is_monotone(void **state) {
@@ -88,7 +80,7 @@ static void work_limit_is_deterministic(void **state) {
     for (int mode = 0; mode < 2; ++mode) {
       tg_plan *a = plan_with_work(r, n, (tg_mode)mode, 77, 14);
       tg_plan *b = plan_with_work(r, n, (tg_mode)mode, 77, 14);
-      assert_true(same_plan(a, b));
+      assert_true(tg_test_same_plan(a, b));
       tg_plan_destroy(a);
       tg_plan_destroy(b);
     }
