@@ -188,6 +188,7 @@ static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg__bud
                                before_round_fn before, void *ctx, tg_plan **best) {
   uint64_t bound;
   tg_status st = tg__search_bound(in, &bound);
+  if (st == TG_ERROR_OVERFLOW) return TG_OK; /* sizes near 2^64: no search */
   if (st != TG_OK) return st;
   uint64_t proved = in->proved != NULL && *in->proved > bound ? *in->proved : bound;
   tg_plan_options opt = *in->options;
@@ -318,7 +319,7 @@ static tg_status large_before_round(const tg__plan_input *in, uint32_t k, void *
     if (now < in->deadline_us && in->deadline_us - now >= dive.cap) {
       tg_status st = tg__search_bound(in, &bound);
       if (st == TG_OK) st = tg__search_dive(in, bound, TG__DIVE_EARLY_MAX_LIST, &dive, best);
-      if (st != TG_OK) return st;
+      if (st != TG_OK && st != TG_ERROR_OVERFLOW) return st; /* (sizes near 2^64: no dive) */
     }
   }
   for (size_t i = 1; i < 3; ++i) {
@@ -559,7 +560,7 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
    * positional maximum at least), optimality when the plan meets it, else whether the time or
    * the work ran out. */
   uint64_t bound = 0;
-  if ((st = tg__search_bound(&call, &bound)) != TG_OK) {
+  if ((st = tg__search_bound(&call, &bound)) != TG_OK && st != TG_ERROR_OVERFLOW) {
     tg_plan_destroy(*out);
     *out = NULL;
     return st;
