@@ -45,12 +45,14 @@
  * tree (TG_SOURCE_DIR when defined, else the working directory). */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "bench/bench_rng.h"
+#include "bench/capacity_tight.h"
 #include "tangram/planner.h"
 #include "tangram/records.h"
 
@@ -681,6 +683,90 @@ static void gen_instance(size_t f, size_t nf, size_t n, tg_usage_record *r) {
   }
 }
 
+/* ---- no-regression mode -------------------------------------------------------------------- */
+
+/* --regress FILE compares the search with a saved table of plans (a previous release's: see
+ * docs/bench.md), row by row: instance, mode, limit, total. Limits: wN is work_limit N (no
+ * clock: the plan is the same on every machine), tN time_limit_ms N, eN the exact mode with
+ * time_limit_ms N. A row fails when its plan is more than 0.5% larger than the table's; time
+ * rows also when the call overran its limit + 10% + 20 ms (the fastest of --reps runs, whose
+ * median plan is compared). --regress-save FILE writes such a table for --regress-set ci (work
+ * limits on small instances, the CI subset) or full (time limits 25-1600 ms and the exact
+ * mode, the benchmark) with the library it is linked to. */
+
+/* The records of a named instance: "FAMILY/N" (seeded as the sweep draws it), "compiler-trace/N",
+ * "capacity-tight/N/SEED" (fewer than N records when the memory filled up first). NULL when the
+ * name is unknown. */
+static tg_usage_record *named_instance(const char *name, size_t *count) {
+  char fam[64];
+  size_t n = 0;
+  unsigned long long seed = 0;
+  const char *slash = strchr(name, '/');
+  if (slash == NULL || (size_t)(slash - name) >= sizeof fam) return NULL;
+  memcpy(fam, name, (size_t)(slash - name));
+  fam[slash - name] = '\0';
+  char *end = NULL;
+  n = (size_t)strtoull(slash + 1, &end, 10);
+  if (n == 0 || n > 10000000) return NULL;
+  if (*end == '/') seed = strtoull(end + 1, &end, 10);
+  if (*end != '\0') return NULL;
+  tg_usage_record *r = malloc(n * sizeof *r);
+  if (r == NULL) return NULL;
+  size_t nf = sizeof k_families / sizeof *k_families;
+  *count = n;
+  if (strcmp(fam, "capacity-tight") == 0) {
+    *count = gen_capacity_tight(seed, r, n);
+    return r;
+  }
+  for (size_t f = 0; f <= nf; ++f) {
+    if (strcmp(fam, f < nf ? k_families[f].name : "compiler-trace") != 0) continue;
+    gen_instance(f, nf, n, r);
+    return r;
+  }
+  free(r);
+  return NULL;
+}
+
+typedef struct regress_row {
+  char instance[64];
+  tg_mode mode;
+  char kind;      /* 'w' work limit, 't' time limit, 'e' exact */
+  uint32_t limit;
+  uint64_t total; /* the table's */
+} regress_row;
+
+/* The sets --regress-save writes: instances and modes, times limits. */
+typedef struct regress_case {
+  const char *instance;
+  tg_mode mode;
+} regress_case;
+
+static const regress_case k_regress_ci[] = {
+    {"capacity-tight/200/1", TG_MODE_OFFSETS}, {"capacity-tight/300/4", TG_MODE_OFFSETS},
+    {"capacity-tight/400/2", TG_MODE_OFFSETS}, {"capacity-tight/250/5", TG_MODE_OFFSETS},
+    {"capacity-tight/350/3", TG_MODE_OFFSETS}, {"minimalloc/400", TG_MODE_OFFSETS},
+    {"wide-dag/400", TG_MODE_OFFSETS},         {"perfect-packing/300", TG_MODE_OFFSETS},
+    {"chain/500", TG_MODE_OFFSETS},            {"transformer/500", TG_MODE_OFFSETS},
+    {"minimalloc/200", TG_MODE_OBJECTS},       {"wide-dag/200", TG_MODE_OBJECTS}};
+static const uint32_t k_regress_ci_work[] = {6, 30, 126, 510};
+
+static const regress_case k_regress_full[] = {
+    {"capacity-tight/150/0", TG_MODE_OFFSETS},   {"capacity-tight/200/1", TG_MODE_OFFSETS},
+    {"capacity-tight/250/2", TG_MODE_OFFSETS},   {"capacity-tight/300/3", TG_MODE_OFFSETS},
+    {"capacity-tight/300/4", TG_MODE_OFFSETS},   {"capacity-tight/350/5", TG_MODE_OFFSETS},
+    {"capacity-tight/400/7", TG_MODE_OFFSETS},   {"capacity-tight/450/8", TG_MODE_OFFSETS},
+    {"capacity-tight/500/10", TG_MODE_OFFSETS},  {"minimalloc/1000", TG_MODE_OFFSETS},
+    {"minimalloc/10000", TG_MODE_OFFSETS},       {"wide-dag/1000", TG_MODE_OFFSETS},
+    {"wide-dag/10000", TG_MODE_OFFSETS},         {"wide-dag/100000", TG_MODE_OFFSETS},
+    {"chain/10000", TG_MODE_OFFSETS},            {"transformer/10000", TG_MODE_OFFSETS},
+    {"perfect-packing/1000", TG_MODE_OFFSETS},   {"perfect-packing/10000", TG_MODE_OFFSETS},
+    {"compiler-trace/20000", TG_MODE_OFFSETS},   {"compiler-trace/30000", TG_MODE_OFFSETS},
+    {"compiler-trace/60000", TG_MODE_OFFSETS},   {"minimalloc/1000", TG_MODE_OBJECTS},
+    {"wide-dag/10000", TG_MODE_OBJECTS}};
+static const uint32_t k_regress_full_ms[] = {25, 50, 100, 200, 400, 800, 1600};
+/* The exact mode: on the capacity-tight instances and the largest trace. */
+static const uint32_t k_regress_exact_ms[] = {100, 500, 1000};
+
 /* Call fn on every instance of the families (family_name NULL: all; "compiler-trace" for the
  * traces) at `sizes` (NULL: 1k and 10k, traces 30k and 60k). 1 when out of memory. */
 typedef void (*instance_fn)(void *ctx, const char *family, const tg_usage_record *r, size_t n);
@@ -689,6 +775,18 @@ static int for_each_instance(const char *family_name, const size_t *sizes, size_
   static const size_t k_default[] = {1000, 10000};
   static const size_t k_traces[] = {30000, 60000};
   size_t nf = sizeof k_families / sizeof *k_families;
+  /* The capacity-tight instances of the no-regression table (their n and seed; --sizes does
+   * not apply). */
+  if (family_name == NULL || strcmp(family_name, "capacity-tight") == 0) {
+    for (size_t i = 0; i < sizeof k_regress_full / sizeof *k_regress_full; ++i) {
+      if (strncmp(k_regress_full[i].instance, "capacity-tight/", 15) != 0) continue;
+      size_t n = 0;
+      tg_usage_record *r = named_instance(k_regress_full[i].instance, &n);
+      if (r == NULL) return 1;
+      fn(ctx, "capacity-tight", r, n);
+      free(r);
+    }
+  }
   for (size_t f = 0; f <= nf; ++f) {
     const char *name = f < nf ? k_families[f].name : "compiler-trace";
     if (family_name != NULL && strcmp(family_name, name) != 0) continue;
@@ -766,7 +864,7 @@ static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
  * time), and `best` at --search-ms; the share of the gap plan - peak-live the new bound
  * closes. A row per instance, then a summary. */
 static void bounds_row(out *o, const char *set, const tg_usage_record *r, size_t n, uint32_t ms,
-                       uint32_t exact_ms, int *above, int *rows, double *share_sum) {
+                       uint32_t exact_ms, uint64_t known, int *above, int *rows, double *share_sum) {
   tg_bounds b;
   if (tg_bounds_compute(r, n, 1, NULL, &b) != TG_OK) return;
   uint64_t t0 = now_us();
@@ -806,6 +904,12 @@ static void bounds_row(out *o, const char *set, const tg_usage_record *r, size_t
     tg_plan_destroy(ep);
   }
   double share = total > b.peak_live ? (double)(ob.bytes - b.peak_live) / (double)(total - b.peak_live) : 1.0;
+  /* With a known plan (capacity-tight: the packing that made the instance), the optimum is at
+   * most its total: the part of the gap above it is the search's, whatever the bound. */
+  char known_col[64] = "-";
+  if (known > 0 && b.peak_live > 0)
+    snprintf(known_col, sizeof known_col, "%.4f (search's: %.0f%%)", (double)known / (double)b.peak_live,
+             total > known && total > b.peak_live ? 100.0 * (double)(total - known) / (double)(total - b.peak_live) : 0.0);
   (*rows)++;
   if (ob.bytes > b.peak_live) {
     (*above)++;
@@ -814,14 +918,14 @@ static void bounds_row(out *o, const char *set, const tg_usage_record *r, size_t
   if (o->json)
     printf("%s{\"set\":\"%s\",\"records\":%zu,\"peak_live\":%" PRIu64 ",\"lower_bound\":{\"bytes\":%" PRIu64
            ",\"source\":\"%s\",\"subset_records\":%zu},\"bound_ms\":%.1f,\"plan\":%" PRIu64
-           ",\"limit_ms\":%u,\"gap_closed\":%.4f,\"exact\":\"%s\"}",
+           ",\"limit_ms\":%u,\"gap_closed\":%.4f,\"exact\":\"%s\",\"known_plan\":%" PRIu64 "}",
            o->rows ? ",\n" : "", set, n, b.peak_live, ob.bytes, tg_bound_source_name(ob.source),
-           ob.subset_records, bound_ms, total, ms, share, exact_col);
+           ob.subset_records, bound_ms, total, ms, share, exact_col, known);
   else
-    printf("| %-16s | %6zu | %12" PRIu64 " | %12" PRIu64 " | %-12s | %4zu | %8.1f | %.4f | %.4f | %.4f | %5.1f%% | %s |\n",
+    printf("| %-16s | %6zu | %12" PRIu64 " | %12" PRIu64 " | %-12s | %4zu | %8.1f | %.4f | %.4f | %.4f | %5.1f%% | %s | %s |\n",
            set, n, b.peak_live, ob.bytes, tg_bound_source_name(ob.source), ob.subset_records, bound_ms,
            (double)ob.bytes / (double)b.peak_live, (double)total / (double)b.peak_live,
-           (double)total / (double)ob.bytes, 100 * share, exact_col);
+           (double)total / (double)ob.bytes, 100 * share, exact_col, known_col);
   o->rows++;
 }
 
@@ -834,7 +938,8 @@ typedef struct bounds_ctx {
 
 static void bounds_instance(void *ctx, const char *family, const tg_usage_record *r, size_t n) {
   bounds_ctx *c = ctx;
-  bounds_row(c->o, family, r, n, c->search_ms, c->exact_ms, &c->above, &c->rows, &c->share_sum);
+  uint64_t known = strcmp(family, "capacity-tight") == 0 ? CAPACITY_TIGHT_BYTES : 0;
+  bounds_row(c->o, family, r, n, c->search_ms, c->exact_ms, known, &c->above, &c->rows, &c->share_sum);
 }
 
 static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, const size_t *sizes,
@@ -842,7 +947,7 @@ static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, con
   int above = 0, rows = 0;
   double share_sum = 0;
   if (o->json) printf("{\"bounds\":[\n");
-  else printf("| %-16s | %6s | %12s | %12s | %-12s | %4s | %8s | bound/peak | plan/peak | plan/bound | gap closed | exact / peak |\n",
+  else printf("| %-16s | %6s | %12s | %12s | %-12s | %4s | %8s | bound/peak | plan/peak | plan/bound | gap closed | exact / peak | known plan / peak |\n",
               "set", "n", "peak-live", "lower bound", "source", "sub", "bound ms");
   bounds_ctx bc = {o, cfg->search_ms, exact_ms, 0, 0, 0};
   if (for_each_instance(family_name, sizes, size_count, bounds_instance, &bc)) return 1;
@@ -857,7 +962,7 @@ static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, con
     tg_record_set *set = NULL;
     if (!read_set(dir, k_sets[i], &set)) continue;
     if (set->dims == 1)
-      bounds_row(o, k_sets[i], set->records, set->count, cfg->search_ms, exact_ms, &above, &rows, &share_sum);
+      bounds_row(o, k_sets[i], set->records, set->count, cfg->search_ms, exact_ms, 0, &above, &rows, &share_sum);
     tg_record_set_destroy(set);
   }
   if (o->json)
@@ -870,6 +975,238 @@ static int run_bounds(out *o, const bench_cfg *cfg, const char *family_name, con
   return 0;
 }
 
+/* One plan of a row: its total and the call's time (ms); 0 on failure. */
+static int regress_plan(const tg_usage_record *r, size_t n, const regress_row *row, uint64_t *total,
+                        double *ms) {
+  tg_plan_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.mode = row->mode;
+  opt.strategy = TG_STRATEGY_BEST;
+  if (row->kind == 'w') opt.work_limit = row->limit;
+  else opt.time_limit_ms = row->limit;
+  opt.exact = row->kind == 'e';
+  tg_plan *p = NULL;
+  uint64_t t = now_us();
+  tg_status st = tg_plan_compute(r, n, 1, &opt, NULL, &p);
+  *ms = (double)(now_us() - t) / 1000.0;
+  if (st != TG_OK) {
+    fprintf(stderr, "bench_planner: %s: %s\n", row->instance, tg_status_string(st));
+    return 0;
+  }
+  *total = p->total;
+  tg_plan_destroy(p);
+  return 1;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The row's plan: the median total of `reps` runs (work rows: one), the fastest and slowest time. */
+static int regress_measure(const tg_usage_record *r, size_t n, const regress_row *row, int reps,
+                           uint64_t *total, double *fastest, double *slowest) {
+  uint64_t totals[16];
+  if (row->kind == 'w' || reps < 1) reps = 1;
+  if (reps > 15) reps = 15;
+  *fastest = 1e30;
+  *slowest = 0;
+  for (int k = 0; k < reps; ++k) {
+    double ms;
+    if (!regress_plan(r, n, row, &totals[k], &ms)) return 0;
+    if (ms < *fastest) *fastest = ms;
+    if (ms > *slowest) *slowest = ms;
+  }
+  qsort(totals, (size_t)reps, sizeof *totals, cmp_u64);
+  *total = totals[reps / 2];
+  return 1;
+}
+
+/* Parse "wN" / "tN" / "eN". */
+static int parse_limit(const char *s, char *kind, uint32_t *limit) {
+  if ((s[0] != 'w' && s[0] != 't' && s[0] != 'e') || s[1] < '0' || s[1] > '9') return 0;
+  char *end = NULL;
+  unsigned long v = strtoul(s + 1, &end, 10);
+  if (*end != '\0' || v == 0 || v > 100000000ul) return 0;
+  *kind = s[0];
+  *limit = (uint32_t)v;
+  return 1;
+}
+
+/* The current instance of a run over rows (rows of one instance are consecutive). */
+typedef struct regress_cache {
+  char name[64];
+  tg_usage_record *r;
+  size_t n;
+  uint64_t peak;
+} regress_cache;
+
+static int regress_load(regress_cache *c, const char *name) {
+  if (c->r != NULL && strcmp(c->name, name) == 0) return 1;
+  free(c->r);
+  c->r = named_instance(name, &c->n);
+  if (c->r == NULL) {
+    fprintf(stderr, "bench_planner: unknown instance '%s'\n", name);
+    return 0;
+  }
+  snprintf(c->name, sizeof c->name, "%s", name);
+  tg_bounds b;
+  c->peak = tg_bounds_compute(c->r, c->n, 1, NULL, &b) == TG_OK ? b.peak_live : 0;
+  return 1;
+}
+
+static int run_regress_save(const char *path, const char *set, int reps) {
+  const int ci = strcmp(set, "ci") == 0;
+  if (!ci && strcmp(set, "full") != 0) {
+    fprintf(stderr, "bench_planner: --regress-set takes ci or full\n");
+    return 2;
+  }
+  FILE *f = fopen(path, "w");
+  if (f == NULL) {
+    fprintf(stderr, "bench_planner: cannot write %s\n", path);
+    return 1;
+  }
+  fprintf(f, "# bench_planner --regress table (%s set, %d run(s) a time row, the median plan)\n"
+             "# instance\tmode\tlimit\ttotal\tpeak_live\tms\n", set, ci ? 1 : reps);
+  const regress_case *cases = ci ? k_regress_ci : k_regress_full;
+  size_t ncases = ci ? sizeof k_regress_ci / sizeof *k_regress_ci : sizeof k_regress_full / sizeof *k_regress_full;
+  regress_cache c;
+  memset(&c, 0, sizeof c);
+  int status = 0;
+  for (size_t i = 0; i < ncases && status == 0; ++i) {
+    if (!regress_load(&c, cases[i].instance)) {
+      status = 1;
+      break;
+    }
+    const int tight = strncmp(cases[i].instance, "capacity-tight/", 15) == 0;
+    const int big_trace = strcmp(cases[i].instance, "compiler-trace/60000") == 0;
+    size_t nl = ci ? sizeof k_regress_ci_work / sizeof *k_regress_ci_work
+                   : sizeof k_regress_full_ms / sizeof *k_regress_full_ms;
+    size_t ne = !ci && cases[i].mode == TG_MODE_OFFSETS && (tight || big_trace)
+                    ? sizeof k_regress_exact_ms / sizeof *k_regress_exact_ms : 0;
+    for (size_t l = 0; l < nl + ne; ++l) {
+      regress_row row;
+      memset(&row, 0, sizeof row);
+      snprintf(row.instance, sizeof row.instance, "%s", cases[i].instance);
+      row.mode = cases[i].mode;
+      row.kind = ci ? 'w' : l < nl ? 't' : 'e';
+      row.limit = ci ? k_regress_ci_work[l] : l < nl ? k_regress_full_ms[l] : k_regress_exact_ms[l - nl];
+      uint64_t total = 0;
+      double fastest, slowest;
+      if (!regress_measure(c.r, c.n, &row, reps, &total, &fastest, &slowest)) {
+        status = 1;
+        break;
+      }
+      fprintf(f, "%s\t%s\t%c%u\t%" PRIu64 "\t%" PRIu64 "\t%.1f\n", row.instance, tg_mode_name(row.mode),
+              row.kind, (unsigned)row.limit, total, c.peak, fastest);
+      fflush(f);
+      printf("%s %s %c%u: %.4f (%.1f ms)\n", row.instance, tg_mode_name(row.mode), row.kind,
+             (unsigned)row.limit, c.peak ? (double)total / (double)c.peak : 0, fastest);
+      fflush(stdout);
+    }
+  }
+  free(c.r);
+  fclose(f);
+  return status;
+}
+
+static int run_regress(out *o, const char *path, int reps, limit_stats *limits) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) {
+    fprintf(stderr, "bench_planner: cannot read %s\n", path);
+    return 1;
+  }
+  regress_cache c;
+  memset(&c, 0, sizeof c);
+  char line[512];
+  int rows = 0, worse = 0, better = 0, status = 0, overran = 0;
+  double worst = 0, sum_log = 0;
+  char worst_row[160] = "-";
+  if (o->markdown)
+    printf("| instance | records | mode | limit | peak-live | table / peak | plan / peak | plan / table | ms |\n"
+           "|---|---:|---|---|---:|---:|---:|---:|---:|\n");
+  else if (!o->json)
+    printf("| %-24s | %6s | %-7s | %-6s | %12s | %8s | %8s | %8s | %8s |\n", "instance", "n", "mode",
+           "limit", "peak-live", "table", "plan", "ratio", "ms");
+  if (o->json) printf("{\"regress\":[\n");
+  for (unsigned lineno = 1; fgets(line, sizeof line, f) != NULL; ++lineno) {
+    if (line[0] == '#' || line[0] == '\n') continue;
+    char name[64], mode_s[16], limit_s[16];
+    unsigned long long total = 0, peak_col = 0;
+    double table_ms = 0;
+    int fields = sscanf(line, "%63s %15s %15s %llu %llu %lf", name, mode_s, limit_s, &total, &peak_col, &table_ms);
+    if (fields < 4) {
+      fprintf(stderr, "bench_planner: %s:%u: expected instance, mode, limit, total\n", path, lineno);
+      status = 2;
+      break;
+    }
+    regress_row row;
+    memset(&row, 0, sizeof row);
+    snprintf(row.instance, sizeof row.instance, "%s", name);
+    row.total = total;
+    if (tg_mode_from_name(mode_s, &row.mode) != TG_OK || !parse_limit(limit_s, &row.kind, &row.limit) ||
+        total == 0) {
+      fprintf(stderr, "bench_planner: %s:%u: bad mode or limit ('%s', '%s')\n", path, lineno, mode_s, limit_s);
+      status = 2;
+      break;
+    }
+    if (!regress_load(&c, name)) {
+      status = 2;
+      break;
+    }
+    uint64_t plan = 0;
+    double fastest, slowest;
+    if (!regress_measure(c.r, c.n, &row, reps, &plan, &fastest, &slowest)) {
+      status = 1;
+      break;
+    }
+    if (row.kind != 'w') limit_check(limits, name, c.n, mode_s, row.limit, fastest);
+    double ratio = (double)plan / (double)row.total;
+    /* A table row whose call overran its limit (the previous exact mode did, by seconds) is
+     * no plan at that limit: not compared. */
+    const int table_over = row.kind != 'w' && fields >= 6 && table_ms > row.limit + row.limit / 10.0 + 20.0;
+    const int bad = ratio > 1.005 && !table_over;
+    overran += table_over;
+    ++rows;
+    worse += bad;
+    better += plan < row.total;
+    sum_log += log(ratio);
+    if (ratio > worst) {
+      worst = ratio;
+      snprintf(worst_row, sizeof worst_row, "%s %s %s", name, mode_s, limit_s);
+    }
+    double pk = c.peak ? (double)c.peak : 1.0;
+    if (o->json)
+      printf("%s{\"instance\":\"%s\",\"records\":%zu,\"mode\":\"%s\",\"limit\":\"%s\",\"peak_live\":%" PRIu64
+             ",\"table\":%llu,\"plan\":%" PRIu64 ",\"ratio\":%.4f,\"ms\":%.1f,\"compared\":%s}",
+             rows > 1 ? ",\n" : "", name, c.n, mode_s, limit_s, c.peak, total, plan, ratio, fastest,
+             table_over ? "false" : "true");
+    else if (o->markdown)
+      printf("| %s | %zu | %s | %s | %" PRIu64 " | %.4f | %.4f | %.4f%s | %.1f |\n", name, c.n, mode_s, limit_s,
+             c.peak, (double)total / pk, (double)plan / pk, ratio, bad ? " !" : table_over ? " (table over its limit)" : "",
+             fastest);
+    else
+      printf("| %-24s | %6zu | %-7s | %-6s | %12" PRIu64 " | %8.4f | %8.4f | %8.4f%s | %8.1f |\n", name, c.n,
+             mode_s, limit_s, c.peak, (double)total / pk, (double)plan / pk, ratio,
+             bad ? "!" : table_over ? "*" : " ", fastest);
+    fflush(stdout);
+  }
+  fclose(f);
+  free(c.r);
+  if (o->json)
+    printf("\n],\"rows\":%d,\"worse\":%d,\"better\":%d,\"not_compared\":%d,\"worst\":%.4f,"
+           "\"geomean\":%.4f,\"limit_violations\":%d}\n", rows, worse, better, overran, worst,
+           rows ? exp(sum_log / rows) : 1.0, limits->violations);
+  else
+    printf("\n%s%d rows against %s: %d more than 0.5%% worse (worst %.4f: %s), %d better, %d not "
+           "compared (*: the table's call overran its limit); geometric mean plan / table %.4f; time "
+           "limits exceeded: %d of %d\n",
+           o->markdown ? "- " : "", rows, path, worse, worst, worst_row, better, overran,
+           rows ? exp(sum_log / rows) : 1.0, limits->violations, limits->rows);
+  if (status != 0) return status;
+  return worse == 0 && limits->violations == 0 && rows > 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
   out o = {0, 0, 0};
   limit_stats limits;
@@ -878,7 +1215,7 @@ int main(int argc, char **argv) {
   size_t sizes_given = 0;
   int use_arena = 1;
   int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0, perfect_seeds = 1, sweep = 0;
-  const char *family_name = NULL;
+  const char *family_name = NULL, *regress = NULL, *regress_save = NULL, *regress_set = "full";
   size_t sizes[8] = {1000, 10000, 100000};
   size_t size_count = 3;
 #ifdef TG_SOURCE_DIR
@@ -902,6 +1239,9 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--perfect-only") == 0) perfect_only = 1;
     else if (strcmp(argv[i], "--time-sweep") == 0) sweep = 1;
     else if (strcmp(argv[i], "--bounds") == 0) sweep = 2;
+    else if (strcmp(argv[i], "--regress") == 0 && i + 1 < argc) regress = argv[++i];
+    else if (strcmp(argv[i], "--regress-save") == 0 && i + 1 < argc) regress_save = argv[++i];
+    else if (strcmp(argv[i], "--regress-set") == 0 && i + 1 < argc) regress_set = argv[++i];
     else if (strcmp(argv[i], "--models-only") == 0) models_only = 1;
     else if (strcmp(argv[i], "--exact-sets") == 0) exact_sets = 1;
     else if (strcmp(argv[i], "--perfect-seeds") == 0 && i + 1 < argc) {
@@ -954,9 +1294,11 @@ int main(int argc, char **argv) {
     for (size_t f = 0; f < sizeof k_families / sizeof *k_families; ++f)
       known |= strcmp(family_name, k_families[f].name) == 0;
     known |= strcmp(family_name, "compiler-trace") == 0 || (sweep == 2 && strcmp(family_name, "models") == 0);
+    known |= sweep != 0 && strcmp(family_name, "capacity-tight") == 0;
     if (!known) {
       fprintf(stderr, "bench_planner: unknown family '%s' (chain, wide-dag, transformer, "
-                      "perfect-packing, minimalloc, compiler-trace)\n", family_name);
+                      "perfect-packing, minimalloc, compiler-trace; capacity-tight with --time-sweep "
+                      "and --bounds)\n", family_name);
       return 2;
     }
   }
@@ -977,6 +1319,14 @@ int main(int argc, char **argv) {
       return 1;
     }
     cfg.arena = &ar;
+  }
+  if (regress_save != NULL) {
+    free(ar.base);
+    return run_regress_save(regress_save, regress_set, cfg.reps > 0 ? cfg.reps : 3);
+  }
+  if (regress != NULL) {
+    free(ar.base);
+    return run_regress(&o, regress, cfg.reps > 0 ? cfg.reps : 1, &limits);
   }
   if (sweep == 2) return run_bounds(&o, &cfg, family_name, sizes_given ? sizes : NULL, size_count, dir,
                                     exact_sets ? cfg.exact_ms : 0);

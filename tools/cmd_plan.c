@@ -66,10 +66,10 @@ static void plan_usage(FILE *to) {
       "                           of search, meant for engines at load time); the search stops\n"
       "                           early once its plan meets a proved bound\n"
       "  --seed N                 search seed (same seed, same plan; default 0)\n"
-      "  --exact                  strategy best, 1D: branch-and-bound (--time-limit, default\n"
-      "                           1000 ms); proves optimality or reports the gap. Offsets: after\n"
-      "                           the search, over placements; objects: after the search (a\n"
-      "                           fifth of the time), over assignments\n"
+      "  --exact                  strategy best, 1D: the search within --time-limit (default\n"
+      "                           1000 ms, kept as every limit is), the same plan as best's,\n"
+      "                           proving optimality or reporting the gap; JSON \"exact\" says\n"
+      "                           whether it proved optimality or ran out of time (\"ended\")\n"
       "  --subset-bound           objects mode: also the subset bound, the exact optimum of\n"
       "                           a subset of up to 15 records (JSON \"subset_bound\"; takes\n"
       "                           up to a few tenths of a second)\n"
@@ -721,9 +721,9 @@ int tg_cli_plan(int argc, char **argv) {
     }
     if (in.order) tg_cli_json_reorder(&out, in.order);
     if (exact_ran)
-      tg__strbuf_printf(&out, ",\"exact\":{\"proved_optimal\":%s,\"nodes\":%llu,\"lower_bound\":%llu,"
-                        "\"gap\":%llu,\"elapsed_ms\":%.3f}",
-                        exact_stats.proved_optimal ? "true" : "false",
+      tg__strbuf_printf(&out, ",\"exact\":{\"proved_optimal\":%s,\"ended\":\"%s\",\"nodes\":%llu,"
+                        "\"lower_bound\":%llu,\"gap\":%llu,\"elapsed_ms\":%.3f}",
+                        exact_stats.proved_optimal ? "true" : "false", tg_exact_end_name(exact_stats.ended),
                         (unsigned long long)exact_stats.nodes,
                         (unsigned long long)exact_stats.lower_bound,
                         (unsigned long long)(exact_stats.total - exact_stats.lower_bound),

@@ -126,10 +126,11 @@ typedef struct tg_plan_options {
   /* `best` runs min-cost-flow only up to this many records (0 = TG_DEFAULT_MCF_MAX_RECORDS). */
   size_t mcf_max_records;
   /* Strategy best: the search for a plan smaller than the greedy strategies' (only a smaller
-   * valid plan ever replaces theirs; it ends as soon as the plan meets the lower bound).
-   * - 0, as in a zeroed struct: the default budget. Every strategy `best` runs, then at most
-   *   TG_DEFAULT_TIME_LIMIT_MS of search. Not a limit on the call: the strategies before the
-   *   search are not counted.
+   * valid plan ever replaces theirs; it ends as soon as the plan meets a proved lower bound).
+   * - 0, as in a zeroed struct: the default budget. Every strategy `best` runs, then a search
+   *   of TG_DEFAULT_TIME_LIMIT_MS work units (see work_limit) and at most as many
+   *   milliseconds. Not a limit on the call: the strategies before the search are not
+   *   counted.
    * - TG_TIME_LIMIT_NONE: no search; the smallest plan of the strategies `best` runs.
    * - any other value: a limit on the whole call, set-up and strategies included: it returns
    *   within time_limit_ms plus at most a tenth of it plus 20 ms (measured on inputs up to
@@ -139,19 +140,22 @@ typedef struct tg_plan_options {
    *   alone, whose unplaced records go right above what they meet in time when it is cut
    *   short), and a limit too short for even that (well under 0.5 us per record) gives the
    *   naive plan. So a short limit can give a larger plan than the default.
-   * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000. Under an explicit limit (not exact) the
+   * With `exact`, 0 and TG_TIME_LIMIT_NONE mean 1000 (0 with a work_limit: no clock). The
    * search runs in rounds (see work_limit and "Monotone in time" below): the clock only decides
    * how many rounds run, so the plan may depend on the machine's speed and load only through
    * that. Same records, options, seed and work_limit (time_limit_ms 0) give the same plan.
    * docs/architecture.md describes the search. */
   uint32_t time_limit_ms;
   uint64_t seed;                       /* the search's and hill-climb's only source of randomness */
-  /* Strategy best: after the greedy strategies, spend time_limit_ms in all (0 = 1000) on
-   * finding a plan and proving it optimal, or else a lower bound on every plan's total; part
-   * of the time goes to the improvement search first. The plan is never worse than the best
-   * greedy plan. Applies to offsets mode (see tg_plan_compute_exact, TG_EXACT_MAX_RECORDS) and
-   * to objects mode with 1D records up to an internal size limit; elsewhere `exact` is ignored
-   * (only time_limit_ms counts) and exact_stats is left untouched. */
+  /* Strategy best: the same strategies and search as without `exact`, under the same limit
+   * (time_limit_ms, 0 = 1000, kept as every limit is; or work_limit alone), so the plan is the
+   * one `best` gives at that limit (with a may-share relation, offsets mode: or smaller, from
+   * a branch-and-bound over placement orders that runs beside the search with as much work
+   * again), and exact_stats says what the search proved: optimality, or else the largest lower
+   * bound on every plan's total, and which limit ended it. Applies to offsets mode (see
+   * tg_plan_compute_exact, TG_EXACT_MAX_RECORDS) and to objects mode with 1D records up to an
+   * internal size limit; elsewhere only its default limit applies and exact_stats is left
+   * untouched. */
   int exact;
   /* Where the exact mode reports what it proved (may be NULL; read only with `exact`). Must
    * stay valid during the call. See tg_exact_stats. */
@@ -159,14 +163,15 @@ typedef struct tg_plan_options {
   /* Strategy beam: states kept at each step (0 = TG_DEFAULT_BEAM_WIDTH; 1 is the greedy).
    * Time and memory grow about linearly with it. `best` runs beam with the default width. */
   uint32_t beam_width;
-  /* Strategy best, not exact: a limit on the search's work instead of (or beside) the clock,
-   * in work units of about a millisecond each on a typical machine (0 = none). With it, or
-   * with an explicit time_limit_ms, the search after the strategies runs in rounds whose work
-   * budgets double (2, 4, 8, ... units), each a restart from the best plan so far with its own
-   * choices drawn from `seed`; work counts, not the clock, decide what a round explores. With
-   * work_limit alone (time_limit_ms 0) no clock is read: the rounds whose budgets sum to at
-   * most work_limit run, so the same records, options, seed and work_limit give the same
-   * plan on every machine. See "Monotone in time" below. */
+  /* Strategy best (and the exact mode): a limit on the search's work instead of (or beside)
+   * the clock, in work units of about a millisecond each on a loaded 2-core machine (0 =
+   * none; search nodes, candidates and steps are counted at fixed rates, never timed). The
+   * search after the strategies runs in rounds whose work budgets double (2, 4, 8, ... units),
+   * each a restart from the best plan so far with its own choices drawn from `seed`; work
+   * counts, not the clock, decide what a round explores. With work_limit alone (time_limit_ms
+   * 0) no clock is read: the rounds whose budgets sum to at most work_limit run, so the same
+   * records, options, seed and work_limit give the same plan on every machine. See "Monotone
+   * in time" below. */
   uint32_t work_limit;
   /* In-place candidates (none by default: an engine must accept an output aliasing an input,
    * reading each element before writing it). Each pair (see tg_in_place_pair) must satisfy its
@@ -191,19 +196,21 @@ typedef struct tg_plan_options {
   uint64_t max_allocation;
 } tg_plan_options;
 
-/* Monotone in time (strategy best under time_limit_ms or work_limit, not exact). The rounds
+/* Monotone in time (strategy best, exact or not, under time_limit_ms or work_limit). The rounds
  * run in an order that is the same for every limit, and the plan returned is the smallest of
  * the strategies' and of every round's, so a larger work_limit explores what a smaller one did
  * and more: its plan is never larger. A larger time_limit_ms lets more rounds finish, so its
  * plan is never larger either, as long as the machine runs the rounds at a steady speed. On
  * large serial offsets inputs the greedy passes that start the search run in a schedule fixed
- * by the input (some between rounds), so a longer limit runs them too; on smaller inputs the
- * strategies before the search fit themselves to the limit (a short limit may skip some). Under a time limit the call returns before the limit only when the plan
- * meets a proved lower bound (or work_limit is spent); otherwise rounds run until the deadline
- * cuts the last one, which keeps what it found. Proved bounds: peak-live (offsets) or the
- * positional maximum (objects), the LP bound, a search that exhausted its tree, and in offsets
- * mode the subset-exact bound (tg_bounds_offsets), computed before rounds 7 and 10 under a
- * node cap of the round's budget (its work is not counted in work_limit). */
+ * by the input (some between rounds), so a longer limit runs them too (over 64k records a
+ * relaxing dive, too, when the time left covers it); on smaller inputs the strategies before
+ * the search fit themselves to the limit (a short limit may skip some). Under a time limit the
+ * call returns before the limit only when the plan meets a proved lower bound (or work_limit
+ * is spent); otherwise rounds run until the deadline cuts the last one, which keeps what it
+ * found. Proved bounds: peak-live (offsets) or the positional maximum (objects), the LP bound,
+ * a search that exhausted its tree, and in offsets mode the subset-exact bound
+ * (tg_bounds_offsets), computed before rounds 7 and 10 with a budget of the round's (not
+ * counted in work_limit). */
 
 /* time_limit_ms: the default search budget of `best` (what 0 means), and the value that turns
  * the search off. */
@@ -454,38 +461,51 @@ tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_
 tg_status tg_plan_objects_to_offsets(const tg_plan *objects_plan, uint64_t alignment,
                                      const tg_allocator *alloc, tg_plan **out);
 
+/* Why the exact mode ended (tg_exact_stats.ended). */
+typedef enum tg_exact_end {
+  TG_EXACT_PROVED_OPTIMAL = 0, /* the plan meets a proved lower bound: it is optimal */
+  TG_EXACT_TIME_LIMIT = 1,     /* the time limit came first: lower_bound is what was proved */
+  TG_EXACT_WORK_LIMIT = 2      /* work_limit came first (no time limit, or before it) */
+} tg_exact_end;
+
+/* "proved-optimal", "time-limit", "work-limit" ("unknown" for other values). Cannot fail. */
+const char *tg_exact_end_name(tg_exact_end end);
+
 /* What the exact mode reports. The caller may set `progress` (and `progress_user`) before the
  * call: it is then called on the calling thread from time to time during the search (about
- * every 100 ms while a branch-and-bound runs) with the numbers so far, and once at the end.
- * Everything else is output, reset at the start of the call. */
+ * every 100 ms while a branch-and-bound runs, and after every round of the search) with the
+ * numbers so far, and once at the end. Everything else is output, reset at the start of the
+ * call. */
 typedef struct tg_exact_stats {
   int proved_optimal;      /* 1: no plan has a smaller total than the one returned */
   uint64_t nodes;          /* branch-and-bound nodes visited */
   uint64_t lower_bound;    /* proved lower bound on any plan's total (= total when optimal) */
   uint64_t total;          /* the returned plan's total */
-  uint64_t elapsed_us;     /* wall time of the search phases (the greedy strategies excluded) */
+  uint64_t elapsed_us;     /* wall time of the planning, strategies and search */
   int searched;            /* 1 when a branch-and-bound ran; 0 when the input was too large
                               for it or the plan already met the lower bound */
+  tg_exact_end ended;      /* proved optimal, or which limit ended the search first */
   void (*progress)(void *user, const struct tg_exact_stats *stats);
   void *progress_user;
 } tg_exact_stats;
 
-/* Largest record count the offsets exact mode searches with a relation (TG_EXACT_MAX_RECORDS)
- * and without one (TG_EXACT_MAX_SERIAL_RECORDS). Above it the exact mode returns the plan of
- * the greedy strategies and the search, proved optimal only when it meets the peak-live
- * bound or the subset-exact bound (tg_bounds_offsets), which the exact mode computes first, in
- * a tenth of its time, at every size, and gives its search as the target. Without a relation,
- * an input whose records fall into parts that share no task is measured part by part. */
+/* Largest record count the offsets exact mode searches with a branch-and-bound with a relation
+ * (TG_EXACT_MAX_RECORDS) and without one (TG_EXACT_MAX_SERIAL_RECORDS). Above it the exact
+ * mode returns the plan of the search, proved optimal only when it meets the peak-live bound
+ * or the subset-exact bound (tg_bounds_offsets), which the search computes at every size
+ * after 254 and 2046 work units. Without a relation, an input whose records fall into parts
+ * that share no task is searched part by part, and what is proved on a part holds for all. */
 #define TG_EXACT_MAX_RECORDS ((size_t)1024)
 #define TG_EXACT_MAX_SERIAL_RECORDS ((size_t)16384)
 
 /* Offsets mode, exact: tg_plan_compute with mode offsets, strategy best and `exact` set,
  * whatever options->mode, strategy, exact and exact_stats say (`options` may be NULL). Other
- * options (alignment, relation, seed, time_limit_ms: 0 = 1000) are honoured. Records must be
- * 1D. The plan returned is always valid and never worse than the best greedy plan; `stats`
- * (may be NULL) says whether it is proved optimal and, when not, the proved lower bound.
- * Statuses and ownership as tg_plan_compute. Takes the greedy strategies' time plus about
- * time_limit_ms (overruns as for tg_plan_options.time_limit_ms). */
+ * options (alignment, relation, seed, time_limit_ms: 0 = 1000, work_limit) are honoured.
+ * Records must be 1D. The plan returned is always valid, never worse than the best greedy plan
+ * nor than `best` at the same limit; `stats` (may be NULL) says whether it is proved optimal
+ * and, when not, the proved lower bound and whether the time or the work limit ended the
+ * search. Statuses and ownership as tg_plan_compute. Returns within time_limit_ms plus a
+ * tenth of it plus 20 ms, as tg_plan_options.time_limit_ms. */
 tg_status tg_plan_compute_exact(const tg_usage_record *records, size_t count,
                                 const tg_plan_options *options, const tg_allocator *alloc,
                                 tg_plan **out, tg_exact_stats *stats);

@@ -15,14 +15,11 @@ typedef struct tg__plan_input {
   const tg_allocator *alloc;       /* never NULL */
   const uint64_t *volumes;         /* volumes[r] = w*h*d of record r, overflow already rejected */
   /* When the call must return (tg__now_us() clock), 0 = no deadline. Set by `best` under an
-   * explicit time limit; strategies that can cut their work short (beam, hill-climb) read it. */
+   * explicit time limit; strategies that can cut their work short (beam, hill-climb) read it.
+   * The search's stages get their own deadline in their budget (planner/search/search.h). */
   uint64_t deadline_us;
-  /* Inside `best`'s search rounds (planner/search/best.c): 1 + the round's index, else 0. In a
-   * round the stages' work caps, computed from options->time_limit_ms (the round's budget),
-   * alone decide what they explore; the clock only stops them at deadline_us. */
-  uint32_t round;
-  /* In a round: the largest lower bound proved so far (raised by the stages that prove one),
-   * else NULL. */
+  /* In `best`'s search (planner/search/best.c): the largest lower bound proved so far on this
+   * input's plans (raised by the stages that prove one), else NULL. */
   uint64_t *proved;
 } tg__plan_input;
 

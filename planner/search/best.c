@@ -1,126 +1,75 @@
-/* Strategy `best`: every greedy strategy, then the search and exact modes on the smallest
- * plan. This file is the one way into planner/search/: it drives the layers below it
- * (reduce.c and split.c transform the input; iterated.c, lns.c, exact_offsets.c and
- * exact_objects.c improve a plan), and hands reduce.c and split.c the function that plans
- * their smaller inputs, so that no file below calls back up into this one. */
+/* Strategy `best`: every greedy strategy, then the search in rounds on the smallest plan, in
+ * both the search and the exact modes. This file is the one way into planner/search/: it
+ * drives the layers below it (reduce.c and split.c transform the input; iterated.c, lns.c,
+ * exact_offsets.c, exact_objects.c and lp_dive.c improve a plan, bound_offsets.c bounds it),
+ * hands every stage its budget (search.h: work units and the deadline), and hands reduce.c and
+ * split.c the function that plans their smaller inputs, so that no file below calls back up
+ * into this one. */
 #include <string.h>
 
 #include "planner/search/best.h"
 #include "planner/search/exact_objects.h"
 #include "planner/search/search.h"
 
-/* A stage's clock budget in a round: the call's deadline alone stops it (work caps decide). */
-#define TG__FAR_US ((uint64_t)1 << 52)
+/* ---- one round ---------------------------------------------------------------------------- */
 
-/* In a round: the call's deadline, or none. */
-static uint64_t far_deadline(const tg__plan_input *in) {
-  return in->deadline_us != 0 ? in->deadline_us : UINT64_MAX;
-}
-
-/* What `best` runs after the greedy strategies on a part of a split input (split.c) or on
- * the whole input: the search aimed at `bound` (the input's own bound, or a higher one: the
- * whole input's, for a part of it), then (offsets mode, exact) the branch-and-bound, filling
- * options->exact_stats. */
-static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bound,
+/* What a round runs on a part of a split input (split.c) or on the whole input: the search
+ * aimed at `bound` (the input's own bound, or a higher one: the whole input's, for a part of
+ * it) within `b`. */
+static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bound, tg__budget *b,
                                           tg_plan **best) {
   const tg_plan_options *o = in->options;
-  uint64_t t0 = tg__now_us();
-  tg_exact_stats local;
-  memset(&local, 0, sizeof local);
-  tg_exact_stats *stats = o->exact_stats ? o->exact_stats : &local;
-  int exact = o->exact && o->mode == TG_MODE_OFFSETS;
-  if (exact) tg__exact_stats_reset(stats);
-  uint64_t limit_ms = o->time_limit_ms;
-  if (exact && limit_ms == 0) limit_ms = 1000;
-  uint64_t search_ms = tg__ms_left(in, exact ? (limit_ms + 9) / 10 : limit_ms);
   tg_status st = TG_OK;
-  if (search_ms > 0 && o->mode == TG_MODE_OFFSETS && o->relation == NULL &&
-      in->count <= TG_EXACT_MAX_RECORDS) {
-    /* Small serial inputs: the skyline search (at the bound first, then below the greedy
-     * answer) for nine tenths of the time and of a node cap, then iterated greedy. In exact
-     * mode its nodes and what it proves count in the exact stats. */
-    tg_exact_stats sky_stats;
-    memset(&sky_stats, 0, sizeof sky_stats);
-    uint64_t sky_ms = search_ms - search_ms / 10;
-    /* A relaxing dive first, in at most a quarter of that: a near-bound incumbent where the
-     * greedy strategies leave several percent (wide DAGs). */
-    uint64_t dive_nodes = 0;
-    st = tg__search_dive(in, bound, in->round ? far_deadline(in) : t0 + sky_ms * 250,
-                         sky_ms * TG__SKYLINE_NODES_PER_MS / 4, &dive_nodes, best);
+  if (o->mode == TG_MODE_OFFSETS && o->relation == NULL && in->count <= TG_EXACT_MAX_RECORDS) {
+    /* Small serial inputs: a relaxing dive in a quarter of nine tenths of the budget (a
+     * near-bound incumbent where the greedy strategies leave several percent: wide DAGs), the
+     * skyline search (at the bound first, then relaxed targets, then below the incumbent)
+     * with the rest of those nine tenths, then iterated greedy with what is left. */
+    tg__budget sky = tg__budget_share(b, 9, 10);
+    tg__budget dive = tg__budget_share(&sky, 1, 4);
+    st = tg__search_dive(in, bound, TG__DIVE_MAX_LIST, &dive, best);
+    tg__budget_charge(&sky, &dive);
     if (st != TG_OK) return st;
-    if (exact && dive_nodes > 0) { /* part of the skyline search in the stats */
-      stats->nodes += dive_nodes;
-      stats->searched = 1;
-    }
-    uint64_t dive_us = tg__now_us() - t0;
-    st = tg__skyline_improve(in, bound,
-                             in->round ? TG__FAR_US : sky_ms * 1000 > dive_us ? sky_ms * 1000 - dive_us : 0,
-                             sky_ms * TG__SKYLINE_NODES_PER_MS, best, exact ? stats : &sky_stats);
+    tg__stage_relay relay;
+    tg_exact_stats sky_stats = tg__stage_stats(in, &relay);
+    st = tg__skyline_improve(in, bound, &sky, 0, best, &sky_stats);
+    tg__budget_charge(b, &sky);
     if (st != TG_OK && st != TG_ERROR_OVERFLOW) return st;
-    if (in->proved != NULL && sky_stats.proved_optimal && sky_stats.lower_bound > *in->proved)
-      *in->proved = sky_stats.lower_bound;
-    st = TG_OK;
-    uint64_t used = tg__now_us() - t0, left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;
-    if (in->round) left = (search_ms - sky_ms) * 1000 + 1; /* a work measure only */
-    if (left > 0)
-      st = tg__search_improve(in, bound, left, (search_ms - sky_ms) * TG__SEARCH_ITERS_PER_MS,
-                              best);
-    if (st != TG_OK) return st;
-  } else if (search_ms > 0) {
-    /* Objects: the LP dive first, for up to 90% of the time (pose_landmark_heavy's 2D textures
-     * need about 780 ms of a 1000 ms limit); its proof ends the search when the plan meets it. */
-    uint64_t proved = in->proved != NULL ? *in->proved : 0, left_us = search_ms * 1000;
-    /* In rounds the dive stops at its work cap (the partial dive is dropped). */
-    if (o->mode == TG_MODE_OBJECTS && (*best)->total > bound) {
-      st = tg__search_lp_dive(in, in->round ? far_deadline(in) : t0 + search_ms * 900,
-                              in->round ? search_ms * 9 / 10 * TG__LP_DIVE_WORK_PER_MS : 0, best, &proved);
-      if (st != TG_OK) return st;
-      if (in->proved != NULL && proved > *in->proved) *in->proved = proved;
-      uint64_t used = tg__now_us() - t0;
-      if (!in->round) left_us = left_us > used ? left_us - used : 0;
-    }
-    if ((*best)->total > proved && left_us > 0)
-      st = tg__search_improve(in, proved > bound ? proved : bound, left_us,
-                              search_ms * TG__SEARCH_ITERS_PER_MS, best);
-    if (st != TG_OK) return st;
+    tg__stage_done(&relay, &sky_stats);
+    if (sky_stats.proved_optimal) return TG_OK;
+    return tg__search_improve(in, bound, b, best);
   }
-  if (exact) {
-    uint64_t used = tg__now_us() - t0, budget = limit_ms * 1000;
-    if (stats->proved_optimal && stats->total == (*best)->total) {
-      stats->lower_bound = stats->total; /* the search already proved it */
-    } else {
-      /* The subset-exact bound (bound_offsets.c) in a tenth of the time and a node cap to
-       * match: a stronger target for the search, and a proof where it is met. */
-      uint64_t subset = 0;
-      st = tg__offsets_subset_bound(in, limit_ms / 10 * TG__SKYLINE_NODES_PER_MS,
-                                    tg__now_us() + budget / 10, &subset, NULL);
-      if (st != TG_OK) return st;
-      if (subset > bound) bound = subset;
-      used = tg__now_us() - t0;
-      stats->proved_optimal = 0;
-      st = tg__exact_improve(in, bound, budget > used ? budget - used : 0, best, stats);
-    }
-    stats->elapsed_us = tg__now_us() - t0;
-    if (stats->progress != NULL) stats->progress(stats->progress_user, stats);
+  /* Objects, 2 to 400 records without a relation: the LP dive first, with up to nine tenths
+   * of the budget (pose_landmark_heavy's 2D textures need about 780 of 1000 units); its proof
+   * ends the search when the plan meets it. */
+  uint64_t proved = in->proved != NULL ? *in->proved : 0;
+  if (o->mode == TG_MODE_OBJECTS && (*best)->total > bound) {
+    uint64_t lp = 0;
+    tg__budget dive = tg__budget_share(b, 9, 10);
+    st = tg__search_lp_dive(in, &dive, best, &lp);
+    tg__budget_charge(b, &dive);
+    if (st != TG_OK) return st;
+    if (lp > proved) proved = lp;
+    if (in->proved != NULL && proved > *in->proved) *in->proved = proved;
   }
-  return st;
+  if ((*best)->total <= proved) return TG_OK;
+  return tg__search_improve(in, proved > bound ? proved : bound, b, best);
 }
 
-/* The merged blocks' planner (reduce.c): 1D records planned with `best` as tg_plan_compute
- * would (the blocks are well-formed by construction, so only their volumes are needed). */
+/* The merged blocks' planner (reduce.c): 1D records planned with `best` within `b` (the blocks
+ * are well-formed by construction, so only their volumes are needed). */
+static tg_status plan_with_budget(const tg__plan_input *in, tg__budget *b, uint64_t search_ms,
+                                  tg_plan **out);
+
 static tg_status plan_blocks(const tg_usage_record *records, size_t count,
-                             const tg_plan_options *options, uint64_t deadline_us,
+                             const tg_plan_options *options, tg__budget *b,
                              const tg_allocator *alloc, tg_plan **out) {
   *out = NULL;
   uint64_t *volumes = tg__calloc(alloc, count ? count : 1, sizeof *volumes);
   if (volumes == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   for (size_t r = 0; r < count; ++r) volumes[r] = records[r].size.w;
-  tg__plan_input in = {records, count, 1, options, alloc, volumes, 0, 0, NULL};
-  if (deadline_us != 0)
-    in.deadline_us = deadline_us;
-  else if (options->time_limit_ms > 0 && !options->exact)
-    in.deadline_us = tg__now_us() + (uint64_t)options->time_limit_ms * 1000;
-  tg_status st = tg__best_plan(&in, out);
+  tg__plan_input in = {records, count, 1, options, alloc, volumes, b->deadline_us, NULL};
+  tg_status st = plan_with_budget(&in, b, 0, out);
   tg__free(alloc, volumes);
   if (st != TG_OK) {
     tg_plan_destroy(*out);
@@ -129,50 +78,174 @@ static tg_status plan_blocks(const tg_usage_record *records, size_t count,
   return st;
 }
 
-/* The search after the greedy strategies: the merged blocks first, then part by part where
- * the time axis splits, else the whole input. */
-static tg_status search_after_greedy(const tg__plan_input *in, tg_plan **best) {
+/* What the rounds of one call learn about its input: the same in every round, so found once.
+ * The merging passes and the parts depend on the records alone. */
+typedef struct round_memo {
+  int blocks_tried; /* the merging ran to its end and planned no blocks: not again */
+  int whole;        /* the records do not split into parts */
+} round_memo;
+
+/* One round after the greedy strategies: the merged blocks first (at most half of the budget
+ * for each of their two candidates; not before the budget covers their passes, about 0.2 us a
+ * record each), then part by part where the time axis splits, else the whole input, with
+ * what the blocks leave. */
+static tg_status search_after_greedy(const tg__plan_input *in, tg__budget *b, round_memo *memo,
+                                     tg_plan **best) {
   uint64_t bound;
   tg_status st = tg__search_bound(in, &bound);
   if (st != TG_OK) return st;
-  /* The merged blocks first (reduce.c), for half the time (a tenth in exact mode);
-   * what follows gets what they leave. */
-  tg_plan_options opt = *in->options;
-  tg__plan_input sub = *in;
-  sub.options = &opt;
-  if ((*best)->total > bound) {
-    uint64_t limit = opt.time_limit_ms, t0 = tg__now_us();
-    if (opt.exact && limit == 0) limit = 1000;
+  if ((*best)->total > bound && !memo->blocks_tried && tg__budget_left(b) >= (uint64_t)in->count / 5) {
     int reduced = 0;
-    /* (In a round, the blocks get the round's whole budget: they are the cheaper input.) */
-    st = tg__search_reduced(in, bound, (uint32_t)(opt.exact ? limit / 10 : in->round ? limit : limit / 2),
-                            plan_blocks, best, &reduced);
+    st = tg__search_reduced(in, bound, b, plan_blocks, best, &reduced);
     if (st != TG_OK) return st;
-    uint64_t used = (tg__now_us() - t0) / 1000;
-    if (reduced && !in->round) opt.time_limit_ms = (uint32_t)(limit > used + 1 ? limit - used : 1);
+    memo->blocks_tried = !reduced && !tg__budget_expired(b);
   }
-  if (in->round && in->deadline_us != 0 && tg__now_us() >= in->deadline_us) return TG_OK;
-  /* Under the call's deadline, what is left of it. */
-  if (in->deadline_us != 0 && !in->round) {
-    opt.time_limit_ms = (uint32_t)tg__ms_left(in, opt.time_limit_ms);
-    if (opt.time_limit_ms == 0) return TG_OK;
+  if (tg__budget_done(b)) return TG_OK;
+  if (!memo->whole) {
+    int split = 0;
+    st = tg__search_split(in, bound, b, search_after_greedy_bound, best, &split);
+    if (st != TG_OK || split) return st;
+    memo->whole = (*best)->total > bound; /* (at the bound: not looked at) */
   }
-  int split = 0;
-  st = tg__search_split(&sub, bound, search_after_greedy_bound, best, &split);
-  if (st != TG_OK || split) return st;
-  return search_after_greedy_bound(&sub, bound, best);
+  return search_after_greedy_bound(in, bound, b, best);
 }
+
+/* Objects mode, 1D, a round: the LP dive with up to half of the budget (its bound proves the
+ * plan optimal when the plan meets it, which ends the search), the branch-and-bound over
+ * object assignments (exact_objects.c) with up to half of what is left, and, unless it proved
+ * the plan optimal, iterated greedy with the rest, which finds different improvements on
+ * larger sets. */
+static tg_status objects_1d_round(const tg__plan_input *in, tg__budget *b, tg_plan **best) {
+  uint64_t lp = 0, bound;
+  tg_status st = tg__search_bound(in, &bound);
+  if (st != TG_OK) return st;
+  tg__budget dive = tg__budget_share(b, 1, 2);
+  st = tg__search_lp_dive(in, &dive, best, &lp);
+  tg__budget_charge(b, &dive);
+  if (st != TG_OK) return st;
+  if (in->proved != NULL && lp > *in->proved) *in->proved = lp;
+  if (in->proved != NULL && (*best)->total <= *in->proved) return TG_OK;
+  tg__stage_relay relay;
+  tg_exact_stats bb_stats = tg__stage_stats(in, &relay);
+  tg__budget bb = tg__budget_share(b, 1, 2);
+  st = tg__exact_objects_improve(in, &bb, best, &bb_stats);
+  tg__budget_charge(b, &bb);
+  if (st != TG_OK) return st;
+  if (bb_stats.proved_optimal) bb_stats.lower_bound = (*best)->total;
+  else bb_stats.lower_bound = 0; /* the positional maximum: proved already */
+  tg__stage_done(&relay, &bb_stats);
+  if (bb_stats.proved_optimal) return TG_OK;
+  return tg__search_improve(in, bound, b, best);
+}
+
+/* ---- rounds ------------------------------------------------------------------------------- */
 
 /* What runs before round k of search_rounds (run_best_large's later greedy passes). */
 typedef tg_status (*before_round_fn)(const tg__plan_input *in, uint32_t k, void *ctx, tg_plan **best);
 
-static tg_status search_rounds(const tg__plan_input *in, int objects_1d, before_round_fn before,
-                               void *ctx, tg_plan **best);
+/* An offsets plan's copy (one arena, no in-place pairs: a plan of the search). */
+static tg_status copy_offsets_plan(const tg__plan_input *in, const tg_plan *p, tg_plan **out) {
+  tg_status st = tg_plan_create(TG_MODE_OFFSETS, in->dims, in->count, 0, in->alloc, out);
+  if (st != TG_OK) return st;
+  memcpy((*out)->offset_of, p->offset_of, in->count * sizeof *p->offset_of);
+  (*out)->total = p->total;
+  (*out)->strategy = p->strategy;
+  (*out)->fit = p->fit;
+  return TG_OK;
+}
 
-/* Milliseconds left before in->deadline_us (which must be set), rounded down. */
-static uint32_t time_left_ms(const tg__plan_input *in) {
-  uint64_t now = tg__now_us();
-  return now < in->deadline_us ? (uint32_t)((in->deadline_us - now) / 1000) : 0;
+/* Exact mode, offsets with a relation: after each round, the branch-and-bound over canonical
+ * placement orders (exact_offsets.c) with as much work again as the round's, from the better
+ * of the rounds' plan and its own, aiming at what is proved. Its plans are kept apart (the
+ * rounds go on from theirs, so they run as in the search mode) and the smaller plan wins. */
+static tg_status order_round(const tg__plan_input *in, const tg__budget *round, const tg_plan *best,
+                             tg_plan **own) {
+  tg_plan *start = NULL;
+  tg_status st = copy_offsets_plan(in, *own != NULL && (*own)->total < best->total ? *own : best, &start);
+  if (st != TG_OK) return st;
+  tg__budget b = {round->cap, 0, round->deadline_us};
+  tg__stage_relay relay;
+  tg_exact_stats stats = tg__stage_stats(in, &relay);
+  st = tg__exact_order_improve(in, *in->proved, &b, &start, &stats);
+  if (st == TG_OK) {
+    tg__stage_done(&relay, &stats);
+    tg__keep_smaller(own, start);
+  } else {
+    tg_plan_destroy(start);
+  }
+  return st;
+}
+
+/* The search in rounds: round k runs what follows the strategies with a budget of
+ * TG__ROUND_FIRST_UNITS << k work units and seed + k, from the best plan so far; inside a round
+ * each stage hands what it did not use to the next. The order is the same for every limit, so
+ * a larger budget explores what a smaller one did, and more; rounds go on until the deadline,
+ * the work cap (whole rounds only: a round costs its budget), or a plan at a proved bound. */
+#define TG__ROUND_FIRST_UNITS 2u
+#define TG__ROUND_MAX_SHIFT 20u
+
+static tg_status search_rounds(const tg__plan_input *in, int objects_1d, tg__budget *b, uint64_t t0,
+                               before_round_fn before, void *ctx, tg_plan **best) {
+  uint64_t bound;
+  tg_status st = tg__search_bound(in, &bound);
+  if (st == TG_ERROR_OVERFLOW) return TG_OK; /* sizes near 2^64: no search */
+  if (st != TG_OK) return st;
+  uint64_t proved = in->proved != NULL && *in->proved > bound ? *in->proved : bound;
+  tg_plan_options opt = *in->options;
+  tg__plan_input sub = *in;
+  sub.options = &opt;
+  sub.proved = &proved;
+  const tg_plan_options *o = in->options;
+  const int order_search = o->exact && o->mode == TG_MODE_OFFSETS && o->relation != NULL &&
+                           in->count <= TG_EXACT_MAX_RECORDS;
+  tg_plan *own = NULL; /* order_round's */
+  round_memo memo = {0, 0};
+  for (uint32_t k = 0; (*best)->total > proved && (own == NULL || own->total > proved); ++k) {
+    if (tg__budget_expired(b)) break;
+    const uint64_t units = (uint64_t)TG__ROUND_FIRST_UNITS << (k < TG__ROUND_MAX_SHIFT ? k : TG__ROUND_MAX_SHIFT);
+    if (tg__budget_left(b) < units * TG__MILLI) break;
+    if (before != NULL) {
+      st = before(in, k, ctx, best);
+      if (st != TG_OK) break;
+      if ((*best)->total <= proved || tg__budget_expired(b)) break;
+    }
+    opt.seed = o->seed + (uint64_t)k * 0x9E3779B97F4A7C15ull;
+    /* Offsets: at rounds 7 and 10 (after 254 and 2046 units), the subset-exact bound
+     * (bound_offsets.c) with a budget of the round's own (not counted): a plan that meets it
+     * is optimal and ends the rounds. */
+    if (!objects_1d && o->mode == TG_MODE_OFFSETS && (k == 7 || k == 10)) {
+      uint64_t subset = 0;
+      tg__budget bb = tg__budget_make(units, b->deadline_us);
+      st = tg__offsets_subset_bound(in, &bb, &subset, NULL);
+      if (st != TG_OK) break;
+      if (subset > proved) proved = subset;
+      if ((*best)->total <= proved) break;
+    }
+    tg__budget round = tg__budget_make(units, b->deadline_us);
+    if (o->exact && o->exact_stats != NULL) o->exact_stats->elapsed_us = tg__now_us() - t0;
+    st = objects_1d ? objects_1d_round(&sub, &round, best) : search_after_greedy(&sub, &round, &memo, best);
+    if (st != TG_OK) break;
+    round.spent = round.cap; /* a round costs its budget, whatever it used */
+    tg__budget_charge(b, &round);
+    if (order_search && (*best)->total > proved) {
+      tg__budget side = tg__budget_make(units, b->deadline_us);
+      st = order_round(&sub, &side, *best, &own);
+      if (st != TG_OK) break;
+    }
+    if (o->exact && o->exact_stats != NULL) {
+      tg_exact_stats *es = o->exact_stats;
+      es->total = own != NULL && own->total < (*best)->total ? own->total : (*best)->total;
+      es->lower_bound = proved < es->total ? proved : es->total;
+      es->elapsed_us = tg__now_us() - t0;
+      if (es->progress != NULL) es->progress(es->progress_user, es);
+    }
+    /* Without a deadline only the work cap ends the rounds: stop where nothing more is
+     * possible. */
+    if (b->deadline_us == 0 && k >= 62) break;
+  }
+  if (own != NULL) tg__keep_smaller(best, own);
+  if (in->proved != NULL && proved > *in->proved) *in->proved = proved;
+  return st;
 }
 
 /* `best` with a time limit on large serial offsets inputs (see TG__LNS_MIN_RECORDS): the other
@@ -227,10 +300,28 @@ static tg_status large_pass(const tg__plan_input *in, tg_strategy s, uint64_t re
   return st == TG_ERROR_OVERFLOW ? TG_OK : st;
 }
 
-/* before_round_fn: `ctx` points to the passes' reserve (uint64_t microseconds). */
+/* before_round_fn: `ctx` points to the passes' reserve (uint64_t microseconds). Over
+ * TG__LARGE_BIG_RECORDS records, before round 0 and before the other passes, the relaxing dive
+ * (iterated.c) runs with the work its nodes need (TG__DIVE_NODES_PER_RECORD and a twentieth
+ * more a record), when the time left covers that work: in the rounds it would wait for one of
+ * about 700 units (at 100k records, past a second), and on wide DAGs it is what reaches the
+ * bound (1.0537 at 1 s in rounds, 1.001 given the dive). It stops at the deadline (a dive cut
+ * short is dropped) and gives up early where it cannot reach the last record in its time. */
 static tg_status large_before_round(const tg__plan_input *in, uint32_t k, void *ctx, tg_plan **best) {
   const uint64_t reserve = *(const uint64_t *)ctx;
   const large_schedule *sch = large_schedule_for(in->count);
+  if (k == 0 && in->count > TG__LARGE_BIG_RECORDS && in->options->relation == NULL) {
+    uint64_t bound, nodes = (uint64_t)in->count * TG__DIVE_NODES_PER_RECORD + in->count / 5;
+    tg__budget dive = {(nodes * TG__MILLI + TG__DIVE_NODES_PER_UNIT - 1) / TG__DIVE_NODES_PER_UNIT, 0,
+                       in->deadline_us};
+    /* Only with the time its work takes (a unit is about a millisecond). */
+    uint64_t now = tg__now_us();
+    if (now < in->deadline_us && in->deadline_us - now >= dive.cap) {
+      tg_status st = tg__search_bound(in, &bound);
+      if (st == TG_OK) st = tg__search_dive(in, bound, TG__DIVE_EARLY_MAX_LIST, &dive, best);
+      if (st != TG_OK && st != TG_ERROR_OVERFLOW) return st; /* (sizes near 2^64: no dive) */
+    }
+  }
   for (size_t i = 1; i < 3; ++i) {
     uint64_t now = tg__now_us();
     if (sch->round[i] != k || now >= in->deadline_us || in->deadline_us - now < (uint64_t)in->count * 7 / 10)
@@ -241,8 +332,9 @@ static tg_status large_before_round(const tg__plan_input *in, uint32_t k, void *
   return TG_OK;
 }
 
-static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
+static tg_status run_best_large(const tg__plan_input *in, tg__budget *b, uint64_t t0, tg_plan **out) {
   tg_plan *best = NULL;
+  *out = NULL;
   /* Setting a pass up and finishing its plan cannot be interrupted: about 0.35 us per record.
    * When even that would end past the overrun allowed (a tenth of the limit and 20 ms), the
    * plan is naive's. */
@@ -263,12 +355,9 @@ static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
   const uint64_t quarter_slack = (allowed - in->deadline_us) / 4;
   tg_status st = large_pass(in, large_schedule_for(in->count)->pass[0],
                             reserve > quarter_slack ? reserve - quarter_slack : 0, &best);
-  tg_plan_options left = *in->options;
-  tg__plan_input rest = *in;
-  rest.options = &left;
-  left.time_limit_ms = time_left_ms(in);
   if (st == TG_OK && best == NULL) st = TG_ERROR_OVERFLOW; /* the first pass's layout */
-  if (st == TG_OK && left.time_limit_ms > 0) st = search_rounds(&rest, 0, large_before_round, &reserve, &best);
+  if (st == TG_OK && !tg__budget_done(b))
+    st = search_rounds(in, 0, b, t0, large_before_round, &reserve, &best);
   if (st != TG_OK) {
     tg_plan_destroy(best);
     return st;
@@ -277,136 +366,11 @@ static tg_status run_best_large(const tg__plan_input *in, tg_plan **out) {
   return TG_OK;
 }
 
-/* Objects mode, 1D, after greedy. The search: the branch-and-bound for half of the time limit
- * under a node cap proportional to it (so the plan does not depend on the machine's speed
- * unless the clock stops it first), then, unless it proved the plan optimal, iterated greedy,
- * which finds different improvements on larger sets. The exact mode: that search with a fifth
- * of the time (so it never ends above it), then the branch-and-bound without a cap for the rest
- * from the better incumbent; the shape-aware bound (bounds_shape.c), often above the
- * positional maximums it prunes with, tightens the gap it reports and proves a plan that meets
- * it optimal. */
-static tg_status objects_1d_improve(const tg__plan_input *in, tg_plan **best) {
-  const tg_plan_options *o = in->options;
-  tg_exact_stats local;
-  memset(&local, 0, sizeof local);
-  tg_exact_stats *stats = o->exact && o->exact_stats ? o->exact_stats : &local;
-  if (o->exact) tg__exact_stats_reset(stats); /* the branch-and-bound skips 0 records */
-  uint64_t ms = o->time_limit_ms ? o->time_limit_ms : 1000, t0 = tg__now_us();
-  uint64_t search_ms = o->exact ? (ms / 5 ? ms / 5 : 1) : ms, bb_ms = (search_ms + 1) / 2;
-  /* The LP dive first, for up to half the search time: its bound (the LP's) proves the plan
-   * optimal when the plan meets it, which ends the search. */
-  uint64_t proved = 0;
-  tg_status st = TG_OK;
-  if (in->proved != NULL) proved = *in->proved;
-  if ((*best)->total > stats->lower_bound) {
-    st = tg__search_lp_dive(in, in->round ? far_deadline(in) : t0 + search_ms * 500,
-                            in->round ? search_ms / 2 * TG__LP_DIVE_WORK_PER_MS : 0, best, &proved);
-    if (st != TG_OK) return st;
-    if (in->proved != NULL && proved > *in->proved) *in->proved = proved;
-  }
-  if (proved > 0 && proved >= (*best)->total) {
-    stats->proved_optimal = 1;
-    stats->lower_bound = stats->total = (*best)->total;
-    stats->elapsed_us = tg__now_us() - t0;
-    if (o->exact && stats->progress != NULL) stats->progress(stats->progress_user, stats);
-    return TG_OK;
-  }
-  if (!in->round) {
-    uint64_t used = (tg__now_us() - t0) / 1000;
-    uint64_t rest = search_ms > used ? search_ms - used : 1;
-    bb_ms = (rest + 1) / 2;
-  }
-  st = tg__exact_objects_improve(in, in->round ? TG__FAR_US : bb_ms * 1000,
-                                 bb_ms * TG__EXACT_OBJECTS_NODES_PER_MS, best, stats);
-  if (st == TG_OK && stats->proved_optimal && in->proved != NULL && (*best)->total > *in->proved)
-    *in->proved = (*best)->total;
-  if (st == TG_OK && !stats->proved_optimal) {
-    uint64_t bound, used = tg__now_us() - t0;
-    uint64_t left = search_ms * 1000 > used ? search_ms * 1000 - used : 0;
-    if (in->round) left = (search_ms - bb_ms) * 1000 + 1; /* a work measure only */
-    st = tg__search_bound(in, &bound);
-    if (st == TG_OK && left > 0)
-      st = tg__search_improve(in, bound, left, (search_ms - bb_ms) * TG__SEARCH_ITERS_PER_MS, best);
-  }
-  if (st != TG_OK || !o->exact) return st;
-  if (!stats->proved_optimal) {
-    uint64_t nodes = stats->nodes, used = tg__now_us() - t0;
-    st = tg__exact_objects_improve(in, ms * 1000 > used ? ms * 1000 - used : 0, 0, best, stats);
-    stats->nodes += nodes;
-  }
-  /* The best proved bound: the branch-and-bound's, the shape-aware one, the LP's. */
-  uint64_t shape = 0;
-  if (st == TG_OK && !stats->proved_optimal &&
-      (st = tg_bounds_objects_shape(in->records, in->count, 1, in->alloc, &shape)) == TG_OK) {
-    uint64_t lower = shape > proved ? shape : proved;
-    if (lower >= stats->lower_bound) {
-      stats->lower_bound = lower < (*best)->total ? lower : (*best)->total;
-      stats->proved_optimal = lower >= (*best)->total;
-    }
-  }
-  stats->elapsed_us = tg__now_us() - t0;
-  if (st == TG_OK && stats->progress != NULL) stats->progress(stats->progress_user, stats);
-  return st;
-}
-
-/* The search in rounds (under an explicit time limit or a work limit, not exact): round k
- * runs what follows the strategies with a budget of TG__ROUND_FIRST_MS << k work units (the
- * stages' caps are rates per unit) and seed + k, from the best plan so far, with the clock
- * only cutting at the deadline. The order is the same for every limit, so a longer limit
- * explores what a shorter one did, and more; rounds go on until the deadline, the work limit
- * (whole rounds only), or a plan at a proved bound. */
-#define TG__ROUND_FIRST_MS 2u
-#define TG__ROUND_MAX_SHIFT 20u
-
-static tg_status search_rounds(const tg__plan_input *in, int objects_1d, before_round_fn before,
-                               void *ctx, tg_plan **best) {
-  uint64_t bound;
-  tg_status st = tg__search_bound(in, &bound);
-  if (st != TG_OK) return st;
-  uint64_t proved = bound, spent = 0;
-  const uint64_t cap = in->options->work_limit ? in->options->work_limit : UINT64_MAX;
-  tg_plan_options opt = *in->options;
-  tg__plan_input sub = *in;
-  sub.options = &opt;
-  sub.proved = &proved;
-  for (uint32_t k = 0; (*best)->total > proved; ++k) {
-    if (in->deadline_us != 0 && tg__now_us() >= in->deadline_us) break;
-    uint64_t budget = (uint64_t)TG__ROUND_FIRST_MS << (k < TG__ROUND_MAX_SHIFT ? k : TG__ROUND_MAX_SHIFT);
-    if (budget > cap - spent) break;
-    if (before != NULL) {
-      st = before(in, k, ctx, best);
-      if (st != TG_OK) return st;
-      if ((*best)->total <= proved || (in->deadline_us != 0 && tg__now_us() >= in->deadline_us)) break;
-    }
-    spent += budget;
-    opt.time_limit_ms = (uint32_t)budget;
-    opt.seed = in->options->seed + (uint64_t)k * 0x9E3779B97F4A7C15ull;
-    sub.round = k + 1;
-    /* Offsets: at rounds 7 and 10 (after 254 and 2046 units), the subset-exact bound
-     * (bound_offsets.c) under a node cap of the round's budget: a plan that meets it is
-     * optimal and ends the rounds. */
-    if (!objects_1d && in->options->mode == TG_MODE_OFFSETS && (k == 7 || k == 10)) {
-      uint64_t subset = 0;
-      st = tg__offsets_subset_bound(in, budget * TG__SKYLINE_NODES_PER_MS, in->deadline_us, &subset, NULL);
-      if (st != TG_OK) return st;
-      if (subset > proved) proved = subset;
-      if ((*best)->total <= proved) break;
-    }
-    st = objects_1d ? objects_1d_improve(&sub, best) : search_after_greedy(&sub, best);
-    if (st != TG_OK) return st;
-    /* Without a deadline only the work limit ends the rounds: stop where nothing more is
-     * possible. */
-    if (in->deadline_us == 0 && k >= 62) break;
-  }
-  return TG_OK;
-}
-
-tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
-  if (in->options->mode == TG_MODE_OFFSETS && in->deadline_us != 0 &&
-      !in->options->exact && in->options->relation == NULL && in->count >= TG__LNS_MIN_RECORDS) {
-    tg_status st = run_best_large(in, out);
-    if (st != TG_ERROR_OVERFLOW) return st;
-  }
+/* The strategies `best` runs before the search (tg__best_strategy_at), the smallest plan in
+ * `*out`. Under a deadline (in->deadline_us): naive first (a plan at once), then the ones that
+ * usually win first, each only when it is expected to end in time (see docs/architecture.md);
+ * beam and hill-climb get half and a quarter of the time left (and of `b`'s work). */
+static tg_status run_strategies(const tg__plan_input *in, const tg__budget *b, tg_plan **out) {
   tg_plan *best = NULL;
   int overflowed = 0;
   size_t mcf_max = in->options->mcf_max_records ? in->options->mcf_max_records
@@ -477,9 +441,11 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
     if (in->deadline_us != 0 && (s == TG_STRATEGY_BEAM || s == TG_STRATEGY_HILL_CLIMB)) {
       uint64_t now = tg__now_us();
       uint64_t share = now < in->deadline_us ? (in->deadline_us - now) / (s == TG_STRATEGY_BEAM ? 2 : 4) : 0;
-      /* Under a work limit too (the merged blocks of a round), a share of that. */
-      uint64_t work_us = (uint64_t)in->options->work_limit * 1000 / (s == TG_STRATEGY_BEAM ? 2 : 4);
-      if (in->options->work_limit != 0 && work_us < share) share = work_us;
+      /* Under a work cap too (the merged blocks of a round), a share of that (a unit is about
+       * a millisecond). */
+      uint64_t left = tg__budget_left(b);
+      if (left != TG__BUDGET_NONE && left / (s == TG_STRATEGY_BEAM ? 2 : 4) < share)
+        share = left / (s == TG_STRATEGY_BEAM ? 2 : 4);
       sub.deadline_us = now + share;
     }
     int fits = (in->options->mode == TG_MODE_OFFSETS && s == TG_STRATEGY_GREEDY_IN_ORDER) ? 3 : 1;
@@ -511,44 +477,102 @@ tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
       tg__keep_smaller(&best, cand);
     }
   }
+  *out = best;
   if (best == NULL) return overflowed ? TG_ERROR_OVERFLOW : TG_ERROR_INTERNAL;
-  /* Under a deadline the search gets the time left (none when it is up). */
-  tg_plan_options left = *in->options;
-  tg__plan_input rest = *in;
-  rest.options = &left;
-  if (in->deadline_us != 0) left.time_limit_ms = time_left_ms(in);
-  const int rounds = !left.exact && (in->deadline_us != 0 || left.work_limit != 0);
-  const int objects_1d = left.mode == TG_MODE_OBJECTS && in->dims == 1 &&
+  return TG_OK;
+}
+
+/* The strategies, then the search in rounds within `b` (nothing when `b` has no work left).
+ * `search_ms` (the default search) > 0: `b` gets its deadline, that many milliseconds, when the
+ * strategies are done. */
+static tg_status plan_with_budget(const tg__plan_input *in, tg__budget *b, uint64_t search_ms,
+                                  tg_plan **out) {
+  *out = NULL;
+  uint64_t t0 = tg__now_us();
+  const tg_plan_options *o = in->options;
+  if (o->mode == TG_MODE_OFFSETS && in->deadline_us != 0 && o->relation == NULL &&
+      in->count >= TG__LNS_MIN_RECORDS) {
+    tg_status st = run_best_large(in, b, t0, out);
+    if (st != TG_ERROR_OVERFLOW) return st;
+  }
+  tg_plan *best = NULL;
+  tg_status st = run_strategies(in, b, &best);
+  if (st != TG_OK) return st;
+  if (search_ms > 0) b->deadline_us = tg__now_us() + search_ms * 1000;
+  const int objects_1d = o->mode == TG_MODE_OBJECTS && in->dims == 1 &&
                          in->count <= TG__EXACT_OBJECTS_MAX_RECORDS;
-  if (rounds) {
-    tg_status st = search_rounds(&rest, objects_1d, NULL, NULL, &best);
-    if (st != TG_OK) {
-      tg_plan_destroy(best);
-      return st;
-    }
-    *out = best;
-    return TG_OK;
-  }
-  /* Objects mode, 1D: the branch-and-bound over assignments (exact_objects.c) is both the
-   * exact mode and, under a node cap, the improvement search (objects_1d_improve). The
-   * iterated-greedy search alone only runs where it cannot (textures, too many records). */
-  if ((left.exact || left.time_limit_ms > 0) && objects_1d) {
-    tg_status st = objects_1d_improve(&rest, &best);
-    if (st != TG_OK) {
-      tg_plan_destroy(best);
-      return st;
-    }
-    *out = best;
-    return TG_OK;
-  }
-  /* Improvement search (and the exact mode) on top of the best greedy plan. */
-  if (left.time_limit_ms > 0 || left.exact) {
-    tg_status st = search_after_greedy(&rest, &best);
-    if (st != TG_OK) {
-      tg_plan_destroy(best);
-      return st;
-    }
+  if (!tg__budget_done(b)) st = search_rounds(in, objects_1d, b, t0, NULL, NULL, &best);
+  if (st != TG_OK) {
+    tg_plan_destroy(best);
+    return st;
   }
   *out = best;
+  return TG_OK;
+}
+
+/* Default exact limit (time_limit_ms 0 or TG_TIME_LIMIT_NONE with `exact`). */
+#define TG__EXACT_DEFAULT_MS 1000u
+
+tg_status tg__best_plan(const tg__plan_input *in, tg_plan **out) {
+  const tg_plan_options *o = in->options;
+  tg_plan_options eff = *o;
+  tg__plan_input call = *in;
+  call.options = &eff;
+  uint64_t proved = 0;
+  call.proved = &proved;
+  /* The budget. A work cap: work_limit, or the default search's TG_DEFAULT_TIME_LIMIT_MS units
+   * (compute.c passes time_limit_ms = that without a deadline); a deadline: the caller's limit
+   * (compute.c sets in->deadline_us), the exact mode's (time_limit_ms, 0 = 1000, unless only
+   * a work limit is given), or the default search's, counted from the end of the strategies. */
+  int default_search = 0;
+  if (o->exact) {
+    if (eff.time_limit_ms == 0 && eff.work_limit == 0) eff.time_limit_ms = TG__EXACT_DEFAULT_MS;
+    if (eff.time_limit_ms != 0 && call.deadline_us == 0)
+      call.deadline_us = tg__now_us() + (uint64_t)eff.time_limit_ms * 1000;
+  } else if (call.deadline_us == 0 && eff.work_limit == 0) {
+    default_search = eff.time_limit_ms != 0;
+  }
+  const int searching = eff.exact || eff.work_limit != 0 || eff.time_limit_ms != 0;
+  tg__budget b = {TG__BUDGET_NONE, 0, call.deadline_us};
+  if (eff.work_limit != 0) b.cap = (uint64_t)eff.work_limit * TG__MILLI;
+  else if (default_search) b.cap = (uint64_t)eff.time_limit_ms * TG__MILLI;
+  if (!searching) b.cap = 0;
+  /* The exact mode's stats: where it applies (offsets; objects with 1D records up to the
+   * branch-and-bound's size). */
+  tg_exact_stats *es = NULL;
+  if (o->exact && o->exact_stats != NULL &&
+      (o->mode == TG_MODE_OFFSETS || (in->dims == 1 && in->count <= TG__EXACT_OBJECTS_MAX_RECORDS)))
+    es = o->exact_stats;
+  if (es != NULL) tg__exact_stats_reset(es);
+  eff.exact_stats = es;
+  eff.exact = es != NULL;
+  /* Objects mode, exact: the shape-aware bound (bounds_shape.c, a fixed amount of work), often
+   * above the positional maximums, is what is proved before the search. */
+  if (es != NULL && eff.mode == TG_MODE_OBJECTS) {
+    tg_status bs = tg_bounds_objects_shape(in->records, in->count, in->dims, in->alloc, &proved);
+    if (bs != TG_OK) return bs;
+  }
+  tg_status st;
+  uint64_t t0 = tg__now_us();
+  st = plan_with_budget(&call, &b, default_search ? eff.time_limit_ms : 0, out);
+  if (st != TG_OK || es == NULL) return st;
+  /* What the exact mode proved: the largest lower bound any stage proved (peak-live or the
+   * positional maximum at least), optimality when the plan meets it, else whether the time or
+   * the work ran out. */
+  uint64_t bound = 0;
+  if ((st = tg__search_bound(&call, &bound)) != TG_OK && st != TG_ERROR_OVERFLOW) {
+    tg_plan_destroy(*out);
+    *out = NULL;
+    return st;
+  }
+  if (bound > proved) proved = bound;
+  es->total = (*out)->total;
+  es->proved_optimal = es->total <= proved;
+  es->lower_bound = es->proved_optimal ? es->total : proved;
+  es->ended = es->proved_optimal         ? TG_EXACT_PROVED_OPTIMAL
+              : b.cap == TG__BUDGET_NONE || tg__budget_expired(&b) ? TG_EXACT_TIME_LIMIT
+                                                                   : TG_EXACT_WORK_LIMIT;
+  es->elapsed_us = tg__now_us() - t0;
+  if (es->progress != NULL) es->progress(es->progress_user, es);
   return TG_OK;
 }

@@ -43,6 +43,11 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
   const tg__plan_input *in = ww->in;
   *lb = 0;
   *settled = 0;
+  *members_out = 0;
+  /* Work (weighted nodes): the window's set-up, a pass over all records and the search's
+   * coverage lists, (in->count + cover) / 16; a node over m records about 1 + m / 32 (the
+   * lists it scans grow with them). Nothing starts that the work left does not cover. */
+  if (max_nodes != 0 && in->count / 16 >= max_nodes) return TG_OK;
   size_t m = 0;
   for (size_t r = 0; r < in->count; ++r)
     if (in->volumes[r] != 0 && ww->tp->pf[r] <= hi && ww->tp->pl[r] >= lo)
@@ -62,12 +67,17 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
     ww->vols[i] = in->volumes[r];
     cover += l - f + 1;
   }
-  if (m == 0) return TG_OK;
+  const uint64_t setup = (in->count + cover) / 16;
+  if (m == 0 || (max_nodes != 0 && setup >= max_nodes)) {
+    *nodes += in->count / 16;
+    return TG_OK;
+  }
+  *nodes += setup;
   tg_plan_options opt;
   memset(&opt, 0, sizeof opt);
   opt.mode = TG_MODE_OFFSETS;
   opt.alignment = in->options->alignment;
-  tg__plan_input sub = {ww->recs, m, 1, &opt, in->alloc, ww->vols, deadline_us, 0, NULL};
+  tg__plan_input sub = {ww->recs, m, 1, &opt, in->alloc, ww->vols, deadline_us, NULL};
   uint64_t peak = 0;
   tg_status st = tg__peak_live(&sub, &peak);
   if (st != TG_OK) return st == TG_ERROR_OVERFLOW ? TG_OK : st;
@@ -80,19 +90,17 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
     tg_plan_destroy(plan);
     return st == TG_ERROR_OVERFLOW ? TG_OK : st;
   }
-  /* Work: a node over m records costs about 1 + m / 32 units (the lists it scans grow with
-   * them), and the window's set-up (a pass over all records, the search's coverage lists)
-   * (in->count + cover) / 16. */
   const uint64_t weight = 1 + (uint64_t)m / 32;
-  *nodes += (in->count + cover) / 16;
-  uint64_t cap = max_nodes / weight;
+  uint64_t cap = max_nodes != 0 ? (max_nodes - setup) / weight : 0;
   if (max_nodes != 0 && cap == 0) {
     tg_plan_destroy(plan);
     return TG_OK;
   }
   tg_exact_stats stats;
   memset(&stats, 0, sizeof stats);
-  st = tg__skyline_improve(&sub, peak, UINT64_MAX / 2, cap, &plan, &stats);
+  tg__budget nb = {TG__BUDGET_NONE, 0, deadline_us};
+  if (max_nodes != 0) nb.cap = cap * TG__MILLI / TG__SKYLINE_NODES_PER_UNIT;
+  st = tg__skyline_improve(&sub, peak, &nb, TG__SKYLINE_NODES_PER_UNIT, &plan, &stats);
   tg_plan_destroy(plan);
   *nodes += stats.nodes * weight;
   if (st != TG_OK) return st == TG_ERROR_OVERFLOW ? TG_OK : st;
@@ -101,9 +109,13 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
   return TG_OK;
 }
 
-tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
-                                   uint64_t deadline_us, uint64_t *out, size_t *subset_records) {
+tg_status tg__offsets_subset_bound(const tg__plan_input *in, tg__budget *b, uint64_t *out,
+                                   size_t *subset_records) {
   *out = 0;
+  const uint64_t deadline_us = b->deadline_us;
+  uint64_t max_nodes = tg__budget_count(b, TG__SUBSET_NODES_PER_UNIT);
+  if (max_nodes == UINT64_MAX) max_nodes = 0; /* no cap */
+  uint64_t nodes = 0;
   if (subset_records != NULL) *subset_records = 0;
   if (in->count == 0) return TG_OK;
   const tg_allocator *a = in->alloc;
@@ -138,7 +150,7 @@ tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
     if (pick == SIZE_MAX) break;
     centres[nc++] = pick;
   }
-  uint64_t best = 0, nodes = 0;
+  uint64_t best = 0;
   const uint64_t node_cap = max_nodes ? max_nodes : UINT64_MAX;
   for (size_t c = 0; c < nc && nodes < node_cap; ++c) {
     for (size_t w = 0;; w = w ? 2 * w : 1) {
@@ -160,6 +172,7 @@ tg_status tg__offsets_subset_bound(const tg__plan_input *in, uint64_t max_nodes,
     }
   }
 done:
+  tg__budget_spend(b, nodes, TG__SUBSET_NODES_PER_UNIT);
   tg__task_points_free(in, &tp);
   tg__free(a, live);
   tg__free(a, ww.recs);
@@ -168,6 +181,15 @@ done:
   tg__free(a, ww.tmp);
   if (st == TG_ERROR_OVERFLOW) st = TG_OK; /* no bound from there */
   return st;
+}
+
+const char *tg_exact_end_name(tg_exact_end end) {
+  switch (end) {
+    case TG_EXACT_PROVED_OPTIMAL: return "proved-optimal";
+    case TG_EXACT_TIME_LIMIT: return "time-limit";
+    case TG_EXACT_WORK_LIMIT: return "work-limit";
+  }
+  return "unknown";
 }
 
 const char *tg_bound_source_name(tg_bound_source source) {
@@ -197,10 +219,14 @@ tg_status tg_bounds_offsets(const tg_usage_record *records, size_t count, uint32
   memset(&opt, 0, sizeof opt);
   opt.mode = TG_MODE_OFFSETS;
   opt.alignment = alignment;
-  tg__plan_input in = {records, count, dims, &opt, alloc, volumes, 0, 0, NULL};
+  tg__plan_input in = {records, count, dims, &opt, alloc, volumes, 0, NULL};
   uint64_t lb = 0;
   size_t m = 0;
-  st = tg__offsets_subset_bound(&in, max_work ? max_work : TG_DEFAULT_BOUND_WORK, 0, &lb, &m);
+  /* max_work counts weighted nodes: TG__SUBSET_NODES_PER_UNIT of them a unit. */
+  const uint64_t work = max_work ? max_work : TG_DEFAULT_BOUND_WORK;
+  tg__budget nb = {work > UINT64_MAX / TG__MILLI - 1 ? TG__BUDGET_NONE - 1 : work * TG__MILLI / TG__SUBSET_NODES_PER_UNIT, 0, 0};
+  if (nb.cap == 0) nb.cap = 1;
+  st = tg__offsets_subset_bound(&in, &nb, &lb, &m);
   tg__free(alloc, volumes);
   if (st != TG_OK) {
     *out = (tg_offsets_bound){0, TG_BOUND_PEAK_LIVE, 0};

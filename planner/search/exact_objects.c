@@ -164,8 +164,8 @@ static void positional_maxima(ex_state *s, size_t points, uint64_t *scratch) {
   for (size_t k = n; k-- > 0;) s->pm_tail[k] = s->pm_tail[k + 1] + s->pm[k];
 }
 
-tg_status tg__exact_objects_improve(const tg__plan_input *in, uint64_t budget_us,
-                                    uint64_t max_nodes, tg_plan **best, tg_exact_stats *stats) {
+tg_status tg__exact_objects_improve(const tg__plan_input *in, tg__budget *b, tg_plan **best,
+                                    tg_exact_stats *stats) {
   const size_t n = in->count;
   uint64_t start = tg__now_us();
   stats->searched = 0;
@@ -224,15 +224,17 @@ tg_status tg__exact_objects_improve(const tg__plan_input *in, uint64_t budget_us
   }
   positional_maxima(&s, points, scratch);
   s.best_total = (*best)->total;
-  s.deadline_us = UINT64_MAX - start < budget_us ? UINT64_MAX : start + budget_us;
-  if (in->deadline_us != 0 && in->deadline_us < s.deadline_us) s.deadline_us = in->deadline_us;
-  s.max_nodes = max_nodes;
+  s.deadline_us = tg__budget_deadline(b);
+  s.max_nodes = tg__budget_count(b, TG__EXACT_OBJECTS_NODES_PER_UNIT);
+  if (s.max_nodes == UINT64_MAX) s.max_nodes = 0; /* no cap */
+  else if (s.max_nodes == 0) s.max_nodes = 1;   /* nothing to spend: stop at once */
   s.start_us = s.reported_us = start;
   s.stats = stats;
   stats->lower_bound = s.pm_tail[0];
   stats->searched = 1;
   if (s.pm_tail[0] < s.best_total) search(&s, 0, 0, 0);
   stats->nodes = s.nodes;
+  tg__budget_spend(b, s.nodes, TG__EXACT_OBJECTS_NODES_PER_UNIT);
   stats->lower_bound = s.pm_tail[0];
   if (!s.timed_out) {
     stats->proved_optimal = 1;

@@ -65,6 +65,7 @@ typedef struct bb {
   int done;            /* reached the bound: nothing left to prove */
   uint64_t bound;
   uint64_t deadline, next_report, t0;
+  uint64_t max_nodes;  /* stop when stats->nodes reaches it */
   tg_exact_stats *stats;
 } bb;
 
@@ -95,7 +96,10 @@ static void report(bb *b, uint64_t now) {
 
 static void dfs(bb *b, size_t d, uint64_t last_off, size_t last_idx, uint64_t top) {
   if (b->timed_out || b->done) return;
-  b->stats->nodes++;
+  if (++b->stats->nodes >= b->max_nodes) {
+    b->timed_out = 1;
+    return;
+  }
   if ((b->stats->nodes & 63) == 0) {
     uint64_t now = tg__now_us();
     if (now >= b->deadline) {
@@ -395,6 +399,7 @@ typedef struct sky {
   int may_give_up;          /* relaxing dive: stop once it cannot reach its last record in time */
   int gave_up;
   uint64_t max_nodes, deadline, next_report, t0;
+  uint64_t mean_list;       /* the coverage lists' mean length seen from a record (sky_init) */
   tg_exact_stats *stats;
 } sky;
 
@@ -523,13 +528,16 @@ static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover, si
       }
     }
   }
-  if (max_list != SIZE_MAX) {
+  {
     uint64_t sq = 0, lim;
-    if (!tg__mul_u64(max_list, cover, &lim)) lim = UINT64_MAX;
     for (size_t t = 0; t < points; ++t) sq = tg__add_sat_u64(sq, (uint64_t)k->cnt[t] * k->cnt[t]);
-    if (sq > lim) {
-      st = TG_ERROR_OVERFLOW;
-      goto done;
+    k->mean_list = cover ? sq / cover : 0;
+    if (max_list != SIZE_MAX) {
+      if (!tg__mul_u64(max_list, cover, &lim)) lim = UINT64_MAX;
+      if (sq > lim) {
+        st = TG_ERROR_OVERFLOW;
+        goto done;
+      }
     }
   }
   k->cv_idx = tg__alloc_array(a, cover ? cover : 1, sizeof *k->cv_idx);
@@ -1100,9 +1108,9 @@ static uint64_t luby(uint64_t i) {
  * `node_end` nodes in all. `*exhausted`: a run ended without hitting its cap, so it searched
  * the whole tree: no plan with total <= k->limit exists. */
 static tg_status sky_restarts(sky *k, uint64_t limit, uint64_t stop_at, uint64_t deadline,
-                              uint64_t node_end, int *exhausted) {
+                              uint64_t node_end, int single, int *exhausted) {
   *exhausted = 0;
-  uint64_t unit = 4 * (uint64_t)k->n + 64;
+  uint64_t unit = single ? UINT64_MAX : 4 * (uint64_t)k->n + 64;
   k->limit = limit;
   k->deadline = deadline;
   for (uint64_t run = 1;; ++run) {
@@ -1111,7 +1119,7 @@ static tg_status sky_restarts(sky *k, uint64_t limit, uint64_t stop_at, uint64_t
     uint64_t run_cap;
     if (!tg__mul_u64(luby(run), unit, &run_cap)) run_cap = UINT64_MAX;
     k->max_nodes = node_end - k->stats->nodes < run_cap ? node_end : k->stats->nodes + run_cap;
-    k->shuffle = run > 1;
+    k->shuffle = run > 1 && !single;
     tg_status st = sky_run(k, stop_at);
     if (st != TG_OK) return st;
     if (!k->stopped) {
@@ -1140,12 +1148,12 @@ static tg_status sky_adopt(const sky *k, tg_plan **best) {
   return TG_OK;
 }
 
-tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
-                              uint64_t max_nodes, tg_plan **best, tg_exact_stats *stats) {
+tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budget *b,
+                              uint64_t per_unit, tg_plan **best, tg_exact_stats *stats) {
   uint64_t t0 = tg__now_us();
   stats->total = (*best)->total;
   if (stats->lower_bound < bound) stats->lower_bound = bound;
-  if ((*best)->total <= bound) {
+  if ((*best)->total <= stats->lower_bound) {
     stats->proved_optimal = 1;
     stats->lower_bound = (*best)->total;
     return TG_OK;
@@ -1162,37 +1170,43 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
     return st;
   }
   stats->searched = 1;
-  uint64_t end = UINT64_MAX - t0 < budget_us ? UINT64_MAX : t0 + budget_us;
-  uint64_t cap = max_nodes ? max_nodes : UINT64_MAX;
+  const uint64_t end = tg__budget_deadline(b);
+  /* A node costs about the length of the lists it scans: short lists buy more nodes a unit. */
+  if (per_unit == 0) {
+    per_unit = TG__SKYLINE_LIST_NODES_PER_UNIT / (k.mean_list ? k.mean_list : 1);
+    if (per_unit < TG__SKYLINE_NODES_PER_UNIT) per_unit = TG__SKYLINE_NODES_PER_UNIT;
+  }
+  const uint64_t cap = tg__budget_count(b, per_unit);
   uint64_t start_nodes = stats->nodes;
-  /* Phase 1 (three fifths of the time and nodes): a plan at the bound only. Phase 2 (three
-   * tenths): relaxed targets between the proved lower bound and the incumbent - lb + gap/16,
-   * gap/4, gap/2 -, each for a slice of the phase's nodes; a plan found shrinks the gap and
-   * starts the ladder again, a target whose tree is exhausted raises the lower bound. A tight
-   * target prunes far more than "anything below the incumbent", so this finds good plans
-   * fast. Phase 3 (the rest): branch-and-bound below the incumbent; a run that exhausts its
-   * tree proves the incumbent optimal. */
+  /* Phase 1 (a fifth of the nodes): a plan at the bound only. Phase 2 (a fifth): relaxed targets
+   * between the proved lower bound and the incumbent - lb + gap/16, gap/4, gap/2 -, each for a
+   * slice of the nodes; a plan found shrinks the gap and starts the ladder again, a target
+   * whose tree is exhausted raises the lower bound. A tight target prunes far more than
+   * "anything below the incumbent", so this finds good plans fast where they exist. Phase 3
+   * (the rest): branch-and-bound below the incumbent, each plan found lowering the limit; a
+   * run that exhausts its tree proves the incumbent optimal. (Where the bound is far below the
+   * optimum - capacity-tight sets of a few hundred large buffers - only the third phase finds
+   * plans: with three fifths of the nodes in phase 1, as before, the search in rounds stayed
+   * several percent above what longer searches find.) Without a node cap the phases share the
+   * time to the deadline in the same proportions. */
   k.inc = (*best)->total;
   k.rng.state = in->options->seed ^ 0x736B796C696E6521ull;
-  uint64_t span_us = end - t0;
-  uint64_t p1_end = t0 + span_us / 5 * 3, p2_end = t0 + span_us / 10 * 9;
-  /* The call's deadline stops every phase (in `best`'s rounds the budget is far off and the
-   * node caps end the phases). */
-  if (in->deadline_us != 0) {
-    if (p1_end > in->deadline_us) p1_end = in->deadline_us;
-    if (p2_end > in->deadline_us) p2_end = in->deadline_us;
-    if (end > in->deadline_us) end = in->deadline_us;
+  uint64_t p1_end = end, p2_end = end;
+  if (cap == UINT64_MAX && end != UINT64_MAX && end > t0) {
+    p1_end = t0 + (end - t0) / 5;
+    p2_end = t0 + (end - t0) / 5 * 2;
   }
-  uint64_t p1_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 5 * 3;
-  uint64_t p2_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 10 * 9;
+  uint64_t p1_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 5;
+  uint64_t p2_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 5 * 2;
   uint64_t all_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap;
   int exhausted = 0, proved = 0;
-  /* Skip phase 1 when an earlier call (the search phase of the exact mode) proved more. */
+  /* Skip phase 1 when an earlier search proved more. */
   if (stats->lower_bound <= bound)
-    st = sky_restarts(&k, bound, bound, p1_end, p1_nodes, &exhausted);
+    st = sky_restarts(&k, bound, bound, p1_end, p1_nodes, 0, &exhausted);
   if (st == TG_OK && k.found) {
-    proved = 1; /* at the bound */
-  } else if (st == TG_OK) {
+    proved = k.inc <= bound; /* at the bound */
+  }
+  if (st == TG_OK && !proved) {
     if (exhausted && stats->lower_bound <= bound) stats->lower_bound = bound + 1;
     uint64_t lb = stats->lower_bound;
     uint64_t slice = cap == UINT64_MAX ? 64 * (4 * (uint64_t)k.n + 64) : cap / 24 + 1;
@@ -1203,7 +1217,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
       uint64_t target = lb + (k.inc - 1 - lb) / ((uint64_t)1 << shifts[rung]);
       uint64_t before = k.inc;
       uint64_t node_end = p2_nodes - stats->nodes < slice ? p2_nodes : stats->nodes + slice;
-      st = sky_restarts(&k, target, lb, p2_end, node_end, &exhausted);
+      st = sky_restarts(&k, target, lb, p2_end, node_end, 0, &exhausted);
       if (st == TG_OK && exhausted) {
         lb = k.limit + 1; /* no plan at or below the final limit */
         stats->lower_bound = lb;
@@ -1212,8 +1226,16 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
         rung = k.inc < before ? 0 : rung + 1;
       }
     }
-    if (st == TG_OK && k.inc > lb)
-      st = sky_restarts(&k, k.inc - 1, lb, end, all_nodes, &exhausted);
+    /* Phase 3: restarts for half of what is left (plans found early), then one run with the
+     * rest, which can exhaust a tree of that size (restarts cut a run before it could, and
+     * rounds start them again from the shortest). */
+    if (st == TG_OK && k.inc > lb) {
+      uint64_t half_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + (all_nodes - stats->nodes) / 2;
+      uint64_t now = tg__now_us(), half_time = end == UINT64_MAX || end <= now ? end : now + (end - now) / 2;
+      st = sky_restarts(&k, k.inc - 1, lb, half_time, half_nodes, 0, &exhausted);
+      if (st == TG_OK && !exhausted && k.inc > lb)
+        st = sky_restarts(&k, k.inc - 1, lb, end, all_nodes, 1, &exhausted);
+    }
     proved = st == TG_OK && (exhausted || (k.found && k.inc <= lb));
   }
   if (st == TG_OK) st = sky_adopt(&k, best);
@@ -1222,6 +1244,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
     stats->proved_optimal = 1;
     stats->lower_bound = stats->total;
   }
+  tg__budget_spend(b, stats->nodes - start_nodes, per_unit);
   sky_free(&k, in->alloc);
   return st;
 }
@@ -1231,6 +1254,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, uint64_t
  * (greedy-by-size's rule), which makes the partial dive a plan. */
 static tg_status sky_complete(sky *k) {
   const tg__plan_input *in = k->in;
+  if (tg__now_us() >= k->deadline) return TG_OK; /* stopped by the deadline: nothing to finish with */
   tg__sort_item *items = k->sort_items, *tmp = k->sort_tmp; /* the dive is over */
   size_t *order = tg__alloc_array(in->alloc, in->count ? in->count : 1, sizeof *order);
   tg__gap_index *ix = NULL;
@@ -1258,8 +1282,8 @@ static tg_status sky_complete(sky *k) {
   for (size_t i = 0; i < k->n; ++i) {
     size_t u = items[i].idx;
     uint64_t o = k->off[u], end;
-    /* The call's deadline (`best` under a time limit): the partial plan is dropped. */
-    if (in->deadline_us != 0 && (i & 255) == 255 && tg__now_us() >= in->deadline_us) goto done;
+    /* The dive's deadline (the call's): the partial plan is dropped. */
+    if ((i & 255) == 255 && tg__now_us() >= k->deadline) goto done;
     if (i >= placed && (st = tg__gap_index_find(ix, i, TG_FIT_BEST, &o)) != TG_OK) goto done;
     if (!tg__add_u64(o, k->vol[u], &end)) {
       st = TG_ERROR_OVERFLOW;
@@ -1281,7 +1305,7 @@ done:
 }
 
 tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t step,
-                           uint64_t deadline, uint64_t max_nodes, uint64_t *nodes,
+                           uint64_t deadline, uint64_t max_nodes, size_t max_list, uint64_t *nodes,
                            tg_plan **best) {
   if (nodes != NULL) *nodes = 0;
   if (in->options->relation != NULL || (*best)->total <= bound || step == 0) return TG_OK;
@@ -1297,7 +1321,7 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
   size_t max_cover = TG__SKYLINE_MAX_COVER(in->count);
   if (max_cover > TG__DIVE_MAX_COVER_PER_RECORD * in->count)
     max_cover = TG__DIVE_MAX_COVER_PER_RECORD * in->count;
-  tg_status st = sky_init(&k, in, max_cover, TG__DIVE_MAX_LIST);
+  tg_status st = sky_init(&k, in, max_cover, max_list);
   if (st == TG_OK) {
     /* The first 16 lowest points at most: on thousands of points comparing all of them
      * costs more than it saves. */
@@ -1318,26 +1342,22 @@ tg_status tg__skyline_dive(const tg__plan_input *in, uint64_t bound, uint64_t st
   return st;
 }
 
-tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
-                            tg_plan **best, tg_exact_stats *stats) {
+tg_status tg__exact_order_improve(const tg__plan_input *in, uint64_t bound, tg__budget *budget,
+                                  tg_plan **best, tg_exact_stats *stats) {
   uint64_t t0 = tg__now_us();
   stats->total = (*best)->total;
-  stats->lower_bound = bound;
-  if ((*best)->total <= bound) {
+  if (stats->lower_bound < bound) stats->lower_bound = bound;
+  if ((*best)->total <= stats->lower_bound) {
     stats->proved_optimal = 1;
     stats->lower_bound = (*best)->total;
     return TG_OK;
   }
-  if (in->options->relation == NULL) {
-    tg_status sst = tg__skyline_improve(in, bound, budget_us, 0, best, stats);
-    return sst == TG_ERROR_OVERFLOW ? TG_OK : sst;
-  }
-  if (in->count > TG_EXACT_MAX_RECORDS) return TG_OK;
+  if (in->options->relation == NULL || in->count > TG_EXACT_MAX_RECORDS) return TG_OK;
   bb b;
   memset(&b, 0, sizeof b);
   b.in = in;
   b.stats = stats;
-  b.bound = bound;
+  b.bound = stats->lower_bound;
   b.t0 = t0;
   b.next_report = t0 + 100000;
   tg_status st = bb_init(&b, in);
@@ -1346,20 +1366,25 @@ tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t b
     return st;
   }
   stats->searched = 1;
-  uint64_t end = UINT64_MAX - t0 < budget_us ? UINT64_MAX : t0 + budget_us;
-  /* Phase 1: a plan at the bound only. */
-  b.inc = bound + 1;
-  b.deadline = t0 + (end - t0) / 2;
+  const uint64_t end = tg__budget_deadline(budget), start_nodes = stats->nodes;
+  const uint64_t cap = tg__budget_count(budget, TG__EXACT_ORDER_NODES_PER_UNIT);
+  const uint64_t all_nodes = cap == UINT64_MAX ? UINT64_MAX : tg__add_sat_u64(start_nodes, cap);
+  /* Phase 1 (half the nodes, or without a cap half the time to the deadline): a plan at the
+   * bound only. */
+  b.inc = b.bound + 1;
+  b.deadline = cap == UINT64_MAX && end != UINT64_MAX && end > t0 ? t0 + (end - t0) / 2 : end;
+  b.max_nodes = cap == UINT64_MAX ? UINT64_MAX : start_nodes + cap / 2;
   dfs(&b, 0, 0, SIZE_MAX, 0);
   int proved = 0;
   if (b.found) {
     proved = 1;
   } else {
-    if (!b.timed_out) stats->lower_bound = bound + 1;
+    if (!b.timed_out) stats->lower_bound = b.bound + 1;
     /* Phase 2: anything better than the incumbent. */
     b.inc = (*best)->total;
     b.timed_out = 0;
     b.deadline = end;
+    b.max_nodes = all_nodes;
     memset(b.placed, 0, b.n);
     dfs(&b, 0, 0, SIZE_MAX, 0);
     proved = !b.timed_out;
@@ -1384,6 +1409,7 @@ tg_status tg__exact_improve(const tg__plan_input *in, uint64_t bound, uint64_t b
     stats->proved_optimal = 1;
     stats->lower_bound = stats->total;
   }
+  tg__budget_spend(budget, stats->nodes - start_nodes, TG__EXACT_ORDER_NODES_PER_UNIT);
   bb_free(&b, in->alloc);
   return st;
 }

@@ -17,7 +17,7 @@
  * when that is no cheaper.
  *
  * Determinism: the candidates are a function of the records, the options and the seed; the
- * clock only decides how many of them are tried (see tg_plan_options.time_limit_ms). */
+ * budget's work decides how many are tried, unless its deadline comes first. */
 #include <string.h>
 
 #include "planner/strategies/offsets_common.h"
@@ -122,9 +122,12 @@ static tg_status place_offsets(const tg__plan_input *in, const size_t *order, tg
   return st;
 }
 
-static tg_status search_offsets(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
-                                uint64_t max_iters, tg_plan **best) {
+static tg_status search_offsets(const tg__plan_input *in, uint64_t bound, tg__budget *b,
+                                tg_plan **best) {
   size_t n = in->count;
+  const uint64_t per_unit = n < TG__SEARCH_ITER_RECORDS_PER_UNIT ? TG__SEARCH_ITER_RECORDS_PER_UNIT / n : 1;
+  const uint64_t deadline = tg__budget_deadline(b), max_iters = tg__budget_count(b, per_unit);
+  uint64_t it = 0;
   tg_status st = TG_OK;
   size_t *order = tg__alloc_array(in->alloc, n, sizeof *order);
   uint64_t *cur = tg__alloc_array(in->alloc, n, sizeof *cur);
@@ -185,7 +188,7 @@ static tg_status search_offsets(const tg__plan_input *in, uint64_t bound, uint64
     }
   }
   tg__rng g = {in->options->seed ^ 0x7A6E6772616D6F66ull};
-  for (uint64_t it = 0; it < max_iters && best_total > bound; ++it) {
+  for (; it < max_iters && best_total > bound; ++it) {
     if (tg__now_us() >= deadline) break;
     unsigned u = (unsigned)tg__rng_below(&g, 100);
     order_move m = {0, 0, 0};
@@ -235,6 +238,7 @@ static tg_status search_offsets(const tg__plan_input *in, uint64_t bound, uint64
     *best = p;
   }
 done:
+  tg__budget_spend(b, it, per_unit);
   tg__free(in->alloc, order);
   tg__free(in->alloc, cur);
   tg__free(in->alloc, trial);
@@ -359,9 +363,13 @@ static tg_status place_objects(obj_state *s, const size_t *order, uint64_t deadl
   return TG_OK;
 }
 
-static tg_status search_objects(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
-                                uint64_t max_iters, tg_plan **best) {
+static tg_status search_objects(const tg__plan_input *in, uint64_t bound, tg__budget *b,
+                                tg_plan **best) {
   size_t n = in->count;
+  uint64_t tests = (uint64_t)n * ((*best)->object_count ? (*best)->object_count : 1);
+  const uint64_t per_unit = tests < TG__SEARCH_ITER_TESTS_PER_UNIT ? TG__SEARCH_ITER_TESTS_PER_UNIT / tests : 1;
+  const uint64_t deadline = tg__budget_deadline(b), max_iters = tg__budget_count(b, per_unit);
+  uint64_t it = 0;
   tg_status st = TG_OK;
   if (n >= (size_t)UINT32_MAX) return TG_OK;
   obj_state s = {in, NULL, 0, NULL};
@@ -392,7 +400,7 @@ static tg_status search_objects(const tg__plan_input *in, uint64_t bound, uint64
     improved = 1;
   }
   tg__rng g = {in->options->seed ^ 0x6F626A6563747331ull};
-  for (uint64_t it = 0; it < max_iters && best_total > bound && n > 1; ++it) {
+  for (; it < max_iters && best_total > bound && n > 1; ++it) {
     if (tg__now_us() >= deadline) break;
     order_move m;
     if (tg__rng_below(&g, 100) < 60) m = random_promote(&g, order, 1 + tg__rng_below(&g, n - 1));
@@ -430,6 +438,7 @@ static tg_status search_objects(const tg__plan_input *in, uint64_t bound, uint64
     *best = p;
   }
 done:
+  tg__budget_spend(b, it, per_unit);
   if (s.objs != NULL)
     for (size_t k = 0; k < n; ++k) tg__free(in->alloc, s.objs[k].members);
   tg__free(in->alloc, s.objs);
@@ -443,61 +452,58 @@ done:
 
 /* ---- large offsets inputs ---------------------------------------------------------------- */
 
-tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
-                          uint64_t cap, uint64_t *nodes, tg_plan **best) {
-  uint64_t need;
-  if (nodes != NULL) *nodes = 0;
+tg_status tg__search_dive(const tg__plan_input *in, uint64_t bound, size_t max_list, tg__budget *b,
+                          tg_plan **best) {
+  uint64_t need, cap = tg__budget_count(b, TG__DIVE_NODES_PER_UNIT);
   if (!tg__mul_u64(in->count, TG__DIVE_NODES_PER_RECORD, &need) || need > cap) return TG_OK;
   /* A thousandth of the bound, and at least the largest alignment (a smaller rise may leave
    * every aligned place where it was). */
-  uint64_t step = bound / 1000;
+  uint64_t step = bound / 1000, nodes = 0;
   for (size_t r = 0; r < in->count; ++r) {
     uint64_t a = tg__record_alignment(in, r);
     if (a > step) step = a;
   }
-  tg_status st = tg__skyline_dive(in, bound, step, deadline, cap, nodes, best);
+  tg_status st = tg__skyline_dive(in, bound, step, tg__budget_deadline(b), cap == UINT64_MAX ? 0 : cap,
+                                  max_list, &nodes, best);
+  tg__budget_spend(b, nodes, TG__DIVE_NODES_PER_UNIT);
+  if (in->options->exact && in->options->exact_stats != NULL && nodes > 0) {
+    in->options->exact_stats->nodes += nodes; /* the skyline search's tree, in the exact stats */
+    in->options->exact_stats->searched = 1;
+  }
   return st == TG_ERROR_OVERFLOW ? TG_OK : st;
 }
 
-/* Serial offsets inputs of at least TG__LNS_MIN_RECORDS records, in stages until the bound or
- * the deadline: (0) when nine tenths of the budget cover it, the relaxing skyline dive (on
- * wide DAGs it ends within a fraction of a percent of the bound, where the stages below stall
- * a few percent above); (1) the large-neighbourhood search from the incumbent until it stalls
- * (TG__LNS_STALL_STEPS steps without lowering the total); (2) the same from greedy-by-breadth's
- * plan when the time left exceeds three times the first stage's setup - the search gets
- * further from it on some inputs (wide DAGs) and from greedy-by-size's on others (transformer
- * blocks); (3) on the better of the two, up to TG__SKYLINE_MAX_RECORDS
- * records, the skyline search (long-lived records defeat the neighbourhoods; it does better
- * there), else the neighbourhood search again without the stall limit. Steps and nodes are
- * capped per millisecond of the budget, as elsewhere. */
-static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
-                              uint64_t budget_us, tg_plan **best) {
+/* Serial offsets inputs of at least TG__LNS_MIN_RECORDS records, in stages until the bound, the
+ * budget or the deadline: (0) when nine tenths of the budget cover it, the relaxing skyline
+ * dive (on wide DAGs it ends within a fraction of a percent of the bound, where the stages
+ * below stall a few percent above); (1) the large-neighbourhood search from the incumbent until
+ * it stalls (TG__LNS_STALL_STEPS steps without lowering the total) or the budget is spent; (2)
+ * the same from greedy-by-breadth's plan when the budget left covers three set-ups
+ * of about a third of a microsecond a record - the search gets further from it on some inputs
+ * (wide DAGs) and from greedy-by-size's on others (transformer blocks); (3) on the better of
+ * the two, up to TG__SKYLINE_MAX_RECORDS records, the skyline search with what is left
+ * (long-lived records defeat the neighbourhoods; it does better there), else the
+ * neighbourhood search again without the stall limit. */
+static tg_status search_large(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
   /* The dive's and the neighbourhood search's set-up (their indexes, 0.1-0.3 us per record)
-   * cannot be interrupted: not without the time for it. */
-  uint64_t now = tg__now_us();
+   * cannot be interrupted: not without the work, or the time, for it. */
+  uint64_t now = tg__now_us(), deadline = tg__budget_deadline(b);
   if (now >= deadline || deadline - now < (uint64_t)in->count / 4) return TG_OK;
-  if (in->round && budget_us < (uint64_t)in->count / 4) return TG_OK; /* the same, by work */
-  uint64_t steps, stall = TG__LNS_STALL_STEPS;
-  if (!tg__mul_u64(budget_us / 1000 + 1, TG__LNS_STEPS_PER_MS, &steps)) steps = UINT64_MAX;
+  if (tg__budget_left(b) < (uint64_t)in->count / 4) return TG_OK;
+  const uint64_t stall = TG__LNS_STALL_STEPS;
   uint64_t setup_us = 0;
-  /* The dive gets nine tenths of the budget: if the clock stops it first (a slower machine
-   * than TG__DIVE_NODES_PER_MS assumes), its partial plan is completed greedily and the stages
-   * below still have a little time. */
-  uint64_t dive_cap, dive_us = budget_us / 10 * 9;
-  if (!tg__mul_u64(dive_us / 1000, TG__DIVE_NODES_PER_MS, &dive_cap)) dive_cap = UINT64_MAX;
-  uint64_t dive_end = in->round ? deadline : deadline - (budget_us - dive_us); /* deadline >= now + budget_us */
-  tg_status st = tg__search_dive(in, bound, dive_end, dive_cap, NULL, best);
+  tg__budget dive = tg__budget_share(b, 9, 10);
+  tg_status st = tg__search_dive(in, bound, TG__DIVE_MAX_LIST, &dive, best);
+  tg__budget_charge(b, &dive);
   if (st != TG_OK || (*best)->total <= bound) return st;
-  st = tg__search_offsets_lns(in, bound, deadline, steps, stall, &setup_us, best);
-  if (st != TG_OK || (*best)->total <= bound) return st;
+  st = tg__search_offsets_lns(in, bound, b, stall, &setup_us, best);
+  if (st != TG_OK || (*best)->total <= bound || tg__budget_done(b)) return st;
   uint64_t t = tg__now_us();
-  if (t >= deadline) return TG_OK;
   tg_plan *other = NULL;
   /* A second start costs a greedy pass and a new index, which cannot be interrupted: about
-   * twice the first start's setup. Only when that leaves time to search. */
-  /* (In a round: when the budget covers three such setups, about 0.3 us per record each, and
-   * the deadline, which only cuts the round, leaves time for them.) */
-  if ((!in->round || budget_us > (uint64_t)in->count) && deadline - t > 3 * setup_us)
+   * twice the first start's set-up. Only when the budget covers three such set-ups (about
+   * 0.3 us a record each) and the deadline leaves time for them. */
+  if (tg__budget_left(b) > (uint64_t)in->count && deadline - t > 3 * setup_us)
     st = tg__offsets_greedy_by_breadth(in, &other);
   if (st == TG_ERROR_OVERFLOW) {
     tg_plan_destroy(other); /* no start from there */
@@ -510,48 +516,35 @@ static tg_status search_large(const tg__plan_input *in, uint64_t bound, uint64_t
   }
   if (other != NULL) {
     other->strategy = TG_STRATEGY_GREEDY_BY_BREADTH;
-    st = tg__search_offsets_lns(in, bound, deadline, steps, stall, NULL, &other);
+    st = tg__search_offsets_lns(in, bound, b, stall, NULL, &other);
     if (st != TG_OK) {
       tg_plan_destroy(other);
       return st;
     }
     tg__keep_smaller(best, other);
   }
-  t = tg__now_us();
-  uint64_t left = deadline > t ? deadline - t : 0;
-  if ((*best)->total <= bound || left == 0) return TG_OK;
-  if (in->count > TG__SKYLINE_MAX_RECORDS)
-    return tg__search_offsets_lns(in, bound, deadline, steps, 0, NULL, best);
-  tg_exact_stats stats;
-  memset(&stats, 0, sizeof stats);
-  uint64_t nodes;
-  if (in->round) left = budget_us / 4; /* a work measure: the caps above are per ms of budget */
-  if (!tg__mul_u64(left / 1000 + 1, TG__SKYLINE_NODES_PER_MS, &nodes)) nodes = UINT64_MAX;
-  if (in->round) left = deadline - t;
-  st = tg__skyline_improve(in, bound, left, nodes, best, &stats);
+  if ((*best)->total <= bound || tg__budget_done(b)) return TG_OK;
+  if (in->count > TG__SKYLINE_MAX_RECORDS) return tg__search_offsets_lns(in, bound, b, 0, NULL, best);
+  tg__stage_relay relay;
+  tg_exact_stats stats = tg__stage_stats(in, &relay);
+  st = tg__skyline_improve(in, bound, b, 0, best, &stats);
+  if (st == TG_OK) tg__stage_done(&relay, &stats);
   return st == TG_ERROR_OVERFLOW ? TG_OK : st;
 }
 
-tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, uint64_t budget_us,
-                             uint64_t max_iters, tg_plan **best) {
-  if (*best == NULL || in->count < 2 || (*best)->total <= bound) return TG_OK;
-  uint64_t now = tg__now_us();
-  uint64_t deadline = tg__deadline_cap(in, UINT64_MAX - now < budget_us ? UINT64_MAX : now + budget_us);
-  /* In a round of `best`, budget_us only measures work (the caps); the call's deadline alone
-   * stops the search. */
-  if (in->round) deadline = tg__deadline_cap(in, UINT64_MAX);
-  if (deadline <= now) return TG_OK;
-  if (!in->round && deadline - now < budget_us) budget_us = deadline - now;
+tg_status tg__search_improve(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
+  if (*best == NULL || in->count < 2 || (*best)->total <= bound || tg__budget_done(b)) return TG_OK;
   if (in->options->mode == TG_MODE_OFFSETS) {
     if (in->count >= TG__LNS_MIN_RECORDS && in->options->relation == NULL)
-      return search_large(in, bound, deadline, budget_us, best);
-    return search_offsets(in, bound, deadline, max_iters, best);
+      return search_large(in, bound, b, best);
+    return search_offsets(in, bound, b, best);
   }
-  /* One objects pass costs about records x objects compatibility tests (~50 per microsecond);
-   * a pass is not interrupted, so skip the search when even one would overrun the budget. */
+  /* One objects pass costs about records x objects compatibility tests (~50 per microsecond,
+   * 50,000 a unit); a pass is not interrupted, so skip the search when even one would overrun
+   * the budget. */
   uint64_t work;
   if (!tg__mul_u64((uint64_t)in->count, (uint64_t)(*best)->object_count, &work) ||
-      work / 50 > budget_us)
+      work / 50 > tg__budget_left(b))
     return TG_OK;
-  return search_objects(in, bound, deadline, max_iters, best);
+  return search_objects(in, bound, b, best);
 }

@@ -19,8 +19,8 @@
  * conflicts with. The assembled plan is finished (total recomputed) like any other, and tests
  * validate it.
  *
- * Determinism: steps are a function of the records, the options and the seed; the clock only
- * decides how many are tried (at most `max_iters`). */
+ * Determinism: steps are a function of the records, the options and the seed; the budget's
+ * work decides how many are tried, unless its deadline comes first. */
 #include <string.h>
 
 #include "planner/strategies/objects_common.h"
@@ -225,11 +225,12 @@ static tg_status lns_step(lns *s, tg__rng *g, size_t t, int *kept) {
   return st;
 }
 
-tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint64_t deadline,
-                                 uint64_t max_iters, uint64_t stall_steps, uint64_t *setup_us,
-                                 tg_plan **best) {
+tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, tg__budget *b,
+                                 uint64_t stall_steps, uint64_t *setup_us, tg_plan **best) {
   uint64_t t0 = tg__now_us();
   if (in->count < 2 || in->options->relation != NULL || (*best)->total <= bound) return TG_OK;
+  const uint64_t deadline = tg__budget_deadline(b), max_iters = tg__budget_count(b, TG__LNS_STEPS_PER_UNIT);
+  uint64_t it = 0;
   lns s;
   tg_status st = lns_init(&s, in, *best);
   if (st != TG_OK) goto done;
@@ -239,7 +240,7 @@ tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint6
   lns_find_tops(&s);
   int improved = 0;
   uint64_t last_gain = 0; /* the step that last lowered the total */
-  for (uint64_t it = 0; it < max_iters && s.total > bound && s.ntops > 0; ++it) {
+  for (; it < max_iters && s.total > bound && s.ntops > 0; ++it) {
     /* Every step: on inputs with long-lived records a window holds thousands of records. */
     if (tg__now_us() >= deadline) break;
     if (stall_steps != 0 && it - last_gain > stall_steps) break;
@@ -286,6 +287,7 @@ tg_status tg__search_offsets_lns(const tg__plan_input *in, uint64_t bound, uint6
     *best = p;
   }
 done:
+  tg__budget_spend(b, it, TG__LNS_STEPS_PER_UNIT);
   lns_free(&s);
   return st;
 }

@@ -60,10 +60,14 @@ static uint64_t fix_columns(const tg__lp_column *cols, size_t k, uint32_t *col_o
   return fixed;
 }
 
-tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline_us, uint64_t max_work,
-                             tg_plan **best, uint64_t *proved) {
+tg_status tg__search_lp_dive(const tg__plan_input *in, tg__budget *b, tg_plan **best, uint64_t *proved) {
   size_t n = in->count;
   *proved = 0;
+  const uint64_t deadline_us = tg__budget_deadline(b);
+  uint64_t max_work = tg__budget_count(b, TG__LP_DIVE_WORK_PER_UNIT);
+  if (max_work == UINT64_MAX) max_work = 0; /* no cap */
+  else if (max_work == 0) return TG_OK;
+  uint64_t work = 0;
   if (in->options->relation != NULL || n < 2 || n > TG__LP_DIVE_MAX_RECORDS || *best == NULL) return TG_OK;
   dive_work w;
   w.alive = tg__obj_alloc(in->alloc, n, sizeof *w.alive);
@@ -80,7 +84,7 @@ tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline_us, uin
   size_t nalive = n;
   for (size_t r = 0; r < n; ++r) w.alive[r] = (uint32_t)r;
   uint32_t nobj = 0;
-  uint64_t fixed_total = 0, work = 0;
+  uint64_t fixed_total = 0;
   for (int root = 1; nalive > 0; root = 0) {
     if (nalive == 1) {
       w.object_of[w.alive[0]] = nobj++;
@@ -118,6 +122,7 @@ tg_status tg__search_lp_dive(const tg__plan_input *in, uint64_t deadline_us, uin
     tg__keep_smaller(best, plan);
   }
 done:
+  tg__budget_spend(b, work, TG__LP_DIVE_WORK_PER_UNIT);
   tg__lp_destroy(lp);
   tg__free(in->alloc, w.alive);
   tg__free(in->alloc, w.object_of);

@@ -315,9 +315,9 @@ static void unfold(const reducer *rd, uint64_t *node_off, uint64_t *offset_of) {
   memcpy(offset_of, node_off, rd->in->count * sizeof *offset_of);
 }
 
-/* Plans the live blocks and the records left out of the merging (`best`, `time_limit_ms` of
- * search, not exact) and keeps the unfolded plan when it is smaller than `*best`. */
-static tg_status try_blocks(const reducer *rd, uint32_t time_limit_ms, tg__plan_records_fn plan_fn,
+/* Plans the live blocks and the records left out of the merging (`best` within `b`, not
+ * exact) and keeps the unfolded plan when it is smaller than `*best`. */
+static tg_status try_blocks(const reducer *rd, tg__budget *b, tg__plan_records_fn plan_fn,
                             tg_plan **best) {
   const tg__plan_input *in = rd->in;
   const tg_allocator *a = in->alloc;
@@ -344,14 +344,7 @@ static tg_status try_blocks(const reducer *rd, uint32_t time_limit_ms, tg__plan_
   opt.strategy = TG_STRATEGY_BEST;
   opt.exact = 0;
   opt.exact_stats = NULL;
-  opt.time_limit_ms = time_limit_ms;
-  uint64_t deadline = 0;
-  if (in->round) { /* the blocks get a work limit, and the call's deadline only cuts it */
-    opt.work_limit = time_limit_ms ? time_limit_ms : 1;
-    opt.time_limit_ms = 0;
-    deadline = in->deadline_us;
-  }
-  if ((st = plan_fn(recs, m, &opt, deadline, a, &plan)) != TG_OK) goto done;
+  if ((st = plan_fn(recs, m, &opt, b, a, &plan)) != TG_OK) goto done;
   for (size_t i = 0; i < m; ++i)
     node_off[i < rd->alive_count ? rd->alive[i] : rd->excluded[i - rd->alive_count]] =
         plan->offset_of[i];
@@ -372,11 +365,12 @@ done:
 /* Passes until one merges nothing, or (the rules alone) until the blocks are still more than
  * `target` and a pass merged less than an eighth of the excess: the blocks would not reach it.
  * With `stack_when_stuck` (called after a pass that merged nothing), passes that stack every
- * group alternate with passes of the rules alone, until a stacking pass merges nothing too. */
-static void reduce_all(reducer *rd, int stack_when_stuck, size_t target) {
+ * group alternate with passes of the rules alone, until a stacking pass merges nothing too.
+ * Stops at the deadline of `b`. */
+static void reduce_all(reducer *rd, const tg__budget *b, int stack_when_stuck, size_t target) {
   int stuck = stack_when_stuck;
   for (int pass = 0; pass < TG__REDUCE_MAX_PASSES; ++pass) {
-    if (rd->in->deadline_us != 0 && tg__now_us() >= rd->in->deadline_us) return;
+    if (tg__budget_expired(b)) return;
     size_t merges = reduce_pass(rd, stuck);
     if (merges == 0 && (stuck || !stack_when_stuck)) return;
     if (!stack_when_stuck && rd->alive_count > target && merges < (rd->alive_count - target) / 8)
@@ -385,22 +379,23 @@ static void reduce_all(reducer *rd, int stack_when_stuck, size_t target) {
   }
 }
 
-tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, uint32_t time_limit_ms,
+tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, tg__budget *b,
                              tg__plan_records_fn plan, tg_plan **best, int *reduced) {
   *reduced = 0;
   const tg_plan_options *o = in->options;
   if (o->mode != TG_MODE_OFFSETS || o->relation != NULL || in->dims != 1 || in->count < 2)
     return TG_OK;
-  /* Under the call's deadline: only with time for the merging passes (about 0.2 us per
-   * record each) and some planning. */
-  if (in->deadline_us != 0 && tg__ms_left(in, UINT32_MAX) < 1 + in->count / 2500) return TG_OK;
-  uint64_t t0 = tg__now_us();
+  /* Under a deadline: only with time for the merging passes (about 0.2 us per record each)
+   * and some planning. */
+  uint64_t now = tg__now_us(), deadline = tg__budget_deadline(b);
+  if (now >= deadline || deadline - now < 1000 * (1 + (uint64_t)in->count / 2500)) return TG_OK;
   reducer rd;
   tg_status st = reducer_init(&rd, in);
   if (st != TG_OK) return st;
   /* Two candidates: the merges that pair equal sums only, then (if that is not at the bound)
    * with groups that find no partner stacked anyway. Each is planned only when it at least
-   * halves the records (the blocks' long intervals make greedy passes slower per record). */
+   * halves the records (the blocks' long intervals make greedy passes slower per record): the
+   * first with half of what `b` has left, the second with what is left then. */
   size_t last = rd.alive_count, target = in->count / 2;
   target = target > rd.excluded_count ? target - rd.excluded_count : 0;
   for (int stage = 0; stage < 2 && st == TG_OK && (*best)->total > bound; ++stage) {
@@ -409,18 +404,17 @@ tg_status tg__search_reduced(const tg__plan_input *in, uint64_t bound, uint32_t 
      * the rest: its passes are skipped (chains, wide DAGs, transformer blocks: one to three
      * passes that reached no plan). */
     if (stage == 1 && rd.stacked > target) break;
-    reduce_all(&rd, stage, target);
+    reduce_all(&rd, b, stage, target);
     if (rd.alive_count == last) break; /* nothing to pair: nothing to stack either */
     last = rd.alive_count;
     if (rd.alive_count > target) continue;
-    uint64_t used = (tg__now_us() - t0) / 1000, left = time_limit_ms > used ? time_limit_ms - used : 0;
-    if (in->round) left = time_limit_ms; /* in a round: work, not the clock */
-    else left = tg__ms_left(in, left);
-    /* Planning the blocks without a limit would run every greedy strategy on them, which
-     * nothing interrupts: not when the call's time is up. */
-    if (in->deadline_us != 0 && left == 0) break;
+    /* Planning the blocks runs greedy strategies on them, which nothing interrupts: not when
+     * the work or the time is spent. */
+    if (tg__budget_done(b)) break;
     *reduced = 1;
-    st = try_blocks(&rd, (uint32_t)(stage == 0 && !in->round ? left / 2 : left), plan, best);
+    tg__budget part = stage == 0 ? tg__budget_share(b, 1, 2) : tg__budget_share(b, 1, 1);
+    st = try_blocks(&rd, &part, plan, best);
+    tg__budget_charge(b, &part);
   }
   reducer_free(&rd);
   return st;

@@ -10,10 +10,10 @@
  * Each part starts from the incumbent's offsets for its records and runs what `best` runs after
  * the greedy strategies (`search_part`, from best.c) with the whole input's bound as its
  * target: a part at or below it cannot lower the total further, so parts already there are
- * skipped. The time is shared out in proportion to the records of the parts still to search,
- * smallest part first: time a part leaves unused (it reached the bound) goes to the later,
- * larger ones. That is measured on the clock, so where parts finish early, later parts' node
- * caps depend on the machine's speed. */
+ * skipped. The budget is shared out in proportion to the records of the parts still to search,
+ * smallest part first: work a part leaves unused (it reached the bound) goes to the later,
+ * larger ones. A part's optimum bounds the whole input's total from below, so what the search
+ * proves on a part (a lower bound, optimality) is proved for the whole (in->proved). */
 #include <string.h>
 
 #include "planner/search/search.h"
@@ -67,23 +67,13 @@ static tg_status part_input(const tg__plan_input *in, const tg__sort_item *items
   return tg__plan_finish_offsets(sub, *plan);
 }
 
-static void report_progress(tg_exact_stats *stats, const part *parts, size_t count,
-                            uint64_t t0) {
-  stats->total = 0;
-  for (size_t i = 0; i < count; ++i)
-    if (parts[i].total > stats->total) stats->total = parts[i].total;
-  stats->elapsed_us = tg__now_us() - t0;
-  if (stats->progress != NULL) stats->progress(stats->progress_user, stats);
-}
-
-tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg__search_part_fn search_part,
-                           tg_plan **best, int *split) {
+tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg__budget *b,
+                           tg__search_part_fn search_part, tg_plan **best, int *split) {
   *split = 0;
   const tg_plan_options *o = in->options;
   if (o->mode != TG_MODE_OFFSETS || o->relation != NULL || in->count < 2 ||
       (*best)->total <= bound)
     return TG_OK;
-  uint64_t t0 = tg__now_us();
   const tg_allocator *a = in->alloc;
   tg__sort_item *items = tg__alloc_array(a, in->count, sizeof *items);
   part *parts = tg__alloc_array(a, in->count, sizeof *parts);
@@ -114,50 +104,22 @@ tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg__search_
   tg__sort_items_stable(by_size, count, by_size + count);
   if ((st = tg_plan_create(TG_MODE_OFFSETS, 1, in->count, 0, a, &acc)) != TG_OK) goto done;
   memcpy(acc->offset_of, (*best)->offset_of, in->count * sizeof *acc->offset_of);
-  int exact = o->exact != 0;
-  tg_exact_stats local;
-  memset(&local, 0, sizeof local);
-  tg_exact_stats *stats = exact && o->exact_stats ? o->exact_stats : &local;
-  if (exact) {
-    tg__exact_stats_reset(stats);
-    stats->lower_bound = bound;
-  }
-  uint64_t limit_ms = o->time_limit_ms;
-  if (exact && limit_ms == 0) limit_ms = 1000;
-  tg_plan_options sub_opt = *o;
-  tg_exact_stats sub_stats;
-  sub_opt.exact_stats = exact ? &sub_stats : NULL;
   tg__plan_input sub = *in;
-  sub.options = &sub_opt;
-  const size_t all_pending = pending;
   for (size_t k = 0; k < count && st == TG_OK; ++k) {
     part *p = &parts[by_size[k].idx];
     if (p->total <= bound) continue;
-    uint64_t used_ms = (tg__now_us() - t0) / 1000, m = p->end - p->beg;
-    uint64_t share, left = limit_ms > used_ms ? limit_ms - used_ms : 0;
-    if (in->round) {
-      /* In a round of `best`: shares of the round's work, the clock only at the deadline. */
-      if (in->deadline_us != 0 && tg__now_us() >= in->deadline_us) break;
-      share = tg__mul_u64(limit_ms, m, &share) ? share / all_pending : limit_ms;
-    } else {
-      if (left == 0) break; /* the rest keep the incumbent's offsets */
-      share = tg__mul_u64(left, m, &share) ? share / pending : left; /* <= left */
-    }
+    if (tg__budget_done(b)) break; /* the rest keep the incumbent's offsets */
+    uint64_t m = p->end - p->beg;
+    tg__budget share = tg__budget_share(b, m, pending);
     pending -= m;
-    sub_opt.time_limit_ms = (uint32_t)(share ? share : 1);
     if ((st = part_input(in, items, p, *best, recs, vols, &sub, &sub_plan)) != TG_OK) break;
-    memset(&sub_stats, 0, sizeof sub_stats);
-    if ((st = search_part(&sub, bound, &sub_plan)) != TG_OK) break;
+    st = search_part(&sub, bound, &share, &sub_plan);
+    tg__budget_charge(b, &share);
+    if (st != TG_OK) break;
     for (size_t j = 0; j < m; ++j) acc->offset_of[items[p->beg + j].idx] = sub_plan->offset_of[j];
     p->total = sub_plan->total;
     tg_plan_destroy(sub_plan);
     sub_plan = NULL;
-    if (exact) {
-      stats->nodes += sub_stats.nodes;
-      stats->searched |= sub_stats.searched;
-      if (sub_stats.lower_bound > stats->lower_bound) stats->lower_bound = sub_stats.lower_bound;
-      report_progress(stats, parts, count, t0);
-    }
   }
   if (st == TG_OK) st = tg__plan_finish_offsets(in, acc);
   if (st == TG_OK && acc->total < (*best)->total) {
@@ -165,15 +127,6 @@ tg_status tg__search_split(const tg__plan_input *in, uint64_t bound, tg__search_
     tg_plan_destroy(*best);
     *best = acc;
     acc = NULL;
-  }
-  if (st == TG_OK && exact) {
-    /* Every part's optimum is a lower bound on the whole's: proved when the total meets
-     * the largest bound proved for a part (or the input's). */
-    stats->total = (*best)->total;
-    stats->proved_optimal = stats->total <= stats->lower_bound;
-    if (stats->proved_optimal) stats->lower_bound = stats->total;
-    stats->elapsed_us = tg__now_us() - t0;
-    if (stats->progress != NULL) stats->progress(stats->progress_user, stats);
   }
 done:
   tg_plan_destroy(sub_plan);

@@ -113,6 +113,14 @@ const char *tg_test_model_path(char *buf, size_t size, const char *file) {
   return NULL;
 }
 
+int tg_test_same_plan(const tg_plan *a, const tg_plan *b) {
+  if (a->total != b->total || a->record_count != b->record_count || a->mode != b->mode) return 0;
+  if (a->mode == TG_MODE_OFFSETS)
+    return memcmp(a->offset_of, b->offset_of, a->record_count * sizeof *a->offset_of) == 0;
+  return a->object_count == b->object_count &&
+         memcmp(a->object_of, b->object_of, a->record_count * sizeof *a->object_of) == 0;
+}
+
 void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t dims,
                           const tg_plan *plan, uint64_t alignment,
                           const tg_share_relation *relation) {

@@ -65,6 +65,10 @@ void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t
                           const tg_plan *plan, uint64_t alignment,
                           const tg_share_relation *relation);
 
+/* 1 when two plans place every record the same (offsets, or objects and their count) with the
+ * same total: what determinism tests compare. */
+int tg_test_same_plan(const tg_plan *a, const tg_plan *b);
+
 /* Plan with the 1st, 2nd, ... host allocation failing until a run makes no allocation fail:
  * every failing run must return TG_ERROR_OUT_OF_HOST_MEMORY with no plan, the last one TG_OK,
  * and no run may leak. */

@@ -30,14 +30,6 @@ static tg_plan *plan_with_work(const tg_usage_record *r, size_t n, tg_mode mode,
   return p;
 }
 
-static int same_plan(const tg_plan *a, const tg_plan *b) {
-  if (a->total != b->total || a->record_count != b->record_count) return 0;
-  if (a->mode == TG_MODE_OFFSETS)
-    return memcmp(a->offset_of, b->offset_of, a->record_count * sizeof *a->offset_of) == 0;
-  return a->object_count == b->object_count &&
-         memcmp(a->object_of, b->object_of, a->record_count * sizeof *a->object_of) == 0;
-}
-
 /* Work limits 0 (no search: the strategies' plan), then growing (whole rounds of 2, 4, 8, ...
  * units: 2, 6, 14, 30, 62, and values between): every plan no larger than the one before. */
 static void work_limit_is_monotone(void **state) {
@@ -88,7 +80,7 @@ static void work_limit_is_deterministic(void **state) {
     for (int mode = 0; mode < 2; ++mode) {
       tg_plan *a = plan_with_work(r, n, (tg_mode)mode, 77, 14);
       tg_plan *b = plan_with_work(r, n, (tg_mode)mode, 77, 14);
-      assert_true(same_plan(a, b));
+      assert_true(tg_test_same_plan(a, b));
       tg_plan_destroy(a);
       tg_plan_destroy(b);
     }
@@ -103,7 +95,8 @@ static uint64_t now_us(void) {
 }
 
 /* Under a time limit the rounds stop at the deadline: the fastest of three calls returns
- * within limit + limit/10 + 20 ms (the slower ones may have shared the machine). */
+ * within limit + limit/10 + 20 ms (the slower ones may have shared the machine), in both modes
+ * and in the exact mode, which keeps the same budget. */
 static void time_limit_is_kept(void **state) {
   (void)state;
   tg_test_rng g = {3603};
@@ -111,24 +104,34 @@ static void time_limit_is_kept(void **state) {
   for (size_t k = 0; k < 2; ++k) {
     size_t n = sizes[k];
     tg_usage_record *r = random_set(&g, n);
-    for (int mode = 0; mode < 2; ++mode) {
+    for (int variant = 0; variant < 3; ++variant) { /* objects, offsets, offsets exact */
       const uint32_t limit = 60;
       uint64_t fastest = UINT64_MAX;
       for (int rep = 0; rep < 3; ++rep) {
         tg_plan_options o;
         memset(&o, 0, sizeof o);
-        o.mode = (tg_mode)mode;
+        o.mode = variant == 0 ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
         o.strategy = TG_STRATEGY_BEST;
         o.time_limit_ms = limit;
+        tg_exact_stats es;
+        memset(&es, 0, sizeof es);
+        o.exact = variant == 2;
+        o.exact_stats = &es;
         tg_plan *p = NULL;
         uint64_t t0 = now_us();
         assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
         uint64_t took = now_us() - t0;
         if (took < fastest) fastest = took;
         tg_test_assert_valid(r, n, 1, p, 0, NULL);
+        if (o.exact) { /* the exact mode that ran out of time says so */
+          assert_int_equal(es.total, p->total);
+          assert_int_equal(es.ended, es.proved_optimal ? TG_EXACT_PROVED_OPTIMAL : TG_EXACT_TIME_LIMIT);
+        }
         tg_plan_destroy(p);
       }
-      assert_true(fastest <= (uint64_t)limit * 1100 + 20000);
+      if (fastest > (uint64_t)limit * 1100 + 20000)
+        fail_msg("%zu records, variant %d: %llu us for a %u ms limit", n, variant,
+                 (unsigned long long)fastest, (unsigned)limit);
     }
     free(r);
   }
