@@ -137,7 +137,7 @@ static void stages_keep_their_budget(void **state) {
       {stage_lp_dive, TG_MODE_OBJECTS, 0, 5000, "LP dive"},
       {stage_subset_bound, TG_MODE_OFFSETS, 0, 2, "subset bound"},
   };
-  const tg_share_relation rel = {parity_share, NULL, NULL, 0};
+  const tg_share_relation rel = {parity_share, NULL, NULL, 0, NULL};
   tg_test_rng g = {4301};
   for (size_t k = 0; k < sizeof k_stages / sizeof *k_stages; ++k) {
     for (int round = 0; round < 4; ++round) {
@@ -188,7 +188,7 @@ static tg_plan *plan_opts(const tg_usage_record *r, size_t n, const tg_plan_opti
  * few thousand (the large inputs' stages too). */
 static void work_limits_are_deterministic(void **state) {
   (void)state;
-  const tg_share_relation rel = {parity_share, NULL, NULL, 0};
+  const tg_share_relation rel = {parity_share, NULL, NULL, 0, NULL};
   const int sets = getenv("TANGRAM_TEST_DEEP") ? 24 : 8;
   tg_test_rng g = {4302};
   for (int s = 0; s < sets; ++s) {
