@@ -699,6 +699,9 @@ static tg_status check_impl(tg_realization *z, const tg_check_desc *desc, const 
   tg__check_access *reads = tg__calloc(a, max_access, sizeof *reads);
   tg__check_access *writes = tg__calloc(a, max_access, sizeof *writes);
   uint8_t *has_writer = NULL, *written = NULL;
+  uint32_t *last_step = NULL, *step_waits = NULL; /* a run order out of order */
+  uint8_t *decides = NULL;                        /* ... per op: the host decides there */
+  size_t segment = 0;                             /* the first task after the last control-flow op */
   if (!counts || !reads || !writes) {
     st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
     goto done;
@@ -706,8 +709,8 @@ static tg_status check_impl(tg_realization *z, const tg_check_desc *desc, const 
   int ooo = desc->out_of_order && d->info.out_of_order;
   int sequence = run_order != NULL;
   if (sequence) {
-    if (desc->graph == NULL || desc->out_of_order) {
-      st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: a run order needs a graph and runs in order");
+    if (desc->graph == NULL) {
+      st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: a run order needs a graph");
       goto done;
     }
     has_writer = tg__calloc(a, z->record_count ? z->record_count : 1, 1);
@@ -728,7 +731,32 @@ static tg_status check_impl(tg_realization *z, const tg_check_desc *desc, const 
     st = check_waits_order_reuse(z, desc, &x, a, err);
     if (st != TG_OK) goto done;
   }
-  st = d->vt->check_begin(d->impl, z->record_count, x.op_count, ooo, z->precision);
+  /* A run order out of order: each entry is a task of its own, waiting for the latest run of the
+   * ops its op waits for; where the host decides (a control-flow op, the first op of a branch or
+   * of a loop's subgraph) a task waits for every task before it and every task after it waits
+   * for it. */
+  if (sequence && ooo) {
+    last_step = tg__calloc(a, x.op_count ? x.op_count : 1, sizeof *last_step);
+    step_waits = tg__calloc(a, run_order_length + 1, sizeof *step_waits);
+    decides = tg__calloc(a, x.op_count ? x.op_count : 1, 1);
+    if (!last_step || !step_waits || !decides) {
+      st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
+      goto done;
+    }
+    for (size_t o = 0; o < x.op_count; ++o) {
+      last_step[o] = UINT32_MAX;
+      decides[o] = o < desc->graph->op_count && (desc->graph->ops[o].flags & TG_OP_CONTROL_FLOW) != 0;
+    }
+    /* The first op of a branch or of a loop's subgraph runs once the host has decided to run it
+     * (a WHILE's cond and body alike: the body's values of one iteration are the cond's of the
+     * next). */
+    for (size_t k = 1; k < desc->graph->flow_count; ++k) {
+      const tg_subgraph *sg = &desc->graph->subgraphs[k];
+      if (sg->first_op < sg->end_op && sg->first_op < x.op_count) decides[sg->first_op] = 1;
+    }
+  }
+  st = d->vt->check_begin(d->impl, z->record_count, sequence && ooo ? run_order_length : x.op_count, ooo,
+                          z->precision);
   if (st != TG_OK) {
     tg__error(err, st, "check: %s backend could not start (driver code %lld)",
               tg_backend_name(d->info.backend), (long long)tg_device_get_native_error(d));
@@ -755,7 +783,25 @@ static tg_status check_impl(tg_realization *z, const tg_check_desc *desc, const 
       w = desc->waits[o];
       wn = desc->wait_counts[o];
     }
-    st = d->vt->check_op(d->impl, o, reads, nr, writes, nw, w, wn);
+    size_t task = o;
+    if (sequence && ooo) {
+      task = step;
+      const int barrier = decides[o];
+      size_t n = 0;
+      if (segment > 0) step_waits[n++] = (uint32_t)(segment - 1); /* the last control-flow op */
+      if (barrier) {
+        for (size_t k = segment; k < step; ++k) step_waits[n++] = (uint32_t)k;
+      } else {
+        for (size_t k = 0; k < wn && n < run_order_length; ++k)
+          if (w[k] < x.op_count && last_step[w[k]] != UINT32_MAX && last_step[w[k]] >= segment)
+            step_waits[n++] = last_step[w[k]];
+      }
+      last_step[o] = (uint32_t)step;
+      if (barrier) segment = step + 1;
+      w = step_waits;
+      wn = n;
+    }
+    st = d->vt->check_op(d->impl, task, reads, nr, writes, nw, w, wn);
     if (st != TG_OK) {
       d->vt->check_abort(d->impl);
       tg__error(err, st, "check: op %zu failed on the device (driver code %lld)", o,
@@ -774,6 +820,9 @@ static tg_status check_impl(tg_realization *z, const tg_check_desc *desc, const 
     if (mismatches) mismatches[r] = counts[r];
   }
 done:
+  tg__free(a, last_step);
+  tg__free(a, step_waits);
+  tg__free(a, decides);
   tg__free(a, has_writer);
   tg__free(a, written);
   tg__free(a, counts);

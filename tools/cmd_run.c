@@ -55,7 +55,12 @@ static void run_usage(FILE *to) {
       "  --plan-io                plan graph inputs and outputs too\n"
       "  --branch N               models with control flow: the check runs branch N of every If\n"
       "                           (0 then, 1 else; default 0)\n"
-      "  --iterations N           ... and N iterations of every loop body (default 2)\n",
+      "  --iterations N           ... and N iterations of every loop body (default 2), each\n"
+      "                           iteration reading its inputs again as an engine runs it; with\n"
+      "                           --out-of-order the ops of one iteration overlap where the\n"
+      "                           schedule allows, and where the host decides (control-flow\n"
+      "                           ops, the first op of a branch or loop subgraph) all before\n"
+      "                           finish first\n",
       to);
   fputs(
       "  --in-place               elementwise ops may write over an input that dies there and\n"
@@ -129,8 +134,9 @@ static tg_status realise_and_check(tg_device *dev, const tg_cli_storage_plan *sp
     goto done;
   }
   tg_check_desc cd = {sp->in.graph, tensor_of, 0, 0, NULL, NULL};
-  /* Control flow, in order: one execution with the chosen branch and iteration count. */
-  if (!ooo && sp->in.graph && sp->in.graph->flow_count > 0) {
+  /* Control flow: one execution with the chosen branch and iteration count (out of order too,
+   * with the host deciding at every control-flow op). */
+  if (sp->in.graph && sp->in.graph->flow_count > 0) {
     if ((st = tg_graph_run_order(sp->in.graph, flow[0], flow[1], alloc, &order, &order_length, err)) != TG_OK)
       goto done;
   }

@@ -215,10 +215,14 @@ tg_status tg_realization_check(tg_realization *realization, const tg_check_desc 
                                tg_check_result *out, tg_error_info *err);
 /* The check of one execution of a graph with control flow: the ops run in `run_order`
  * (`length` op indices, from tg_graph_run_order: a chosen branch of every If, a chosen number
- * of loop iterations) instead of every op once; in order only (desc->graph required,
- * desc->out_of_order 0, else TG_ERROR_INVALID_ARGUMENT). A record whose producer has not run
- * yet in the sequence (an output of the branch not taken, of a body run zero times) is not
- * verified where it is read. */
+ * of loop iterations) instead of every op once (desc->graph required, else
+ * TG_ERROR_INVALID_ARGUMENT). A record whose producer has not run yet in the sequence (an
+ * output of the branch not taken, of a body run zero times) is not verified where it is read.
+ * With `out_of_order` (and waits), as an engine with an out-of-order queue runs it: each entry
+ * is a task of its own that waits for the latest run of each op its op waits for; where the
+ * host decides (an op marked TG_OP_CONTROL_FLOW, the first op of a branch or of a loop's
+ * subgraph: which branch, whether another iteration) a task waits for every task before it
+ * and every task after it waits for it. */
 tg_status tg_realization_check_run(tg_realization *realization, const tg_check_desc *desc,
                                    const uint32_t *run_order, size_t length,
                                    tg_check_result *out, tg_error_info *err);

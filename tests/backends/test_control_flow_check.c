@@ -7,7 +7,8 @@
  *  - Every hand-made control-flow model (ONNX If, nested or with a condition known when read,
  *    Loop with constant and run-time trip counts, Scan; TFLite IF and WHILE), planned by
  *    several strategies in both modes and in buffers and 2D textures, checks with 0 corrupted
- *    with each branch and 0 to 3 iterations. */
+ *    with each branch and 0 to 3 iterations, in order and (OpenCL, Vulkan) out of order: the ops of
+ *    an iteration overlapping where the waits allow, the host deciding at every control-flow op. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
 
@@ -20,6 +21,7 @@
 #include "tangram/backend.h"
 #include "tangram/layout.h"
 #include "tangram/model.h"
+#include "tangram/schedule.h"
 
 static tg_device *open_backend(const char *name) {
   tg_device_options opt = {0};
@@ -34,10 +36,14 @@ static tg_device *open_backend(const char *name) {
   return d;
 }
 
-/* Realise `plan` (made for `set`) and run the check of one execution: the corrupted records. */
-static uint64_t check_execution(tg_device *d, const tg_record_set *set, const tg_plan *plan,
-                                const tg_tensor_resource *res, const tg_graph *g, const uint32_t *tensor_of,
-                                uint32_t branch, uint32_t iterations, int skip_validation) {
+/* Realise `plan` (made for `set`) and run the check of one execution: the corrupted records.
+ * Out of order (`ooo`): the ops of the execution overlap where the graph's edges and, with
+ * `reuse`, the reuse edges of `edges_of` (NULL: `plan`) allow, the host deciding at every
+ * control-flow op. */
+static uint64_t check_execution_as(tg_device *d, const tg_record_set *set, const tg_plan *plan,
+                                   const tg_tensor_resource *res, const tg_graph *g, const uint32_t *tensor_of,
+                                   uint32_t branch, uint32_t iterations, int skip_validation, int ooo, int reuse,
+                                   const tg_plan *edges_of) {
   tg_realize_desc desc = {plan, set->records, set->count, set->dims, res, TG_PRECISION_FP32, skip_validation};
   tg_realization *z = NULL;
   tg_error_info err = {{0}};
@@ -47,12 +53,28 @@ static uint64_t check_execution(tg_device *d, const tg_record_set *set, const tg
   if (tg_graph_run_order(g, branch, iterations, NULL, &order, &length, &err) != TG_OK)
     fail_msg("run order: %s", err.message);
   tg_check_desc cd = {g, tensor_of, 0, 0, NULL, NULL};
+  tg_schedule *sched = NULL;
+  tg_waits *waits = NULL;
+  tg_wait_lists *lists = NULL;
+  if (ooo) {
+    if (tg_schedule_create(g, NULL, NULL, &sched, &err) != TG_OK) fail_msg("schedule: %s", err.message);
+    if (tg_schedule_compute_waits(sched, set->records, tensor_of, set->count, edges_of ? edges_of : plan, NULL,
+                                  &waits, &err) != TG_OK)
+      fail_msg("waits: %s", err.message);
+    assert_int_equal(tg_wait_lists_create(waits, reuse, NULL, &lists), TG_OK);
+    cd.out_of_order = 1;
+    tg_check_desc_use_waits(&cd, lists);
+  }
   tg_check_result result = {0, NULL, 0};
   if (tg_realization_check_run(z, &cd, order, length, &result, &err) != TG_OK) fail_msg("check: %s", err.message);
+  tg_wait_lists_destroy(lists);
+  tg_waits_destroy(waits);
+  tg_schedule_destroy(sched);
   free(order);
   tg_realization_destroy(z);
   return result.corrupted_records;
 }
+
 
 static size_t op_named(const tg_graph *g, const char *name) {
   for (size_t o = 0; o < g->op_count; ++o)
@@ -142,13 +164,24 @@ static void scan_input_read_every_iteration(const char *backend) {
               plan->offset_of[e] < plan->offset_of[r] + arena->records[r].size.w;
   }
   assert_true(inside > 0);
-  for (uint32_t it = 0; it <= 3; ++it) {
-    const uint64_t bad = check_execution(d, arena, plan, res, g, mr->tensor_of, 0, it, 1);
-    print_message("%s: the plan where e ends at the Scan: %llu corrupted with %u iterations\n", backend,
-                  (unsigned long long)bad, it);
-    if (it == 0) assert_int_equal(bad, 0);
-    else if (bad == 0) fail_msg("%s: the plan where e ends at the Scan: 0 corrupted with %u iterations", backend, it);
-  }
+  tg_plan *apart = NULL;
+  tg_plan_options naive = {0};
+  naive.mode = TG_MODE_OFFSETS;
+  naive.strategy = TG_STRATEGY_NAIVE;
+  assert_int_equal(tg_plan_compute(arena->records, arena->count, 1, &naive, NULL, &apart), TG_OK);
+  for (int ooo = 0; ooo < 2; ++ooo)
+    for (uint32_t it = 0; it <= 3; ++it) {
+      /* Out of order: the graph's edges only (waits for a plan the validator refuses cannot be
+       * computed: the edges of a plan without reuse). */
+      const uint64_t bad = check_execution_as(d, arena, plan, res, g, mr->tensor_of, 0, it, 1, ooo, 0, apart);
+      print_message("%s: the plan where e ends at the Scan: %llu corrupted with %u iterations%s\n", backend,
+                    (unsigned long long)bad, it, ooo ? ", out of order" : "");
+      if (it == 0) assert_int_equal(bad, 0);
+      else if (bad == 0)
+        fail_msg("%s: the plan where e ends at the Scan: 0 corrupted with %u iterations%s", backend, it,
+                 ooo ? ", out of order" : "");
+    }
+  tg_plan_destroy(apart);
   if (tg_plan_validate(arena->records, arena->count, 1, plan, 0, NULL, NULL, &err) != TG_ERROR_INVALID_PLAN)
     fail_msg("%s: the plan where e ends at the Scan validates", backend);
   print_message("%s: validator: %s\n", backend, err.message);
@@ -156,8 +189,9 @@ static void scan_input_read_every_iteration(const char *backend) {
   /* The plan of the lifetimes as they are: valid, 0 corrupted. */
   assert_int_equal(tg_plan_compute(arena->records, arena->count, 1, &o, NULL, &plan), TG_OK);
   tg_test_assert_valid(arena->records, arena->count, 1, plan, 0, NULL);
-  for (uint32_t it = 0; it <= 3; ++it)
-    assert_int_equal(check_execution(d, arena, plan, res, g, mr->tensor_of, 0, it, 0), 0);
+  for (int ooo = 0; ooo < 2; ++ooo)
+    for (uint32_t it = 0; it <= 3; ++it)
+      assert_int_equal(check_execution_as(d, arena, plan, res, g, mr->tensor_of, 0, it, 0, ooo, 1, NULL), 0);
   tg_plan_destroy(plan);
   free(early);
   tg_record_set_destroy(arena);
@@ -213,15 +247,18 @@ static void every_construct(const char *backend) {
           tg_plan *plan = NULL;
           assert_int_equal(tg_plan_compute(planned->records, planned->count, planned->dims, &o, NULL, &plan), TG_OK);
           tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, 0, NULL);
-          for (uint32_t branch = 0; branch < 2; ++branch)
-            for (uint32_t it = 0; it <= 3; it += host ? 1 : 2) {
-              const uint64_t bad = check_execution(d, planned, plan, res, g, mr->tensor_of, branch, it, 0);
-              if (bad)
-                fail_msg("%s %s %s %s %s, branch %u, %u iterations: %llu corrupted", backend, k_models[m],
-                         tg_storage_name(storage), tg_mode_name((tg_mode)mode), tg_strategy_name(k_strategies[s]),
-                         branch, it, (unsigned long long)bad);
-              ++checks;
-            }
+          for (int ooo = 0; ooo < (info->out_of_order ? 2 : 1); ++ooo)
+            for (uint32_t branch = 0; branch < 2; ++branch)
+              for (uint32_t it = 0; it <= 3; it += host ? 1 : 2) {
+                const uint64_t bad =
+                    check_execution_as(d, planned, plan, res, g, mr->tensor_of, branch, it, 0, ooo, 1, NULL);
+                if (bad)
+                  fail_msg("%s %s %s %s %s, branch %u, %u iterations%s: %llu corrupted", backend, k_models[m],
+                           tg_storage_name(storage), tg_mode_name((tg_mode)mode),
+                           tg_strategy_name(k_strategies[s]), branch, it, ooo ? ", out of order" : "",
+                           (unsigned long long)bad);
+                ++checks;
+              }
           tg_plan_destroy(plan);
         }
         tg_record_set_destroy(arena);
