@@ -7,44 +7,6 @@
 #include "planner/base/in_place.h"
 #include "planner/range_internal.h"
 
-/* One piece's structure, compiled for instantiation over records (not nodes): offsets, the
- * representative records in pass order with their alignments and, per position, the records
- * to lie above; objects, each record's object. */
-typedef struct range_program {
-  uint32_t *order;        /* offsets: node count */
-  uint64_t *align;        /* offsets: node count */
-  size_t *pred_start;     /* offsets: node count + 1 */
-  uint32_t *pred;         /* offsets: records */
-  uint32_t object_count;  /* objects */
-  uint32_t *object_of;    /* objects: record count */
-} range_program;
-
-struct tg_range_plan {
-  tg_allocator alloc;
-  const tg_range_records *records;
-  tg_size_range range;
-  tg_mode mode;
-  uint32_t dims;
-  size_t count;
-  uint64_t points;
-  tg_strategy strategy;
-  uint64_t max_allocation;
-  tg_in_place_pair *pairs;    /* kept */
-  size_t pair_count;
-  uint32_t *member;           /* records that are not their node's representative... */
-  uint32_t *member_rep;       /* ...and that representative */
-  size_t member_count;
-  uint32_t *piece_of;         /* per point */
-  uint64_t *total, *own, *lower;
-  uint64_t upper;
-  tg_range_piece *pieces;
-  uint32_t *piece_program;
-  size_t piece_count;
-  range_program *programs;
-  size_t program_count;
-  tg_range_plan_summary summary;
-};
-
 /* Everything the computation holds. */
 typedef struct range_ctx {
   const tg_range_records *rr;
@@ -271,7 +233,7 @@ void tg_range_plan_destroy(tg_range_plan *plan) {
   if (plan == NULL) return;
   tg_allocator a = plan->alloc;
   for (size_t k = 0; k < plan->program_count; ++k) {
-    range_program *g = &plan->programs[k];
+    tg__range_program *g = &plan->programs[k];
     tg__free(&a, g->order);
     tg__free(&a, g->align);
     tg__free(&a, g->pred_start);
@@ -434,9 +396,9 @@ static tg_status choose(range_ctx *c, double target, uint32_t budget, tg__range_
   }
 }
 
-static tg_status compile(tg_range_plan *plan, const range_ctx *c, const tg__range_structure *s, range_program *g) {
+tg_status tg__range_compile(tg_range_plan *plan, const tg__range_nodes *n, const tg__range_structure *s,
+                            tg__range_program *g) {
   const tg_allocator *a = &plan->alloc;
-  const tg__range_nodes *n = &c->nodes;
   memset(g, 0, sizeof *g);
   if (plan->mode == TG_MODE_OFFSETS) {
     size_t edges = s->pred_start[n->count];
@@ -452,6 +414,7 @@ static tg_status compile(tg_range_plan *plan, const range_ctx *c, const tg__rang
     }
     memcpy(g->pred_start, s->pred_start, (n->count + 1) * sizeof *g->pred_start);
     for (size_t e = 0; e < edges; ++e) g->pred[e] = n->rep[s->pred[e]];
+    g->order_count = n->count;
   } else {
     g->object_count = s->object_count;
     g->object_of = tg__calloc(a, plan->count ? plan->count : 1, sizeof *g->object_of);
@@ -485,7 +448,7 @@ static tg_status finish(tg_range_plan *plan, range_ctx *c, const tg__range_piece
     const tg__range_piece *pc = &pieces[k];
     if (program_of[pc->structure] == UINT32_MAX) {
       program_of[pc->structure] = (uint32_t)plan->program_count;
-      st = compile(plan, c, &c->structures[pc->structure], &plan->programs[plan->program_count++]);
+      st = tg__range_compile(plan, &c->nodes, &c->structures[pc->structure], &plan->programs[plan->program_count++]);
     }
     plan->piece_program[k] = program_of[pc->structure];
     tg_range_piece *out = &plan->pieces[k];
@@ -499,6 +462,7 @@ static tg_status finish(tg_range_plan *plan, range_ctx *c, const tg__range_piece
     out->object_count = plan->mode == TG_MODE_OBJECTS ? c->structures[pc->structure].object_count : 1;
     out->worst_ratio = pc->worst_ratio;
     out->worst_point = pc->worst_point;
+    out->structure = plan->piece_program[k];
     for (uint64_t i = pc->lo[0]; i <= pc->hi[0]; ++i)
       for (uint64_t j = pc->lo[1]; j <= pc->hi[1]; ++j) {
         uint64_t p = i * c->grid.n1 + j;
@@ -550,7 +514,7 @@ static tg_status check_cap(const tg_range_plan *plan, range_ctx *c) {
   }
   if (plan->dims != 1) return TG_OK;
   for (size_t k = 0; k < plan->piece_count; ++k) {
-    const range_program *g = &plan->programs[plan->piece_program[k]];
+    const tg__range_program *g = &plan->programs[plan->piece_program[k]];
     for (uint64_t p = 0; p < c->points; ++p) {
       if (plan->piece_of[p] != k) continue;
       const tg_extent *sizes = sizes_at(c, p);
@@ -801,7 +765,7 @@ tg_status tg_range_plan_instantiate(const tg_range_plan *plan, const int64_t *di
       tg_size_range_index(&plan->range, dims, &index) != TG_OK)
     return TG_ERROR_INVALID_ARGUMENT;
   tg_range_records_at_index(plan->records, index, records);
-  const range_program *g = &plan->programs[plan->piece_program[plan->piece_of[index]]];
+  const tg__range_program *g = &plan->programs[plan->piece_program[plan->piece_of[index]]];
   uint64_t total = 0;
   if (plan->mode == TG_MODE_OFFSETS) {
     if (instance->offset_of == NULL) return TG_ERROR_INVALID_ARGUMENT;

@@ -81,6 +81,56 @@ tg_status tg__range_pieces_choose(const tg__range_grid *grid, const uint64_t *to
                                   const uint64_t *own, uint64_t cap, double target, const tg_allocator *alloc,
                                   tg__range_piece **pieces, size_t *piece_count);
 
+/* One structure, compiled for instantiation over records (not nodes): offsets, the
+ * representative records in pass order with their alignments and, per position, the records
+ * to lie above; objects, each record's object. */
+typedef struct tg__range_program {
+  uint32_t *order;        /* offsets: node count */
+  uint64_t *align;        /* offsets: node count */
+  size_t *pred_start;     /* offsets: node count + 1 */
+  uint32_t *pred;         /* offsets: records */
+  uint32_t object_count;  /* objects */
+  uint32_t *object_of;    /* objects: record count */
+  size_t order_count;     /* offsets: node count */
+} tg__range_program;
+
+/* A plan over a range: computed (range.c) or created from saved structures (range_saved.c). */
+struct tg_range_plan {
+  tg_allocator alloc;
+  const tg_range_records *records;
+  tg_size_range range;
+  tg_mode mode;
+  uint32_t dims;
+  size_t count;
+  uint64_t points;
+  tg_strategy strategy;
+  uint64_t max_allocation;
+  tg_in_place_pair *pairs;    /* kept */
+  size_t pair_count;
+  uint32_t *member;           /* records that are not their node's representative... */
+  uint32_t *member_rep;       /* ...and that representative */
+  size_t member_count;
+  uint32_t *piece_of;         /* per point */
+  uint64_t *total, *own, *lower;
+  uint64_t upper;
+  tg_range_piece *pieces;
+  uint32_t *piece_program;
+  size_t piece_count;
+  tg__range_program *programs;
+  size_t program_count;
+  tg_range_plan_summary summary;
+};
+
+/* Compile structure `s` over nodes `n` into `g` (allocated from plan->alloc; on failure the
+ * caller frees what `g` holds with the plan). */
+tg_status tg__range_compile(tg_range_plan *plan, const tg__range_nodes *n, const tg__range_structure *s,
+                            tg__range_program *g);
+
+/* Offsets: the structure of nodes placed in `order` (a permutation of the nodes): each
+ * position's predecessors, transitively reduced, and the hash. */
+tg_status tg__range_structure_from_order(const tg__range_nodes *n, const uint32_t *order, const tg_allocator *alloc,
+                                         tg__range_structure *out);
+
 /* total / own as the ratios above (own 0: 1 when total is 0). */
 double tg__range_ratio(uint64_t total, uint64_t own);
 
