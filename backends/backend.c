@@ -633,8 +633,17 @@ static tg_status check_waits_order_reuse(const tg_realization *z, const tg_check
       }
       if (!share) continue;
       const tg_usage_record *A = &z->records[ra], *B = &z->records[rb];
-      if (A->last_task >= B->first_task && B->last_task >= A->first_task) continue; /* the validator's business */
       uint32_t early = A->last_task < B->first_task ? ra : rb, late = early == ra ? rb : ra;
+      if (A->last_task >= B->first_task && B->last_task >= A->first_task) {
+        /* Intervals that meet: an in-place pair (the op that last reads one record writes the
+         * other over it; the validator lets only declared pairs meet). Every other op touching
+         * the input must still finish before that op; other meetings are the validator's
+         * business. */
+        if (A->last_task == B->first_task && A->first_task < B->first_task) early = ra, late = rb;
+        else if (B->last_task == A->first_task && B->first_task < A->first_task) early = rb, late = ra;
+        else continue;
+        if (producer[late] != (int32_t)z->records[late].first_task) continue;
+      }
       if (producer[late] < 0) continue;
       size_t p = (size_t)producer[late];
       const uint64_t *bp = before + p * words;

@@ -219,7 +219,7 @@ static int bench_graph(const char *what, tg_graph *g, uint64_t seed) {
       {TG_MODE_OFFSETS, TG_STRATEGY_BEST}};
   /* Allow-everything is transitive, and its windows may be empty (the planner widens them to
    * the intervals): the relation-aware paths at their cheapest. */
-  const tg_share_relation always = {share_always, NULL, window_empty, 1};
+  const tg_share_relation always = {share_always, NULL, window_empty, 1, NULL};
   printf("%-8s %-18s %10s %10s %12s %7s %14s %14s\n", "mode", "strategy", "serial ms",
          "any-rel ms", "par-safe ms", "ratio", "serial total", "par-safe total");
   int worst_ok = 1;

@@ -105,4 +105,17 @@ uint64_t tg__now_us(void);
 tg_status tg__read_file(const char *path, const tg_allocator *a, char **data, size_t *length,
                         tg_error_info *err);
 
+/* The rules of an in-place pair over its records (tg_in_place_pair, records.h): both records
+ * exist and differ, the input's last task and the output's first task are the pair's op, and
+ * their sizes are equal. 1 when `pair` (entry `index` of its list, for the message) follows
+ * them over records[0 .. count); else 0, with a sentence naming the pair, its records and the
+ * rule broken in `why` (may be NULL). The one definition every user of pairs applies (the
+ * candidates, the planner, the validator, the run-time pool); whether an execution lets the op
+ * write over its input while other ops read it is the may-share relation's part
+ * (tg_share_relation.in_place). */
+struct tg_usage_record;
+struct tg_in_place_pair;
+int tg__in_place_pair_fits(const struct tg_usage_record *records, size_t count, const struct tg_in_place_pair *pair,
+                           size_t index, char *why, size_t why_size);
+
 #endif

@@ -1,7 +1,41 @@
 /* Record sets and extents. The CSV reader is in records_csv.c. */
+#include <inttypes.h>
+#include <stdio.h>
+
 #include "tangram/records.h"
 
 #include "core/internal.h"
+
+int tg__in_place_pair_fits(const tg_usage_record *records, size_t count, const tg_in_place_pair *p, size_t index,
+                           char *why, size_t why_size) {
+  char scratch[8];
+  if (why == NULL || why_size == 0) {
+    why = scratch;
+    why_size = sizeof scratch;
+  }
+  if (p->input >= count || p->output >= count || p->input == p->output) {
+    snprintf(why, why_size, "in-place pair %zu: records %zu -> %zu out of range or equal (%zu records)", index,
+             p->input, p->output, count);
+    return 0;
+  }
+  const tg_usage_record *a = &records[p->input], *b = &records[p->output];
+  if (a->last_task < p->op)
+    snprintf(why, why_size, "in-place pair %zu: record %zu dies before op %" PRIu32 " (last task %" PRIu32 ")", index,
+             p->input, p->op, a->last_task);
+  else if (a->last_task != p->op)
+    snprintf(why, why_size,
+             "in-place pair %zu: record %zu is still read after op %" PRIu32 " (last task %" PRIu32
+             "), so record %zu may not be written over it",
+             index, p->input, p->op, a->last_task, p->output);
+  else if (b->first_task != p->op)
+    snprintf(why, why_size, "in-place pair %zu: record %zu is not born at op %" PRIu32 " (first task %" PRIu32 ")",
+             index, p->output, p->op, b->first_task);
+  else if (a->size.w != b->size.w || a->size.h != b->size.h || a->size.d != b->size.d)
+    snprintf(why, why_size, "in-place pair %zu: records %zu and %zu differ in size", index, p->input, p->output);
+  else
+    return 1;
+  return 0;
+}
 
 tg_status tg_extent_volume(tg_extent e, uint64_t *out) {
   uint64_t v;

@@ -36,15 +36,17 @@ static int same_shape(const tg_tensor *a, const tg_tensor *b) {
   return 1;
 }
 
-/* A view keeps the device layout when the BHWC shapes are equal, or, in a linear buffer, when
- * batch and channels are equal and only H and W are regrouped (H*W equal). */
+/* A view keeps the device layout when the BHWC shapes are equal, or, in a buffer, when batch
+ * is 1, channels are equal and only H and W are regrouped (H*W equal): the one texel order a
+ * buffer is assumed to have (tangram/layout.h, TG_STORAGE_BUFFER). With batch > 1 the orders
+ * engines use differ in where the batch goes, so no regrouping view is offered there. */
 static int same_layout(const tg_graph *g, const tg_tensor *a, const tg_tensor *b, int buffer) {
   tg_bhwc x, y;
   if (tg_shape_to_bhwc_ordered(a->shape, a->rank, g->dim_order, &x) != TG_OK ||
       tg_shape_to_bhwc_ordered(b->shape, b->rank, g->dim_order, &y) != TG_OK)
     return 0;
   if (x.b == y.b && x.h == y.h && x.w == y.w && x.c == y.c) return 1;
-  return buffer && x.b == y.b && x.c == y.c && x.h * x.w == y.h * y.w;
+  return buffer && x.b == 1 && y.b == 1 && x.c == y.c && x.h * x.w == y.h * y.w;
 }
 
 tg_status tg_model_in_place_pairs(const tg_graph *graph, const tg_lifetimes *lifetimes,
@@ -79,21 +81,21 @@ tg_status tg_model_in_place_pairs(const tg_graph *graph, const tg_lifetimes *lif
     const int32_t out_t = op->outputs[0];
     if (out_t < 0 || (size_t)out_t >= graph->tensor_count || record_of[out_t] == SIZE_MAX) continue;
     const tg_tensor *ot = &graph->tensors[out_t];
-    const tg_usage_record *orec = &set->records[record_of[out_t]];
-    if (ot->flags & (TG_TENSOR_INPUT | TG_TENSOR_OUTPUT) || orec->first_task != o) continue;
+    /* Graph inputs and outputs (the lifetimes know them from the flags and the graph's lists)
+     * keep memory of their own, and constants are never written. */
+    if (lifetimes->tensors[out_t].persistent || lifetimes->tensors[out_t].constant) continue;
     const uint32_t inputs = kind == TG_IN_PLACE_VIEW ? 1 : op->input_count;
     for (uint32_t i = 0; i < inputs; ++i) {
       const int32_t in_t = op->inputs[i];
       if (in_t < 0 || (size_t)in_t >= graph->tensor_count || in_t == out_t || record_of[in_t] == SIZE_MAX)
         continue;
       const tg_tensor *it = &graph->tensors[in_t];
-      const tg_usage_record *irec = &set->records[record_of[in_t]];
-      if (it->flags & (TG_TENSOR_INPUT | TG_TENSOR_OUTPUT | TG_TENSOR_CONSTANT)) continue;
-      if (irec->last_task != o || lifetimes->tensors[in_t].last_task != (int32_t)o) continue;
-      if (it->dtype != ot->dtype) continue;
-      if (irec->size.w != orec->size.w || irec->size.h != orec->size.h || irec->size.d != orec->size.d) continue;
+      if (lifetimes->tensors[in_t].persistent || lifetimes->tensors[in_t].constant) continue;
+      const tg_in_place_pair pair = {(uint32_t)o, record_of[in_t], record_of[out_t], kind == TG_IN_PLACE_VIEW};
+      if (!tg__in_place_pair_fits(set->records, set->count, &pair, n, NULL, 0)) continue;
+      if (lifetimes->tensors[in_t].last_task != (int32_t)o || it->dtype != ot->dtype) continue;
       if (kind == TG_IN_PLACE_ELEMENTWISE ? !same_shape(it, ot) : !same_layout(graph, it, ot, buffer)) continue;
-      out[n++] = (tg_in_place_pair){(uint32_t)o, record_of[in_t], record_of[out_t], kind == TG_IN_PLACE_VIEW};
+      out[n++] = pair;
       break;
     }
   }

@@ -6,8 +6,10 @@
 #include "planner/base/in_place.h"
 #include "planner/search/best.h"
 
+/* `default_ms`: the search time that time_limit_ms 0 stands for (0: the library's default;
+ * tg__in_place_split_budget gives each of two plans its share). */
 static tg_status plan_compute(const tg_usage_record *records, size_t count, uint32_t dims,
-                              const tg_plan_options *options, const tg_allocator *alloc,
+                              const tg_plan_options *options, uint32_t default_ms, const tg_allocator *alloc,
                               tg_plan **out) {
   if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
   *out = NULL;
@@ -55,9 +57,9 @@ static tg_status plan_compute(const tg_usage_record *records, size_t count, uint
      * deadline when the caller set one. */
     tg_plan_options eff = *options;
     if (eff.time_limit_ms == TG_TIME_LIMIT_NONE) {
-      eff.time_limit_ms = 0;
+      eff.time_limit_ms = eff.exact ? default_ms : 0;
     } else if (eff.time_limit_ms == 0) {
-      if (!eff.exact) eff.time_limit_ms = TG_DEFAULT_TIME_LIMIT_MS;
+      eff.time_limit_ms = default_ms ? default_ms : eff.exact ? 0 : TG_DEFAULT_TIME_LIMIT_MS;
     } else if (!eff.exact) {
       in.deadline_us = t0 + (uint64_t)eff.time_limit_ms * 1000;
     }
@@ -127,7 +129,7 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
                           const tg_plan_options *options, const tg_allocator *alloc,
                           tg_plan **out) {
   if (options == NULL || options->in_place_count == 0 || count == 0 || dims < 1 || dims > 3 || records == NULL)
-    return plan_compute(records, count, dims, options, alloc, out);
+    return plan_compute(records, count, dims, options, 0, alloc, out);
   if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
   *out = NULL;
   alloc = tg__alloc_or_default(alloc);
@@ -140,11 +142,15 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
   plain.in_place_count = 0;
   if (g.used_count == 0) {
     tg__in_place_groups_free(&g, alloc);
-    return plan_compute(records, count, dims, &plain, alloc, out);
+    return plan_compute(records, count, dims, &plain, 0, alloc, out);
   }
-  /* Both plans share an explicit time limit; the exact mode's statistics are those of the plan
-   * kept. */
-  tg_plan_options merged_opt = plain;
+  /* Both plans share the call's search budget (each half of it); the exact mode's statistics
+   * are those of the plan kept. */
+  const tg_plan_options whole = plain;
+  tg_plan_options merged_opt;
+  uint32_t merged_ms, plain_ms;
+  tg__in_place_split_budget(&whole, 0, &merged_opt, &merged_ms);
+  tg__in_place_split_budget(&whole, 1, &plain, &plain_ms);
   merged_opt.relation = options->relation ? &g.relation : NULL;
   tg_exact_stats stats_plain, stats_merged;
   if (options->exact_stats) {
@@ -153,15 +159,9 @@ tg_status tg_plan_compute(const tg_usage_record *records, size_t count, uint32_t
     plain.exact_stats = &stats_plain;
     merged_opt.exact_stats = &stats_merged;
   }
-  if (options->strategy == TG_STRATEGY_BEST && options->time_limit_ms != 0 &&
-      options->time_limit_ms != TG_TIME_LIMIT_NONE) {
-    merged_opt.time_limit_ms = options->time_limit_ms / 2 + options->time_limit_ms % 2;
-    plain.time_limit_ms = options->time_limit_ms / 2;
-    if (plain.time_limit_ms == 0) plain.time_limit_ms = TG_TIME_LIMIT_NONE;
-  }
   tg_plan *merged = NULL, *flat = NULL;
-  st = plan_compute(g.merged, g.group_count, dims, &merged_opt, alloc, &merged);
-  if (st == TG_OK) st = plan_compute(records, count, dims, &plain, alloc, &flat);
+  st = plan_compute(g.merged, g.group_count, dims, &merged_opt, merged_ms, alloc, &merged);
+  if (st == TG_OK) st = plan_compute(records, count, dims, &plain, plain_ms, alloc, &flat);
   if (st == TG_OK) {
     if (merged->total < flat->total) {
       st = unfold(&g, merged, alloc, out);

@@ -1,10 +1,13 @@
 /* tg_plan_validate: an independent check of a plan against its records. It deliberately
- * shares no code with the strategies (no planner helpers, its own volumes and arithmetic), so
- * a bug there cannot hide itself here. */
+ * shares no code with the strategies (its own volumes, arithmetic and overlap tests), so a bug
+ * there cannot hide itself here. The rules of in-place pairs are the exception: a rule, not a
+ * way of planning, with one definition that the candidates, the planner and this check apply
+ * (tg__in_place_pair_fits, tg__in_place_pair_ordered). */
 #include <inttypes.h>
 #include <stdlib.h>
 
 #include "core/internal.h"
+#include "planner/base/in_place.h"
 #include "tangram/planner.h"
 
 #define INVALID TG_ERROR_INVALID_PLAN
@@ -85,8 +88,11 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
   }
   if (count == 0) return TG_OK;
 
-  /* Members of each object by first task: within an object, records are pairwise disjoint in
-   * time exactly when each starts after the latest end seen before it. */
+  /* Members of each object by first task. The records live when one starts (their last task
+   * at or after its first) all hold that task, so each pair of them must be a declared pair
+   * (which meets at its op only: check_pairs): at most three such records in a valid plan, so
+   * keeping them costs nothing. Declared pairs come in either order (an input born at its op
+   * ties with its output). */
   v_item *items = tg__calloc(alloc, count, sizeof *items);
   if (items == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   for (size_t r = 0; r < count; ++r) items[r] = (v_item){plan->object_of[r], records[r].first_task, r};
@@ -94,20 +100,27 @@ static tg_status validate_objects(const tg_usage_record *records, size_t count,
   tg_status st = TG_OK;
   for (size_t i = 0; i < count && st == TG_OK;) {
     size_t j = i;
-    size_t latest = items[i].idx;
-    for (++j; j < count && items[j].k1 == items[i].k1; ++j) {
-      const tg_usage_record *b = &records[items[j].idx], *a = &records[latest];
-      if (b->first_task <= a->last_task && !(declared(partner, latest, items[j].idx) &&
-                                             b->first_task == a->last_task)) {
-        st = tg__error(err, INVALID,
-                       "records %zu and %zu share object %" PRIu64
-                       " but their task intervals [%" PRIu32 ", %" PRIu32 "] and [%" PRIu32 ", %" PRIu32
-                       "] intersect",
-                       latest, items[j].idx, items[i].k1, a->first_task, a->last_task,
-                       b->first_task, b->last_task);
-        break;
+    size_t live[3], nlive = 0;
+    for (; j < count && items[j].k1 == items[i].k1 && st == TG_OK; ++j) {
+      const size_t bi = items[j].idx;
+      const tg_usage_record *b = &records[bi];
+      size_t kept = 0;
+      for (size_t k = 0; k < nlive; ++k)
+        if (records[live[k]].last_task >= b->first_task) live[kept++] = live[k];
+      nlive = kept;
+      for (size_t k = 0; k < nlive && st == TG_OK; ++k) {
+        const tg_usage_record *a = &records[live[k]];
+        if (!declared(partner, live[k], bi))
+          st = tg__error(err, INVALID,
+                         "records %zu and %zu share object %" PRIu64
+                         " but their task intervals [%" PRIu32 ", %" PRIu32 "] and [%" PRIu32 ", %" PRIu32
+                         "] intersect",
+                         live[k], bi, items[i].k1, a->first_task, a->last_task, b->first_task, b->last_task);
       }
-      if (b->last_task > a->last_task) latest = items[j].idx;
+      if (st == TG_OK && nlive == sizeof live / sizeof *live)
+        st = tg__error(err, INVALID, "records %zu, %zu, %zu and %zu share object %" PRIu64 " at one task",
+                       live[0], live[1], live[2], bi, items[i].k1);
+      if (st == TG_OK) live[nlive++] = bi;
     }
     /* With a relation, every pair in the object must be allowed to share: quadratic in the
      * object's size, which is acceptable for a validator. */
@@ -312,12 +325,11 @@ static tg_status validate_overlaps(const tg_usage_record *records, size_t count,
     size_t r = by_first[i].idx;
     for (; j < m && by_last[j].k1 < records[r].first_task; ++j) fw_add(&fw, rank[by_last[j].idx], -1);
     size_t below = fw_prefix(&fw, rank[r]);
-    /* r's declared input (same offset and size, checked before) is live here and skipped: the
-     * neighbours beyond it are checked instead. */
-    const size_t in = partner ? partner[r] : SIZE_MAX;
+    /* r's declared partners (its input or its output: same offset and size, checked before)
+     * may be live here and are skipped: the neighbours beyond them are checked instead. */
     size_t lo = below, hi = below + 1;
-    if (lo > 0 && by_off[fw_kth(&fw, lo)].idx == in) --lo;
-    else if (hi <= fw.total && by_off[fw_kth(&fw, hi)].idx == in) ++hi;
+    while (lo > 0 && declared(partner, by_off[fw_kth(&fw, lo)].idx, r)) --lo;
+    while (hi <= fw.total && declared(partner, by_off[fw_kth(&fw, hi)].idx, r)) ++hi;
     if (lo > 0) {
       size_t p = by_off[fw_kth(&fw, lo)].idx;
       if (off[p] + vol[p] > off[r]) {
@@ -360,10 +372,12 @@ done:
 }
 
 /* The plan's declared in-place pairs: each follows the rules (input dies and output is born at
- * the op, equal sizes, one pair per record as input and as output) and puts both records in one
- * object or at one offset. `*partner_out[output] = input`. */
+ * the op, equal sizes, one pair per record as input and as output), is allowed by the relation
+ * (every other op touching the input ordered before the op) and puts both records in one object
+ * or at one offset. `*partner_out[output] = input`. */
 static tg_status check_pairs(const tg_usage_record *records, size_t count, const tg_plan *plan,
-                             const tg_allocator *alloc, size_t **partner_out, tg_error_info *err) {
+                             const tg_share_relation *relation, const tg_allocator *alloc, size_t **partner_out,
+                             tg_error_info *err) {
   if (plan->in_place == NULL) return tg__error(err, INVALID, "plan declares in-place pairs without the array");
   size_t *partner = tg__calloc(alloc, count ? count : 1, sizeof *partner);
   unsigned char *is_input = tg__calloc(alloc, count ? count : 1, 1);
@@ -375,29 +389,24 @@ static tg_status check_pairs(const tg_usage_record *records, size_t count, const
   for (size_t r = 0; r < count; ++r) partner[r] = SIZE_MAX;
   for (size_t i = 0; i < plan->in_place_count && st == TG_OK; ++i) {
     const tg_in_place_pair *p = &plan->in_place[i];
-    if (p->input >= count || p->output >= count || p->input == p->output) {
-      st = tg__error(err, INVALID, "in-place pair %zu: records %zu -> %zu out of range or equal", i, p->input,
-                     p->output);
-      break;
-    }
-    const tg_usage_record *a = &records[p->input], *b = &records[p->output];
-    if (a->last_task < p->op)
-      st = tg__error(err, INVALID, "in-place pair %zu: record %zu dies before op %" PRIu32 " (last task %" PRIu32 ")",
-                     i, p->input, p->op, a->last_task);
-    else if (a->last_task != p->op)
-      st = tg__error(err, INVALID,
-                     "in-place pair %zu: record %zu is still read after op %" PRIu32 " (last task %" PRIu32
-                     "), so record %zu may not be written over it",
-                     i, p->input, p->op, a->last_task, p->output);
-    else if (b->first_task != p->op)
-      st = tg__error(err, INVALID, "in-place pair %zu: record %zu is not born at op %" PRIu32 " (first task %" PRIu32 ")",
-                     i, p->output, p->op, b->first_task);
-    else if (a->size.w != b->size.w || a->size.h != b->size.h || a->size.d != b->size.d)
-      st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu differ in size", i, p->input, p->output);
+    char why[sizeof err->message];
+    uint32_t other = UINT32_MAX;
+    if (!tg__in_place_pair_fits(records, count, p, i, why, sizeof why))
+      st = tg__error(err, INVALID, "%s", why);
     else if (partner[p->output] != SIZE_MAX)
       st = tg__error(err, INVALID, "in-place pair %zu: record %zu is the output of two pairs", i, p->output);
     else if (is_input[p->input])
       st = tg__error(err, INVALID, "in-place pair %zu: record %zu is the input of two pairs", i, p->input);
+    else if (!tg__in_place_pair_ordered(relation, p, &other))
+      st = other != UINT32_MAX
+               ? tg__error(err, INVALID,
+                           "in-place pair %zu: op %" PRIu32 " writes record %zu over record %zu, but op %" PRIu32
+                           " also touches record %zu and the relation does not order it before op %" PRIu32,
+                           i, p->op, p->output, p->input, other, p->input, p->op)
+               : tg__error(err, INVALID,
+                           "in-place pair %zu: the relation does not let op %" PRIu32
+                           " write record %zu over record %zu",
+                           i, p->op, p->output, p->input);
     else if (plan->mode == TG_MODE_OBJECTS && plan->object_of != NULL &&
              plan->object_of[p->input] != plan->object_of[p->output])
       st = tg__error(err, INVALID, "in-place pair %zu: records %zu and %zu are in different objects", i, p->input,
@@ -453,7 +462,7 @@ tg_status tg_plan_validate(const tg_usage_record *records, size_t count, uint32_
       st = tg__error(err, TG_ERROR_INVALID_ARGUMENT, "record %zu: size overflows 64 bits", r);
   }
   size_t *partner = NULL;
-  if (st == TG_OK && plan->in_place_count > 0) st = check_pairs(records, count, plan, alloc, &partner, err);
+  if (st == TG_OK && plan->in_place_count > 0) st = check_pairs(records, count, plan, relation, alloc, &partner, err);
   if (st == TG_OK) {
     st = plan->mode == TG_MODE_OBJECTS
              ? validate_objects(records, count, plan, relation, partner, alloc, err)

@@ -3,6 +3,7 @@
 #include <stdint.h>
 
 #include "backends/backend_internal.h"
+#include "planner/base/in_place.h"
 #include "pool/pool_internal.h"
 #include "pool/pool_run.h"
 
@@ -82,19 +83,29 @@ tg_status tg__pool_run_records(tg_pool *pool, const tg_usage_record *records, co
 
 tg_status tg__pool_run_records_views(tg_pool *pool, const tg_usage_record *records,
                                      const tg_tensor_resource *resources, const uint64_t *bytes, size_t count,
-                                     const size_t *view_of, const tg_allocator *alloc, tg__pool_run *run,
-                                     uint64_t *views_used, tg_error_info *err) {
+                                     const tg_in_place_pair *pairs, size_t pair_count, const tg_allocator *alloc,
+                                     tg__pool_run *run, uint64_t *views_used, tg_error_info *err) {
   if (run != NULL) memset(run, 0, sizeof *run);
-  for (size_t r = 0; view_of != NULL && r < count; ++r) {
-    size_t in = view_of[r];
-    if (in == SIZE_MAX) continue;
-    if (in >= count || in == r || records[in].last_task != records[r].first_task || bytes[in] != bytes[r] ||
-        resources[in].storage != resources[r].storage || view_of[in] == r)
-      return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                       "pooled run: record %zu cannot view record %zu (it must die where the view is born, "
-                       "with the view's size)", r, in);
-  }
-  return run_records(pool, records, resources, bytes, count, 0, view_of, alloc, run, views_used, err);
+  if (pair_count == 0)
+    return run_records(pool, records, resources, bytes, count, 0, NULL, alloc, run, views_used, err);
+  if (run == NULL || pool == NULL || (count && (records == NULL || resources == NULL)))
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "pooled run: missing records, resources or sizes");
+  alloc = tg__alloc_or_default(alloc);
+  char why[sizeof err->message];
+  tg_status st = tg__in_place_check(records, count, 1, pairs, pair_count, alloc, why, sizeof why);
+  if (st != TG_OK) return tg__error(err, st, "pooled run: %s", why);
+  for (size_t i = 0; i < pair_count; ++i)
+    if (resources[pairs[i].input].storage != resources[pairs[i].output].storage)
+      return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "pooled run: in-place pair %zu joins records %zu and %zu of "
+                       "different storages", i, pairs[i].input, pairs[i].output);
+  size_t *view_of = tg__calloc(alloc, count ? count : 1, sizeof *view_of);
+  if (view_of == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "pooled run: out of host memory");
+  for (size_t r = 0; r < count; ++r) view_of[r] = SIZE_MAX;
+  for (size_t i = 0; i < pair_count; ++i)
+    if (pairs[i].view) view_of[pairs[i].output] = pairs[i].input;
+  st = run_records(pool, records, resources, bytes, count, 0, view_of, alloc, run, views_used, err);
+  tg__free(alloc, view_of);
+  return st;
 }
 
 static tg_status run_records(tg_pool *pool, const tg_usage_record *records, const tg_tensor_resource *resources,

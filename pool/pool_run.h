@@ -35,16 +35,18 @@ tg_status tg__pool_run_records(tg_pool *pool, const tg_usage_record *records, co
                                const uint64_t *bytes, size_t count, int free_after_producer,
                                const tg_allocator *alloc, tg__pool_run *run, tg_error_info *err);
 
-/* tg__pool_run_records where some records are views (an in-place view pair: RESHAPE-like ops):
- * `view_of[r]` is the record r views (its input, which dies where r is born: first_task of r
- * = last_task of the input), or SIZE_MAX. A view allocates nothing: it takes over its input's
- * allocation, which is then freed after the view's last reader instead of the input's.
- * `view_of` NULL: no views. TG_ERROR_INVALID_ARGUMENT when a view's input is out of range, is
- * not dead at the view's birth, or is larger or smaller than the view. */
+/* tg__pool_run_records with in-place pairs (`pairs`, `pair_count`; NULL / 0: none). The view
+ * pairs (RESHAPE-like ops) allocate nothing: the view takes over its input's allocation, which
+ * is then freed after the view's last reader instead of the input's; the other pairs write in
+ * place in their kernels and get memory of their own here. Every pair must follow the rules
+ * of in-place pairs over `records` (tg__in_place_check: the input dies where the output is
+ * born, at the pair's op, with the output's extent; one pair per record as input and as output;
+ * the run is in task order, where those rules suffice) and join records of one storage, else
+ * TG_ERROR_INVALID_ARGUMENT naming the pair (nothing allocated). */
 tg_status tg__pool_run_records_views(tg_pool *pool, const tg_usage_record *records,
                                      const tg_tensor_resource *resources, const uint64_t *bytes, size_t count,
-                                     const size_t *view_of, const tg_allocator *alloc, tg__pool_run *run,
-                                     uint64_t *views_used, tg_error_info *err);
+                                     const tg_in_place_pair *pairs, size_t pair_count, const tg_allocator *alloc,
+                                     tg__pool_run *run, uint64_t *views_used, tg_error_info *err);
 void tg__pool_run_free(tg__pool_run *run);
 
 /* A realization over a run's placements, for tg_realization_check (the run's pool must be

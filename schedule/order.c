@@ -938,6 +938,20 @@ tg_status tg_op_order_compute(const tg_graph *graph, const tg_lifetimes *lifetim
   o->original_peak = peak_full(&p, full, s.rem);
   o->folded_count = p.folded;
 
+  if (graph->flow_count > 0) {
+    /* Control flow: a branch or a loop body runs as a block and its rules (what a body reads
+     * from before it lives to the loop's end op) hang on the subgraph table, so the graph keeps
+     * its own order. */
+    o->method = TG_ORDER_ORIGINAL;
+    o->peak = o->original_peak;
+    o->lower_bound = p.lower_bound < o->original_peak ? p.lower_bound : o->original_peak;
+    o->proved_optimal = 0;
+    memcpy(o->order, full, n * sizeof *full);
+    for (size_t i = 0; i < n; ++i) o->position[i] = (uint32_t)i;
+    scratch_free(alloc, &s);
+    o->elapsed_us = tg__now_us() - t0;
+    goto done;
+  }
   /* (1) Candidates. */
   for (size_t v = 0; v < m; ++v) best[v] = (uint32_t)v;
   order_score best_sc = score_sched(&p, best, s.rem, NULL);
@@ -1026,10 +1040,26 @@ tg_status tg_graph_create_reordered(const tg_graph *graph, const uint32_t *order
     seen[order[k]] = 1;
   }
   tg__free(alloc, seen);
+  if (graph->flow_count > 0)
+    for (size_t k = 0; k < n; ++k)
+      if (order[k] != k) return TG_ERROR_UNSUPPORTED; /* branches and bodies run as blocks */
   tg_graph *g = NULL;
   tg_status st = tg_graph_create(graph->tensor_count, n, alloc, &g);
   if (st != TG_OK) return st;
   g->subgraph_count = graph->subgraph_count;
+  if (graph->flow_count > 0) {
+    g->subgraphs = tg__calloc(alloc, graph->flow_count, sizeof *g->subgraphs);
+    if (g->subgraphs == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    else {
+      g->flow_count = graph->flow_count;
+      for (size_t k = 0; k < graph->flow_count && st == TG_OK; ++k) {
+        g->subgraphs[k] = graph->subgraphs[k];
+        g->subgraphs[k].name = NULL;
+        if (graph->subgraphs[k].name && (g->subgraphs[k].name = tg__strdup(alloc, graph->subgraphs[k].name)) == NULL)
+          st = TG_ERROR_OUT_OF_HOST_MEMORY;
+      }
+    }
+  }
   g->dim_order = graph->dim_order;
   for (size_t t = 0; t < graph->tensor_count && st == TG_OK; ++t) {
     const tg_tensor *src = &graph->tensors[t];
@@ -1049,6 +1079,8 @@ tg_status tg_graph_create_reordered(const tg_graph *graph, const uint32_t *order
     }
     dst->input_count = src->input_count;
     dst->output_count = src->output_count;
+    dst->subgraph = src->subgraph;
+    dst->flags = src->flags;
     if (src->input_count) memcpy(dst->inputs, src->inputs, src->input_count * sizeof *dst->inputs);
     if (src->output_count) memcpy(dst->outputs, src->outputs, src->output_count * sizeof *dst->outputs);
   }

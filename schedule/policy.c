@@ -8,7 +8,12 @@
  * is two bit tests. A tensor nothing reads has D = the producer's row. A graph output is read
  * by the host after the run, after every op: D = {}. A tensor without a scheduled producer (a
  * graph input, or a constant folded at load time) is written before every op: it can give its
- * memory away (to ops after all its readers) but never take memory from another record. */
+ * memory away (to ops after all its readers) but never take memory from another record.
+ *
+ * In-place pairs: an op may write its output over an input when it is the input's last reader
+ * and every other op touching the input happens before it (tg__sched_next_unordered finds none);
+ * branch-local adds that the input's producer is in the op's branch. Per record we keep its
+ * last reader and the first op in the way, so the test is O(1) too. */
 #include "schedule/schedule_internal.h"
 
 #include <string.h>
@@ -27,6 +32,12 @@ struct tg_policy_relation {
     uint64_t window_hi;  /* the last op not in D(record) (see window_parallel_safe) */
   } *info;
   uint64_t *done;
+  /* Per record: may its last reader write over it in place? Kept apart from `info`, which
+   * planners read for every candidate pair of records. */
+  struct pair_info {
+    int32_t last_reader; /* -1 when nothing reads it, or the host reads it after the run */
+    int32_t unordered;   /* an op touching it not ordered before last_reader, else -1 */
+  } *pair;
   tg_allocator alloc;
 };
 
@@ -73,6 +84,29 @@ static int may_share_branch_local(void *user, size_t a, size_t b) {
   return ia->branch == ib->branch && parallel_safe(r, ia, ib);
 }
 
+static int in_place_allowed(void *user, size_t input, size_t output, uint32_t op, uint32_t *other) {
+  const tg_policy_relation *r = user;
+  uint32_t scratch;
+  if (other == NULL) other = &scratch;
+  *other = UINT32_MAX;
+  if (input >= r->count || output >= r->count) return 0;
+  const struct pair_info *pi = &r->pair[input];
+  if (pi->last_reader != (int32_t)op) {
+    if (pi->last_reader > (int32_t)op) *other = (uint32_t)pi->last_reader;
+    return 0;
+  }
+  if (r->info[output].producer != (int32_t)op) return 0;
+  if (pi->unordered >= 0) {
+    *other = (uint32_t)pi->unordered;
+    return 0;
+  }
+  if (r->policy == TG_POLICY_BRANCH_LOCAL && r->info[input].branch != r->info[output].branch) {
+    if (r->info[input].producer >= 0) *other = (uint32_t)r->info[input].producer;
+    return 0;
+  }
+  return 1;
+}
+
 /* The window of record a (tg_share_relation.window): from its producer (0 without one: it may
  * not take memory from any record) to the last op not in D(a). A record b whose window starts
  * after that has a producer in D(a), so a may give b its memory; records with disjoint windows
@@ -111,6 +145,7 @@ void tg_policy_relation_destroy(tg_policy_relation *r) {
   tg_allocator a = r->alloc;
   tg__free(&a, r->info);
   tg__free(&a, r->done);
+  tg__free(&a, r->pair);
   tg__free(&a, r);
 }
 
@@ -177,7 +212,8 @@ tg_status tg__policy_relation_create_over(const tg_schedule *s, const tg__closur
   }
   tg_status st = TG_ERROR_OUT_OF_HOST_MEMORY;
   rel->info = tg__calloc(alloc, record_count ? record_count : 1, sizeof *rel->info);
-  if (rel->info == NULL) goto fail;
+  rel->pair = tg__calloc(alloc, record_count ? record_count : 1, sizeof *rel->pair);
+  if (rel->info == NULL || rel->pair == NULL) goto fail;
   size_t total = 0;
   for (size_t r = 0; r < record_count; ++r) {
     size_t first = done_first_word(s, tensor_of_record[r]), len = s->words - first;
@@ -199,6 +235,11 @@ tg_status tg__policy_relation_create_over(const tg_schedule *s, const tg__closur
     fill_done(s, reach, t, rel->info[r].first_word, rel->done + rel->info[r].done_start);
     rel->info[r].window_hi = last_op_not_done(rel->done + rel->info[r].done_start,
                                               rel->info[r].first_word, s->words, s->op_count);
+    const size_t readers = s->consumer_start[t + 1] - s->consumer_start[t];
+    struct pair_info *pi = &rel->pair[r];
+    pi->last_reader = readers > 0 && !s->is_output[t] ? (int32_t)s->consumers[s->consumer_start[t + 1] - 1] : -1;
+    size_t k = 0;
+    pi->unordered = pi->last_reader >= 0 ? tg__sched_next_unordered(s, reach, t, (size_t)pi->last_reader, &k) : -1;
   }
   rel->relation.user = rel;
   /* Both policies are transitive along time: with disjoint intervals in time order, a may
@@ -207,6 +248,7 @@ tg_status tg__policy_relation_create_over(const tg_schedule *s, const tg__closur
    * an equivalence (same branch). Only parallel-safe has useful windows: branch-local refuses
    * records of other branches at any distance. */
   rel->relation.transitive = 1;
+  rel->relation.in_place = in_place_allowed;
   if (policy == TG_POLICY_BRANCH_LOCAL) {
     rel->relation.may_share = may_share_branch_local;
   } else {

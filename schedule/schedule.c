@@ -551,6 +551,18 @@ void tg_schedule_get_stats(const tg_schedule *s, tg_schedule_stats *out) {
   out->branch_count = s->branch_count;
 }
 
+int32_t tg__sched_next_unordered(const tg_schedule *s, const tg__closure *reach, size_t t, size_t op, size_t *k) {
+  const size_t first = s->consumer_start[t], touchers = s->consumer_start[t + 1] - first + 1;
+  /* Position 0 stands for the producer, position i > 0 for consumer i - 1. */
+  while (*k < touchers) {
+    const size_t at = (*k)++;
+    const int32_t x = at == 0 ? tg__sched_producer(s, t) : (int32_t)s->consumers[first + at - 1];
+    if (x < 0 || (size_t)x == op || s->folded[x]) continue;
+    if (!tg__closure_get(reach, (size_t)x, op)) return x;
+  }
+  return -1;
+}
+
 int tg_schedule_happens_before(const tg_schedule *s, size_t a, size_t b) {
   if (s == NULL || a >= s->op_count || b >= s->op_count) return 0;
   return tg__closure_get(&s->reach, a, b);

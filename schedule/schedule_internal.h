@@ -41,6 +41,14 @@ static inline int tg__closure_get(const tg__closure *c, size_t a, size_t b) {
   return (int)((tg__closure_word(c, a, b / 64) >> (b % 64)) & 1u);
 }
 
+/* The rule of memory reuse, in one place: before `op` writes over the memory tensor t holds
+ * (t's memory taken by one of op's outputs, or written in place by op), every op touching t
+ * (its scheduled producer, its scheduled consumers) other than `op` itself must have finished.
+ * Returns the next such op that does not happen before `op` in `reach` (start with *k = 0;
+ * -1 when there are no more). The waits add an edge from each; the policies let `op` write over
+ * t only when there is none. Folded ops run at load time and never count. */
+int32_t tg__sched_next_unordered(const tg_schedule *s, const tg__closure *reach, size_t t, size_t op, size_t *k);
+
 /* tg_policy_relation_create over another happens-before closure of the same ops (`reach`:
  * n = the schedule's op count; edges only from lower to higher op index), for execution
  * models that order more ops than the graph's edges (several in-order processors). */

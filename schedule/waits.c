@@ -61,21 +61,21 @@ typedef struct waits_ctx {
 } waits_ctx;
 
 /* Records a and b use the same memory: order them, check their intervals, and collect the
- * edges B's producer needs. */
+ * edges B's producer needs. An in-place pair (B written over A by the op that last reads A)
+ * meets at that op, which orders itself; every other op touching A still needs an edge. */
 static tg_status examine_pair(waits_ctx *c, size_t a, size_t b) {
-  const tg_usage_record *ra = &c->records[a], *rb = &c->records[b];
-  /* An in-place pair: the op that reads one writes the other; nothing to wait for. */
-  if (c->in_place_input && (c->in_place_input[a] == b || c->in_place_input[b] == a)) return TG_OK;
-  if (ra->first_task <= rb->last_task && rb->first_task <= ra->last_task)
-    return tg__error(c->err, TG_ERROR_INVALID_PLAN,
-                     "records %zu and %zu share memory but their intervals [%u,%u] and [%u,%u] "
-                     "intersect",
-                     a, b, ra->first_task, ra->last_task, rb->first_task, rb->last_task);
-  if (rb->last_task < ra->first_task) {
+  const int pair = c->in_place_input && (c->in_place_input[a] == b || c->in_place_input[b] == a);
+  if (pair ? c->in_place_input[a] == b : c->records[b].last_task < c->records[a].first_task) {
     size_t t = a;
     a = b;
     b = t;
   }
+  const tg_usage_record *ra = &c->records[a], *rb = &c->records[b];
+  if (!pair && ra->first_task <= rb->last_task && rb->first_task <= ra->last_task)
+    return tg__error(c->err, TG_ERROR_INVALID_PLAN,
+                     "records %zu and %zu share memory but their intervals [%u,%u] and [%u,%u] "
+                     "intersect",
+                     a, b, ra->first_task, ra->last_task, rb->first_task, rb->last_task);
   const tg_schedule *s = c->s;
   c->sharing_pairs++;
   size_t ta = c->tensor_of[a], tb = c->tensor_of[b];
@@ -83,19 +83,14 @@ static tg_status examine_pair(waits_ctx *c, size_t a, size_t b) {
   /* B is written before the run starts: nothing runs before it. */
   if (y < 0) return TG_OK;
   int unsafe = 0;
-  int32_t pa = tg__sched_producer(s, ta);
-  size_t first = s->consumer_start[ta], end = s->consumer_start[ta + 1];
-  /* k == first stands for A's producer (when scheduled); k > first for consumer k - 1. */
-  for (size_t k = pa >= 0 ? first : first + 1; k <= end; ++k) {
-    uint32_t x = (k == first) ? (uint32_t)pa : s->consumers[k - 1];
-    if (s->folded[x]) continue;
-    if (tg__closure_get(&s->reach, x, (size_t)y)) continue;
-    if (x >= (uint32_t)y)
+  size_t k = 0;
+  for (int32_t x; (x = tg__sched_next_unordered(s, &s->reach, ta, (size_t)y, &k)) >= 0;) {
+    if (x > y)
       return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT,
-                       "records %zu and %zu do not match the graph: op %u touches tensor %zu of "
-                       "the earlier record but runs at or after op %d, the producer of tensor %zu",
-                       a, b, x, ta, (int)y, tb);
-    if (!candidate_push(&c->cands, (candidate){(uint32_t)y, x, b, a}))
+                       "records %zu and %zu do not match the graph: op %d touches tensor %zu of "
+                       "the earlier record but runs after op %d, the producer of tensor %zu",
+                       a, b, (int)x, ta, (int)y, tb);
+    if (!candidate_push(&c->cands, (candidate){(uint32_t)y, (uint32_t)x, b, a}))
       return TG_ERROR_OUT_OF_HOST_MEMORY;
     unsafe = 1;
   }

@@ -84,7 +84,9 @@ void tg_cli_json_in_place(tg__strbuf *b, const tg_in_place_pair *pairs, size_t c
   "                           views of their input (one allocation each), where that lowers\n" \
   "                           the total; the engine's kernels must then read each element\n"  \
   "                           before writing it (no restrict). JSON \"in_place\" lists the\n"  \
-  "                           pairs used (docs/models.md). Image storages: Vulkan only\n"
+  "                           pairs used (docs/models.md). Image storages: Vulkan only.\n"  \
+  "                           --policy parallel-safe|branch-local keep only pairs whose\n"   \
+  "                           input no other op may still read when the op runs\n"
 
 /* Strategy best's search time on the command line when --time-limit is not given: the CLI
  * plans offline, so it searches longer than the library's TG_DEFAULT_TIME_LIMIT_MS (meant for

@@ -332,19 +332,8 @@ int tg_cli_run_pool(int argc, char **argv) {
   /* --in-place: a view (RESHAPE-like op over an input that dies there) allocates nothing. The
    * other pairs write over their input in kernels; the pool still gives them memory of their own. */
   uint64_t views = 0;
-  size_t *view_of = NULL;
-  if (in_place && in.in_place_count > 0) {
-    view_of = tg__calloc(alloc, n, sizeof *view_of);
-    if (view_of == NULL) {
-      tg_cli_error("out of host memory");
-      goto out;
-    }
-    for (size_t r = 0; r < n; ++r) view_of[r] = SIZE_MAX;
-    for (size_t k = 0; k < in.in_place_count; ++k)
-      if (in.in_place[k].view) view_of[in.in_place[k].output] = in.in_place[k].input;
-  }
-  st = tg__pool_run_records_views(pool, pd.records, pd.res, pd.bytes, pd.count, view_of, alloc, &run, &views, &err);
-  tg__free(alloc, view_of);
+  st = tg__pool_run_records_views(pool, pd.records, pd.res, pd.bytes, pd.count, in_place ? in.in_place : NULL,
+                                  in_place ? in.in_place_count : 0, alloc, &run, &views, &err);
   uint64_t pool_us = tg__now_us() - t0;
   if (st != TG_OK) {
     size_t r = run.failed_record;

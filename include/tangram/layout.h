@@ -20,7 +20,11 @@ extern "C" {
 
 TANGRAM_API_BEGIN
 
-/* Where a tensor lives. Channels are packed 4 to a texel/element group ("slices"). */
+/* Where a tensor lives. Channels are packed 4 to a texel/element group ("slices"). Tangram
+ * sizes buffers and image buffers but does not order their texels: that is the engine's. The
+ * one assumption it makes is that of the in-place views (tg_model_in_place_pairs): at batch 1,
+ * a buffer's texel order depends on H and W only through y * W + x (rows of W texels, one row
+ * after another), as in BHWC order and in TFLite's GPU order (slice, then y, then x). */
 typedef enum tg_storage {
   TG_STORAGE_BUFFER = 0,            /* linear buffer; 1D record in bytes */
   TG_STORAGE_IMAGE_BUFFER,          /* 1D texel buffer; 1D record in bytes */
@@ -220,14 +224,17 @@ tg_in_place_kind tg_op_in_place_kind(const char *op_name);
 
 /* The in-place candidates of `records` (built from `graph` and `lifetimes`): at most one pair
  * per op, for ops with one output, where an input record dies at the op (the op is its last
- * reader) and has the output record's size and element type, neither being a graph input,
- * output or constant. Elementwise ops: the input's shape equals the output's; only where one
- * kernel may read and write the same memory: buffers always, image storages (image buffers and
- * textures) only with `images` nonzero (Vulkan storage images; not OpenCL 1.2 images). Views:
- * input 0, where the device layout is the same: equal BHWC shapes, or in buffers equal batch
- * and channels with H*W equal. `*pairs` (record indices of records->records, ascending ops) is
- * allocated from `alloc` (NULL when `*count` is 0). TG_ERROR_INVALID_ARGUMENT for mismatched
- * inputs, TG_ERROR_OUT_OF_HOST_MEMORY. */
+ * reader in op order) and has the output record's size and element type, neither being
+ * persistent (a graph input or output, as `lifetimes` says) or constant. Elementwise ops: the
+ * input's shape equals the output's; only where one kernel may read and write the same memory:
+ * buffers always, image storages (image buffers and textures) only with `images` nonzero
+ * (Vulkan storage images; not OpenCL 1.2 images). Views: input 0, where the device layout is
+ * the same: equal BHWC shapes, or in buffers batch 1, equal channels and H*W equal (see
+ * tg_storage). The candidates hold for serial order; where ops may run at the same time the
+ * planner leaves out those the policy's relation does not allow (another op still reading the
+ * input: tg_share_relation.in_place). `*pairs` (record indices of records->records, ascending
+ * ops) is allocated from `alloc` (NULL when `*count` is 0). TG_ERROR_INVALID_ARGUMENT for
+ * mismatched inputs, TG_ERROR_OUT_OF_HOST_MEMORY. */
 tg_status tg_model_in_place_pairs(const tg_graph *graph, const tg_lifetimes *lifetimes,
                                   const tg_model_records *records, int images,
                                   const tg_allocator *alloc, tg_in_place_pair **pairs,

@@ -79,7 +79,8 @@ typedef struct tg_op_order {
  * lifetimes mark planned count; pass 0 for tensors without a record. Folded constant ops (present
  * inputs all constant) compute nothing at run time: they go first, in their original order.
  * The order returned is never worse than the graph's own (which is returned unchanged, method
- * TG_ORDER_ORIGINAL, when nothing is strictly better). TG_ERROR_OVERFLOW when the sizes add up
+ * TG_ORDER_ORIGINAL, when nothing is strictly better). A graph with control flow (flow_count > 0)
+ * keeps its own order: its branches and loop bodies run as blocks. TG_ERROR_OVERFLOW when the sizes add up
  * beyond 64 bits; TG_ERROR_INVALID_ARGUMENT for NULL arguments or lifetimes of another graph.
  * The caller owns the result; `*out` is NULL on failure; nothing leaks. Takes up to about
  * options->time_limit_ms; the exact search may allocate up to `exact_max_states` states
@@ -102,7 +103,8 @@ tg_status tg_op_order_compute_peak(const tg_graph *graph, const tg_lifetimes *li
 /* A copy of `graph` whose op k is `graph`'s op order[k] (tensors, inputs and outputs
  * unchanged; the source gets " (reordered)"). Compute lifetimes and records on it as usual.
  * TG_ERROR_INVALID_ARGUMENT when `order` is not a permutation of the ops (it is not checked for
- * topology: tg_graph_compute_lifetimes does that). `*out` is NULL on failure. */
+ * topology: tg_graph_compute_lifetimes does that). A graph with control flow is copied with its
+ * subgraph table, in its own order only (another order: TG_ERROR_UNSUPPORTED). `*out` is NULL on failure. */
 tg_status tg_graph_create_reordered(const tg_graph *graph, const uint32_t *order,
                                     const tg_allocator *alloc, tg_graph **out);
 

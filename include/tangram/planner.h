@@ -91,12 +91,23 @@ tg_status tg_fit_from_name(const char *name, tg_fit *out);
  *   interval, and test may_share only for records whose windows intersect.
  * - `transitive`: for records a, b, c whose intervals are disjoint and in that order in time,
  *   may_share(a, b) and may_share(b, c) imply may_share(a, c). Objects-mode strategies then
- *   test a record only against its neighbours in time within an object. */
+ *   test a record only against its neighbours in time within an object.
+ *
+ * In-place pairs (tg_in_place_pair) meet at their op, so may_share says nothing about them:
+ * `in_place(user, input, output, op, &other)` does. It returns nonzero when op `op` may write
+ * record `output` over record `input` in the execution the relation stands for: every other op
+ * touching `input` (its producer and its other readers) is ordered before `op`, and whatever
+ * else the relation demands of two records sharing memory holds. When it returns 0 it sets
+ * `*other` to an op touching `input` that is not so ordered (UINT32_MAX when it names none).
+ * Pure, like may_share. NULL with a relation: no pair may be used under it
+ * (the planner leaves every pair out, the validator refuses a plan that declares one). Without
+ * a relation (serial order) the rules of tg_in_place_pair alone decide. */
 typedef struct tg_share_relation {
   int (*may_share)(void *user, size_t a, size_t b);
   void *user;
   void (*window)(void *user, size_t r, uint64_t *lo, uint64_t *hi);
   int transitive;
+  int (*in_place)(void *user, size_t input, size_t output, uint32_t op, uint32_t *other);
 } tg_share_relation;
 
 /* Planning options. A zeroed struct (or NULL for tg_plan_compute) means: objects mode, naive
@@ -161,10 +172,14 @@ typedef struct tg_plan_options {
    * reading each element before writing it). Each pair (see tg_in_place_pair) must satisfy its
    * rules, and a record may be the input of one pair and the output of one pair at most
    * (else TG_ERROR_INVALID_ARGUMENT). Chains of pairs become one allocation each; the planner
-   * plans the records with and without them (each with half of an explicit time limit) and
-   * keeps the smaller plan (ties: without), so in-place never raises a total. A pair whose
-   * chain would join records that conflict (the relation forbids them to share, or their
-   * intervals meet elsewhere) is left out. The pairs used are in tg_plan.in_place. */
+   * plans the records with and without them and keeps the smaller plan (ties: without), so
+   * in-place never raises a total; the two plans share the call's search budget (each gets
+   * half of time_limit_ms, of the default search time and of work_limit), so in-place takes
+   * about the time the call would take without it, plus the strategies' second pass. A pair is
+   * left out when the relation does not allow it (tg_share_relation.in_place: another op
+   * touching its input may run at the same time as its op) or when its chain would join
+   * records that conflict (the relation forbids them to share, or their intervals meet
+   * elsewhere). The pairs used are in tg_plan.in_place. */
   const tg_in_place_pair *in_place;
   size_t in_place_count;
   /* The largest single allocation the device accepts, in bytes (0 = no cap). Offsets mode:
@@ -413,8 +428,10 @@ tg_status tg_bounds_compute_in_place(const tg_usage_record *records, size_t coun
  * the same object or intersecting address ranges of one arena, except the in-place pairs the
  * plan declares (tg_plan.in_place): each must follow the pair rules (the input's last task and
  * the output's first task are the pair's op, equal sizes, one pair per record as input and as
- * output) and put both records in the same object or at the same offset of one arena; they are
- * the only records whose intervals may meet and still share. Returns TG_OK when valid,
+ * output), be allowed by `relation` (tg_share_relation.in_place: with a relation, an op that
+ * touches the input and is not ordered before the pair's op is an error naming both ops) and
+ * put both records in the same object or at the same offset of one arena; they are the only
+ * records whose intervals may meet and still share. Returns TG_OK when valid,
  * TG_ERROR_INVALID_PLAN with `err` naming the records and the rule broken when not, or
  * another error (allocation). Reads only; allocates scratch. O(n log n) plus, with a
  * relation, one may_share test per pair of records sharing memory (quadratic at worst). */

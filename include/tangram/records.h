@@ -36,9 +36,11 @@ typedef struct tg_usage_record {
 
 /* An op that writes its output record over an input record ("in place"), or whose output is a
  * view of its input (`view` nonzero: the op copies nothing). Valid when the input's last task
- * and the output's first task are both `op` and the two records have the same size; then they
- * may share one allocation (same object, or the same offset) although their intervals meet at
- * `op`. Record indices refer to the record set the pair comes with. */
+ * and the output's first task are both `op` and the two records have the same size, and, where
+ * ops may run at the same time, when every other op touching the input is ordered before `op`
+ * (tg_share_relation.in_place decides); then they may share one allocation (same object, or the
+ * same offset) although their intervals meet at `op`. Record indices refer to the record set
+ * the pair comes with. */
 typedef struct tg_in_place_pair {
   uint32_t op;
   size_t input;

@@ -114,7 +114,10 @@ const char *tg_policy_name(tg_policy policy);
 tg_status tg_policy_from_name(const char *name, tg_policy *out);
 
 /* A may-share relation over usage records that implements a policy for the planner
- * (tg_plan_options.relation) and the validator (tg_plan_validate). */
+ * (tg_plan_options.relation) and the validator (tg_plan_validate). It also says which in-place
+ * pairs the policy allows (tg_share_relation.in_place): a pair's op may write over its input
+ * only when every other op touching the input happens before it (branch-local: and the input's
+ * producer is in the op's branch). */
 typedef struct tg_policy_relation tg_policy_relation;
 
 /* Build the relation for `policy` over `record_count` records, where record r holds tensor
@@ -197,9 +200,12 @@ typedef struct tg_waits {
  * same object (objects mode) or their [offset, offset + size) ranges intersect (offsets mode;
  * empty ranges intersect nothing). For each sharing pair A, B with A's interval before B's, each
  * op touching A (its producer and consumers) that does not happen before B's producer gets an
- * edge to B's producer; edges implied by the graph and the other reuse edges are dropped. A plan
- * made under the parallel-safe or branch-local policy has none. TG_ERROR_INVALID_PLAN (with
- * `err`) when two sharing records have intersecting intervals; TG_ERROR_INVALID_ARGUMENT when
+ * edge to B's producer; edges implied by the graph and the other reuse edges are dropped. An
+ * in-place pair the plan declares (B written over A by A's last reader) is such a pair whose
+ * intervals meet at that op: every other op touching A gets its edge to it. A plan made under
+ * the parallel-safe or branch-local policy has none. TG_ERROR_INVALID_PLAN (with `err`) when two
+ * sharing records other than a declared pair have intersecting intervals;
+ * TG_ERROR_INVALID_ARGUMENT when
  * the records do not match the graph (tensor index out of range, or a sharing pair whose ops are
  * not in the records' order). `*out` is NULL on failure. */
 tg_status tg_schedule_compute_waits(const tg_schedule *schedule,

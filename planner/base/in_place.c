@@ -1,5 +1,4 @@
 /* In-place pairs: their rules and the chains they form (in_place.h). */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +9,6 @@
 /* Longest chain formed; a pair that would make a longer one is left out (keeps the joining
  * test, quadratic in the chain, cheap). */
 #define MAX_CHAIN 64
-
-static int same_extent(tg_extent a, tg_extent b) { return a.w == b.w && a.h == b.h && a.d == b.d; }
 
 static tg_status check_unique(size_t count, const tg_in_place_pair *pairs, size_t pair_count,
                               const tg_allocator *alloc, char *why, size_t why_size) {
@@ -46,28 +43,17 @@ tg_status tg__in_place_check(const tg_usage_record *records, size_t count, uint3
     snprintf(why, why_size, "in-place pairs missing");
     return TG_ERROR_INVALID_ARGUMENT;
   }
-  for (size_t i = 0; i < pair_count; ++i) {
-    const tg_in_place_pair *p = &pairs[i];
-    if (p->input >= count || p->output >= count || p->input == p->output) {
-      snprintf(why, why_size, "in-place pair %zu: records %zu -> %zu out of range or equal (%zu records)",
-               i, p->input, p->output, count);
-      return TG_ERROR_INVALID_ARGUMENT;
-    }
-    const tg_usage_record *a = &records[p->input], *b = &records[p->output];
-    if (a->last_task != p->op || b->first_task != p->op) {
-      snprintf(why, why_size,
-               "in-place pair %zu (op %" PRIu32 ", records %zu -> %zu): the input must die and the output be "
-               "born at the op (input [%" PRIu32 ", %" PRIu32 "], output [%" PRIu32 ", %" PRIu32 "])",
-               i, p->op, p->input, p->output, a->first_task, a->last_task, b->first_task, b->last_task);
-      return TG_ERROR_INVALID_ARGUMENT;
-    }
-    if (!same_extent(a->size, b->size)) {
-      snprintf(why, why_size, "in-place pair %zu (op %" PRIu32 ", records %zu -> %zu): sizes differ", i, p->op,
-               p->input, p->output);
-      return TG_ERROR_INVALID_ARGUMENT;
-    }
-  }
+  for (size_t i = 0; i < pair_count; ++i)
+    if (!tg__in_place_pair_fits(records, count, &pairs[i], i, why, why_size)) return TG_ERROR_INVALID_ARGUMENT;
   return check_unique(count, pairs, pair_count, alloc, why, why_size);
+}
+
+int tg__in_place_pair_ordered(const tg_share_relation *relation, const tg_in_place_pair *p, uint32_t *other) {
+  uint32_t scratch;
+  if (other == NULL) other = &scratch;
+  *other = UINT32_MAX;
+  if (relation == NULL) return 1;
+  return relation->in_place != NULL && relation->in_place(relation->user, p->input, p->output, p->op, other);
 }
 
 static int intervals_meet(const tg_usage_record *a, const tg_usage_record *b) {
@@ -141,6 +127,7 @@ tg_status tg__in_place_groups_build(const tg_usage_record *records, size_t count
   qsort(order, pair_count, sizeof *order, pair_op_cmp);
   for (size_t i = 0; i < pair_count; ++i) {
     const tg_in_place_pair *p = order[i];
+    if (!tg__in_place_pair_ordered(relation, p, NULL)) continue;
     size_t na = 0, nb = 0;
     for (size_t r = p->input; r != NONE && na < MAX_CHAIN; r = prev[r]) chain_a[na++] = r;
     for (size_t r = p->output; r != NONE && nb < MAX_CHAIN; r = next[r]) chain_b[nb++] = r;
@@ -191,4 +178,21 @@ done:
   tg__free(alloc, chain_b);
   if (st != TG_OK) tg__in_place_groups_free(g, alloc);
   return st;
+}
+
+static uint32_t half_of(uint32_t x, int second) { return second ? x / 2 : x - x / 2; }
+
+void tg__in_place_split_budget(const tg_plan_options *options, int second, tg_plan_options *out,
+                               uint32_t *default_ms) {
+  *out = *options;
+  *default_ms = 0;
+  if (options->strategy != TG_STRATEGY_BEST) return;
+  const uint32_t t = options->time_limit_ms;
+  if (t == 0 || (options->exact && t == TG_TIME_LIMIT_NONE)) {
+    *default_ms = half_of(options->exact ? 1000u : TG_DEFAULT_TIME_LIMIT_MS, second);
+  } else if (t != TG_TIME_LIMIT_NONE) {
+    out->time_limit_ms = half_of(t, second);
+    if (out->time_limit_ms == 0) out->time_limit_ms = TG_TIME_LIMIT_NONE;
+  }
+  if (options->work_limit > 1) out->work_limit = half_of(options->work_limit, second);
 }

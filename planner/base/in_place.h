@@ -22,20 +22,39 @@ typedef struct tg__in_place_groups {
   const tg_share_relation *base_relation;
 } tg__in_place_groups;
 
-/* TG_OK when every pair follows the rules of tg_in_place_pair over `records` and no record is
- * the input (or the output) of two pairs; TG_ERROR_INVALID_ARGUMENT otherwise (or TG_ERROR_OUT_OF_HOST_MEMORY), with a message
- * in `why` (may be NULL) naming the pair and the rule. */
+/* TG_OK when every pair follows the rules of tg_in_place_pair over `records`
+ * (tg__in_place_pair_fits) and no record is the input (or the output) of two pairs;
+ * TG_ERROR_INVALID_ARGUMENT otherwise (or TG_ERROR_OUT_OF_HOST_MEMORY), with a message in `why`
+ * (may be NULL) naming the pair and the rule. */
 tg_status tg__in_place_check(const tg_usage_record *records, size_t count, uint32_t dims,
                              const tg_in_place_pair *pairs, size_t pair_count,
                              const tg_allocator *alloc, char *why, size_t why_size);
 
-/* Chain the pairs (checked first) into groups; a pair whose chain would join records that
- * conflict (intervals meeting elsewhere, or `relation` forbidding them) is left out. With a
- * relation, g->relation is the relation over the groups (all members may share). */
+/* The relation's part of the pair rules: 1 when `relation` lets pair p's op write its output
+ * over its input (NULL, serial order: always; a relation without `in_place`: never), else 0
+ * with `*other` (may be NULL) the op touching the input that the relation does not order
+ * before the pair's op, or UINT32_MAX. The planner, the validator and every other user of a
+ * relation with pairs ask this. */
+int tg__in_place_pair_ordered(const tg_share_relation *relation, const tg_in_place_pair *p, uint32_t *other);
+
+/* Chain the pairs (checked first) into groups; a pair the relation does not allow
+ * (tg__in_place_pair_ordered), or whose chain would join records that conflict (intervals
+ * meeting elsewhere, or `relation` forbidding them), is left out. With a relation, g->relation
+ * is the relation over the groups (all members may share). */
 tg_status tg__in_place_groups_build(const tg_usage_record *records, size_t count, uint32_t dims,
                                     const tg_in_place_pair *pairs, size_t pair_count,
                                     const tg_share_relation *relation, const tg_allocator *alloc,
                                     tg__in_place_groups *g);
 void tg__in_place_groups_free(tg__in_place_groups *g, const tg_allocator *alloc);
+
+/* With pairs, tg_plan_compute plans twice (the records with their chains merged: `second` 0;
+ * the records as they are: `second` 1) and keeps the smaller plan; the two share the call's
+ * search budget. `*out` is `options` with plan `second`'s share: half of an explicit time limit
+ * (a half of 0 ms: TG_TIME_LIMIT_NONE) and of a work limit (at least 1 unit), the first half
+ * rounded up. `*default_ms` is its half of the default search time (what time_limit_ms 0
+ * stands for: TG_DEFAULT_TIME_LIMIT_MS, or 1000 ms with `exact`, which also reads
+ * TG_TIME_LIMIT_NONE so), else 0. Only strategy best has a budget. */
+void tg__in_place_split_budget(const tg_plan_options *options, int second, tg_plan_options *out,
+                               uint32_t *default_ms);
 
 #endif

@@ -1,11 +1,14 @@
 /* In-place plans on the device: the on-device check verifies an input before its op writes
- * over it (0 corrupted on host, OpenCL and Vulkan), and catches a kernel that writes its
- * output before reading its input. */
+ * over it (0 corrupted on host, OpenCL and Vulkan), catches a kernel that writes its output
+ * before reading its input, and, out of order, a pair whose input another op may still read;
+ * random graphs under every policy then run out of order with 0 corrupted. */
 #include "support/tg_test.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/tg_in_place_oracle.h"
 #include "support/tg_models.h"
 #include "tangram/backend.h"
 #include "tangram/layout.h"
@@ -62,7 +65,8 @@ static uint64_t check(tg_device *d, const tg_record_set *set, const tg_plan *pla
   return result.corrupted_records;
 }
 
-static void on_backend(tg_backend_kind backend) {
+/* The backend's device, or NULL (a failure in CI) when it is not available. */
+static tg_device *open_device(tg_backend_kind backend) {
   tg_device_options opt = {0};
   opt.backend = backend;
   tg_device *d = NULL;
@@ -70,8 +74,15 @@ static void on_backend(tg_backend_kind backend) {
   if (tg_device_open(&opt, NULL, &d, NULL, NULL, &err) != TG_OK) {
     if (tg_test_in_ci()) fail_msg("%s: %s", tg_backend_name(backend), err.message);
     print_message("%s: not available (%s)\n", tg_backend_name(backend), err.message);
-    return;
+    return NULL;
   }
+  return d;
+}
+
+static void on_backend(tg_backend_kind backend) {
+  tg_device *d = open_device(backend);
+  if (d == NULL) return;
+  tg_error_info err = {{0}};
   tg_graph *g = parse(k_graph), *g2 = parse(k_writes_first);
   tg_lifetimes *lt = NULL;
   assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &lt, &err), TG_OK);
@@ -129,14 +140,9 @@ static void public_models(tg_backend_kind backend) {
   /* bench/bench_in_place covers every public model; here two keep the test at a few seconds. */
   static const char *const k_names[] = {"face_detection_short_range", "selfie_segmentation"};
   static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D};
-  tg_device_options opt = {0};
-  opt.backend = backend;
-  tg_device *d = NULL;
+  tg_device *d = open_device(backend);
+  if (d == NULL) return;
   tg_error_info err = {{0}};
-  if (tg_device_open(&opt, NULL, &d, NULL, NULL, &err) != TG_OK) {
-    if (tg_test_in_ci()) fail_msg("%s: %s", tg_backend_name(backend), err.message);
-    return;
-  }
   const tg_device_info *info = tg_device_get_info(d);
   const size_t models = getenv("TANGRAM_TEST_QUICK") ? 1 : sizeof k_names / sizeof *k_names;
   size_t runs = 0, used = 0;
@@ -216,6 +222,168 @@ static void public_models(tg_backend_kind backend) {
   tg_device_close(d);
 }
 
+/* Out of order: plan `g`'s records in `storage` with their in-place candidates under `policy`
+ * in `mode`, realise the plan and run the check with the waits a runtime gets (the reuse edges
+ * for serial plans unless `no_reuse`). The check's status; corrupted records in `*bad`, pairs
+ * used in `*used`; the check's error in `*why`. */
+static tg_status out_of_order(tg_device *d, const tg_graph *g, tg_storage storage, tg_policy policy, tg_mode mode,
+                              int no_reuse, uint64_t *bad, size_t *used, tg_error_info *why) {
+  tg_error_info err = {{0}};
+  tg_lifetimes *lt = NULL;
+  tg_schedule *s = NULL;
+  assert_int_equal(tg_graph_compute_lifetimes(g, NULL, NULL, &lt, &err), TG_OK);
+  assert_int_equal(tg_schedule_create(g, NULL, NULL, &s, &err), TG_OK);
+  tg_model_records *mr = NULL;
+  assert_int_equal(tg_model_records_create(g, lt, storage, TG_PRECISION_FP32, NULL, NULL, &mr, &err), TG_OK);
+  const tg_record_set *set = mr->records;
+  tg_in_place_pair *pairs = NULL;
+  size_t np = 0;
+  assert_int_equal(tg_model_in_place_pairs(g, lt, mr, tg_device_get_info(d)->backend != TG_BACKEND_OPENCL, NULL,
+                                           &pairs, &np),
+                   TG_OK);
+  tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
+  const tg_record_set *planned = set;
+  tg_record_set *arena = NULL;
+  if (mode == TG_MODE_OFFSETS) {
+    assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count, TG_PRECISION_FP32, NULL, &arena),
+                     TG_OK);
+    planned = arena;
+    size_t kept = 0; /* pairs whose device sizes differ are left out, as tangram run does */
+    for (size_t i = 0; i < np; ++i)
+      if (arena->records[pairs[i].input].size.w == arena->records[pairs[i].output].size.w) pairs[kept++] = pairs[i];
+    np = kept;
+  }
+  tg_plan *plan = tg_test_plan_in_place(s, policy, mode, planned, mr->tensor_of, pairs, np);
+  *used = plan->in_place_count;
+  tg_waits *w = NULL;
+  tg_wait_lists *l = NULL;
+  assert_int_equal(tg_schedule_compute_waits(s, planned->records, mr->tensor_of, planned->count, plan, NULL, &w, &err),
+                   TG_OK);
+  assert_int_equal(tg_wait_lists_create(w, policy == TG_POLICY_SERIAL && !no_reuse, NULL, &l), TG_OK);
+  tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res, TG_PRECISION_FP32, 0};
+  tg_realization *z = NULL;
+  if (tg_realization_create(d, &desc, NULL, &z, &err) != TG_OK) fail_msg("realise: %s", err.message);
+  tg_check_desc cd = {g, mr->tensor_of, 1, 0, NULL, NULL};
+  tg_check_desc_use_waits(&cd, l);
+  tg_check_result result = {0, NULL, 0};
+  const tg_status st = tg_realization_check(z, &cd, &result, &err);
+  *bad = result.corrupted_records;
+  *why = err;
+  tg_realization_destroy(z);
+  tg_wait_lists_destroy(l);
+  tg_waits_destroy(w);
+  tg_plan_destroy(plan);
+  tg_record_set_destroy(arena);
+  free(res);
+  free(pairs);
+  tg_model_records_destroy(mr);
+  tg_schedule_destroy(s);
+  tg_lifetimes_destroy(lt);
+  return st;
+}
+
+static tg_device *open_ooo(tg_backend_kind backend) {
+  tg_device *d = open_device(backend);
+  if (d != NULL && !tg_device_get_info(d)->out_of_order)
+    fail_msg("%s: no out-of-order queue", tg_backend_name(backend));
+  return d;
+}
+
+/* The race graphs out of order: a serial plan writes c over a at op 2 (chained: d over c at op
+ * 3) and, without the reuse edges, nothing orders op 1 (op 2), which also reads the input,
+ * before it: the check must refuse or catch it. With the waits, and under both parallel
+ * policies, 0 corrupted. */
+static void race_out_of_order(tg_backend_kind backend) {
+  tg_device *d = open_ooo(backend);
+  if (d == NULL) return;
+  for (int chained = 0; chained < 2; ++chained) {
+    tg_graph *g = tg_oracle_race_graph(chained);
+    for (int mode = 0; mode < 2; ++mode) {
+      uint64_t bad = 0;
+      size_t used = 0;
+      tg_error_info why;
+      tg_status st = out_of_order(d, g, TG_STORAGE_BUFFER, TG_POLICY_SERIAL, (tg_mode)mode, 1, &bad, &used, &why);
+      print_message("%s, %s graph, %s, serial plan without reuse edges: %s, %llu corrupted\n",
+                    tg_backend_name(backend), chained ? "chained" : "race", tg_mode_name((tg_mode)mode),
+                    st == TG_OK ? "checked" : why.message, (unsigned long long)bad);
+      assert_true(used > 0);
+      if (st == TG_OK && bad == 0)
+        fail_msg("%s: out of order, a pair whose input op %d still reads went unnoticed", tg_backend_name(backend),
+                 chained ? 2 : 1);
+      for (int pol = 0; pol < TG_POLICY_COUNT; ++pol) {
+        st = out_of_order(d, g, TG_STORAGE_BUFFER, (tg_policy)pol, (tg_mode)mode, 0, &bad, &used, &why);
+        if (st != TG_OK || bad != 0)
+          fail_msg("%s, %s graph, %s %s: %s, %llu corrupted", tg_backend_name(backend), chained ? "chained" : "race",
+                   tg_mode_name((tg_mode)mode), tg_policy_name((tg_policy)pol),
+                   st == TG_OK ? "checked" : why.message, (unsigned long long)bad);
+      }
+    }
+    tg_graph_destroy(g);
+  }
+  tg_device_close(d);
+}
+
+/* Random graphs rich in candidates, out of order under every policy (serial with its waits),
+ * buffers in both modes and 2D textures: 0 corrupted. */
+static void random_out_of_order(tg_backend_kind backend) {
+  tg_device *d = open_ooo(backend);
+  if (d == NULL) return;
+  const tg_device_info *info = tg_device_get_info(d);
+  const size_t graphs = getenv("TANGRAM_TEST_DEEP") ? 200 : getenv("TANGRAM_TEST_QUICK") ? 3 : 12;
+  tg_test_rng rng = {0x00D};
+  size_t runs = 0, used_total = 0;
+  for (size_t i = 0; i < graphs; ++i) {
+    tg_graph *g = tg_oracle_random_graph(&rng, (size_t)tg_test_rng_range(&rng, 4, 16));
+    for (int si = 0; si < 2; ++si) {
+      const tg_storage storage = si ? TG_STORAGE_TEXTURE_2D : TG_STORAGE_BUFFER;
+      if (si && !info->images) continue;
+      for (int mode = 0; mode < 2; ++mode) {
+        if (mode == TG_MODE_OFFSETS && si && !info->arena_images) continue;
+        if (mode == TG_MODE_OFFSETS && si) continue; /* 2D records: objects only */
+        for (int pol = 0; pol < TG_POLICY_COUNT; ++pol) {
+          uint64_t bad = 0;
+          size_t used = 0;
+          tg_error_info why;
+          tg_status st = out_of_order(d, g, storage, (tg_policy)pol, (tg_mode)mode, 0, &bad, &used, &why);
+          if (st != TG_OK || bad != 0)
+            fail_msg("%s, graph %zu, %s %s %s: %s, %llu corrupted", tg_backend_name(backend), i,
+                     tg_storage_name(storage), tg_mode_name((tg_mode)mode), tg_policy_name((tg_policy)pol),
+                     st == TG_OK ? "checked" : why.message, (unsigned long long)bad);
+          used_total += used;
+          ++runs;
+        }
+      }
+    }
+    tg_graph_destroy(g);
+  }
+  print_message("%s: %zu random graphs, %zu out-of-order runs (%zu pairs used), 0 corrupted\n",
+                tg_backend_name(backend), graphs, runs, used_total);
+  assert_true(used_total > graphs);
+  tg_device_close(d);
+}
+
+/* `tangram run --in-place --out-of-order` on the race graph: the parallel policies leave the
+ * racy pair out and the check passes; a serial plan without its reuse edges is refused with
+ * both ops named. */
+static void race_cli(const char *backend) {
+  char path[512];
+  tg_test_data_path(path, sizeof path, "graphs/in_place_race.graph");
+  for (int pol = 0; pol < TG_POLICY_COUNT; ++pol) {
+    cli_result r = cli("run '%s' --backend %s --storage buffer --in-place --out-of-order --policy %s --json", path,
+                       backend, tg_policy_name((tg_policy)pol));
+    if (r.code != 0) fail_msg("%s %s: exit %d: %s", backend, tg_policy_name((tg_policy)pol), r.code, r.err);
+    assert_int_equal(tg_test_json_u64(r.out, "corrupted_tensors"), 0);
+    /* Serial: the pair (2 KiB); parallel: no pair (3 KiB). */
+    assert_int_equal(tg_test_json_u64(r.out, "planned_bytes"), pol == TG_POLICY_SERIAL ? 2048 : 3072);
+    cli_free(&r);
+  }
+  cli_result r = cli("run '%s' --backend %s --storage buffer --in-place --out-of-order --no-reuse-edges", path,
+                     backend);
+  if (r.code == 0 || strstr(r.err, "op 1") == NULL || strstr(r.err, "op 2") == NULL)
+    fail_msg("%s: a serial in-place plan without its waits: exit %d: %s", backend, r.code, r.err);
+  cli_free(&r);
+}
+
 static void host(void **state) {
   (void)state;
   on_backend(TG_BACKEND_HOST);
@@ -231,12 +399,26 @@ static void vulkan(void **state) {
   on_backend(TG_BACKEND_VULKAN);
   public_models(TG_BACKEND_VULKAN);
 }
+static void opencl_out_of_order(void **state) {
+  (void)state;
+  race_out_of_order(TG_BACKEND_OPENCL);
+  random_out_of_order(TG_BACKEND_OPENCL);
+  race_cli("opencl");
+}
+static void vulkan_out_of_order(void **state) {
+  (void)state;
+  race_out_of_order(TG_BACKEND_VULKAN);
+  random_out_of_order(TG_BACKEND_VULKAN);
+  race_cli("vulkan");
+}
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(host),
       cmocka_unit_test(opencl),
       cmocka_unit_test(vulkan),
+      cmocka_unit_test(opencl_out_of_order),
+      cmocka_unit_test(vulkan_out_of_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,8 @@
  *
  * Properties: a refusal is TG_ERROR_PARSE or TG_ERROR_INVALID_PLAN with a message and no
  * output; an accepted file's plan passes tg_plan_validate against its records, the file
- * matches its own records, and writing it again gives the same bytes (accepted files are
+ * matches its own records (under a relation that refuses every in-place pair: exactly when
+ * the plan declares none), and writing it again gives the same bytes (accepted files are
  * canonical; a version-1 file comes back as the current version); a file over a range gives
  * its plan over its own records (under the serial rule for a serial plan; under another
  * policy the plan may be refused as another), valid at every size, and is written back the
@@ -30,6 +31,15 @@ static int share_all(void *user, size_t a, size_t b) {
   (void)user;
   (void)a;
   (void)b;
+  return 1;
+}
+
+static int in_place_all(void *user, size_t input, size_t output, uint32_t op, uint32_t *other) {
+  (void)user;
+  (void)input;
+  (void)output;
+  (void)op;
+  *other = UINT32_MAX;
   return 1;
 }
 
@@ -68,10 +78,16 @@ static void check_accepted(const tg_plan_file *f, const uint8_t *data, size_t si
   if (tg_plan_validate(s->records, s->count, s->dims, f->plan, f->alignment, NULL, a, &err) != TG_OK) FUZZ_FAIL();
   if (tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, NULL, a, &err) != TG_OK)
     FUZZ_FAIL();
-  /* Every pair may share: only the serial rule's conflicts remain, so the plan still holds. */
-  tg_share_relation all = {share_all, NULL, NULL, 0};
+  /* Every pair may share and every in-place pair may write: only the serial rule's conflicts
+   * remain, so the plan still holds. */
+  tg_share_relation all = {share_all, NULL, NULL, 0, in_place_all};
   if (tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, &all, a, &err) != TG_OK)
     FUZZ_FAIL();
+  /* Pairs against the relation: one that lets no op write in place refuses exactly the plans
+   * that declare a pair. */
+  tg_share_relation no_pairs = {share_all, NULL, NULL, 0, NULL};
+  tg_status st = tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, &no_pairs, a, &err);
+  if (f->plan->in_place_count == 0 ? st != TG_OK : st != TG_ERROR_INVALID_PLAN) FUZZ_FAIL();
   tg_plan_file_desc d;
   memset(&d, 0, sizeof d);
   d.plan = f->plan;

@@ -37,7 +37,10 @@
  * twice; tg_plan_objects_to_offsets of a 1D objects plan is valid; `best` succeeds exactly
  * when a strategy it runs does, with the smallest of their totals; with an allocation failing,
  * planning either fails with TG_ERROR_OUT_OF_HOST_MEMORY or returns the same plan, and nothing
- * leaks. */
+ * leaks. In-place pairs (every record handed over, where one dies, to a record of its size born
+ * there; the relation lets some write in place, from the same bytes): `best` with them gives a
+ * valid plan never above the plan without them, every pair it uses is one the relation allows,
+ * and the validator refuses that plan under a relation that allows none. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -119,6 +122,22 @@ static int hashed_may_share(void *user, size_t a, size_t b) {
   return (uint8_t)h >= s->threshold;
 }
 
+/* Which in-place pairs the hashed relation lets write (about as many as it lets share). */
+static uint64_t pair_hash(uint64_t seed, size_t input, size_t output, uint32_t op) {
+  uint64_t h = seed ^ ((uint64_t)input * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)output * 0xC2B2AE3D27D4EB4Full) ^
+               ((uint64_t)op << 32);
+  h ^= h >> 31;
+  h *= 0xBF58476D1CE4E5B9ull;
+  h ^= h >> 29;
+  return h;
+}
+
+static int hashed_in_place(void *user, size_t input, size_t output, uint32_t op, uint32_t *other) {
+  const relation_state *s = user;
+  *other = op > 0 ? op - 1 : UINT32_MAX;
+  return (uint8_t)(pair_hash(s->seed, input, output, op) >> 8) >= s->threshold;
+}
+
 /* A relation with both optional facts: records whose windows [first, last + slack] do not
  * intersect may share, others only within one of `groups` hashed groups. Windows all extend by
  * the same slack, so disjoint windows of a before b imply disjoint windows of a and anything
@@ -146,6 +165,12 @@ static int structured_may_share(void *user, size_t a, size_t b) {
   return (ha >> 40) % s->groups == (hb >> 40) % s->groups;
 }
 
+static int structured_in_place(void *user, size_t input, size_t output, uint32_t op, uint32_t *other) {
+  const structured_state *s = user;
+  *other = UINT32_MAX;
+  return (pair_hash(s->seed, input, output, op) >> 40) % s->groups == 0;
+}
+
 typedef struct input {
   uint32_t dims;
   size_t count;
@@ -167,6 +192,8 @@ typedef struct input {
   uint64_t shape_bound;      /* tg_bounds_objects_shape when the bounds succeeded */
   uint64_t lp_bound;         /* tg_bounds_objects_lp (small work cap) when they succeeded */
   uint32_t beam_width;       /* 0 (the default, 8) to 3, from the relation byte */
+  tg_in_place_pair pairs[FUZZ_MAX_RECORDS_LARGE];
+  size_t pair_count;
 } input;
 
 static void decode(const uint8_t *data, size_t size, input *in) {
@@ -194,9 +221,11 @@ static void decode(const uint8_t *data, size_t size, input *in) {
     in->relation.user = in->plain.user = &in->structured;
     in->relation.window = structured_window;
     in->relation.transitive = 1;
+    in->relation.in_place = in->plain.in_place = structured_in_place;
   } else {
     in->relation.may_share = hashed_may_share;
     in->relation.user = &in->rel_state;
+    in->relation.in_place = hashed_in_place;
   }
   in->mcf_max_records = read_u8(&r);
   in->fail_at = (uint64_t)read_u8(&r) + 1;
@@ -228,6 +257,23 @@ static void decode(const uint8_t *data, size_t size, input *in) {
       in->invalid = 1;
     uint64_t v;
     if (tg_extent_volume(rec->size, &v) != TG_OK) in->volume_overflow = 1;
+  }
+  /* In-place pairs: each record, where it dies, handed over to the first record of its size
+   * born there (one pair per record as input and as output). */
+  in->pair_count = 0;
+  unsigned char taken[FUZZ_MAX_RECORDS_LARGE] = {0};
+  for (size_t a = 0; a < in->count; ++a) {
+    const tg_usage_record *ra = &in->records[a];
+    for (size_t b = 0; b < in->count; ++b) {
+      const tg_usage_record *rb = &in->records[b];
+      if (b == a || (taken[b] & 2) || rb->first_task != ra->last_task || rb->size.w != ra->size.w ||
+          rb->size.h != ra->size.h || rb->size.d != ra->size.d)
+        continue;
+      in->pairs[in->pair_count++] = (tg_in_place_pair){ra->last_task, a, b, (int)(b & 1)};
+      taken[a] |= 1;
+      taken[b] |= 2;
+      break;
+    }
   }
 }
 
@@ -404,6 +450,50 @@ static void run_mode(const input *in, tg_mode mode, const tg_bounds *b, int boun
   if (best_ok != any || (best_ok && total != smallest)) FUZZ_FAIL();
 }
 
+static int share_always(void *user, size_t a, size_t b) {
+  (void)user;
+  (void)a;
+  (void)b;
+  return 1;
+}
+
+/* `best` with the input's in-place pairs: valid, never above the plan without them, every pair
+ * used allowed by the relation, and refused by the validator under a relation allowing none. */
+static void run_in_place(const input *in, tg_mode mode, const tg_allocator *a) {
+  if (in->pair_count == 0 || in->invalid || in->volume_overflow || (mode == TG_MODE_OFFSETS && in->dims != 1)) return;
+  tg_plan_options o = options_for(in, mode, TG_STRATEGY_BEST, TG_FIT_BEST);
+  tg_plan *plain = NULL, *p = NULL;
+  tg_status st0 = tg_plan_compute(in->records, in->count, in->dims, &o, a, &plain);
+  o.in_place = in->pairs;
+  o.in_place_count = in->pair_count;
+  tg_status st = tg_plan_compute(in->records, in->count, in->dims, &o, a, &p);
+  if ((st == TG_OK) != (p != NULL)) FUZZ_FAIL();
+  if (st != TG_OK && st != TG_ERROR_OVERFLOW) FUZZ_FAIL();
+  if (st == TG_OK) {
+    tg_error_info err = {{0}};
+    if (tg_plan_validate(in->records, in->count, in->dims, p, mode == TG_MODE_OFFSETS ? o.alignment : 0, o.relation,
+                         a, &err) != TG_OK)
+      FUZZ_FAIL();
+    if (st0 == TG_OK && p->total > plain->total) FUZZ_FAIL();
+    for (size_t i = 0; i < p->in_place_count; ++i) {
+      const tg_in_place_pair *q = &p->in_place[i];
+      uint32_t other = 0;
+      if (o.relation != NULL && !o.relation->in_place(o.relation->user, q->input, q->output, q->op, &other))
+        FUZZ_FAIL();
+    }
+    if (p->in_place_count > 0) {
+      tg_share_relation none = {share_always, NULL, NULL, 0, NULL};
+      if (o.relation != NULL) none = *o.relation;
+      none.in_place = NULL;
+      if (tg_plan_validate(in->records, in->count, in->dims, p, mode == TG_MODE_OFFSETS ? o.alignment : 0, &none, a,
+                           &err) != TG_ERROR_INVALID_PLAN)
+        FUZZ_FAIL();
+    }
+  }
+  tg_plan_destroy(plain);
+  tg_plan_destroy(p);
+}
+
 /* One plan with the `fail_at`-th allocation failing: a clean failure or the same plan. */
 static void run_fault(const input *in, const tg_allocator *a) {
   tg_mode mode = (tg_mode)(in->fault_choice & 1);
@@ -485,6 +575,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   run_mode(in, TG_MODE_OBJECTS, &b, bounds_ok, &fa.base);
   run_mode(in, TG_MODE_OFFSETS, &b, bounds_ok, &fa.base);
+  run_in_place(in, TG_MODE_OBJECTS, &fa.base);
+  run_in_place(in, TG_MODE_OFFSETS, &fa.base);
   if (in->fault) run_fault(in, &fa.base);
   free(in);
   if (fa.live_blocks != 0) FUZZ_FAIL();

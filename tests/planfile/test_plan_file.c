@@ -712,7 +712,7 @@ static void policies_on_a_model(void **state) {
     if (tg_plan_file_match(f, set->records, (const char *const *)set->names, set->count, set->dims, relation, NULL,
                            &err) != TG_OK)
       fail_msg("%s: %s", tg_policy_name((tg_policy)pol), err.message);
-    tg_share_relation never = {tg_test_share_never, NULL, NULL, 0};
+    tg_share_relation never = {tg_test_share_never, NULL, NULL, 0, NULL};
     assert_int_equal(tg_plan_file_match(f, set->records, (const char *const *)set->names, set->count, set->dims,
                                         &never, NULL, &err),
                      TG_ERROR_INVALID_PLAN);
@@ -858,7 +858,7 @@ static void allocation_failures_are_clean(void **state) {
     if (st != TG_OK) assert_null(f);
     if (st == TG_OK) {
       st = tg_plan_file_match(f, set->records, (const char *const *)set->names, set->count, 2,
-                              &(tg_share_relation){tg_test_share_always, NULL, NULL, 0}, &fa.base, &err);
+                              &(tg_share_relation){tg_test_share_always, NULL, NULL, 0, NULL}, &fa.base, &err);
       tg_plan_file_destroy(f);
       assert_int_equal(fa.live_blocks, 0);
       if (st == TG_OK) break;

@@ -146,7 +146,7 @@ static void random_capped(void **state) {
       if (rec[r].size.w > largest) largest = rec[r].size.w;
     tg_bounds b;
     assert_int_equal(tg_bounds_compute(rec, spec.count, 1, NULL, &b), TG_OK);
-    tg_share_relation never = {tg_test_share_never, NULL, NULL, 0};
+    tg_share_relation never = {tg_test_share_never, NULL, NULL, 0, NULL};
     const tg_share_relation *relation = round % 4 == 1 ? &never : NULL;
     tg_plan_options o;
     memset(&o, 0, sizeof o);

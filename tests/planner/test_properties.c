@@ -217,7 +217,7 @@ static void one_set(size_t index) {
   free(shuffled);
 
   rel_state rs = {tg_test_rng_next(&rng)};
-  tg_share_relation rel = {random_may_share, &rs, NULL, 0};
+  tg_share_relation rel = {random_may_share, &rs, NULL, 0, NULL};
   run_ctx c = {index, r, &spec, spec.relation ? &rel : NULL, &b, 0};
 
   /* Objects mode: every strategy; `best` without a search is the smallest of those it runs,

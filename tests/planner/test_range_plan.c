@@ -449,7 +449,7 @@ static void random_case(uint64_t seed, size_t n, int two_dims, tg_mode mode, uin
   o.time_limit_ms = TG_TIME_LIMIT_NONE;
   o.alignment = mode == TG_MODE_OFFSETS ? (uint64_t)tg_test_rng_range(&rng, 0, 1) * 16 : 0;
   relation_state rel_state = {seed};
-  tg_share_relation rel = {hashed_may_share, &rel_state, NULL, 0};
+  tg_share_relation rel = {hashed_may_share, &rel_state, NULL, 0, NULL};
   if (tg_test_rng_range(&rng, 0, 3) == 0) o.relation = &rel;
   tg_range_plan_options ro = {0};
   if (tg_test_rng_range(&rng, 0, 2) == 0) ro.target = 1.0; /* as many pieces as it takes */

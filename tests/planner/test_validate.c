@@ -150,7 +150,7 @@ static void objects_and_relation(void **state) {
   const uint32_t ids[] = {0, 1, 0, 1, 0};
   const tg_extent sizes[] = {e1(64), e1(32)};
   tg_plan *p = objects(1, ids, 5, sizes, 2);
-  tg_share_relation rel = {forbid_0_2, NULL, NULL, 0};
+  tg_share_relation rel = {forbid_0_2, NULL, NULL, 0, NULL};
   expect_invalid(k_chain, 5, 1, p, 0, &rel, "records 0 and 2", "relation");
   /* Records 0 and 2 apart: fine. */
   p->object_of[0] = 2;
@@ -242,7 +242,7 @@ static void offsets_and_relation(void **state) {
   /* Records 0 [0,1] and 2 [2,3] share address 0 without meeting in time. */
   const uint64_t offs[] = {0, 64, 0, 64, 0};
   tg_plan *p = offsets(offs, 5, 96);
-  tg_share_relation rel = {forbid_0_2, NULL, NULL, 0};
+  tg_share_relation rel = {forbid_0_2, NULL, NULL, 0, NULL};
   expect_invalid(k_chain, 5, 1, p, 0, &rel, "records 0 and 2", "relation");
   p->offset_of[0] = 96;
   p->total = 112;
@@ -322,7 +322,7 @@ static void allocation_failures(void **state) {
   (void)state;
   const uint64_t offs[] = {0, 64, 0, 64, 0};
   tg_plan *p = offsets(offs, 5, 96);
-  tg_share_relation rel = {forbid_0_2, NULL, NULL, 0};
+  tg_share_relation rel = {forbid_0_2, NULL, NULL, 0, NULL};
   for (uint64_t k = 1;; ++k) {
     tg_failing_allocator fa;
     tg_failing_allocator_init(&fa, NULL, k);

@@ -284,7 +284,8 @@ static void freeing_too_early_is_caught(void **state) {
 }
 
 /* Views: a record that views another takes over its allocation (no allocation of its own),
- * and a view whose input is still read later is refused. */
+ * and a view breaking the rules of in-place pairs (its input still read later, or an image of
+ * another extent with the same bytes) is refused. */
 static void views_take_over_their_input(void **state) {
   (void)state;
   tg_device *d = open_backend(TG_BACKEND_HOST, 0);
@@ -297,14 +298,14 @@ static void views_take_over_their_input(void **state) {
     res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {256, 1, 1}, 256};
     bytes[r] = 256;
   }
-  size_t view_of[3] = {SIZE_MAX, 0, SIZE_MAX};
+  const tg_in_place_pair view = {1, 0, 1, 1};
   tg_pool_options o = {TG_POOL_TLSF, 0, 0, 0, TG_PRECISION_FP32, 0};
   tg_pool *p = NULL;
   assert_int_equal(tg_pool_create(d, &o, NULL, &p, NULL), TG_OK);
   tg__pool_run run;
   tg_error_info err = {{0}};
   uint64_t views = 0;
-  assert_int_equal(tg__pool_run_records_views(p, rec, res, bytes, 3, view_of, NULL, &run, &views, &err), TG_OK);
+  assert_int_equal(tg__pool_run_records_views(p, rec, res, bytes, 3, &view, 1, NULL, &run, &views, &err), TG_OK);
   assert_int_equal(views, 1);
   assert_int_equal(run.block_of[1], run.block_of[0]);
   assert_int_equal(run.offset_of[1], run.offset_of[0]);
@@ -315,9 +316,21 @@ static void views_take_over_their_input(void **state) {
   tg__pool_run_free(&run);
   /* b views a, but a is read until op 2: refused, nothing allocated. */
   rec[0].last_task = 2;
-  assert_int_equal(tg__pool_run_records_views(p, rec, res, bytes, 3, view_of, NULL, &run, &views, &err),
+  assert_int_equal(tg__pool_run_records_views(p, rec, res, bytes, 3, &view, 1, NULL, &run, &views, &err),
                    TG_ERROR_INVALID_ARGUMENT);
-  assert_non_null(strstr(err.message, "record 1 cannot view record 0"));
+  assert_non_null(strstr(err.message, "record 0 is still read after op 1"));
+  tg_pool_get_stats(p, &s);
+  assert_int_equal(s.allocs, 2);
+  /* Images of the same bytes but other extents (4x2 and 2x4 texels): not a view. */
+  rec[0].last_task = 1;
+  rec[0].size = (tg_extent){4, 2, 1};
+  rec[1].size = (tg_extent){2, 4, 1};
+  res[0] = (tg_tensor_resource){TG_STORAGE_TEXTURE_2D, {4, 2, 1}, 128};
+  res[1] = (tg_tensor_resource){TG_STORAGE_TEXTURE_2D, {2, 4, 1}, 128};
+  bytes[0] = bytes[1] = 128;
+  assert_int_equal(tg__pool_run_records_views(p, rec, res, bytes, 3, &view, 1, NULL, &run, &views, &err),
+                   TG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(err.message, "records 0 and 1 differ in size"));
   tg_pool_get_stats(p, &s);
   assert_int_equal(s.allocs, 2);
   tg_pool_destroy(p);

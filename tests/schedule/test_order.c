@@ -530,6 +530,61 @@ static void mediapipe_models(void **state) {
   if (!any) print_message("no MediaPipe model in the cache: skipped (scripts/fetch-models.sh)\n");
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Control flow: a loop body or a branch is a block of ops the reorder may not cut apart, and its
+ * rules (what a body reads from before it lives to the loop's end op) live in the subgraph table:
+ * a graph with control flow keeps its own order, and its copy keeps the table. */
+
+static void control_flow_keeps_its_order(void **state) {
+  (void)state;
+#ifdef TANGRAM_HAVE_ONNX
+  static const char *const k_files[] = {"scan.onnx", "loop.onnx", "loop_counted.onnx", "if_nested.onnx",
+                                        "if_known.onnx"};
+  for (size_t f = 0; f < sizeof k_files / sizeof k_files[0]; ++f) {
+    char rel[128], path[1024];
+    snprintf(rel, sizeof rel, "onnx/control_flow/%s", k_files[f]);
+    tg_test_data_path(path, sizeof path, rel);
+    tg_graph *g = NULL;
+    tg_error_info err = {{0}};
+    if (tg_graph_read_onnx(path, NULL, NULL, &g, &err) != TG_OK) fail_msg("%s: %s", rel, err.message);
+    assert_true(g->flow_count > 0);
+    prepared p;
+    prepare(g, 0, &p);
+    tg_op_order *o = order_of(g, &p, NULL);
+    for (size_t k = 0; k < g->op_count; ++k)
+      if (o->order[k] != k) fail_msg("%s: op %u runs at %zu", rel, o->order[k], k);
+    assert_int_equal(o->method, TG_ORDER_ORIGINAL);
+    tg_graph *r = NULL;
+    assert_int_equal(tg_graph_create_reordered(g, o->order, NULL, &r), TG_OK);
+    assert_int_equal(r->flow_count, g->flow_count);
+    prepared q;
+    prepare(r, 0, &q);
+    assert_int_equal(q.mr->records->count, p.mr->records->count);
+    for (size_t i = 0; i < p.mr->records->count; ++i) {
+      const tg_usage_record *a = &p.mr->records->records[i], *b = &q.mr->records->records[i];
+      if (a->first_task != b->first_task || a->last_task != b->last_task)
+        fail_msg("%s: record %zu lives %u..%u in the copy, %u..%u in the graph", rel, i, b->first_task,
+                 b->last_task, a->first_task, a->last_task);
+    }
+    /* Any other order of a graph with control flow is refused. */
+    uint32_t *swapped = malloc(g->op_count * sizeof *swapped);
+    assert_non_null(swapped);
+    for (size_t k = 0; k < g->op_count; ++k) swapped[k] = (uint32_t)k;
+    swapped[0] = 1;
+    swapped[1] = 0;
+    tg_graph *bad = NULL;
+    assert_int_equal(tg_graph_create_reordered(g, swapped, NULL, &bad), TG_ERROR_UNSUPPORTED);
+    assert_null(bad);
+    free(swapped);
+    prepared_free(&q);
+    tg_graph_destroy(r);
+    tg_op_order_destroy(o);
+    prepared_free(&p);
+    tg_graph_destroy(g);
+  }
+#endif
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(two_branches_halve_the_peak),
@@ -541,6 +596,7 @@ int main(void) {
       cmocka_unit_test(exact_limits),
       cmocka_unit_test(allocation_failures),
       cmocka_unit_test(mediapipe_models),
+      cmocka_unit_test(control_flow_keeps_its_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,3 +40,21 @@ tg_tensor_resource *tg_test_resources_for(const tg_record_set *set, tg_storage s
   }
   return res;
 }
+
+tg_plan *tg_test_plan_in_place(const tg_schedule *schedule, tg_policy policy, tg_mode mode, const tg_record_set *set,
+                               const uint32_t *tensor_of, const tg_in_place_pair *pairs, size_t pair_count) {
+  tg_policy_relation *rel = NULL;
+  assert_int_equal(tg_policy_relation_create(schedule, policy, tensor_of, set->count, NULL, &rel), TG_OK);
+  tg_plan_options o = {0};
+  o.mode = mode;
+  o.strategy = TG_STRATEGY_BEST;
+  o.time_limit_ms = TG_TIME_LIMIT_NONE;
+  o.relation = tg_policy_relation_get(rel);
+  o.in_place = pairs;
+  o.in_place_count = pair_count;
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute(set->records, set->count, set->dims, &o, NULL, &p), TG_OK);
+  tg_test_assert_valid(set->records, set->count, set->dims, p, 0, o.relation);
+  tg_policy_relation_destroy(rel);
+  return p;
+}

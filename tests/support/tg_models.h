@@ -24,4 +24,10 @@ void tg_test_model_close(tg_test_model *m);
  * bytes, others images of their extent in `storage` with `precision`'s texels. */
 tg_tensor_resource *tg_test_resources_for(const tg_record_set *set, tg_storage storage, tg_precision precision);
 
+/* `set` (record r holding tensor tensor_of[r] of the graph `schedule` was made from) planned by
+ * `best` without its search in `mode`, with the in-place candidates `pairs` under `policy`'s
+ * relation; the plan passes the validator under that relation (else the test fails). */
+tg_plan *tg_test_plan_in_place(const tg_schedule *schedule, tg_policy policy, tg_mode mode, const tg_record_set *set,
+                               const uint32_t *tensor_of, const tg_in_place_pair *pairs, size_t pair_count);
+
 #endif

@@ -142,12 +142,15 @@ static void never_above_a_plan(void **state) {
     tg_offsets_bound ob, again;
     assert_int_equal(tg_bounds_offsets(r, n, 1, 0, 20000, NULL, &ob), TG_OK);
     assert_int_equal(tg_bounds_offsets(r, n, 1, 0, 20000, NULL, &again), TG_OK);
-    assert_memory_equal(&ob, &again, sizeof ob);
+    /* Field by field: the struct's padding is not part of the answer. */
+    assert_int_equal(ob.bytes, again.bytes);
+    assert_int_equal(ob.source, again.source);
+    assert_int_equal(ob.subset_records, again.subset_records);
     static const tg_strategy k_strategies[] = {TG_STRATEGY_BEST, TG_STRATEGY_GREEDY_BY_SIZE,
                                                TG_STRATEGY_GREEDY_BY_BREADTH};
     for (size_t k = 0; k < 3; ++k) {
       for (int rel = 0; rel < 2; ++rel) {
-        tg_share_relation relation = {parity_may_share, NULL, NULL, 0};
+        tg_share_relation relation = {parity_may_share, NULL, NULL, 0, NULL};
         tg_plan_options o;
         memset(&o, 0, sizeof o);
         o.mode = TG_MODE_OFFSETS;

@@ -71,7 +71,7 @@ static void matches_brute_force(void **state) {
     for (size_t a = 0; a < spec.count; ++a)
       for (size_t b = a; b < spec.count; ++b)
         rel.ok[a][b] = rel.ok[b][a] = (uint8_t)(tg_test_rng_range(&rng, 0, 3) != 0);
-    tg_share_relation relation = {pair_may_share, &rel, NULL, 0};
+    tg_share_relation relation = {pair_may_share, &rel, NULL, 0, NULL};
     tg_plan_options opt;
     memset(&opt, 0, sizeof opt);
     opt.mode = TG_MODE_OBJECTS;

@@ -162,7 +162,7 @@ static void test_search_honours_relation(void **state) {
   tg_test_random_spec spec = {1, 120, 50, 6, 500, 0, 0};
   tg_usage_record r[120];
   tg_test_random_records(&g, &spec, r);
-  tg_share_relation rel = {same_parity, NULL, NULL, 0};
+  tg_share_relation rel = {same_parity, NULL, NULL, 0, NULL};
   for (int mode = 0; mode < 2; ++mode) {
     tg_plan *greedy = plan_with(r, spec.count, 1, (tg_mode)mode, 0, 0, &rel);
     tg_plan *searched = plan_with(r, spec.count, 1, (tg_mode)mode, 15, 3, &rel);
@@ -262,7 +262,7 @@ static void permute(const brute *b, size_t *order, size_t k, uint64_t *best) {
 static void test_exact_matches_brute_force(void **state) {
   (void)state;
   tg_test_rng g = {2024};
-  tg_share_relation rel = {same_parity, NULL, NULL, 0};
+  tg_share_relation rel = {same_parity, NULL, NULL, 0, NULL};
   for (int round = 0; round < 120; ++round) {
     size_t n = 3 + (size_t)(round % 6);
     tg_test_random_spec spec = {1, n, (uint32_t)(4 + round % 5), 4, 40, round % 5 == 4,
@@ -554,7 +554,7 @@ static void test_exact_serial_beyond_cap(void **state) {
   if (st.proved_optimal) assert_int_equal(p->total, st.lower_bound);
   tg_plan_destroy(p);
   /* With a relation (records of different parity never share): valid, not searched. */
-  tg_share_relation rel = {same_parity, NULL, NULL, 0};
+  tg_share_relation rel = {same_parity, NULL, NULL, 0, NULL};
   memset(&st, 0, sizeof st);
   p = exact_with(r, n, 50, &rel, &st);
   assert_int_equal(st.searched, 0);

@@ -423,7 +423,7 @@ static void relation_is_honoured(void **state) {
         assert_non_null(r);
         tg_test_random_records(&rng, &spec, r);
         pair_hash h = {tg_test_rng_next(&rng), allowed[k]};
-        tg_share_relation rel = {may_share_hash, &h, NULL, 0};
+        tg_share_relation rel = {may_share_hash, &h, NULL, 0, NULL};
         for (size_t s = 0; s < COUNT(k_object_strategies); ++s) {
           tg_plan *p = plan_ok(r, n, dims, k_object_strategies[s], &rel);
           if (allowed[k] == 0 && k_object_strategies[s] != TG_STRATEGY_NAIVE)
@@ -437,7 +437,7 @@ static void relation_is_honoured(void **state) {
 /* An always-yes relation gives the serial plans. */
 static void permissive_relation_changes_nothing(void **state) {
   (void)state;
-  tg_share_relation rel = {tg_test_share_always, NULL, NULL, 0};
+  tg_share_relation rel = {tg_test_share_always, NULL, NULL, 0, NULL};
   const tg_usage_record *sets[] = {k_chain, k_complex};
   const size_t sizes[] = {COUNT(k_chain), COUNT(k_complex)};
   for (size_t v = 0; v < 2; ++v)
@@ -456,7 +456,7 @@ static void allocation_failures(void **state) {
   (void)state;
   tg_test_rng rng = {5};
   pair_hash h = {3, 60};
-  tg_share_relation rel = {may_share_hash, &h, NULL, 0};
+  tg_share_relation rel = {may_share_hash, &h, NULL, 0, NULL};
   static tg_usage_record r[600];
   for (uint32_t dims = 1; dims <= 3; ++dims)
     for (int with_rel = 0; with_rel < 2; ++with_rel)

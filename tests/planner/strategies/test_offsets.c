@@ -368,7 +368,7 @@ static void greedy_by_size_matches_tflite(void **state) {
     /* The relation path (every placed record checked) with a relation that allows
      * everything must give the same plan. */
     rel_state unused = {0, 0};
-    tg_share_relation all = {tg_test_share_always, &unused, NULL, 0};
+    tg_share_relation all = {tg_test_share_always, &unused, NULL, 0, NULL};
     p = plan_ok(r, n, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, align, &all);
     assert_offsets(p, want, n, total);
     tg_plan_destroy(p);
@@ -643,7 +643,7 @@ static void relation_is_honoured(void **state) {
     assert_non_null(r);
     random_1d(&rng, r, n);
     rel_state rs = {tg_test_rng_next(&rng), 0};
-    tg_share_relation rel = {random_may_share, &rs, NULL, 0};
+    tg_share_relation rel = {random_may_share, &rs, NULL, 0, NULL};
     uint64_t align = tg_test_rng_range(&rng, 0, 1) ? 1 : 16;
     for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
       if (!tg_strategy_applies((tg_strategy)s, TG_MODE_OFFSETS, 1)) continue;
@@ -753,8 +753,8 @@ static void window_relation_gives_the_same_plans(void **state) {
       for (size_t i = 0; i < n; ++i) r[i].alignment = (uint64_t)1 << tg_test_rng_range(&rng, 0, 5);
     random_windows(&rng, r, n, lo, hi);
     window_rel w = {tg_test_rng_next(&rng), (unsigned)tg_test_rng_range(&rng, 0, 100), lo, hi, 0};
-    tg_share_relation with = {window_may_share, &w, window_of, 0};
-    tg_share_relation without = {window_may_share, &w, NULL, 0};
+    tg_share_relation with = {window_may_share, &w, window_of, 0, NULL};
+    tg_share_relation without = {window_may_share, &w, NULL, 0, NULL};
     uint64_t align = tg_test_rng_range(&rng, 0, 2) == 0 ? 16 : 1;
     for (int s = TG_STRATEGY_GREEDY_IN_ORDER; s < TG_STRATEGY_COUNT; ++s) {
       if (!tg_strategy_applies((tg_strategy)s, TG_MODE_OFFSETS, 1)) continue;
@@ -794,8 +794,8 @@ static void window_relation_prunes_pairs(void **state) {
     hi[i] = r[i].last_task + 10;
   }
   window_rel w = {5, 50, lo, hi, 0};
-  tg_share_relation with = {window_may_share, &w, window_of, 0};
-  tg_share_relation without = {window_may_share, &w, NULL, 0};
+  tg_share_relation with = {window_may_share, &w, window_of, 0, NULL};
+  tg_share_relation without = {window_may_share, &w, NULL, 0, NULL};
   static const tg_strategy k_strategies[] = {TG_STRATEGY_GREEDY_IN_ORDER, TG_STRATEGY_GREEDY_BY_BREADTH,
                                              TG_STRATEGY_GREEDY_BY_SIZE};
   for (size_t k = 0; k < 3; ++k) {
@@ -821,7 +821,7 @@ static void window_relation_prunes_pairs(void **state) {
 /* A relation that forbids all sharing forces every record apart. */
 static void relation_forbidding_everything(void **state) {
   (void)state;
-  tg_share_relation rel = {tg_test_share_never, NULL, NULL, 0};
+  tg_share_relation rel = {tg_test_share_never, NULL, NULL, 0, NULL};
   for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
     if (!tg_strategy_applies((tg_strategy)s, TG_MODE_OFFSETS, 1)) continue;
     tg_plan *p = plan_ok(k_chain, 5, (tg_strategy)s, TG_FIT_BEST, 1, &rel);
@@ -838,11 +838,11 @@ static void allocation_failures(void **state) {
   tg_usage_record r[80];
   random_1d(&rng, r, 80);
   rel_state rs = {1, 0};
-  tg_share_relation rel = {random_may_share, &rs, NULL, 0};
+  tg_share_relation rel = {random_may_share, &rs, NULL, 0, NULL};
   uint64_t lo[80], hi[80];
   random_windows(&rng, r, 80, lo, hi);
   window_rel w = {3, 30, lo, hi, 0};
-  tg_share_relation windowed = {window_may_share, &w, window_of, 0};
+  tg_share_relation windowed = {window_may_share, &w, window_of, 0, NULL};
   for (int with_rel = 0; with_rel < 3; ++with_rel) {
     for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
       if (!tg_strategy_applies((tg_strategy)s, TG_MODE_OFFSETS, 1)) continue;

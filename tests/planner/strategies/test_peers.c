@@ -249,7 +249,7 @@ static int never(void *user, size_t a, size_t b) {
 static void relation_honoured(void **state) {
   (void)state;
   const tg_usage_record r[] = {REC(64, 0, 0), REC(64, 1, 1), REC(32, 2, 2)};
-  tg_share_relation rel = {never, NULL, NULL, 0};
+  tg_share_relation rel = {never, NULL, NULL, 0, NULL};
   const tg_strategy offsets[] = {TG_STRATEGY_BEAM, TG_STRATEGY_ALLOCATION_TREE,
                                  TG_STRATEGY_GREEDY_BY_CONFLICTS, TG_STRATEGY_HILL_CLIMB};
   for (size_t i = 0; i < COUNT(offsets); ++i) {

@@ -261,7 +261,7 @@ static void transitive_matches_full_scan(void **state) {
       if (round % 3 != 0) continue;
       tg_plan *serial = plan_ok(r, n, dims, k_strategies[s], NULL, NULL);
       for (int t = 0; t < 2; ++t) {
-        tg_share_relation always = {tg_test_share_always, NULL, NULL, t};
+        tg_share_relation always = {tg_test_share_always, NULL, NULL, t, NULL};
         tg_plan *c = plan_ok(r, n, dims, k_strategies[s], &always, NULL);
         if (c->total != serial->total ||
             (n > 0 && memcmp(c->object_of, serial->object_of, n * sizeof *c->object_of) != 0))
@@ -321,7 +321,7 @@ static void by_size_fast_path(void **state) {
     tg_plan_destroy(c);
     tg_plan_destroy(d);
     /* Allowing everything, transitively: the serial plan. */
-    tg_share_relation always = {tg_test_share_always, NULL, NULL, 1};
+    tg_share_relation always = {tg_test_share_always, NULL, NULL, 1, NULL};
     tg_plan *e = plan_ok(r, n, 1, TG_STRATEGY_GREEDY_BY_SIZE, NULL, NULL);
     tg_plan *f = plan_ok(r, n, 1, TG_STRATEGY_GREEDY_BY_SIZE, &always, NULL);
     assert_int_equal(e->total, f->total);
