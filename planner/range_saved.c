@@ -83,8 +83,8 @@ static tg_status build_nodes(saved_ctx *c) {
     c->have_groups = 1;
     if (c->groups.used_count != o->in_place_count)
       return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT,
-                       "range plan: %zu of the %zu in-place pairs would chain records that meet in time (or may "
-                       "not share)", o->in_place_count - c->groups.used_count, o->in_place_count);
+                       "range plan: %zu of the %zu in-place pairs would chain records that meet in time, or "
+                       "the relation does not allow them", o->in_place_count - c->groups.used_count, o->in_place_count);
   }
   return tg__range_nodes_build(c->recs, n, plan->dims, o, c->have_groups ? c->groups.group_of : NULL,
                                c->have_groups ? c->groups.group_count : n,

@@ -565,7 +565,7 @@ static void match_refusals(void **state) {
   assert_int_equal(tg_plan_file_match_range(f, c.records, names, NULL, NULL, &rp, &err), TG_ERROR_INVALID_PLAN);
   if (strstr(err.message, "record 1 is 't1', here 'other'") == NULL) fail_msg("'%s'", err.message);
   /* A relation under which no two records share: the saved plan breaks it. */
-  tg_share_relation never = {tg_test_share_never, NULL, NULL, 0};
+  tg_share_relation never = {tg_test_share_never, NULL, NULL, 0, NULL};
   assert_int_equal(tg_plan_file_match_range(f, c.records, c.names, &never, NULL, &rp, &err), TG_ERROR_INVALID_PLAN);
   if (strstr(err.message, "reuse rule") == NULL) fail_msg("'%s'", err.message);
   assert_int_equal(tg_plan_file_match_range(f, c.records, c.names, NULL, NULL, &rp, &err), TG_OK);
