@@ -130,8 +130,18 @@ int tg_cli_sizes_default(const tg_size_range *range, uint64_t all_up_to, uint64_
   return 1;
 }
 
-int tg_cli_sizes_single(const tg_size_range *range, const int64_t *dims, const tg_allocator *alloc, tg_cli_sizes *out) {
-  if (!alloc_sizes(range, 1, alloc, out)) return 0;
+int tg_cli_sizes_single(const char *cmd, const tg_size_range *range, const int64_t *dims, const tg_allocator *alloc,
+                        tg_cli_sizes *out) {
+  char why[256];
+  memset(out, 0, sizeof *out);
+  if (size_problem(range, dims, why, sizeof why)) {
+    tg_cli_error("%s: %s", cmd, why);
+    return 0;
+  }
+  if (!alloc_sizes(range, 1, alloc, out)) {
+    tg_cli_error("%s: out of memory", cmd);
+    return 0;
+  }
   memcpy(out->at, dims, range->count * sizeof *out->at);
   out->count = 1;
   return 1;

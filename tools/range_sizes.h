@@ -41,8 +41,10 @@ int tg_cli_sizes_parse(const char *cmd, const char *text, const tg_size_range *r
 int tg_cli_sizes_default(const tg_size_range *range, uint64_t all_up_to, uint64_t between, const tg_allocator *alloc,
                          tg_cli_sizes *out);
 
-/* One size from the range's dimension values: `dims` values. */
-int tg_cli_sizes_single(const tg_size_range *range, const int64_t *dims, const tg_allocator *alloc, tg_cli_sizes *out);
+/* One size, `dims` (the range's dimension values): as tg_cli_sizes_parse for a list of one
+ * (refused naming the size and the range when it is not one of the range's). */
+int tg_cli_sizes_single(const char *cmd, const tg_size_range *range, const int64_t *dims, const tg_allocator *alloc,
+                        tg_cli_sizes *out);
 
 void tg_cli_sizes_free(tg_cli_sizes *sizes);
 
