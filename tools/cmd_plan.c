@@ -341,6 +341,7 @@ int tg_cli_plan(int argc, char **argv) {
   int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0, want_lp = 0, in_place = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
+  shapes.ranges = 1; /* with --save (tg_cli_plan_range_save) */
   tg_cli_place_request place;
   memset(&place, 0, sizeof place);
   for (int i = 1; i < argc;) {
@@ -463,6 +464,11 @@ int tg_cli_plan(int argc, char **argv) {
     place.fit = fit;
     place.max_allocation = max_allocation;
     return tg_cli_place_plan(&place);
+  }
+  if (tg_cli_shapes_ranged(&shapes)) {
+    tg_cli_plan_range_request q = {file, save_out, &iopt, mode, all ? TG_STRATEGY_BEST : one, policy, alignment,
+                                   (uint32_t)time_limit, max_allocation, in_place, json};
+    return tg_cli_plan_range_save(&q);
   }
   if (reorder && (all_policies || policy != TG_POLICY_SERIAL)) {
     /* Another order changes which ops may run concurrently: only serial execution is covered. */

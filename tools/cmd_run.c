@@ -297,9 +297,7 @@ int tg_cli_run(int argc, char **argv) {
   uint64_t tex_w = 0, tex_h = 0, tex_d = 0;
   if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h, &tex_d)) return TG_EXIT_USAGE;
   dopt.device = device_s;
-  int ranged = sizes_s != NULL || grow;
-  for (size_t k = 0; k < shapes.options.input_shape_count; ++k)
-    for (uint32_t d = 0; d < shapes.shapes[k].rank; ++d) ranged |= shapes.shapes[k].range[d].step != 0;
+  int ranged = sizes_s != NULL || grow || tg_cli_shapes_ranged(&shapes);
   if (ranged) {
     /* What a run over a range does not take (yet). */
     const char *no = tg_cli_place_given(&place) ? "--place" : svg_out ? "--svg" : ooo ? "--out-of-order"

@@ -102,6 +102,13 @@ int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_option
   return 1;
 }
 
+int tg_cli_shapes_ranged(const tg_cli_model_options *o) {
+  for (size_t k = 0; k < o->options.input_shape_count; ++k)
+    for (uint32_t d = 0; d < o->shapes[k].rank; ++d)
+      if (o->shapes[k].range[d].step != 0) return 1;
+  return 0;
+}
+
 void tg_cli_input_free(tg_cli_input *in) {
   if (in->in_place) tg__free(in->alloc, in->in_place);
   tg_schedule_destroy(in->schedule);

@@ -44,6 +44,9 @@ typedef struct tg_cli_model_options {
  * call (then `ranges` set by commands that take ranges). */
 int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_options *o);
 
+/* 1 when an input shape of `o` holds a range (a dimension LO..HI[/STEP]), else 0. */
+int tg_cli_shapes_ranged(const tg_cli_model_options *o);
+
 /* The --input-shape help line, for every subcommand's usage text. */
 #define TG_CLI_INPUT_SHAPE_HELP                                                               \
   "  --input-shape NAME:DxDx...  models with dynamic input dimensions: the shape of input\n"    \

@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 
+#include "tangram/schedule.h"
+
 void tg_cli_fingerprint_hex(const uint8_t fp[TG_FINGERPRINT_BYTES], char hex[2 * TG_FINGERPRINT_BYTES + 1]) {
   for (int i = 0; i < TG_FINGERPRINT_BYTES; ++i) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
 }
@@ -142,4 +144,143 @@ tg_status tg_cli_plan_file_check_pairs(const tg_plan *plan, const tg_cli_input *
                      b, pair_refusal(in, p, read_write_images, why, sizeof why));
   }
   return TG_OK;
+}
+
+int tg_cli_range_plan_save(const char *path, const tg_model_range *mr, const tg_range_plan *rp,
+                           const tg_model_options *shapes, const char *source, const tg_cli_input_options *io,
+                           tg_policy policy, tg_strategy strategy, uint64_t alignment, const tg_allocator *alloc,
+                           char hex[2 * TG_FINGERPRINT_BYTES + 1]) {
+  const tg_record_set *set = mr->records->records;
+  if (tg_model_records_fallback_count(mr->records)) {
+    tg_cli_error("plan: --save: %zu tensors do not fit %s under the device limits and fall back to other storages; "
+                 "a plan file holds one storage: choose another --storage",
+                 tg_model_records_fallback_count(mr->records), tg_storage_name(io->storage));
+    return TG_EXIT_USAGE;
+  }
+  /* The records and plan at the range's first size. */
+  tg_usage_record *recs = tg__calloc(alloc, set->count ? set->count : 1, sizeof *recs);
+  tg_plan *first = NULL;
+  tg_status st = recs ? tg_range_plan_create_instance(rp, alloc, &first) : TG_ERROR_OUT_OF_HOST_MEMORY;
+  int64_t at[TG_RANGE_MAX_DIMS] = {mr->range.dim[0].lo, mr->range.dim[1].lo};
+  if (st == TG_OK) st = tg_range_plan_instantiate(rp, at, recs, first);
+  tg_error_info err = {{0}};
+  if (st == TG_OK) {
+    tg_plan_file_range fr = {rp, mr->primary, shapes->input_shapes, shapes->input_shape_count};
+    tg_plan_file_desc d = {0};
+    d.plan = first;
+    d.records = recs;
+    d.names = (const char *const *)set->names;
+    d.record_count = set->count;
+    d.dims = set->dims;
+    d.storage = io->storage;
+    d.precision = io->precision;
+    d.policy = policy;
+    d.strategy = strategy;
+    d.alignment = alignment;
+    d.flags = io->plan_io ? TG_PLAN_FILE_IO_PLANNED : 0;
+    d.source = source;
+    tg_device_limits def = tg_device_limits_default();
+    d.limits = io->limits ? io->limits : &def;
+    d.range = &fr;
+    st = tg_plan_file_save(&d, path, alloc, &err);
+    if (st == TG_OK) {
+      uint8_t fp[TG_FINGERPRINT_BYTES];
+      tg_records_fingerprint(recs, d.names, d.record_count, d.dims, fp);
+      tg_cli_fingerprint_hex(fp, hex);
+    }
+  } else {
+    tg__error(&err, st, "the plan at the first size: %s", tg_status_string(st));
+  }
+  tg_plan_destroy(first);
+  tg__free(alloc, recs);
+  if (st != TG_OK) {
+    tg_cli_error("plan: --save: %s", err.message);
+    return st == TG_ERROR_IO || st == TG_ERROR_OUT_OF_HOST_MEMORY ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
+  }
+  return TG_EXIT_OK;
+}
+
+int tg_cli_plan_range_save(const tg_cli_plan_range_request *q) {
+  tg_failing_allocator fa;
+  const tg_allocator *alloc = tg_cli_allocator(&fa);
+  const tg_cli_input_options *io = q->io;
+  if (q->path == NULL) {
+    tg_cli_error("plan: ranges: give --save FILE (the per-size report over a range is not in this command yet)");
+    return TG_EXIT_USAGE;
+  }
+  tg_model_range_desc md = {io->model, io->storage, io->precision, io->limits, io->plan_io, io->chain, 1};
+  tg_model_range *mr = NULL;
+  tg_policy_relation *rel = NULL;
+  tg_range_plan *rp = NULL;
+  tg_error_info err = {{0}};
+  tg_status st = tg_model_range_load(q->model, &md, alloc, &mr, &err);
+  if (st == TG_OK && q->policy != TG_POLICY_SERIAL) {
+    tg_schedule *s = NULL;
+    st = tg_schedule_create(mr->model->graph, NULL, alloc, &s, &err);
+    if (st == TG_OK) st = tg_policy_relation_create(s, q->policy, mr->records->tensor_of, mr->records->records->count,
+                                                    alloc, &rel);
+    tg_schedule_destroy(s);
+  }
+  if (st == TG_OK) {
+    tg_plan_options o = {0};
+    o.mode = q->mode;
+    o.strategy = q->strategy;
+    o.alignment = q->mode == TG_MODE_OFFSETS ? q->alignment : 0;
+    o.relation = tg_policy_relation_get(rel);
+    o.max_allocation = q->max_allocation;
+    o.time_limit_ms = q->time_limit_ms;
+    if (q->in_place) {
+      o.in_place = mr->in_place;
+      o.in_place_count = mr->in_place_count;
+    }
+    st = tg_range_plan_compute(mr->primary, &o, NULL, alloc, &rp, &err);
+  }
+  int code = TG_EXIT_OK;
+  char hex[2 * TG_FINGERPRINT_BYTES + 1] = "";
+  if (st != TG_OK) {
+    tg_cli_error("plan: %s", err.message[0] ? err.message : tg_status_string(st));
+    code = st == TG_ERROR_OUT_OF_HOST_MEMORY ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
+  } else {
+    code = tg_cli_range_plan_save(q->path, mr, rp, io->model, q->model, io, q->policy, q->strategy,
+                                  q->mode == TG_MODE_OFFSETS ? q->alignment : 0, alloc, hex);
+  }
+  if (code == TG_EXIT_OK) {
+    tg_range_plan_summary sm;
+    tg_range_plan_get_summary(rp, &sm);
+    tg__strbuf b;
+    tg__strbuf_init(&b, alloc);
+    if (q->json) {
+      tg__strbuf_puts(&b, "{\"model\":");
+      tg__strbuf_json_string(&b, q->model);
+      tg__strbuf_puts(&b, ",\"saved\":{\"file\":");
+      tg__strbuf_json_string(&b, q->path);
+      tg__strbuf_printf(&b,
+                        ",\"storage\":\"%s\",\"precision\":\"%s\",\"mode\":\"%s\",\"policy\":\"%s\","
+                        "\"strategy\":\"%s\",\"records\":%zu,\"sizes\":%llu,\"pieces\":%zu,\"worst_ratio\":%.4f,"
+                        "\"fingerprint\":\"%s\"}}\n",
+                        tg_storage_name(io->storage), tg_precision_name(io->precision), tg_mode_name(q->mode),
+                        tg_policy_name(q->policy), tg_strategy_name(q->strategy), sm.record_count,
+                        (unsigned long long)sm.point_count, sm.piece_count, sm.worst_ratio, hex);
+    } else {
+      tg__strbuf_printf(&b,
+                        "%s: %zu records over %llu sizes, %s %s, mode %s, strategy %s, policy %s\n"
+                        "saved the plan over the range (%zu piece%s, worst ratio to each size's own best %.4f) to %s "
+                        "(first size's records fingerprint %.16s...)\n",
+                        q->model, sm.record_count, (unsigned long long)sm.point_count, tg_storage_name(io->storage),
+                        tg_precision_name(io->precision), tg_mode_name(q->mode), tg_strategy_name(q->strategy),
+                        tg_policy_name(q->policy), sm.piece_count, sm.piece_count == 1 ? "" : "s", sm.worst_ratio,
+                        q->path, hex);
+    }
+    if (b.failed) {
+      tg_cli_error("out of memory");
+      code = TG_EXIT_FAILURE;
+    } else {
+      fwrite(b.data, 1, b.length, stdout);
+    }
+    tg__strbuf_free(&b);
+  }
+  tg_range_plan_destroy(rp);
+  tg_policy_relation_destroy(rel);
+  tg_model_range_destroy(mr);
+  return code;
 }
