@@ -341,7 +341,8 @@ int tg_cli_plan(int argc, char **argv) {
   int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0, want_lp = 0, in_place = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
-  shapes.ranges = 1; /* with --save (tg_cli_plan_range_save) */
+  /* Ranges: with --save (tg_cli_plan_range_save) only, so far. */
+  for (int i = 1; i < argc; ++i) shapes.ranges |= strncmp(argv[i], "--save", 6) == 0;
   tg_cli_place_request place;
   memset(&place, 0, sizeof place);
   for (int i = 1; i < argc;) {

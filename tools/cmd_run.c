@@ -72,7 +72,17 @@ static void run_usage(FILE *to) {
       "                           error), realise it and run the check. A plan made for another\n"
       "                           model, one this device cannot hold, or one with an in-place\n"
       "                           pair --in-place would not use here: exit 2 with the reason\n"
-      TG_CLI_INPUT_SHAPE_HELP,
+      TG_CLI_INPUT_SHAPE_RANGE_HELP
+      "                           With a range: one plan over it (docs/ranges.md), allocated once\n"
+      "                           for the largest size asked, re-offset at each size and checked\n"
+      "                           there; JSON \"sizes\": per size {dims, bytes, capacity,\n"
+      "                           reoffset_us, corrupted, ...}. --plan FILE of a range: the file's\n"
+      "                           sizes, or --input-shape at one size inside its range\n"
+      "  --sizes A,B,...          with a range: the sizes run, each the dynamic dimensions in order\n"
+      "                           joined by 'x' (320 or 320x640; default: both ends and six\n"
+      "                           between); a size outside the range: exit 2\n"
+      "  --grow                   with a range: allocate for the first size, and again (twice as\n"
+      "                           large, or what the size needs) when a size outgrows it\n",
       to);
   fputs(
       "  --json                   one JSON object on stdout\n"
