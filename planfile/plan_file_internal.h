@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "core/internal.h"
 #include "tangram/plan_file.h"
@@ -93,6 +94,25 @@ void tg__pf_range_write(const tg__pf_range_out *out, uint8_t *b);
 tg_status tg__pf_range_read(const uint8_t *payload, uint64_t length, tg_plan_file *f, const char *name,
                             tg_error_info *err);
 void tg__pf_range_free(tg_plan_file *f);
+
+/* For tests and fuzz targets: the description that writes `f` again (without its range: set
+ * d->range to write one). */
+static inline void tg__plan_file_describe(const tg_plan_file *f, tg_plan_file_desc *d) {
+  memset(d, 0, sizeof *d);
+  d->plan = f->plan;
+  d->records = f->records->records;
+  d->names = (const char *const *)f->records->names;
+  d->record_count = f->records->count;
+  d->dims = f->records->dims;
+  d->storage = f->storage;
+  d->precision = f->precision;
+  d->policy = f->policy;
+  d->strategy = f->strategy;
+  d->alignment = f->alignment;
+  d->flags = f->flags;
+  d->source = f->source;
+  d->limits = f->has_limits ? &f->limits : NULL;
+}
 
 /* For tests and fuzz targets, which change bytes of a file and want the reader to get past
  * its integrity checks to the fields behind them: set the file-size field to `size`, recompute

@@ -537,6 +537,30 @@ static tg_status check_cap(const tg_range_plan *plan, range_ctx *c) {
   return TG_OK;
 }
 
+tg_status tg__range_plan_keep_chains(tg_range_plan *plan, const tg__range_nodes *nodes,
+                                     const tg__in_place_groups *groups) {
+  const tg_allocator *a = &plan->alloc;
+  const size_t n = plan->count;
+  if (plan->mode == TG_MODE_OFFSETS) {
+    plan->member = tg__calloc(a, n ? n : 1, sizeof *plan->member);
+    plan->member_rep = tg__calloc(a, n ? n : 1, sizeof *plan->member_rep);
+    if (plan->member == NULL || plan->member_rep == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t r = 0; r < n; ++r) {
+      uint32_t rep = nodes->rep[nodes->node_of[r]];
+      if (rep == r) continue;
+      plan->member[plan->member_count] = (uint32_t)r;
+      plan->member_rep[plan->member_count++] = rep;
+    }
+  }
+  if (groups->used_count > 0) {
+    plan->pairs = tg__calloc(a, groups->used_count, sizeof *plan->pairs);
+    if (plan->pairs == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    memcpy(plan->pairs, groups->used, groups->used_count * sizeof *plan->pairs);
+    plan->pair_count = groups->used_count;
+  }
+  return TG_OK;
+}
+
 static tg_status compute(range_ctx *c, tg_range_plan *plan, const tg_range_plan_options *ropts) {
   const tg_plan_options *o = c->options;
   double target = ropts->target > 0 ? ropts->target : (o->mode == TG_MODE_OFFSETS ? 1.05 : 1.10);
@@ -621,24 +645,7 @@ static tg_status compute(range_ctx *c, tg_range_plan *plan, const tg_range_plan_
   if (st != TG_OK) return st;
   if ((st = check_cap(plan, c)) != TG_OK) return st;
 
-  /* Members that are not their node's representative take its offset or object. */
-  if (c->have_groups && plan->mode == TG_MODE_OFFSETS) {
-    plan->member = tg__calloc(c->alloc, n, sizeof *plan->member);
-    plan->member_rep = tg__calloc(c->alloc, n, sizeof *plan->member_rep);
-    if (plan->member == NULL || plan->member_rep == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-    for (size_t r = 0; r < n; ++r) {
-      uint32_t rep = c->nodes.rep[c->nodes.node_of[r]];
-      if (rep == r) continue;
-      plan->member[plan->member_count] = (uint32_t)r;
-      plan->member_rep[plan->member_count++] = rep;
-    }
-  }
-  if (c->have_groups && c->groups.used_count > 0) {
-    plan->pairs = tg__calloc(c->alloc, c->groups.used_count, sizeof *plan->pairs);
-    if (plan->pairs == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-    memcpy(plan->pairs, c->groups.used, c->groups.used_count * sizeof *plan->pairs);
-    plan->pair_count = c->groups.used_count;
-  }
+  if (c->have_groups && (st = tg__range_plan_keep_chains(plan, &c->nodes, &c->groups)) != TG_OK) return st;
   plan->summary.searched_points = c->searched_count;
   plan->summary.planned_points = c->planned_count;
   plan->summary.structures_tried = c->structure_count;

@@ -126,6 +126,12 @@ struct tg_range_plan {
 tg_status tg__range_compile(tg_range_plan *plan, const tg__range_nodes *n, const tg__range_structure *s,
                             tg__range_program *g);
 
+/* A plan's in-place chains (`groups` over its records, `nodes` built from them): the records
+ * that take their chain's first record's offset (offsets mode), and the pairs kept. */
+struct tg__in_place_groups;
+tg_status tg__range_plan_keep_chains(tg_range_plan *plan, const tg__range_nodes *nodes,
+                                     const struct tg__in_place_groups *groups);
+
 /* Offsets: the structure of nodes placed in `order` (a permutation of the nodes): each
  * position's predecessors, transitively reduced, and the hash. */
 tg_status tg__range_structure_from_order(const tg__range_nodes *n, const uint32_t *order, const tg_allocator *alloc,

@@ -294,24 +294,7 @@ static tg_status create(saved_ctx *c) {
   }
   plan->summary.max_object_count = most;
   if ((st = place_pieces(c)) != TG_OK) return st;
-  /* Members of a chain take their representative's offset. */
-  if (c->have_groups && plan->mode == TG_MODE_OFFSETS) {
-    plan->member = tg__calloc(c->alloc, n, sizeof *plan->member);
-    plan->member_rep = tg__calloc(c->alloc, n, sizeof *plan->member_rep);
-    if (plan->member == NULL || plan->member_rep == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-    for (size_t r = 0; r < n; ++r) {
-      uint32_t rep = c->nodes.rep[c->nodes.node_of[r]];
-      if (rep == r) continue;
-      plan->member[plan->member_count] = (uint32_t)r;
-      plan->member_rep[plan->member_count++] = rep;
-    }
-  }
-  if (c->have_groups && c->groups.used_count > 0) {
-    plan->pairs = tg__calloc(c->alloc, c->groups.used_count, sizeof *plan->pairs);
-    if (plan->pairs == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-    memcpy(plan->pairs, c->groups.used, c->groups.used_count * sizeof *plan->pairs);
-    plan->pair_count = c->groups.used_count;
-  }
+  if (c->have_groups && (st = tg__range_plan_keep_chains(plan, &c->nodes, &c->groups)) != TG_OK) return st;
   plan->summary.in_place_kept = plan->pair_count;
   return evaluate(c);
 }

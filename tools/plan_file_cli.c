@@ -8,6 +8,33 @@ void tg_cli_fingerprint_hex(const uint8_t fp[TG_FINGERPRINT_BYTES], char hex[2 *
   for (int i = 0; i < TG_FINGERPRINT_BYTES; ++i) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
 }
 
+/* Save `d` (plan, records, names, count, dims and range given) with the rest from `io` and the
+ * arguments; prints the reason on failure. */
+static int save(const char *path, tg_plan_file_desc *d, const tg_cli_input_options *io, tg_policy policy,
+                tg_strategy strategy, uint64_t alignment, const char *source, const tg_allocator *alloc,
+                char hex[2 * TG_FINGERPRINT_BYTES + 1]) {
+  d->storage = io->storage;
+  d->precision = io->precision;
+  d->policy = policy;
+  d->strategy = strategy;
+  d->alignment = alignment;
+  d->flags = io->plan_io ? TG_PLAN_FILE_IO_PLANNED : 0;
+  d->source = source;
+  /* The limits the records were made under (the input's, else the default ones). */
+  tg_device_limits def = tg_device_limits_default();
+  d->limits = io->limits ? io->limits : &def;
+  tg_error_info err = {{0}};
+  tg_status st = tg_plan_file_save(d, path, alloc, &err);
+  if (st != TG_OK) {
+    tg_cli_error("plan: --save: %s", err.message);
+    return st == TG_ERROR_IO || st == TG_ERROR_OUT_OF_HOST_MEMORY ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
+  }
+  uint8_t fp[TG_FINGERPRINT_BYTES];
+  tg_records_fingerprint(d->records, d->names, d->record_count, d->dims, fp);
+  tg_cli_fingerprint_hex(fp, hex);
+  return TG_EXIT_OK;
+}
+
 int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *source,
                      const tg_cli_input_options *io, tg_policy policy, tg_strategy strategy,
                      uint64_t alignment, const tg_plan *plan, const tg_allocator *alloc,
@@ -38,26 +65,7 @@ int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *sourc
   d.names = (const char *const *)set->names;
   d.record_count = set->count;
   d.dims = set->dims;
-  d.storage = storage;
-  d.precision = io->precision;
-  d.policy = policy;
-  d.strategy = strategy;
-  d.alignment = alignment;
-  d.flags = io->plan_io ? TG_PLAN_FILE_IO_PLANNED : 0;
-  d.source = source;
-  /* The limits the records were made under (the input's, else the default ones). */
-  tg_device_limits def = tg_device_limits_default();
-  d.limits = io->limits ? io->limits : &def;
-  tg_error_info err = {{0}};
-  tg_status st = tg_plan_file_save(&d, path, alloc, &err);
-  if (st != TG_OK) {
-    tg_cli_error("plan: --save: %s", err.message);
-    return st == TG_ERROR_IO ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
-  }
-  uint8_t fp[TG_FINGERPRINT_BYTES];
-  tg_records_fingerprint(d.records, d.names, d.record_count, d.dims, fp);
-  tg_cli_fingerprint_hex(fp, hex);
-  return TG_EXIT_OK;
+  return save(path, &d, io, policy, strategy, alignment, source, alloc, hex);
 }
 
 tg_status tg_cli_plan_file_check_device(const tg_plan_file *file, uint64_t max_allocation,
@@ -163,7 +171,7 @@ int tg_cli_range_plan_save(const char *path, const tg_model_range *mr, const tg_
   tg_status st = recs ? tg_range_plan_create_instance(rp, alloc, &first) : TG_ERROR_OUT_OF_HOST_MEMORY;
   int64_t at[TG_RANGE_MAX_DIMS] = {mr->range.dim[0].lo, mr->range.dim[1].lo};
   if (st == TG_OK) st = tg_range_plan_instantiate(rp, at, recs, first);
-  tg_error_info err = {{0}};
+  int code;
   if (st == TG_OK) {
     tg_plan_file_range fr = {rp, mr->primary, shapes->input_shapes, shapes->input_shape_count};
     tg_plan_file_desc d = {0};
@@ -172,32 +180,15 @@ int tg_cli_range_plan_save(const char *path, const tg_model_range *mr, const tg_
     d.names = (const char *const *)set->names;
     d.record_count = set->count;
     d.dims = set->dims;
-    d.storage = io->storage;
-    d.precision = io->precision;
-    d.policy = policy;
-    d.strategy = strategy;
-    d.alignment = alignment;
-    d.flags = io->plan_io ? TG_PLAN_FILE_IO_PLANNED : 0;
-    d.source = source;
-    tg_device_limits def = tg_device_limits_default();
-    d.limits = io->limits ? io->limits : &def;
     d.range = &fr;
-    st = tg_plan_file_save(&d, path, alloc, &err);
-    if (st == TG_OK) {
-      uint8_t fp[TG_FINGERPRINT_BYTES];
-      tg_records_fingerprint(recs, d.names, d.record_count, d.dims, fp);
-      tg_cli_fingerprint_hex(fp, hex);
-    }
+    code = save(path, &d, io, policy, strategy, alignment, source, alloc, hex);
   } else {
-    tg__error(&err, st, "the plan at the first size: %s", tg_status_string(st));
+    tg_cli_error("plan: --save: the plan at the first size: %s", tg_status_string(st));
+    code = TG_EXIT_FAILURE;
   }
   tg_plan_destroy(first);
   tg__free(alloc, recs);
-  if (st != TG_OK) {
-    tg_cli_error("plan: --save: %s", err.message);
-    return st == TG_ERROR_IO || st == TG_ERROR_OUT_OF_HOST_MEMORY ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
-  }
-  return TG_EXIT_OK;
+  return code;
 }
 
 int tg_cli_plan_range_save(const tg_cli_plan_range_request *q) {
@@ -271,13 +262,7 @@ int tg_cli_plan_range_save(const tg_cli_plan_range_request *q) {
                         tg_policy_name(q->policy), sm.piece_count, sm.piece_count == 1 ? "" : "s", sm.worst_ratio,
                         q->path, hex);
     }
-    if (b.failed) {
-      tg_cli_error("out of memory");
-      code = TG_EXIT_FAILURE;
-    } else {
-      fwrite(b.data, 1, b.length, stdout);
-    }
-    tg__strbuf_free(&b);
+    code = tg_cli_print_report(&b, code);
   }
   tg_range_plan_destroy(rp);
   tg_policy_relation_destroy(rel);

@@ -644,13 +644,7 @@ int tg_cli_run_range(const tg_cli_run_range_args *a, const tg_allocator *alloc) 
   code = TG_EXIT_OK;
   for (size_t k = 0; k < r.sizes.count; ++k)
     if (r.results[k].corrupted) code = TG_EXIT_FAILURE;
-  if (b.failed) {
-    tg_cli_error("out of memory");
-    code = TG_EXIT_FAILURE;
-  } else {
-    fwrite(b.data, 1, b.length, stdout);
-  }
-  tg__strbuf_free(&b);
+  code = tg_cli_print_report(&b, code);
 done:
   run_free(&r);
   return code;
