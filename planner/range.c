@@ -652,25 +652,15 @@ static tg_status compute(range_ctx *c, tg_range_plan *plan, const tg_range_plan_
   return TG_OK;
 }
 
-tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_options *options,
-                                const tg_range_plan_options *range_options, const tg_allocator *alloc,
-                                tg_range_plan **out, tg_error_info *err) {
-  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+tg_status tg__range_plan_new(const tg_range_records *records, const tg_plan_options *options,
+                             const tg_allocator *alloc, tg_range_plan **out, tg_error_info *err) {
   *out = NULL;
-  const uint64_t t0 = tg__now_us();
-  static const tg_plan_options k_defaults = {0};
-  static const tg_range_plan_options k_range_defaults = {0};
-  if (options == NULL) options = &k_defaults;
-  if (range_options == NULL) range_options = &k_range_defaults;
   if (records == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: no records");
   const uint32_t dims = tg_range_records_dims(records);
   if ((unsigned)options->strategy >= TG_STRATEGY_COUNT || (unsigned)options->mode > TG_MODE_OFFSETS)
     return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: unknown mode or strategy");
   if (options->mode == TG_MODE_OFFSETS && dims != 1)
     return tg__error(err, TG_ERROR_UNSUPPORTED, "range plan: offsets mode needs 1D records (these are %uD)", dims);
-  if (!tg_strategy_applies(options->strategy, options->mode, dims))
-    return tg__error(err, TG_ERROR_UNSUPPORTED, "range plan: strategy %s does not apply to %s mode",
-                     tg_strategy_name(options->strategy), tg_mode_name(options->mode));
   uint64_t points = tg_size_range_point_count(tg_range_records_range(records));
   if (points > TG_RANGE_PLAN_MAX_POINTS)
     return tg__error(err, TG_ERROR_LIMIT, "range plan: %llu sizes, more than %llu", (unsigned long long)points,
@@ -684,9 +674,33 @@ tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_o
   plan->mode = options->mode;
   plan->dims = dims;
   plan->count = tg_range_records_count(records);
-  plan->points = tg_size_range_point_count(&plan->range);
+  plan->points = points;
   plan->strategy = options->strategy;
   plan->max_allocation = options->max_allocation;
+  *out = plan;
+  return TG_OK;
+}
+
+tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_options *options,
+                                const tg_range_plan_options *range_options, const tg_allocator *alloc,
+                                tg_range_plan **out, tg_error_info *err) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  const uint64_t t0 = tg__now_us();
+  static const tg_plan_options k_defaults = {0};
+  static const tg_range_plan_options k_range_defaults = {0};
+  if (options == NULL) options = &k_defaults;
+  if (range_options == NULL) range_options = &k_range_defaults;
+  tg_range_plan *plan = NULL;
+  tg_status new_st = tg__range_plan_new(records, options, alloc, &plan, err);
+  if (new_st != TG_OK) return new_st;
+  if (!tg_strategy_applies(options->strategy, options->mode, plan->dims)) {
+    tg_range_plan_destroy(plan);
+    return tg__error(err, TG_ERROR_UNSUPPORTED, "range plan: strategy %s does not apply to %s mode",
+                     tg_strategy_name(options->strategy), tg_mode_name(options->mode));
+  }
+  alloc = &plan->alloc;
+  const uint32_t dims = plan->dims;
 
   range_ctx c;
   memset(&c, 0, sizeof c);

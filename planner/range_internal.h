@@ -121,6 +121,12 @@ struct tg_range_plan {
   tg_range_plan_summary summary;
 };
 
+/* A plan over `records` with `options`' mode, strategy and cap and nothing else yet, after the
+ * checks tg_range_plan_compute and tg_range_plan_create share (records, mode and strategy
+ * known, offsets on 1D records, at most TG_RANGE_PLAN_MAX_POINTS sizes); `err` says why not. */
+tg_status tg__range_plan_new(const tg_range_records *records, const tg_plan_options *options,
+                             const tg_allocator *alloc, tg_range_plan **out, tg_error_info *err);
+
 /* Compile structure `s` over nodes `n` into `g` (allocated from plan->alloc; on failure the
  * caller frees what `g` holds with the plan). */
 tg_status tg__range_compile(tg_range_plan *plan, const tg__range_nodes *n, const tg__range_structure *s,

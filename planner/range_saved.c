@@ -305,29 +305,14 @@ tg_status tg_range_plan_create(const tg_range_records *records, const tg_range_p
   *out = NULL;
   const uint64_t t0 = tg__now_us();
   static const tg_plan_options k_defaults = {0};
-  if (records == NULL || desc == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: no records or description");
+  if (desc == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: no description");
   const tg_plan_options *o = desc->options ? desc->options : &k_defaults;
-  const uint32_t dims = tg_range_records_dims(records);
-  if ((unsigned)o->strategy >= TG_STRATEGY_COUNT || (unsigned)o->mode > TG_MODE_OFFSETS)
-    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: unknown mode or strategy");
-  if (o->mode == TG_MODE_OFFSETS && dims != 1)
-    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: offsets mode needs 1D records (these are %uD)", dims);
-  uint64_t points = tg_size_range_point_count(tg_range_records_range(records));
-  if (points > TG_RANGE_PLAN_MAX_POINTS)
-    return tg__error(err, TG_ERROR_LIMIT, "range plan: %llu sizes, more than %llu", (unsigned long long)points,
-                     (unsigned long long)TG_RANGE_PLAN_MAX_POINTS);
-  alloc = tg__alloc_or_default(alloc);
-  tg_range_plan *plan = tg__calloc(alloc, 1, sizeof *plan);
-  if (plan == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-  plan->alloc = *alloc;
-  plan->records = records;
-  plan->range = *tg_range_records_range(records);
-  plan->mode = o->mode;
-  plan->dims = dims;
-  plan->count = tg_range_records_count(records);
-  plan->points = points;
-  plan->strategy = o->strategy;
-  plan->max_allocation = o->max_allocation;
+  tg_range_plan *plan = NULL;
+  tg_status new_st = tg__range_plan_new(records, o, alloc, &plan, err);
+  if (new_st != TG_OK) return new_st;
+  alloc = &plan->alloc;
+  const uint32_t dims = plan->dims;
+  const uint64_t points = plan->points;
   saved_ctx c;
   memset(&c, 0, sizeof c);
   c.plan = plan;

@@ -192,9 +192,10 @@ typedef struct tg_range_plan_desc {
  * structures and pieces these are (tg_range_plan_get_structure, tg_range_plan_get_piece), when
  * made with the same records and options. Offsets predecessors are derived again from the
  * records' task intervals and the relation, so every instance is valid by construction.
- * TG_ERROR_INVALID_ARGUMENT, with `err` naming what, for: options or records as
- * tg_range_plan_compute refuses them; an in-place pair whose records differ in size at some
- * size; an order that is not every node once, named by its lowest record; an object
+ * Records and options tg_range_plan_compute refuses are refused alike (its statuses, but for a
+ * strategy, which is only recorded). TG_ERROR_INVALID_ARGUMENT, with `err` naming what, for:
+ * an in-place pair whose records differ in size at some size (or that the relation does not
+ * allow); an order that is not every node once, named by its lowest record; an object
  * assignment that splits a node, leaves an object empty, or puts two records that meet in time
  * (or may not share) in one object; pieces that are not sub-grids of the range or that miss or
  * overlap a size; a structure index out of range. TG_ERROR_LIMIT with max_allocation as
