@@ -35,7 +35,7 @@ typedef struct range_case {
   uint64_t a[64][3], b[64][3];
   tg_in_place_pair pairs[16];
   size_t pair_count;
-  char name_text[64][16];
+  char name_text[64][24];
   const char *names[64];
   tg_range_records *records;
   tg_range_plan *plan;
