@@ -2,34 +2,42 @@
  * ratio to each size's own best plan, the upper-bound plan and the run-time pool beside it, and
  * instantiation at a new size against planning that size from scratch.
  *
- *   build/bench/bench_range [--time-limit MS] [--models DIR] [--no-models] [--only NAME]
- *                           [--table FILE ...] [--write-tables DIR] [--per-size NAME] [--csv DIR]
- *                           [--verify-own K]
+ *   build/bench/bench_range [--time-limit MS] [--models DIR] [--no-models] [--no-synthetic]
+ *                           [--only NAME] [--table FILE ...] [--write-tables DIR]
+ *                           [--per-size NAME] [--csv DIR]
+ *                           [--verify-own K] [--own-limit MS] [--own-dir DIR]
  *
  * Cases: synthetic instances that mimic the models (rec-like: 400 records whose sizes are affine
  * or ceil-divided in the width, 32..1600/8; det-like: 330 records bilinear in H and W,
  * 32..960/32, buffers and 2D textures) and two harder ones (mixed, dense: 400 records of sizes
- * a W + b with slopes and constants over three orders of magnitude, over 300 and 100 tasks), the cached models over their ranges (PP-OCRv4 rec width
- * 32..1600/8; ch_ppocr cls and PP-OCRv4 det H, W 32..960/32, buffers offsets and texture_2d
- * objects; openwakeword melspectrogram samples 1280..32000/160 and embedding_model batch
- * 1..16), and tables given with --table (format below). A model's records over its range come
- * from one plain load per size (tg_model_load_with at that size), checked to be the same records
- * with the same tasks at every size; load_model_range is the one place to call the model layer's
- * range loader instead.
+ * a W + b with slopes and constants over three orders of magnitude, over 300 and 100 tasks); the
+ * cached models over the ranges of the targets, loaded with tg_model_range_load (PP-OCRv4 rec
+ * width 32..1600/8; ch_ppocr cls and PP-OCRv4 det H, W 32..960/32, buffers offsets and
+ * texture_2d objects; openwakeword melspectrogram samples 1280..32000/160 and embedding_model
+ * batch 1..16); and tables given with --table (format below). cls has no valid output at
+ * height 32 (its first 2 x 2 max pool meets a 1-pixel map): the bench prints the loader's
+ * refusal of the targets' range and plans the range the model accepts, H 64..960/32.
  *
- * Per case: the time to plan the whole range (strategy best, --time-limit MS shared by the range,
- * default 1000 as the CLI's), pieces, the worst ratio and where, the worst ratio to the lower
- * bound, sizes above the upper-bound plan, the largest pool / plan ratio (virtual tlsf pool,
- * blocks as requested), the time to instantiate at a size (median over every size, 400-record
- * target <= 20 us) and to plan that size from scratch (strategy best, library default and no
- * search), and how the sizes are stored (constant / affine / bilinear / table). --per-size NAME prints every size of that case; --csv DIR writes NAME.csv per case
- * (dims, bytes, own, upper_bound, pool, lower_bound, piece) for charts. --verify-own K plans
- * every K-th size alone with best and --time-limit and prints the worst ratio against those
- * (a check of the own best the range plan reports).
+ * Per case: the time to plan the whole range (strategy best, --time-limit MS for the whole
+ * range, default 1000 as the CLI's), pieces, the worst ratio to the own best and where, the
+ * planner's own worst ratio (against the best plans it knows), the worst ratio to the lower
+ * bound, sizes above the upper-bound plan, the largest pool / plan ratio (the run-time pool of
+ * tg_range_report_compute_size), the time to instantiate at a size (median over every size,
+ * 400-record target <= 20 us) and to plan that size from scratch (strategy best, library default
+ * and no search), and how the sizes are stored (constant / affine / bilinear / table).
+ * --per-size NAME prints every size of that case; --csv DIR writes NAME.csv per case (dims, bytes,
+ * own, upper_bound, pool, lower_bound, piece) for charts.
  *
- * Targets (exit 1 when one is missed): every case within its ratio target at every size (1.05
- * offsets, 1.10 objects), never above the upper-bound plan; instantiation <= 20 us for the
- * 400-record case; the rec range (synthetic and model) planned in under 5 s.
+ * Own best: as `tangram plan` reports it, the smaller of the size planned alone and the best plan
+ * the range planner knows there. Planned alone without search by default; with --verify-own K,
+ * every K-th size planned alone with best and --own-limit MS of search (default 1000, the CLI's):
+ * --verify-own 1 checks the targets at every size. --own-dir DIR keeps those plans' totals
+ * (DIR/NAME.MODE.own) for later runs with the same limit, sizes and records: a second of search
+ * per size is 15 minutes for a 900-size range.
+ *
+ * Targets (exit 1 when one is missed): every case within its ratio target at every size checked
+ * (1.05 offsets, 1.10 objects), never above the upper-bound plan; instantiation <= 20 us for the
+ * 400-record cases; the rec range (synthetic and model) planned in under 5 s.
  *
  * Table format (--table FILE, --write-tables DIR), text, one item per line:
  *   range LO..HI/STEP[,LO..HI/STEP]
@@ -46,13 +54,12 @@
 #include <time.h>
 
 #include "bench/bench_rng.h"
-#include "pool/pool_run.h"
 #include "tangram/layout.h"
 #include "tangram/model.h"
 #include "tangram/planner.h"
-#include "tangram/pool.h"
 #include "tangram/range.h"
 #include "tangram/range_plan.h"
+#include "tangram/report.h"
 
 static double now_us(void) {
   struct timespec ts;
@@ -67,7 +74,9 @@ static int cmp_double(const void *a, const void *b) {
 
 typedef struct range_case {
   char name[64];
-  tg_range_records *rr;
+  const tg_range_records *rr;
+  tg_range_records *owned;  /* synthetic and table cases */
+  tg_model_range *model;    /* model cases: rr is its primary records */
   tg_mode mode;
   int rec_time_target; /* the 5 s target applies */
 } range_case;
@@ -180,92 +189,52 @@ typedef struct model_spec {
   uint32_t rank;
   int64_t dims[4];        /* -1, -2: the first and second dynamic dimensions */
   tg_size_range range;
+  tg_size_range refused;  /* count 0, or the targets' range when the model refuses it */
 } model_spec;
 
 static const model_spec k_models[] = {
-    {"ch_PP-OCRv4_rec_infer.onnx", "x", 4, {1, 3, 48, -1}, {1, {{32, 1600, 8}}}},
+    {"ch_PP-OCRv4_rec_infer.onnx", "x", 4, {1, 3, 48, -1}, {1, {{32, 1600, 8}}}, {0, {{0}}}},
     /* cls has no valid output at height 32 (a 2x2 max pool meets a 1-pixel map): from 64. */
-    {"ch_ppocr_mobile_v2.0_cls_infer.onnx", "x", 4, {1, 3, -1, -2}, {2, {{64, 960, 32}, {32, 960, 32}}}},
-    {"ch_PP-OCRv4_det_infer.onnx", "x", 4, {1, 3, -1, -2}, {2, {{32, 960, 32}, {32, 960, 32}}}},
-    {"openwakeword/melspectrogram.onnx", "input", 2, {1, -1}, {1, {{1280, 32000, 160}}}},
-    {"openwakeword/embedding_model.onnx", "input_1", 4, {-1, 76, 32, 1}, {1, {{1, 16, 1}}}},
+    {"ch_ppocr_mobile_v2.0_cls_infer.onnx", "x", 4, {1, 3, -1, -2}, {2, {{64, 960, 32}, {32, 960, 32}}},
+     {2, {{32, 960, 32}, {32, 960, 32}}}},
+    {"ch_PP-OCRv4_det_infer.onnx", "x", 4, {1, 3, -1, -2}, {2, {{32, 960, 32}, {32, 960, 32}}}, {0, {{0}}}},
+    {"openwakeword/melspectrogram.onnx", "input", 2, {1, -1}, {1, {{1280, 32000, 160}}}, {0, {{0}}}},
+    {"openwakeword/embedding_model.onnx", "input_1", 4, {-1, 76, 32, 1}, {1, {{1, 16, 1}}}, {0, {{0}}}},
 };
 
-/* The records of `path` for `storage` at every point of spec->range, one plain load per size.
- * (The model layer's range loader, when there is one, replaces this loop.) */
-static tg_range_records *load_model_range(const char *path, const model_spec *spec, tg_storage storage,
-                                          char *why, size_t why_size) {
-  uint64_t points = tg_size_range_point_count(&spec->range);
-  size_t n = 0;
-  uint32_t dims = 0;
-  uint32_t *first = NULL, *last = NULL;
-  tg_extent *sizes = NULL;
-  tg_range_records *rr = NULL;
-  tg_device_limits lim = tg_device_limits_default();
-  for (uint64_t p = 0; p < points; ++p) {
-    int64_t d[2] = {0, 0};
-    tg_size_range_point(&spec->range, p, d);
-    tg_input_shape shape;
-    memset(&shape, 0, sizeof shape);
-    shape.name = spec->input;
-    shape.rank = spec->rank;
-    for (uint32_t k = 0; k < spec->rank; ++k) shape.dims[k] = spec->dims[k] == -1 ? d[0] : spec->dims[k] == -2 ? d[1] : spec->dims[k];
-    tg_model_options mo = {&shape, 1};
-    tg_error_info err;
-    memset(&err, 0, sizeof err);
-    tg_model *model = NULL;
-    tg_lifetimes *life = NULL;
-    tg_model_records *mr = NULL;
-    int ok = tg_model_load_with(path, &mo, NULL, &model, &err) == TG_OK && model->kind == TG_MODEL_GRAPH &&
-             tg_graph_compute_lifetimes(model->graph, NULL, NULL, &life, &err) == TG_OK &&
-             tg_model_records_create(model->graph, life, storage, TG_PRECISION_FP32, &lim, NULL, &mr, &err) == TG_OK;
-    if (ok && tg_model_records_fallback_count(mr) > 0) {
-      snprintf(err.message, sizeof err.message, "%zu tensors fall back to buffers", tg_model_records_fallback_count(mr));
-      ok = 0;
+/* `path` loaded over spec->range for `storage` (tg_model_range_load, fp32, default limits); NULL
+ * with the reason in `why` when the loader refuses the range or a tensor falls back to buffers
+ * (only the primary records are planned here). */
+static tg_model_range *load_model_range(const char *path, const model_spec *spec, const tg_size_range *range,
+                                        tg_storage storage, char *why, size_t why_size) {
+  tg_input_shape shape;
+  memset(&shape, 0, sizeof shape);
+  shape.name = spec->input;
+  shape.rank = spec->rank;
+  for (uint32_t k = 0; k < spec->rank; ++k) {
+    int64_t v = spec->dims[k];
+    if (v < 0) {
+      shape.range[k] = range->dim[-v - 1];
+      v = shape.range[k].lo;
     }
-    if (ok) {
-      const tg_record_set *set = mr->records;
-      if (p == 0) {
-        n = set->count;
-        dims = set->dims;
-        first = calloc(n ? n : 1, sizeof *first);
-        last = calloc(n ? n : 1, sizeof *last);
-        sizes = calloc(points * (n ? n : 1), sizeof *sizes);
-        for (size_t r = 0; r < n; ++r) {
-          first[r] = set->records[r].first_task;
-          last[r] = set->records[r].last_task;
-        }
-      }
-      if (set->count != n || set->dims != dims) {
-        snprintf(err.message, sizeof err.message, "%zu records instead of %zu", set->count, n);
-        ok = 0;
-      }
-      for (size_t r = 0; ok && r < n; ++r) {
-        if (set->records[r].first_task != first[r] || set->records[r].last_task != last[r]) {
-          snprintf(err.message, sizeof err.message, "record %zu's tasks change", r);
-          ok = 0;
-        }
-        sizes[p * n + r] = set->records[r].size;
-      }
-    }
-    tg_model_records_destroy(mr);
-    tg_lifetimes_destroy(life);
-    tg_model_destroy(model);
-    if (!ok) {
-      snprintf(why, why_size, "size %lld%s%lld: %.400s", (long long)d[0], spec->range.count > 1 ? "x" : "",
-               spec->range.count > 1 ? (long long)d[1] : 0LL, err.message);
-      free(first);
-      free(last);
-      free(sizes);
-      return NULL;
-    }
+    shape.dims[k] = v;
   }
-  rr = records_from(&spec->range, dims, n, first, last, sizes);
-  if (rr == NULL) snprintf(why, why_size, "the records over the range were refused");
-  free(first);
-  free(last);
-  free(sizes);
-  return rr;
+  tg_model_options mo = {&shape, 1};
+  tg_device_limits lim = tg_device_limits_default();
+  tg_model_range_desc desc = {&mo, storage, TG_PRECISION_FP32, &lim, 0, 1, 0};
+  tg_model_range *r = NULL;
+  tg_error_info err;
+  memset(&err, 0, sizeof err);
+  if (tg_model_range_load(path, &desc, NULL, &r, &err) != TG_OK) {
+    snprintf(why, why_size, "%.400s", err.message);
+    return NULL;
+  }
+  if (tg_model_records_fallback_count(r->records) > 0) {
+    snprintf(why, why_size, "%zu tensors fall back to another storage", tg_model_records_fallback_count(r->records));
+    tg_model_range_destroy(r);
+    return NULL;
+  }
+  return r;
 }
 
 /* ---- Tables ---- */
@@ -310,7 +279,7 @@ static int read_table(const char *path, range_case *c) {
   }
   fclose(f);
   if (ok) {
-    c->rr = records_from(&range, dims, n, first, last, sizes);
+    c->rr = c->owned = records_from(&range, dims, n, first, last, sizes);
     c->mode = strcmp(mode, "objects") == 0 ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     snprintf(c->name, sizeof c->name, "%s", base);
@@ -356,44 +325,11 @@ static void write_table(const char *dir, const range_case *c) {
 
 /* ---- Measurements ---- */
 
-/* The run-time pool's peak over the records at one size (virtual tlsf pool, blocks as
- * requested; images are blocks of their own, 16 bytes a texel at fp32), in the plan's unit. */
-static uint64_t pool_peak(const tg_usage_record *recs, size_t n, uint32_t dims) {
-  tg_tensor_resource *res = calloc(n ? n : 1, sizeof *res);
-  uint64_t *bytes = calloc(n ? n : 1, sizeof *bytes);
-  for (size_t r = 0; r < n; ++r) {
-    const tg_extent e = recs[r].size;
-    res[r] = dims == 1 ? (tg_tensor_resource){TG_STORAGE_BUFFER, {e.w, 1, 1}, e.w}
-                       : (tg_tensor_resource){TG_STORAGE_TEXTURE_2D, e, e.w * e.h * e.d * 16};
-    bytes[r] = res[r].bytes;
-  }
-  tg_pool_options o;
-  memset(&o, 0, sizeof o);
-  o.policy = TG_POOL_TLSF;
-  o.capacity = (uint64_t)1 << 50;
-  o.alignment = 1;
-  o.unsynchronized = 1;
-  tg_pool *pool = NULL;
-  tg_error_info err;
-  memset(&err, 0, sizeof err);
-  uint64_t peak = 0;
-  tg__pool_run run;
-  if (tg_pool_create(NULL, &o, NULL, &pool, &err) == TG_OK &&
-      tg__pool_run_records(pool, recs, res, bytes, n, 0, NULL, &run, &err) == TG_OK) {
-    tg_pool_stats s;
-    tg_pool_get_stats(pool, &s);
-    peak = dims == 1 ? s.peak_reserved : s.peak_reserved / 16;
-    tg__pool_run_free(&run);
-  }
-  tg_pool_destroy(pool);
-  free(res);
-  free(bytes);
-  return peak;
-}
-
 typedef struct bench_opts {
   uint32_t time_limit;
   uint32_t verify_every; /* 0: none; k: every k-th size planned alone with the search */
+  uint32_t own_limit;    /* the search of a size alone (ms) */
+  const char *own_dir;   /* cache of the sizes planned alone */
   const char *per_size;
   const char *csv_dir;
 } bench_opts;
@@ -401,6 +337,60 @@ typedef struct bench_opts {
 static void print_dims(FILE *f, const tg_size_range *r, const int64_t *d) {
   if (r->count == 1) fprintf(f, "%lld", (long long)d[0]);
   else fprintf(f, "%lldx%lld", (long long)d[0], (long long)d[1]);
+}
+
+/* Each size planned alone, as the reported own best's definition says: strategy best with
+ * --own-limit (default 1000 ms, the CLI's) at every --verify-own K-th size; totals per point (0
+ * where not planned). With --own-dir DIR the totals are kept in DIR/NAME.own and read back by
+ * later runs with the same limit, sizes and records (a size searched for a second takes that long). */
+static uint64_t *own_alone(const range_case *c, const bench_opts *bo) {
+  const tg_size_range *range = tg_range_records_range(c->rr);
+  const size_t n = tg_range_records_count(c->rr);
+  const uint32_t dims = tg_range_records_dims(c->rr);
+  const uint64_t points = tg_size_range_point_count(range);
+  uint64_t *own = calloc(points, sizeof *own);
+  tg_usage_record *recs = calloc(n ? n : 1, sizeof *recs);
+  if (own == NULL || recs == NULL) exit(2);
+  char path[512] = "";
+  if (bo->own_dir) snprintf(path, sizeof path, "%.400s/%.64s.%s.own", bo->own_dir, c->name, tg_mode_name(c->mode));
+  FILE *f = path[0] ? fopen(path, "r") : NULL;
+  if (f != NULL) {
+    unsigned limit = 0;
+    unsigned long long pts = 0;
+    size_t recn = 0;
+    if (fscanf(f, "own limit %u points %llu records %zu", &limit, &pts, &recn) == 3 && limit == bo->own_limit &&
+        pts == points && recn == n)
+      for (uint64_t p = 0; p < points; ++p) {
+        unsigned long long v = 0;
+        if (fscanf(f, "%llu", &v) != 1) break;
+        own[p] = v;
+      }
+    fclose(f);
+  }
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = c->mode;
+  o.strategy = TG_STRATEGY_BEST;
+  o.time_limit_ms = bo->own_limit;
+  int added = 0;
+  for (uint64_t p = 0; p < points; p += bo->verify_every) {
+    if (own[p] != 0) continue;
+    tg_range_records_at_index(c->rr, p, recs);
+    tg_plan *plan = NULL;
+    if (tg_plan_compute(recs, n, dims, &o, NULL, &plan) != TG_OK) exit(2);
+    own[p] = plan->total ? plan->total : 1;
+    tg_plan_destroy(plan);
+    added = 1;
+    if (path[0] && p % 64 == 0) fprintf(stderr, "%s: own best alone at %llu of %llu sizes\n", c->name,
+                                        (unsigned long long)p, (unsigned long long)points);
+  }
+  if (added && path[0] && (f = fopen(path, "w")) != NULL) {
+    fprintf(f, "own limit %u points %llu records %zu\n", bo->own_limit, (unsigned long long)points, n);
+    for (uint64_t p = 0; p < points; ++p) fprintf(f, "%llu\n", (unsigned long long)own[p]);
+    fclose(f);
+  }
+  free(recs);
+  return own;
 }
 
 /* Plan the range of one case, check every size, time instantiation and re-planning, print a row.
@@ -431,8 +421,16 @@ static int run_case(const range_case *c, const bench_opts *bo) {
   tg_usage_record *recs = calloc(n ? n : 1, sizeof *recs);
   int missed = 0;
   if (tg_range_plan_create_instance(plan, NULL, &inst) != TG_OK || recs == NULL) return 1;
-  /* Every size: valid, and the pool beside the plan. */
-  double worst_pool = 0.0;
+  /* Own best: the smaller of the planner's best plan at a size and that size planned alone, with
+   * the search (--verify-own, at every K-th size) or without (the report's, at every size). */
+  uint64_t *alone = bo->verify_every > 0 ? own_alone(c, bo) : NULL;
+  tg_plan_options cheap = o;
+  cheap.time_limit_ms = TG_TIME_LIMIT_NONE;
+  const tg_range_report_part part = {c->rr, plan, &cheap, NULL};
+  /* Bytes per unit of the records: texels are 16 bytes (fp32). */
+  const uint64_t unit = dims == 1 ? 1 : 16;
+  double worst = 0.0, worst_pool = 0.0;
+  uint64_t worst_at = 0;
   FILE *csv = NULL;
   if (bo->csv_dir) {
     char path[512];
@@ -441,35 +439,42 @@ static int run_case(const range_case *c, const bench_opts *bo) {
     if (csv) fprintf(csv, "dims,bytes,own_bytes,upper_bound_bytes,pool_bytes,lower_bound,piece\n");
   }
   int per_size = bo->per_size && strcmp(bo->per_size, c->name) == 0;
-  if (per_size) printf("\n%s, every size:\n\n| size | plan | own | ratio | upper bound | pool | bound | piece |\n|---|---|---|---|---|---|---|---|\n", c->name);
+  if (per_size)
+    printf("\n%s, every size (bytes):\n\n| size | plan | own best | ratio | upper bound | pool | bound | piece |\n"
+           "|---|---|---|---|---|---|---|---|\n", c->name);
   for (uint64_t p = 0; p < points; ++p) {
-    tg_range_point_report rep;
-    tg_range_plan_get_point(plan, p, &rep);
-    if (tg_range_plan_instantiate(plan, rep.dims, recs, inst) != TG_OK ||
-        tg_plan_validate(recs, n, dims, inst, 0, NULL, NULL, &err) != TG_OK) {
+    tg_range_report_size z;
+    tg_plan *insts[1] = {inst};
+    if (tg_range_report_compute_size(&part, 1, TG_PRECISION_FP32, p, insts, NULL, &z, &err) != TG_OK) {
       printf("| %s | invalid at point %llu: %s |\n", c->name, (unsigned long long)p, err.message);
       missed++;
       break;
     }
-    uint64_t pool = pool_peak(recs, n, dims);
-    double pr = inst->total ? (double)pool / (double)inst->total : 1.0;
+    uint64_t own = z.own_bytes;
+    if (alone && alone[p] && alone[p] * unit < own) own = alone[p] * unit;
+    double r = own ? (double)z.bytes / (double)own : 1.0;
+    if ((alone == NULL || p % bo->verify_every == 0) && r > worst) {
+      worst = r;
+      worst_at = p;
+    }
+    double pr = z.bytes ? (double)z.pool_bytes / (double)z.bytes : 1.0;
     if (pr > worst_pool) worst_pool = pr;
     if (csv) {
-      print_dims(csv, range, rep.dims);
-      fprintf(csv, ",%llu,%llu,%llu,%llu,%llu,%u\n", (unsigned long long)rep.total, (unsigned long long)rep.own_total,
-              (unsigned long long)rep.upper_bound_total, (unsigned long long)pool, (unsigned long long)rep.lower_bound,
-              rep.piece);
+      print_dims(csv, range, z.dims);
+      fprintf(csv, ",%llu,%llu,%llu,%llu,%llu,%u\n", (unsigned long long)z.bytes, (unsigned long long)own,
+              (unsigned long long)z.upper_bound_bytes, (unsigned long long)z.pool_bytes,
+              (unsigned long long)z.lower_bound, z.piece);
     }
     if (per_size) {
       printf("| ");
-      print_dims(stdout, range, rep.dims);
-      printf(" | %llu | %llu | %.4f | %llu | %llu | %llu | %u |\n", (unsigned long long)rep.total,
-             (unsigned long long)rep.own_total, rep.own_total ? (double)rep.total / (double)rep.own_total : 1.0,
-             (unsigned long long)rep.upper_bound_total, (unsigned long long)pool, (unsigned long long)rep.lower_bound,
-             rep.piece);
+      print_dims(stdout, range, z.dims);
+      printf(" | %llu | %llu | %.4f | %llu | %llu | %llu | %u |\n", (unsigned long long)z.bytes,
+             (unsigned long long)own, r, (unsigned long long)z.upper_bound_bytes, (unsigned long long)z.pool_bytes,
+             (unsigned long long)z.lower_bound, z.piece);
     }
   }
   if (csv) fclose(csv);
+  free(alone);
   /* Instantiation: every size in a shuffled order, several rounds; median per call. */
   uint64_t rounds = points < 1000 ? 2000 / points + 1 : 1;
   double *times = calloc(points * rounds, sizeof *times);
@@ -497,48 +502,25 @@ static int run_case(const range_case *c, const bench_opts *bo) {
   for (int k = 0; k < 2; ++k) {
     tg_plan_options one = o;
     one.time_limit_ms = k == 0 ? 0 : TG_TIME_LIMIT_NONE;
-    tg_range_records_at_index(c->rr, s.worst_point, recs);
+    tg_range_records_at_index(c->rr, worst_at, recs);
     tg_plan *fresh = NULL;
     double a = now_us();
     if (tg_plan_compute(recs, n, dims, &one, NULL, &fresh) == TG_OK) replan_ms[k] = (now_us() - a) / 1e3;
     tg_plan_destroy(fresh);
   }
-  /* The own best checked: sizes planned alone with `best` and the time limit, against the plan. */
-  double verified = 0.0;
-  uint64_t verified_at = 0;
-  for (uint64_t p = 0; bo->verify_every > 0 && p < points; p += bo->verify_every) {
-    tg_range_point_report rep;
-    tg_range_plan_get_point(plan, p, &rep);
-    tg_range_records_at_index(c->rr, p, recs);
-    tg_plan *alone = NULL;
-    if (tg_plan_compute(recs, n, dims, &o, NULL, &alone) != TG_OK) continue;
-    double r = alone->total ? (double)rep.total / (double)alone->total : 1.0;
-    if (r > verified) {
-      verified = r;
-      verified_at = p;
-    }
-    tg_plan_destroy(alone);
-  }
-  if (bo->verify_every > 0) {
-    int64_t d[2];
-    tg_size_range_point(range, verified_at, d);
-    printf("%s: against each %u-th size planned alone with best (--time-limit), the worst ratio is %.4f at ",
-           c->name, bo->verify_every, verified);
-    print_dims(stdout, range, d);
-    printf("\n");
-  }
-  tg_range_point_report worst;
-  tg_range_plan_get_point(plan, s.worst_point, &worst);
+  int64_t wd[2];
+  tg_size_range_point(range, worst_at, wd);
   double target = c->mode == TG_MODE_OFFSETS ? 1.05 : 1.10;
   printf("| %s | %s | %zu | %llu | %.0f | %zu | %.4f at ", c->name, tg_mode_name(c->mode), n,
-         (unsigned long long)points, plan_ms, s.piece_count, s.worst_ratio);
-  print_dims(stdout, range, worst.dims);
+         (unsigned long long)points, plan_ms, s.piece_count, worst);
+  print_dims(stdout, range, wd);
   tg_range_records_stats rs;
   tg_range_records_get_stats(c->rr, &rs);
-  printf(" | %.4f | %llu | %.3f | %.2f | %.2f / %.2f | %zu/%zu/%zu/%zu |\n", s.worst_bound_ratio,
+  printf(" | %.4f | %.4f | %llu | %.3f | %.2f | %.2f / %.2f | %zu/%zu/%zu/%zu |\n", s.worst_ratio, s.worst_bound_ratio,
          (unsigned long long)s.above_upper_bound, worst_pool, inst_us, replan_ms[0], replan_ms[1], rs.constant,
          rs.affine, rs.bilinear, rs.table);
-  if (s.worst_ratio > target + 1e-12 || s.above_upper_bound > 0) missed++;
+  fflush(stdout);
+  if (worst > target + 1e-12 || s.above_upper_bound > 0) missed++;
   if (n >= 400 && inst_us > 20.0) missed++;
   if (c->rec_time_target && plan_ms > 5000.0) missed++;
   free(times);
@@ -549,45 +531,61 @@ static int run_case(const range_case *c, const bench_opts *bo) {
   return missed;
 }
 
+static void add_case(range_case *cases, size_t *count, const char *name, tg_range_records *rr, tg_mode mode,
+                     int rec_time_target) {
+  range_case *c = &cases[(*count)++];
+  snprintf(c->name, sizeof c->name, "%s", name);
+  c->rr = c->owned = rr;
+  c->mode = mode;
+  c->rec_time_target = rec_time_target;
+}
+
 int main(int argc, char **argv) {
-  bench_opts bo = {1000, 0, NULL, NULL};
+  bench_opts bo = {1000, 0, 1000, NULL, NULL, NULL};
   const char *models = getenv("TANGRAM_MODEL_CACHE");
   const char *only = NULL, *write_dir = NULL;
   const char *tables[16];
   size_t table_count = 0;
-  int no_models = 0;
+  int no_models = 0, no_synthetic = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) bo.time_limit = (uint32_t)strtoul(argv[++i], NULL, 10);
     else if (strcmp(argv[i], "--models") == 0 && i + 1 < argc) models = argv[++i];
     else if (strcmp(argv[i], "--no-models") == 0) no_models = 1;
+    else if (strcmp(argv[i], "--no-synthetic") == 0) no_synthetic = 1;
     else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) only = argv[++i];
     else if (strcmp(argv[i], "--table") == 0 && i + 1 < argc && table_count < 16) tables[table_count++] = argv[++i];
     else if (strcmp(argv[i], "--write-tables") == 0 && i + 1 < argc) write_dir = argv[++i];
     else if (strcmp(argv[i], "--per-size") == 0 && i + 1 < argc) bo.per_size = argv[++i];
     else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc) bo.csv_dir = argv[++i];
     else if (strcmp(argv[i], "--verify-own") == 0 && i + 1 < argc) bo.verify_every = (uint32_t)strtoul(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--own-limit") == 0 && i + 1 < argc) bo.own_limit = (uint32_t)strtoul(argv[++i], NULL, 10);
+    else if (strcmp(argv[i], "--own-dir") == 0 && i + 1 < argc) bo.own_dir = argv[++i];
     else {
-      fprintf(stderr, "usage: bench_range [--time-limit MS] [--models DIR] [--no-models] [--only NAME] [--table FILE]"
-                      " [--write-tables DIR] [--per-size NAME] [--csv DIR] [--verify-own K]\n");
+      fprintf(stderr, "usage: bench_range [--time-limit MS] [--models DIR] [--no-models] [--no-synthetic] [--only NAME]"
+                      " [--table FILE] [--write-tables DIR] [--per-size NAME] [--csv DIR] [--verify-own K]"
+                      " [--own-limit MS] [--own-dir DIR]\n");
       return 2;
     }
   }
   if (bo.time_limit == 0) bo.time_limit = TG_TIME_LIMIT_NONE; /* as the CLI's --time-limit 0 */
+  if (bo.own_limit == 0) bo.own_limit = TG_TIME_LIMIT_NONE;
   range_case cases[32];
   size_t count = 0;
   memset(cases, 0, sizeof cases);
-  cases[count++] = (range_case){"synthetic-rec", synthetic_build(&k_width, 1, 400, 42, rec_draw, rec_size),
-                                TG_MODE_OFFSETS, 1};
-  cases[count++] = (range_case){"synthetic-mixed", synthetic_build(&k_width, 1, 400, 99, mixed_draw, mixed_size),
-                                TG_MODE_OFFSETS, 0};
-  cases[count++] = (range_case){"synthetic-mixed-objects",
-                                synthetic_build(&k_width, 1, 400, 99, mixed_draw, mixed_size), TG_MODE_OBJECTS, 0};
-  cases[count++] = (range_case){"synthetic-dense", synthetic_build(&k_width, 1, 400, 99, dense_draw, mixed_size),
-                                TG_MODE_OFFSETS, 0};
-  cases[count++] = (range_case){"synthetic-det", synthetic_build(&k_area, 1, 330, 7, det_draw, det_bytes),
-                                TG_MODE_OFFSETS, 0};
-  cases[count++] = (range_case){"synthetic-det-tex2", synthetic_build(&k_area, 2, 330, 7, det_draw, det_texels),
-                                TG_MODE_OBJECTS, 0};
+  if (!no_synthetic) {
+    add_case(cases, &count, "synthetic-rec", synthetic_build(&k_width, 1, 400, 42, rec_draw, rec_size),
+             TG_MODE_OFFSETS, 1);
+    add_case(cases, &count, "synthetic-mixed", synthetic_build(&k_width, 1, 400, 99, mixed_draw, mixed_size),
+             TG_MODE_OFFSETS, 0);
+    add_case(cases, &count, "synthetic-mixed-objects", synthetic_build(&k_width, 1, 400, 99, mixed_draw, mixed_size),
+             TG_MODE_OBJECTS, 0);
+    add_case(cases, &count, "synthetic-dense", synthetic_build(&k_width, 1, 400, 99, dense_draw, mixed_size),
+             TG_MODE_OFFSETS, 0);
+    add_case(cases, &count, "synthetic-det", synthetic_build(&k_area, 1, 330, 7, det_draw, det_bytes),
+             TG_MODE_OFFSETS, 0);
+    add_case(cases, &count, "synthetic-det-tex2", synthetic_build(&k_area, 2, 330, 7, det_draw, det_texels),
+             TG_MODE_OBJECTS, 0);
+  }
   for (size_t k = 0; k < table_count; ++k)
     if (read_table(tables[k], &cases[count])) count++;
   if (!no_models && models != NULL) {
@@ -606,22 +604,40 @@ int main(int argc, char **argv) {
         if (only && strstr(c->name, only) == NULL) continue;
         char why[512] = "";
         double a = now_us();
-        c->rr = load_model_range(path, spec, t ? TG_STORAGE_TEXTURE_2D : TG_STORAGE_BUFFER, why, sizeof why);
-        if (c->rr == NULL) {
+        if (spec->refused.count > 0 && t == 0) {
+          tg_model_range *no = load_model_range(path, spec, &spec->refused, TG_STORAGE_BUFFER, why, sizeof why);
+          printf("%s over the targets' range %lld..%lld/%lld x %lld..%lld/%lld: %s\n", c->name,
+                 (long long)spec->refused.dim[0].lo, (long long)spec->refused.dim[0].hi,
+                 (long long)spec->refused.dim[0].step, (long long)spec->refused.dim[1].lo,
+                 (long long)spec->refused.dim[1].hi, (long long)spec->refused.dim[1].step,
+                 no ? "loaded" : why);
+          tg_model_range_destroy(no);
+        }
+        c->model = load_model_range(path, spec, &spec->range, t ? TG_STORAGE_TEXTURE_2D : TG_STORAGE_BUFFER, why,
+                                    sizeof why);
+        if (c->model == NULL) {
           printf("%s: not over its range: %s\n", c->name, why);
           continue;
         }
-        fprintf(stderr, "%s: records at %llu sizes loaded in %.1f s\n", c->name,
-                (unsigned long long)tg_size_range_point_count(&spec->range), (now_us() - a) / 1e6);
+        c->rr = c->model->primary;
+        fprintf(stderr, "%s: loaded over %llu sizes (tg_model_range_load) in %.2f s\n", c->name,
+                (unsigned long long)c->model->point_count, (now_us() - a) / 1e6);
         c->mode = t ? TG_MODE_OBJECTS : TG_MODE_OFFSETS;
         c->rec_time_target = strstr(c->name, "rec") != NULL;
         count++;
       }
     }
   }
-  printf("| case | mode | records | sizes | plan range ms | pieces | worst ratio | worst / bound | above upper "
-         "| pool / plan | instantiate us | re-plan ms (default / none) | sizes stored c/a/b/t |\n");
-  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+  if (bo.verify_every > 0)
+    printf("own best: each %u-th size planned alone with best, %u ms (or the planner's best plan there, when smaller)\n\n",
+           bo.verify_every, bo.own_limit);
+  else
+    printf("own best: each size planned alone without search, or the planner's best plan there (--verify-own K "
+           "searches sizes alone)\n\n");
+  printf("| case | mode | records | sizes | plan range ms | pieces | worst ratio to own best | planner's worst ratio "
+         "| worst / bound | above upper | pool / plan | instantiate us | re-plan ms (default / none) "
+         "| sizes stored c/a/b/t |\n");
+  printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   int missed = 0;
   for (size_t k = 0; k < count; ++k) {
     if (cases[k].rr == NULL) {
@@ -633,7 +649,10 @@ int main(int argc, char **argv) {
     if (write_dir) write_table(write_dir, &cases[k]);
     missed += run_case(&cases[k], &bo);
   }
-  for (size_t k = 0; k < count; ++k) tg_range_records_destroy(cases[k].rr);
+  for (size_t k = 0; k < count; ++k) {
+    tg_range_records_destroy(cases[k].owned);
+    tg_model_range_destroy(cases[k].model);
+  }
   if (missed) printf("\n%d target(s) missed\n", missed);
   return missed ? 1 : 0;
 }

@@ -1,184 +1,17 @@
-/* Plans over a range of sizes (tangram/range_plan.h): the entry that plans sampled sizes, draws
- * structures from their plans, evaluates every structure at every size, cuts the range into
- * pieces (range_pieces.c), and instantiates the plan at a size. docs/ranges.md explains the
- * choices. */
+/* Plans over a range of sizes (tangram/range_plan.h): the entry (the records, in-place chains
+ * and lower bounds at every size; the structures chosen in range_choose.c), the plan compiled
+ * from its pieces, the allocation cap checked at every size, and instantiation at a size.
+ * docs/ranges.md explains the choices. */
 #include <stdio.h>
 
-#include "planner/base/in_place.h"
 #include "planner/range_internal.h"
-
-/* Everything the computation holds. */
-typedef struct range_ctx {
-  const tg_range_records *rr;
-  const tg_allocator *alloc;
-  tg_error_info *err;
-  const tg_plan_options *options;
-  tg_plan_options full, cheap;
-  tg_size_range range;
-  uint64_t points;
-  size_t count;
-  uint32_t dims;
-  tg__range_grid grid;
-  tg__in_place_groups groups;
-  int have_groups;
-  tg__range_nodes nodes;
-  tg_usage_record *recs;       /* count: records at the current point */
-  tg_extent *node_sizes;       /* node count: scratch */
-  tg_extent *scratch;          /* node count: scratch for totals */
-  tg_extent *cache;            /* points * node count, or NULL: node sizes at every point */
-  tg__range_structure *structures;
-  size_t structure_count, structure_cap;
-  uint64_t *totals;            /* structure_cap * points */
-  uint64_t *own, *lower;
-  uint8_t *searched;
-  uint64_t upper;
-  size_t ub_structure;
-  uint64_t searched_count, planned_count;
-} range_ctx;
 
 /* Node sizes cached up to this many bytes; beyond, computed again at each use. */
 #define RANGE_CACHE_MAX_BYTES ((uint64_t)64 << 20)
-/* Structures drawn from plans at most: the samples, the refinements and the upper bound, plus
- * those added where no structure held the target (further ones are not kept). */
-#define RANGE_MAX_STRUCTURES 512u
-
-static void dims_text(const range_ctx *c, uint64_t p, char *buf, size_t size) {
-  int64_t d[TG_RANGE_MAX_DIMS] = {0, 0};
-  tg_size_range_point(&c->range, p, d);
-  if (c->range.count == 1) snprintf(buf, size, "%lld", (long long)d[0]);
-  else snprintf(buf, size, "%lldx%lld", (long long)d[0], (long long)d[1]);
-}
-
-static tg_status fail_at(range_ctx *c, tg_status st, uint64_t p, const char *what) {
-  char at[64];
-  dims_text(c, p, at, sizeof at);
-  return tg__error(c->err, st, "range plan: at size %s: %s: %s", at, what, tg_status_string(st));
-}
-
-/* Records at point p into c->recs; node sizes into the returned array. */
-static const tg_extent *sizes_at(range_ctx *c, uint64_t p) {
-  if (c->cache != NULL) return &c->cache[p * c->nodes.count];
-  tg_range_records_at_index(c->rr, p, c->recs);
-  for (size_t v = 0; v < c->nodes.count; ++v) c->node_sizes[v] = c->recs[c->nodes.rep[v]].size;
-  return c->node_sizes;
-}
-
-static tg_status plan_at(range_ctx *c, const tg_usage_record *recs, const tg_plan_options *o, tg_plan **out) {
-  return tg_plan_compute(recs, c->count, c->dims, o, c->alloc, out);
-}
-
-static int same_structure(const tg__range_nodes *n, const tg__range_structure *a, const tg__range_structure *b) {
-  if (a->hash != b->hash || a->object_count != b->object_count) return 0;
-  if (n->mode == TG_MODE_OFFSETS) return memcmp(a->order, b->order, n->count * sizeof *a->order) == 0;
-  return memcmp(a->object_of, b->object_of, n->count * sizeof *a->object_of) == 0;
-}
-
-/* The plan of one size without search: the caller's strategy, or for `best` the smallest of the
- * one-pass greedy strategies (the costly peers and the search are left to the sampled sizes). */
-static tg_status plan_cheap(range_ctx *c, tg_plan **out) {
-  *out = NULL;
-  if (c->options->strategy != TG_STRATEGY_BEST) return plan_at(c, c->recs, &c->cheap, out);
-  static const tg_strategy k_greedy[] = {TG_STRATEGY_GREEDY_IN_ORDER, TG_STRATEGY_GREEDY_BY_BREADTH,
-                                         TG_STRATEGY_GREEDY_BY_SIZE, TG_STRATEGY_GREEDY_BY_CONFLICTS,
-                                         TG_STRATEGY_EQUALITY};
-  for (size_t k = 0; k < sizeof k_greedy / sizeof k_greedy[0]; ++k) {
-    if (!tg_strategy_applies(k_greedy[k], c->cheap.mode, c->dims)) continue;
-    tg_plan_options o = c->cheap;
-    o.strategy = k_greedy[k];
-    tg_plan *p = NULL;
-    tg_status st = plan_at(c, c->recs, &o, &p);
-    if (st != TG_OK) {
-      tg_plan_destroy(*out);
-      *out = NULL;
-      return st;
-    }
-    if (*out == NULL || p->total < (*out)->total) {
-      tg_plan_destroy(*out);
-      *out = p;
-    } else {
-      tg_plan_destroy(p);
-    }
-  }
-  return TG_OK;
-}
-
-/* Add the structure of `plan` (a plan of records whose node sizes are `sizes`) and evaluate it
- * at every point; a duplicate of one held is dropped. `*index` gets its index (or the
- * duplicate's); SIZE_MAX when the cap is reached. */
-static tg_status add_structure(range_ctx *c, const tg_plan *plan, const tg_extent *sizes, size_t *index) {
-  if (index) *index = SIZE_MAX;
-  if (c->structure_count == RANGE_MAX_STRUCTURES) return TG_OK;
-  tg__range_structure s;
-  tg_status st = tg__range_structure_from_plan(&c->nodes, plan, sizes, c->alloc, &s);
-  if (st != TG_OK) return st;
-  for (size_t k = 0; k < c->structure_count; ++k) {
-    if (same_structure(&c->nodes, &c->structures[k], &s)) {
-      tg__range_structure_free(&s, c->alloc);
-      if (index) *index = k;
-      return TG_OK;
-    }
-  }
-  if (c->structure_count == c->structure_cap) {
-    size_t cap = c->structure_cap ? 2 * c->structure_cap : 32;
-    tg__range_structure *ns = tg__realloc(c->alloc, c->structures, c->structure_cap * sizeof *ns, cap * sizeof *ns);
-    if (ns != NULL) c->structures = ns;
-    uint64_t *nt = ns == NULL ? NULL
-                              : tg__realloc(c->alloc, c->totals, c->structure_cap * c->points * sizeof *nt,
-                                            cap * c->points * sizeof *nt);
-    if (nt == NULL) {
-      tg__range_structure_free(&s, c->alloc);
-      return TG_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    c->totals = nt;
-    c->structure_cap = cap;
-  }
-  size_t k = c->structure_count++;
-  c->structures[k] = s;
-  uint64_t *row = &c->totals[k * c->points];
-  for (uint64_t p = 0; p < c->points; ++p) row[p] = tg__range_structure_total(&c->nodes, &s, sizes_at(c, p), c->scratch);
-  if (index) *index = k;
-  return TG_OK;
-}
-
-static uint64_t best_total_at(const range_ctx *c, uint64_t p) {
-  uint64_t best = UINT64_MAX;
-  for (size_t k = 0; k < c->structure_count; ++k)
-    if (c->totals[k * c->points + p] < best) best = c->totals[k * c->points + p];
-  return best;
-}
-
-/* Plan point p with the caller's options (search included) and add its structure. */
-static tg_status search_point(range_ctx *c, uint64_t p) {
-  tg_plan *plan = NULL;
-  const tg_extent *sizes = sizes_at(c, p);
-  if (c->cache != NULL) tg_range_records_at_index(c->rr, p, c->recs);
-  tg_status st = plan_at(c, c->recs, &c->full, &plan);
-  if (st != TG_OK) return fail_at(c, st, p, "planning this size");
-  c->searched[p] = 1;
-  c->searched_count++;
-  if (plan->total < c->own[p]) c->own[p] = plan->total;
-  st = add_structure(c, plan, sizes, NULL);
-  tg_plan_destroy(plan);
-  return st;
-}
-
-/* Lower bound at point p (c->recs holds its records). */
-static tg_status bound_at(range_ctx *c, uint64_t p) {
-  tg_bounds b;
-  tg_status st;
-  if (c->have_groups)
-    st = tg_bounds_compute_in_place(c->recs, c->count, c->dims, c->groups.used, c->groups.used_count, c->alloc, &b,
-                                    NULL);
-  else
-    st = tg_bounds_compute(c->recs, c->count, c->dims, c->alloc, &b);
-  if (st != TG_OK) return fail_at(c, st, p, "lower bound");
-  c->lower[p] = c->options->mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max;
-  return TG_OK;
-}
 
 /* In-place pairs that hold at every point: indices checked, equal sizes everywhere; the rest
  * of the rules are checked when the groups are built. */
-static tg_status keep_pairs(range_ctx *c, tg_in_place_pair **kept, size_t *kept_count) {
+static tg_status keep_pairs(tg__range_ctx *c, tg_in_place_pair **kept, size_t *kept_count) {
   const tg_plan_options *o = c->options;
   *kept = NULL;
   *kept_count = 0;
@@ -213,7 +46,7 @@ static tg_status keep_pairs(range_ctx *c, tg_in_place_pair **kept, size_t *kept_
   return TG_OK;
 }
 
-static void ctx_free(range_ctx *c) {
+static void ctx_free(tg__range_ctx *c) {
   const tg_allocator *a = c->alloc;
   for (size_t k = 0; k < c->structure_count; ++k) tg__range_structure_free(&c->structures[k], a);
   tg__free(a, c->structures);
@@ -253,149 +86,6 @@ void tg_range_plan_destroy(tg_range_plan *plan) {
   tg__free(&a, plan);
 }
 
-/* The sampled points: evenly spread along each dimension, both ends included. */
-static uint64_t sample_along(uint64_t n, uint64_t count, uint64_t k) {
-  return count <= 1 ? 0 : (k * (n - 1) + (count - 1) / 2) / (count - 1);
-}
-
-static tg_status plan_samples(range_ctx *c, uint32_t samples) {
-  uint64_t s0, s1;
-  if (c->grid.dims == 1) {
-    s0 = samples ? samples : 17;
-    s1 = 1;
-  } else {
-    uint64_t side = 5;
-    if (samples) {
-      side = 1;
-      while ((side + 1) * (side + 1) <= samples) ++side;
-    }
-    s0 = s1 = side;
-  }
-  if (s0 > c->grid.n0) s0 = c->grid.n0;
-  if (s1 > c->grid.n1) s1 = c->grid.n1;
-  if (s0 < 1) s0 = 1;
-  if (s1 < 1) s1 = 1;
-  for (uint64_t a = 0; a < s0; ++a) {
-    for (uint64_t b = 0; b < s1; ++b) {
-      uint64_t p = sample_along(c->grid.n0, s0, a) * c->grid.n1 + sample_along(c->grid.n1, s1, b);
-      if (c->searched[p]) continue;
-      tg_status st = search_point(c, p);
-      if (st != TG_OK) return st;
-    }
-  }
-  return TG_OK;
-}
-
-/* The upper-bound plan: every record at its largest size over the range (per dimension). */
-static tg_status plan_upper_bound(range_ctx *c) {
-  tg_usage_record *maxr = tg__calloc(c->alloc, c->count ? c->count : 1, sizeof *maxr);
-  tg_extent *sizes = tg__calloc(c->alloc, c->nodes.count ? c->nodes.count : 1, sizeof *sizes);
-  if (maxr == NULL || sizes == NULL) {
-    tg__free(c->alloc, maxr);
-    tg__free(c->alloc, sizes);
-    return TG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  for (uint64_t p = 0; p < c->points; ++p) {
-    tg_range_records_at_index(c->rr, p, c->recs);
-    for (size_t r = 0; r < c->count; ++r) {
-      if (p == 0) {
-        maxr[r] = c->recs[r];
-        continue;
-      }
-      tg_extent *m = &maxr[r].size, e = c->recs[r].size;
-      if (e.w > m->w) m->w = e.w;
-      if (e.h > m->h) m->h = e.h;
-      if (e.d > m->d) m->d = e.d;
-    }
-  }
-  for (size_t v = 0; v < c->nodes.count; ++v) sizes[v] = maxr[c->nodes.rep[v]].size;
-  tg_plan *plan = NULL;
-  tg_status st = plan_at(c, maxr, &c->full, &plan);
-  if (st != TG_OK) {
-    st = tg__error(c->err, st, "range plan: the upper-bound plan (every record at its largest size): %s",
-                   tg_status_string(st));
-  } else {
-    c->upper = plan->total;
-    st = add_structure(c, plan, sizes, &c->ub_structure);
-  }
-  tg_plan_destroy(plan);
-  tg__free(c->alloc, maxr);
-  tg__free(c->alloc, sizes);
-  return st;
-}
-
-/* Own best at every point: where no structure meets the lower bound, the plan without search
- * (sampled points have theirs); where no structure comes within the target of it, its structure
- * joins the candidates. */
-static tg_status plan_own(range_ctx *c, double target) {
-  for (uint64_t p = 0; p < c->points; ++p) {
-    uint64_t best = best_total_at(c, p);
-    if (best < c->own[p]) c->own[p] = best;
-    if (c->searched[p] || best <= c->lower[p]) continue;
-    tg_plan *plan = NULL;
-    const tg_extent *sizes = sizes_at(c, p);
-    if (c->cache != NULL) tg_range_records_at_index(c->rr, p, c->recs);
-    tg_status st = plan_cheap(c, &plan);
-    if (st != TG_OK) return fail_at(c, st, p, "planning this size");
-    c->planned_count++;
-    if (plan->total < c->own[p]) c->own[p] = plan->total;
-    uint64_t limit = c->upper;
-    double within = (double)c->own[p] * target;
-    if (within < (double)limit) limit = (uint64_t)within;
-    if (best > limit) st = add_structure(c, plan, sizes, NULL);
-    tg_plan_destroy(plan);
-    if (st != TG_OK) return st;
-  }
-  for (uint64_t p = 0; p < c->points; ++p) {
-    uint64_t best = best_total_at(c, p);
-    if (best < c->own[p]) c->own[p] = best;
-  }
-  return TG_OK;
-}
-
-/* The next size to plan with the search: a piece's worst size not searched yet, else the size
- * whose plan is furthest above its lower bound (where the own best without search is least
- * likely the best there is); UINT64_MAX when every such size was searched or meets its bound. */
-static uint64_t next_search(const range_ctx *c, const tg__range_piece *pieces, size_t piece_count) {
-  for (size_t k = 0; k < piece_count; ++k)
-    if (pieces[k].worst_ratio > 1.0 && !c->searched[pieces[k].worst_point]) return pieces[k].worst_point;
-  uint64_t best = UINT64_MAX;
-  double gap = 1.0;
-  for (size_t k = 0; k < piece_count; ++k) {
-    const tg__range_piece *pc = &pieces[k];
-    for (uint64_t i = pc->lo[0]; i <= pc->hi[0]; ++i)
-      for (uint64_t j = pc->lo[1]; j <= pc->hi[1]; ++j) {
-        uint64_t p = i * c->grid.n1 + j;
-        double r = tg__range_ratio(c->totals[pc->structure * c->points + p], c->lower[p]);
-        if (!c->searched[p] && r > gap) {
-          gap = r;
-          best = p;
-        }
-      }
-  }
-  return best;
-}
-
-/* Pieces; then, within the budget, one more size planned with the search (next_search), its
- * structure added and the pieces chosen again. */
-static tg_status choose(range_ctx *c, double target, uint32_t budget, tg__range_piece **pieces, size_t *piece_count) {
-  for (;;) {
-    for (uint64_t p = 0; p < c->points; ++p) {
-      uint64_t best = best_total_at(c, p);
-      if (best < c->own[p]) c->own[p] = best;
-    }
-    tg_status st = tg__range_pieces_choose(&c->grid, c->totals, c->structure_count, c->own, c->upper, target,
-                                           c->alloc, pieces, piece_count);
-    if (st != TG_OK) return st;
-    uint64_t p = budget > 0 ? next_search(c, *pieces, *piece_count) : UINT64_MAX;
-    if (p == UINT64_MAX) return TG_OK;
-    tg__free(c->alloc, *pieces);
-    *pieces = NULL;
-    if ((st = search_point(c, p)) != TG_OK) return st;
-    budget--;
-  }
-}
-
 tg_status tg__range_compile(tg_range_plan *plan, const tg__range_nodes *n, const tg__range_structure *s,
                             tg__range_program *g) {
   const tg_allocator *a = &plan->alloc;
@@ -425,7 +115,7 @@ tg_status tg__range_compile(tg_range_plan *plan, const tg__range_nodes *n, const
 }
 
 /* The plan from the pieces chosen: per-point figures, programs, pieces in public form. */
-static tg_status finish(tg_range_plan *plan, range_ctx *c, const tg__range_piece *pieces, size_t piece_count) {
+static tg_status finish(tg_range_plan *plan, tg__range_ctx *c, const tg__range_piece *pieces, size_t piece_count) {
   const tg_allocator *a = &plan->alloc;
   uint64_t points = c->points;
   plan->piece_of = tg__calloc(a, points, sizeof *plan->piece_of);
@@ -497,13 +187,13 @@ static tg_status finish(tg_range_plan *plan, range_ctx *c, const tg__range_piece
 }
 
 /* A cap on allocations holds at every size in one arena (offsets) or every 1D object. */
-static tg_status check_cap(const tg_range_plan *plan, range_ctx *c) {
+static tg_status check_cap(const tg_range_plan *plan, tg__range_ctx *c) {
   if (plan->max_allocation == 0) return TG_OK;
   if (plan->mode == TG_MODE_OFFSETS) {
     for (uint64_t p = 0; p < c->points; ++p)
       if (plan->total[p] > plan->max_allocation) {
         char at[64];
-        dims_text(c, p, at, sizeof at);
+        tg__range_dims_text(c, p, at, sizeof at);
         return tg__error(c->err, TG_ERROR_LIMIT,
                          "range plan: at size %s the plan needs %llu bytes in one arena, above max_allocation "
                          "%llu: a plan over a range keeps one arena at every size (plan the sizes one by one "
@@ -517,7 +207,7 @@ static tg_status check_cap(const tg_range_plan *plan, range_ctx *c) {
     const tg__range_program *g = &plan->programs[plan->piece_program[k]];
     for (uint64_t p = 0; p < c->points; ++p) {
       if (plan->piece_of[p] != k) continue;
-      const tg_extent *sizes = sizes_at(c, p);
+      const tg_extent *sizes = tg__range_sizes_at(c, p);
       for (size_t v = 0; v < c->nodes.count; ++v)
         c->scratch[v] = (tg_extent){0, 1, 1};
       for (size_t r = 0; r < plan->count; ++r) {
@@ -527,7 +217,7 @@ static tg_status check_cap(const tg_range_plan *plan, range_ctx *c) {
       for (uint32_t o = 0; o < g->object_count; ++o)
         if (c->scratch[o].w > plan->max_allocation) {
           char at[64];
-          dims_text(c, p, at, sizeof at);
+          tg__range_dims_text(c, p, at, sizeof at);
           return tg__error(c->err, TG_ERROR_LIMIT,
                            "range plan: at size %s object %u needs %llu bytes, above max_allocation %llu", at, o,
                            (unsigned long long)c->scratch[o].w, (unsigned long long)plan->max_allocation);
@@ -561,7 +251,7 @@ tg_status tg__range_plan_keep_chains(tg_range_plan *plan, const tg__range_nodes 
   return TG_OK;
 }
 
-static tg_status compute(range_ctx *c, tg_range_plan *plan, const tg_range_plan_options *ropts) {
+static tg_status compute(tg__range_ctx *c, tg_range_plan *plan, const tg_range_plan_options *ropts) {
   const tg_plan_options *o = c->options;
   double target = ropts->target > 0 ? ropts->target : (o->mode == TG_MODE_OFFSETS ? 1.05 : 1.10);
   if (target < 1.0) target = 1.0;
@@ -610,11 +300,11 @@ static tg_status compute(range_ctx *c, tg_range_plan *plan, const tg_range_plan_
     tg_range_records_at_index(c->rr, p, c->recs);
     if (c->cache != NULL)
       for (size_t v = 0; v < nn; ++v) c->cache[p * nn + v] = c->recs[c->nodes.rep[v]].size;
-    if ((st = bound_at(c, p)) != TG_OK) return st;
+    if ((st = tg__range_bound_at(c, p)) != TG_OK) return st;
     for (size_t r = 0; o->max_allocation > 0 && c->dims == 1 && r < n; ++r)
       if (c->recs[r].size.w > o->max_allocation) {
         char at[64];
-        dims_text(c, p, at, sizeof at);
+        tg__range_dims_text(c, p, at, sizeof at);
         return tg__error(c->err, TG_ERROR_LIMIT, "range plan: at size %s record %zu needs %llu bytes, above max_allocation %llu",
                          at, r, (unsigned long long)c->recs[r].size.w, (unsigned long long)o->max_allocation);
       }
@@ -625,21 +315,12 @@ static tg_status compute(range_ctx *c, tg_range_plan *plan, const tg_range_plan_
   c->full.exact_stats = NULL;
   c->full.in_place = c->have_groups ? c->groups.used : NULL;
   c->full.in_place_count = c->have_groups ? c->groups.used_count : 0;
-  uint32_t samples = ropts->samples;
-  uint64_t searches = samples ? samples : (c->grid.dims == 1 ? 17 : 25);
-  if (o->strategy == TG_STRATEGY_BEST && o->time_limit_ms != 0 && o->time_limit_ms != TG_TIME_LIMIT_NONE) {
-    uint64_t each = o->time_limit_ms / (2 * searches + 1);
-    c->full.time_limit_ms = each > 0 ? (uint32_t)each : 1;
-  }
   c->cheap = c->full;
   c->cheap.exact = 0;
 
-  if ((st = plan_upper_bound(c)) != TG_OK) return st;
-  if ((st = plan_samples(c, samples)) != TG_OK) return st;
-  if ((st = plan_own(c, target)) != TG_OK) return st;
   tg__range_piece *pieces = NULL;
   size_t piece_count = 0;
-  if ((st = choose(c, target, (uint32_t)searches, &pieces, &piece_count)) != TG_OK) return st;
+  if ((st = tg__range_choose(c, target, ropts->samples, &pieces, &piece_count)) != TG_OK) return st;
   st = finish(plan, c, pieces, piece_count);
   tg__free(c->alloc, pieces);
   if (st != TG_OK) return st;
@@ -702,7 +383,7 @@ tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_o
   alloc = &plan->alloc;
   const uint32_t dims = plan->dims;
 
-  range_ctx c;
+  tg__range_ctx c;
   memset(&c, 0, sizeof c);
   c.rr = records;
   c.alloc = alloc;
@@ -718,6 +399,16 @@ tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_o
                                               (uint64_t)plan->range.dim[1].step + 1u
                                     : 1u;
   c.grid.n0 = c.points / c.grid.n1;
+  /* A limit holds for the whole call, set-up included: an explicit one, or by default (best)
+   * the default search budget of one size for each sampled size and the upper-bound plan. */
+  const uint64_t samples = range_options->samples ? range_options->samples : plan->range.count == 1 ? 17 : 25;
+  if (options->time_limit_ms != 0 && options->time_limit_ms != TG_TIME_LIMIT_NONE) {
+    c.clock.limited = 1;
+    c.clock.deadline = t0 + (uint64_t)options->time_limit_ms * 1000u;
+  } else if (options->time_limit_ms == 0 && options->strategy == TG_STRATEGY_BEST) {
+    c.clock.limited = 1;
+    c.clock.deadline = t0 + (samples + 1) * TG_DEFAULT_TIME_LIMIT_MS * 1000u;
+  }
   tg_status st = compute(&c, plan, range_options);
   ctx_free(&c);
   if (st != TG_OK) {

@@ -5,6 +5,7 @@
 #define TANGRAM_PLANNER_RANGE_INTERNAL_H
 
 #include "core/internal.h"
+#include "planner/base/in_place.h"
 #include "tangram/range_plan.h"
 
 /* Nodes: one per in-place chain kept (a record alone is its own chain). A node's size at a
@@ -145,5 +146,65 @@ tg_status tg__range_structure_from_order(const tg__range_nodes *n, const uint32_
 
 /* total / own as the ratios above (own 0: 1 when total is 0). */
 double tg__range_ratio(uint64_t total, uint64_t own);
+
+/* The time a range plan may take (tg_plan_options.time_limit_ms over the whole range). */
+typedef struct tg__range_clock {
+  int limited;          /* a deadline holds (an explicit limit, or the default's) */
+  uint64_t deadline;    /* tg__now_us() by which the choice must be done */
+  uint64_t overrun;     /* the most a plan went past the limit it was given (us) */
+  uint64_t eval_us;     /* the most one structure's evaluation at every size took (us) */
+  uint64_t cheap_us;    /* the most one size's plan without search took (us) */
+  uint64_t search_us;   /* the least a size is searched for: half what the upper-bound plan took
+                           (a search cut shorter than the strategies before it can do worse than
+                           none), at least a millisecond */
+} tg__range_clock;
+
+/* Everything the computation holds (range.c sets it up, range_choose.c chooses). */
+typedef struct tg__range_ctx {
+  const tg_range_records *rr;
+  const tg_allocator *alloc;
+  tg_error_info *err;
+  const tg_plan_options *options;
+  tg_plan_options full, cheap;  /* a size planned with the search, and without */
+  tg_size_range range;
+  uint64_t points;
+  size_t count;
+  uint32_t dims;
+  tg__range_grid grid;
+  tg__in_place_groups groups;
+  int have_groups;
+  tg__range_nodes nodes;
+  tg_usage_record *recs;       /* count: records at the current point */
+  tg_extent *node_sizes;       /* node count: scratch */
+  tg_extent *scratch;          /* node count: scratch for totals */
+  tg_extent *cache;            /* points * node count, or NULL: node sizes at every point */
+  tg__range_structure *structures;
+  size_t structure_count, structure_cap;
+  uint64_t *totals;            /* structure_cap * points */
+  uint64_t *own, *lower;
+  uint8_t *searched;
+  uint64_t upper;
+  size_t ub_structure;
+  uint64_t searched_count, planned_count;
+  tg__range_clock clock;
+} tg__range_ctx;
+
+/* "320" or "320x640": point p of the range. */
+void tg__range_dims_text(const tg__range_ctx *c, uint64_t p, char *buf, size_t size);
+
+/* `st` with a message naming the size and `what`. */
+tg_status tg__range_fail_at(tg__range_ctx *c, tg_status st, uint64_t p, const char *what);
+
+/* The node sizes at point p (c->recs holds its records unless the sizes are cached). */
+const tg_extent *tg__range_sizes_at(tg__range_ctx *c, uint64_t p);
+
+/* The lower bound at point p into c->lower[p] (c->recs holds its records). */
+tg_status tg__range_bound_at(tg__range_ctx *c, uint64_t p);
+
+/* Choose the pieces and their structures (docs/ranges.md, "How the structure is chosen"):
+ * the upper-bound plan, the sampled sizes (`samples`, 0 = the default), the own best at every
+ * size, then the worst sizes, within c->clock. `*pieces` is allocated from c->alloc. */
+tg_status tg__range_choose(tg__range_ctx *c, double target, uint32_t samples, tg__range_piece **pieces,
+                           size_t *piece_count);
 
 #endif

@@ -1,5 +1,6 @@
 /* A plan drawn as an SVG memory timeline, and a plan exported as CSV. */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 
 #include "core/internal.h"
@@ -244,6 +245,23 @@ static void svg_horizontal_line(tg__strbuf *b, const char *cls, double y, const 
   tg__strbuf_puts(b, "</text>\n");
 }
 
+/* The document's start: the canvas, a white background and the title (NULL: none). */
+static void svg_open(tg__strbuf *b, const char *title) {
+  tg__strbuf_printf(b,
+                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                    "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
+                    CANVAS_W, CANVAS_H, CANVAS_W, CANVAS_H);
+  tg__strbuf_printf(b, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
+                    CANVAS_W, CANVAS_H);
+  if (title != NULL) {
+    tg__strbuf_printf(b, "<text class=\"title\" x=\"%d\" y=\"30\" font-size=\"20\" font-weight=\"bold\" fill=\"#111827\">",
+                      MARGIN_LEFT);
+    xml_escaped(b, title, SIZE_MAX);
+    tg__strbuf_puts(b, "</text>\n");
+  }
+}
+
 /* What a view adds to a chart: where its tensors live, and where the fallback buffers start. */
 typedef struct view_extras {
   tg_storage storage;
@@ -286,20 +304,8 @@ static tg_status render_svg(const tg_usage_record *records, const char *const *n
   tg__strbuf b;
   tg__strbuf_init(&b, alloc);
   char h1[32], h2[32], h3[32];
-  tg__strbuf_printf(&b,
-                    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
-                    "viewBox=\"0 0 %d %d\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
-                    CANVAS_W, CANVAS_H, CANVAS_W, CANVAS_H);
-  tg__strbuf_printf(&b, "<rect class=\"background\" x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n",
-                    CANVAS_W, CANVAS_H);
   /* Title and a one-line summary. */
-  if (title != NULL) {
-    tg__strbuf_printf(&b, "<text class=\"title\" x=\"%d\" y=\"30\" font-size=\"20\" font-weight=\"bold\" fill=\"#111827\">",
-                      MARGIN_LEFT);
-    xml_escaped(&b, title, SIZE_MAX);
-    tg__strbuf_puts(&b, "</text>\n");
-  }
+  svg_open(&b, title);
   tg__strbuf_printf(&b, "<text class=\"summary\" x=\"%d\" y=\"54\" font-size=\"14\" fill=\"#4b5563\">", MARGIN_LEFT);
   if (objects)
     tg__strbuf_printf(&b, "%zu tensors, %u tasks, %zu objects stacked in id order (each lane as tall as its object; pale = unused); total %s",
@@ -471,6 +477,135 @@ tg_status tg_report_render_view_svg(const tg_report_view *view, const char *titl
   view_extras vx = {view->storage, view->storage_of, view->primary_count, view->primary_bytes};
   return render_svg(view->records, view->names, view->count, 1, view->plan, view->lower_bound, 1,
                     title, &vx, alloc, out_svg, out_length);
+}
+
+/* Memory against size: one polyline per figure of tg_range_report_size. */
+typedef struct range_series {
+  const char *cls, *name, *color, *dash;
+  size_t field; /* offsetof into tg_range_report_size */
+} range_series;
+
+static uint64_t range_value(const tg_range_report_size *s, size_t field) {
+  uint64_t v;
+  memcpy(&v, (const char *)s + field, sizeof v);
+  return v;
+}
+
+static void range_size_name(const tg_range_report_size *s, uint32_t dim_count, char *buf, size_t size) {
+  if (dim_count == 1) snprintf(buf, size, "%lld", (long long)s->dims[0]);
+  else snprintf(buf, size, "%lldx%lld", (long long)s->dims[0], (long long)s->dims[1]);
+}
+
+tg_status tg_report_render_range_svg(const tg_range_report_size *sizes, size_t count, uint32_t dim_count,
+                                     const char *title, const tg_allocator *alloc, char **out_svg,
+                                     size_t *out_length) {
+  if (out_svg == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out_svg = NULL;
+  if (sizes == NULL || count == 0 || dim_count < 1 || dim_count > 2) return TG_ERROR_INVALID_ARGUMENT;
+  alloc = tg__alloc_or_default(alloc);
+  static const range_series k_series[] = {
+      {"upper-bound", "upper-bound plan (the largest size's, at every size)", "#6b7280", "8 4",
+       offsetof(tg_range_report_size, upper_bound_bytes)},
+      {"pool", "run-time pool's peak", "#f28e2b", "none", offsetof(tg_range_report_size, pool_bytes)},
+      {"bound", "lower bound", "#047857", "2 3", offsetof(tg_range_report_size, lower_bound)},
+      {"own", "own best (planned alone)", "#1d4ed8", "4 3", offsetof(tg_range_report_size, own_bytes)},
+      {"plan", "range plan (one structure per piece)", "#b91c1c", "none", offsetof(tg_range_report_size, bytes)},
+  };
+  const size_t nseries = sizeof k_series / sizeof k_series[0];
+  uint64_t top = 1;
+  size_t worst = 0;
+  double worst_ratio = 0.0;
+  for (size_t i = 0; i < count; ++i) {
+    for (size_t k = 0; k < nseries; ++k)
+      if (range_value(&sizes[i], k_series[k].field) > top) top = range_value(&sizes[i], k_series[k].field);
+    double r = sizes[i].own_bytes ? (double)sizes[i].bytes / (double)sizes[i].own_bytes : 1.0;
+    if (r > worst_ratio) {
+      worst_ratio = r;
+      worst = i;
+    }
+  }
+  byte_axis ya = byte_axis_for((double)top * 1.08);
+  const double sy = PLOT_H / ya.top, step = (double)PLOT_W / (double)count;
+  const double plot_bottom = MARGIN_TOP + PLOT_H;
+#define RX(i) (MARGIN_LEFT + ((double)(i) + 0.5) * step)
+#define RY(bytes) (plot_bottom - (double)(bytes) * sy)
+  tg__strbuf b;
+  tg__strbuf_init(&b, alloc);
+  char h1[32], h2[32], h3[32], name[64];
+  svg_open(&b, title);
+  range_size_name(&sizes[worst], dim_count, name, sizeof name);
+  tg__strbuf_printf(&b, "<text class=\"summary\" x=\"%d\" y=\"54\" font-size=\"14\" fill=\"#4b5563\">%zu sizes; "
+                        "worst ratio to the own best %.4f at %s (%s against %s); upper-bound plan %s</text>\n",
+                    MARGIN_LEFT, count, worst_ratio, name, tg_report_format_bytes(sizes[worst].bytes, h1, sizeof h1),
+                    tg_report_format_bytes(sizes[worst].own_bytes, h2, sizeof h2),
+                    tg_report_format_bytes(sizes[0].upper_bound_bytes, h3, sizeof h3));
+  tg__strbuf_printf(&b, "<rect class=\"plot\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#f9fafb\" stroke=\"#9ca3af\"/>\n",
+                    MARGIN_LEFT, MARGIN_TOP, PLOT_W, PLOT_H);
+  tg__strbuf_puts(&b, "<g class=\"grid\" stroke=\"#d1d5db\" stroke-width=\"0.6\" font-size=\"13\" fill=\"#374151\">\n");
+  for (int i = 0;; ++i) {
+    double v = ya.step * i, bytes = v * ya.unit;
+    if (bytes > ya.top * (1 + 1e-9)) break;
+    tg__strbuf_printf(&b, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\"/>", MARGIN_LEFT, RY(bytes),
+                      MARGIN_LEFT + PLOT_W, RY(bytes));
+    tg__strbuf_printf(&b, "<text x=\"%d\" y=\"%.2f\" text-anchor=\"end\" stroke=\"none\">%.*f %s</text>\n",
+                      MARGIN_LEFT - 8, RY(bytes) + 4.5, ya.decimals, v, ya.unit_name);
+  }
+  size_t every = count / 12 + 1;
+  for (size_t i = 0; i < count; i += every) {
+    range_size_name(&sizes[i], dim_count, name, sizeof name);
+    tg__strbuf_printf(&b, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%.2f\" stroke-dasharray=\"2 4\"/>", RX(i),
+                      MARGIN_TOP, RX(i), plot_bottom);
+    tg__strbuf_printf(&b, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\" stroke=\"none\">%s</text>\n", RX(i),
+                      plot_bottom + 18, name);
+  }
+  tg__strbuf_puts(&b, "</g>\n");
+  for (size_t k = 0; k < nseries; ++k) {
+    tg__strbuf_printf(&b, "<polyline class=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\" points=\"",
+                      k_series[k].cls, k_series[k].color, k_series[k].dash);
+    for (size_t i = 0; i < count; ++i)
+      tg__strbuf_printf(&b, "%s%.2f,%.2f", i ? " " : "", RX(i), RY(range_value(&sizes[i], k_series[k].field)));
+    tg__strbuf_puts(&b, "\"/>\n");
+    /* The legend, top right. */
+    double ly = MARGIN_TOP + 22.0 + 22.0 * (double)k;
+    tg__strbuf_printf(&b, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"2\" stroke-dasharray=\"%s\"/>"
+                          "<text class=\"legend\" x=\"%d\" y=\"%.1f\" font-size=\"13\" fill=\"#111827\">%s</text>\n",
+                      MARGIN_LEFT + PLOT_W - 420, ly, MARGIN_LEFT + PLOT_W - 380, ly, k_series[k].color, k_series[k].dash,
+                      MARGIN_LEFT + PLOT_W - 372, ly + 4.5, k_series[k].name);
+  }
+  /* One hover column per size, and the worst ratio marked. */
+  tg__strbuf_puts(&b, "<g class=\"sizes\" fill=\"#000000\" fill-opacity=\"0\">\n");
+  for (size_t i = 0; i < count; ++i) {
+    const tg_range_report_size *s = &sizes[i];
+    range_size_name(s, dim_count, name, sizeof name);
+    tg__strbuf_printf(&b, "<rect class=\"size\" x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\"><title>%s\nplan %llu bytes "
+                          "(%.4f x own best)\nown best %llu\nupper-bound plan %llu\npool %llu\nlower bound %llu\npiece %u</title></rect>\n",
+                      RX(i) - step / 2, MARGIN_TOP, step, PLOT_H, name, (unsigned long long)s->bytes,
+                      s->own_bytes ? (double)s->bytes / (double)s->own_bytes : 1.0, (unsigned long long)s->own_bytes,
+                      (unsigned long long)s->upper_bound_bytes, (unsigned long long)s->pool_bytes,
+                      (unsigned long long)s->lower_bound, s->piece);
+  }
+  tg__strbuf_puts(&b, "</g>\n");
+  range_size_name(&sizes[worst], dim_count, name, sizeof name);
+  tg__strbuf_printf(&b, "<circle class=\"worst\" cx=\"%.2f\" cy=\"%.2f\" r=\"6\" fill=\"none\" stroke=\"#111827\" stroke-width=\"2\"/>"
+                        "<text class=\"worst-label\" x=\"%.2f\" y=\"%.2f\" font-size=\"13\" font-weight=\"bold\" fill=\"#111827\" "
+                        "stroke=\"#ffffff\" stroke-width=\"4\" paint-order=\"stroke\" text-anchor=\"%s\">worst ratio %.4f at %s</text>\n",
+                    RX(worst), RY(sizes[worst].bytes), RX(worst), RY(sizes[worst].bytes) - 12,
+                    worst * 2 < count ? "start" : "end", worst_ratio, name);
+  tg__strbuf_printf(&b, "<text class=\"x-axis\" x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" font-size=\"15\" fill=\"#111827\">size (%s)</text>\n",
+                    MARGIN_LEFT + PLOT_W / 2.0, CANVAS_H - 34,
+                    dim_count == 1 ? "the dynamic dimension" : "the two dynamic dimensions, in order");
+  tg__strbuf_printf(&b, "<text class=\"y-axis\" x=\"0\" y=\"0\" transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\" font-size=\"15\" fill=\"#111827\">memory (bytes)</text>\n",
+                    MARGIN_TOP + PLOT_H / 2.0);
+  tg__strbuf_puts(&b, "</svg>\n");
+#undef RX
+#undef RY
+  if (b.failed) {
+    tg__strbuf_free(&b);
+    return TG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  *out_svg = b.data;
+  if (out_length) *out_length = b.length;
+  return TG_OK;
 }
 
 tg_status tg_report_build_csv(const tg_usage_record *records, const char *const *names,

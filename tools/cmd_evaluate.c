@@ -14,6 +14,7 @@
 #include "tools/cli.h"
 #include "tools/input.h"
 #include "tools/place_cli.h"
+#include "tools/range_cli.h"
 #include "tools/speed_cli.h"
 
 static void evaluate_usage(FILE *to) {
@@ -31,7 +32,9 @@ static void evaluate_usage(FILE *to) {
       "\n"
       "options:\n"
       "  --precision fp32|fp16    element precision on the device (default fp32)\n"
-      TG_CLI_INPUT_SHAPE_HELP
+      TG_CLI_RANGE_HELP
+      "                           (evaluate: best per storage and mode; the range's worst ratio\n"
+      "                           and its totals at both ends; --svg-dir: memory against size)\n"
       "  --policy NAME|all        serial (default), parallel-safe, branch-local, or all three side\n"
       "                           by side; non-serial policies need a graph\n"
       "  --no-limits              no device limits (default: limits every current mobile GPU\n"
@@ -88,6 +91,7 @@ typedef struct evaluate_args {
   const char *svg_dir;
   const char *csv_out;
   tg_cli_model_options shapes;
+  tg_cli_range_options range;
   tg_cli_place_request place;
   tg_cli_speed_request speed;
   const tg_cli_speed *timed;   /* --speed: the timings */
@@ -594,6 +598,7 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
   memset(a, 0, sizeof *a);
   a->precision = TG_PRECISION_FP32;
   a->policy = TG_POLICY_SERIAL;
+  a->shapes.ranges = 1;
   *exit_code = TG_EXIT_USAGE;
   for (int i = 1; i < argc;) {
     const char *v;
@@ -614,7 +619,8 @@ static int parse_args(int argc, char **argv, evaluate_args *a, int *exit_code) {
     }
     if (strcmp(argv[i], "--reorder") == 0) { a->reorder = 1; ++i; continue; }
     if (strcmp(argv[i], "--in-place") == 0) { a->in_place = 1; ++i; continue; }
-    if ((m = tg_cli_input_shape_option(argc, argv, &i, &a->shapes)) != 0) {
+    if ((m = tg_cli_input_shape_option(argc, argv, &i, &a->shapes)) != 0 ||
+        (m = tg_cli_range_option(argc, argv, &i, &a->range)) != 0) {
       if (m < 0) return 0;
       continue;
     }
@@ -697,6 +703,20 @@ int tg_cli_evaluate(int argc, char **argv) {
   evaluate_args a;
   int exit_code;
   if (!parse_args(argc, argv, &a, &exit_code)) return exit_code;
+  tg_device_limits range_limits = tg_device_limits_default();
+  if (a.texture_s) tg_cli_limit_texture_size(&range_limits, a.tex_w, a.tex_h, a.tex_d);
+  if (tg_cli_range_given(&a.shapes.options)) {
+    tg_cli_evaluate_range_request rq = {
+        a.model_path, &a.shapes.options, a.precision, a.policy, a.no_limits ? NULL : &range_limits, a.in_place,
+        a.max_allocation, a.no_fallback, a.json, a.svg_dir,
+        a.speed.speed ? "--speed" : tg_cli_place_given(&a.place) ? "--place" : a.all_policies ? "--policy all"
+        : a.reorder ? "--reorder" : a.csv_out ? "--csv-out" : NULL, a.range};
+    return tg_cli_evaluate_range(&rq);
+  }
+  if (a.range.sizes || a.range.own_time_s) {
+    tg_cli_error("evaluate: --sizes and --own-time-limit go with a range of sizes (--input-shape LO..HI)");
+    return TG_EXIT_USAGE;
+  }
   if (tg_cli_place_given(&a.place)) {
     if (a.all_policies || a.reorder || a.svg_dir || a.csv_out) {
       tg_cli_error("evaluate: --place does not combine with --policy all, --reorder, --svg-dir or --csv-out");

@@ -7,6 +7,7 @@
 #include "tools/cli.h"
 #include "model/model_internal.h"
 #include "tools/input.h"
+#include "tools/range_cli.h"
 
 static void inputs_usage(FILE *to) {
   fputs(
@@ -117,12 +118,6 @@ static void table_inputs(tg__strbuf *b, const char *file, const tg_model_inputs 
     }
 }
 
-/* "320" or "320x640": a size of the range. */
-static void size_name(const tg_model_range *r, const int64_t *dims, char *buf, size_t size) {
-  if (r->range.count == 1) snprintf(buf, size, "%lld", (long long)dims[0]);
-  else snprintf(buf, size, "%lldx%lld", (long long)dims[0], (long long)dims[1]);
-}
-
 /* The bytes of one record of `set` (stored in `storage`). */
 static uint64_t record_bytes(const tg_usage_record *rec, uint32_t dims, tg_precision precision) {
   uint64_t v = 0;
@@ -174,25 +169,12 @@ static int inputs_over_range(const char *file, const tg_cli_model_options *shape
   tg__strbuf b;
   tg__strbuf_init(&b, alloc);
   size_t primary = tg_range_records_count(r->primary), fallback = tg_model_records_fallback_count(r->records);
-  const tg_graph *g = r->model->graph;
   if (json) {
     tg__strbuf_puts(&b, "{\"file\":");
     tg__strbuf_json_string(&b, file);
-    tg__strbuf_printf(&b, ",\"format\":\"%s\",\"range\":{\"dims\":[", tg_model_format_name(r->model->format));
-    for (uint32_t d = 0; d < r->range.count; ++d) {
-      tg__strbuf_printf(&b, "%s{\"lo\":%lld,\"hi\":%lld,\"step\":%lld,\"axes\":[", d ? "," : "",
-                        (long long)r->range.dim[d].lo, (long long)r->range.dim[d].hi, (long long)r->range.dim[d].step);
-      int first = 1;
-      for (size_t k = 0; k < r->axis_count; ++k) {
-        if (r->axes[k].dim != d) continue;
-        tg__strbuf_puts(&b, first ? "{\"input\":" : ",{\"input\":");
-        tg__strbuf_json_string(&b, g->tensors[g->inputs[r->axes[k].input]].name);
-        tg__strbuf_printf(&b, ",\"axis\":%u}", r->axes[k].axis);
-        first = 0;
-      }
-      tg__strbuf_puts(&b, "]}");
-    }
-    tg__strbuf_printf(&b, "],\"points\":%llu,\"storage\":\"%s\",\"precision\":\"%s\",\"records\":%zu,"
+    tg__strbuf_printf(&b, ",\"format\":\"%s\",\"range\":{", tg_model_format_name(r->model->format));
+    tg_cli_json_range_dims(&b, r);
+    tg__strbuf_printf(&b, ",\"points\":%llu,\"storage\":\"%s\",\"precision\":\"%s\",\"records\":%zu,"
                           "\"fallback_tensors\":%zu,\"in_place_pairs\":%zu,\"load_us\":%llu,\"sizes\":[",
                       (unsigned long long)r->point_count, tg_storage_name(storage), tg_precision_name(precision), primary,
                       fallback, r->in_place_count, (unsigned long long)load_us);
@@ -211,7 +193,7 @@ static int inputs_over_range(const char *file, const tg_cli_model_options *shape
     if (st == TG_OK) st = range_totals(r, precision, dims, scratch, &total, &largest);
     if (st != TG_OK) break;
     char name[64];
-    size_name(r, dims, name, sizeof name);
+    tg_cli_range_size_name(&r->range, dims, name, sizeof name);
     if (json) {
       tg__strbuf_printf(&b, "%s{\"dims\":[%lld", p ? "," : "", (long long)dims[0]);
       if (r->range.count > 1) tg__strbuf_printf(&b, ",%lld", (long long)dims[1]);

@@ -9,6 +9,7 @@
 #include "tools/input.h"
 #include "tools/plan_file_cli.h"
 #include "tools/place_cli.h"
+#include "tools/range_cli.h"
 
 static void plan_usage(FILE *to) {
   fputs(
@@ -51,7 +52,9 @@ static void plan_usage(FILE *to) {
       "  --plan-io                models: plan graph inputs and outputs too\n",
       to);
   fputs(TG_CLI_IN_PLACE_HELP
-      TG_CLI_INPUT_SHAPE_HELP
+      TG_CLI_RANGE_HELP
+      "  --svg-dir DIR            with a range: DIR/<model>.<storage>.<mode>.range.svg, memory\n"
+      "                           against size (plan, own best, upper bound, pool, bound)\n"
       "  --reorder                models, serial policy only: search a topological op order\n"
       "                           with a smaller peak of live memory (off by default; exact\n"
       "                           for small graphs, heuristic otherwise, never worse than the\n"
@@ -291,34 +294,6 @@ static int write_plan_report(const char *path, int svg, const tg_record_set *set
   return ok;
 }
 
-static double gain_pct(const tg_op_order *o) {
-  return o->original_peak ? 100.0 * (1.0 - (double)o->peak / (double)o->original_peak) : 0.0;
-}
-
-/* The op order search: op indices elsewhere in the document are those of the reordered graph;
- * op_order[k] is the model's op that runs k-th. */
-static void json_reorder(tg__strbuf *b, const tg_op_order *o) {
-  tg__strbuf_printf(b, ",\"reorder\":{\"original_peak\":%llu,\"peak\":%llu,\"gain_pct\":%.3f,"
-                       "\"method\":\"%s\",\"optimal\":%s,\"lower_bound\":%llu,\"folded_ops\":%zu,"
-                       "\"exact_states\":%llu,\"elapsed_ms\":%.3f,\"op_order\":[",
-                    (unsigned long long)o->original_peak, (unsigned long long)o->peak, gain_pct(o),
-                    tg_order_method_name(o->method), o->proved_optimal ? "true" : "false",
-                    (unsigned long long)o->lower_bound, o->folded_count,
-                    (unsigned long long)o->exact_states, (double)o->elapsed_us / 1000.0);
-  for (size_t k = 0; k < o->op_count; ++k) tg__strbuf_printf(b, "%s%u", k ? "," : "", o->order[k]);
-  tg__strbuf_puts(b, "]}");
-}
-
-static void text_reorder(tg__strbuf *b, const tg_op_order *o, const char *unit) {
-  tg__strbuf_printf(b, "reorder: peak live %llu -> %llu %s (%.1f%% less), %s order%s", (unsigned long long)o->original_peak,
-                    (unsigned long long)o->peak, unit, gain_pct(o), tg_order_method_name(o->method),
-                    o->proved_optimal ? ", proved optimal" : "");
-  if (!o->proved_optimal)
-    tg__strbuf_printf(b, ", lower bound %llu", (unsigned long long)o->lower_bound);
-  tg__strbuf_printf(b, "; %.1f ms; ops renumbered in the new order (--json: op_order)\n",
-                    (double)o->elapsed_us / 1000.0);
-}
-
 static int parse_error(const char *what, const char *value, const char *choices) {
   tg_cli_error("plan: %s must be %s, not '%s'", what, choices, value);
   return TG_EXIT_USAGE;
@@ -341,10 +316,10 @@ int tg_cli_plan(int argc, char **argv) {
   int json = 0, plan_io = 0, exact = 0, reorder = 0, want_subset = 0, want_lp = 0, in_place = 0;
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
-  /* Ranges: with --save (tg_cli_plan_range_save) only, so far. */
-  for (int i = 1; i < argc; ++i) shapes.ranges |= strncmp(argv[i], "--save", 6) == 0;
   tg_cli_place_request place;
   memset(&place, 0, sizeof place);
+  tg_cli_range_options ropt = {NULL, NULL, NULL, 1};
+  shapes.ranges = 1;
   for (int i = 1; i < argc;) {
     const char *v;
     int m;
@@ -356,7 +331,8 @@ int tg_cli_plan(int argc, char **argv) {
       plan_usage(stdout);
       return TG_EXIT_OK;
     }
-    if ((m = tg_cli_place_option(argc, argv, &i, &place)) != 0) {
+    if ((m = tg_cli_place_option(argc, argv, &i, &place)) != 0 ||
+        (m = tg_cli_range_option(argc, argv, &i, &ropt)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
       continue;
     }
@@ -444,6 +420,24 @@ int tg_cli_plan(int argc, char **argv) {
   tg_policy policy = TG_POLICY_SERIAL;
   if (!all_policies && tg_policy_from_name(policy_s, &policy) != TG_OK)
     return parse_error("--policy", policy_s, "serial, parallel-safe, branch-local or all");
+  if (tg_cli_range_given(&shapes.options) && save_out) {
+    tg_cli_plan_range_save_request q = {file, save_out, &iopt, mode, all ? TG_STRATEGY_BEST : one, policy, alignment,
+                                        (uint32_t)time_limit, max_allocation, in_place, json};
+    return tg_cli_plan_range_save(&q);
+  }
+  if (tg_cli_range_given(&shapes.options)) {
+    tg_cli_plan_range_request rq = {
+        file, &shapes.options, iopt.storage, iopt.precision, plan_io, &limits, mode, all ? TG_STRATEGY_BEST : one,
+        fit, alignment, policy, (uint32_t)beam_width, seed, (uint32_t)time_limit, in_place, max_allocation, json,
+        no_fallback, all_policies ? "--policy all" : reorder ? "--reorder" : exact ? "--exact" : want_subset ?
+        "--subset-bound" : want_lp ? "--lp-bound" : csv_out ? "--csv-out" : svg_out ? "--svg (give --svg-dir)" :
+        tg_cli_place_given(&place) ? "--place" : NULL, ropt};
+    return tg_cli_plan_range(&rq);
+  }
+  if (ropt.sizes || ropt.svg_dir || ropt.own_time_s) {
+    tg_cli_error("plan: --sizes, --own-time-limit and --svg-dir go with a range of sizes (--input-shape LO..HI)");
+    return TG_EXIT_USAGE;
+  }
   if (tg_cli_place_given(&place)) {
     if (all_policies || reorder || exact || want_subset || want_lp || csv_out || svg_out || in_place) {
       tg_cli_error("plan: --place does not combine with --policy all, --reorder, --exact, "
@@ -465,11 +459,6 @@ int tg_cli_plan(int argc, char **argv) {
     place.fit = fit;
     place.max_allocation = max_allocation;
     return tg_cli_place_plan(&place);
-  }
-  if (tg_cli_shapes_ranged(&shapes)) {
-    tg_cli_plan_range_request q = {file, save_out, &iopt, mode, all ? TG_STRATEGY_BEST : one, policy, alignment,
-                                   (uint32_t)time_limit, max_allocation, in_place, json};
-    return tg_cli_plan_range_save(&q);
   }
   if (reorder && (all_policies || policy != TG_POLICY_SERIAL)) {
     /* Another order changes which ops may run concurrently: only serial execution is covered. */
@@ -735,7 +724,7 @@ int tg_cli_plan(int argc, char **argv) {
       tg__strbuf_printf(&out, ",\"in_place_candidates\":%zu,\"in_place_views\":%zu", ip_count, views);
       if (smallest) tg_cli_json_in_place(&out, smallest->plan->in_place, smallest->plan->in_place_count);
     }
-    if (in.order) json_reorder(&out, in.order);
+    if (in.order) tg_cli_json_reorder(&out, in.order);
     if (exact_ran)
       tg__strbuf_printf(&out, ",\"exact\":{\"proved_optimal\":%s,\"nodes\":%llu,\"lower_bound\":%llu,"
                         "\"gap\":%llu,\"elapsed_ms\":%.3f}",
@@ -804,7 +793,7 @@ int tg_cli_plan(int argc, char **argv) {
                               "over objects): no objects plan is smaller\n",
                         (unsigned long long)lp_bound, unit, (double)lp_bound / (double)lower);
     if (in.graph && in.graph->flow_count > 0) text_subgraphs(&out, &in, unit);
-    if (in.order) text_reorder(&out, in.order, unit);
+    if (in.order) tg_cli_text_reorder(&out, in.order, unit);
     if (in_place) {
       size_t views = 0, used_views = 0;
       for (size_t k = 0; k < ip_count; ++k) views += ip[k].view != 0;

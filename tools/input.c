@@ -336,3 +336,29 @@ void tg_cli_json_fallbacks(tg__strbuf *b, const tg_model_records *mr) {
   }
   tg__strbuf_puts(b, "}");
 }
+
+static double gain_pct(const tg_op_order *o) {
+  return o->original_peak ? 100.0 * (1.0 - (double)o->peak / (double)o->original_peak) : 0.0;
+}
+
+void tg_cli_json_reorder(tg__strbuf *b, const tg_op_order *o) {
+  tg__strbuf_printf(b, ",\"reorder\":{\"original_peak\":%llu,\"peak\":%llu,\"gain_pct\":%.3f,"
+                       "\"method\":\"%s\",\"optimal\":%s,\"lower_bound\":%llu,\"folded_ops\":%zu,"
+                       "\"exact_states\":%llu,\"elapsed_ms\":%.3f,\"op_order\":[",
+                    (unsigned long long)o->original_peak, (unsigned long long)o->peak, gain_pct(o),
+                    tg_order_method_name(o->method), o->proved_optimal ? "true" : "false",
+                    (unsigned long long)o->lower_bound, o->folded_count,
+                    (unsigned long long)o->exact_states, (double)o->elapsed_us / 1000.0);
+  for (size_t k = 0; k < o->op_count; ++k) tg__strbuf_printf(b, "%s%u", k ? "," : "", o->order[k]);
+  tg__strbuf_puts(b, "]}");
+}
+
+void tg_cli_text_reorder(tg__strbuf *b, const tg_op_order *o, const char *unit) {
+  tg__strbuf_printf(b, "reorder: peak live %llu -> %llu %s (%.1f%% less), %s order%s", (unsigned long long)o->original_peak,
+                    (unsigned long long)o->peak, unit, gain_pct(o), tg_order_method_name(o->method),
+                    o->proved_optimal ? ", proved optimal" : "");
+  if (!o->proved_optimal)
+    tg__strbuf_printf(b, ", lower bound %llu", (unsigned long long)o->lower_bound);
+  tg__strbuf_printf(b, "; %.1f ms; ops renumbered in the new order (--json: op_order)\n",
+                    (double)o->elapsed_us / 1000.0);
+}

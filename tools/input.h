@@ -97,6 +97,12 @@ void tg_cli_input_free(tg_cli_input *in);
 tg_status tg_cli_input_reorder(tg_cli_input *in, const tg_cli_input_options *options,
                                const tg_order_options *order_options, tg_error_info *err);
 
+/* `plan`'s report of an op order search: `,"reorder":{...}` (op indices elsewhere in the document
+ * are those of the reordered graph; op_order[k] is the model's op that runs k-th), or one line of
+ * text in `unit`. */
+void tg_cli_json_reorder(tg__strbuf *b, const tg_op_order *o);
+void tg_cli_text_reorder(tg__strbuf *b, const tg_op_order *o, const char *unit);
+
 /* Per tensor of `graph`, the volume of its primary record in `records` (0 for tensors without
  * one): the sizes tg_op_order_compute takes. `*sizes` is allocated from `alloc`. */
 tg_status tg_cli_record_sizes(const tg_graph *graph, const tg_model_records *records,

@@ -191,7 +191,7 @@ int tg_cli_range_plan_save(const char *path, const tg_model_range *mr, const tg_
   return code;
 }
 
-int tg_cli_plan_range_save(const tg_cli_plan_range_request *q) {
+int tg_cli_plan_range_save(const tg_cli_plan_range_save_request *q) {
   tg_failing_allocator fa;
   const tg_allocator *alloc = tg_cli_allocator(&fa);
   const tg_cli_input_options *io = q->io;

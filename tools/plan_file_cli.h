@@ -45,7 +45,7 @@ int tg_cli_range_plan_save(const char *path, const tg_model_range *mr, const tg_
                            char hex[2 * TG_FINGERPRINT_BYTES + 1]);
 
 /* What `plan --save FILE` over a range plans with (the options of tangram plan). */
-typedef struct tg_cli_plan_range_request {
+typedef struct tg_cli_plan_range_save_request {
   const char *model, *path;
   const tg_cli_input_options *io;     /* storage, precision, plan_io, limits, input shapes */
   tg_mode mode;
@@ -55,12 +55,12 @@ typedef struct tg_cli_plan_range_request {
   uint32_t time_limit_ms;
   uint64_t max_allocation;
   int in_place, json;
-} tg_cli_plan_range_request;
+} tg_cli_plan_range_save_request;
 
 /* `plan MODEL --input-shape RANGE --save FILE`: load the model over the range, plan it over the
  * range (tg_range_plan_compute) and save it (tg_cli_range_plan_save); print what was saved
  * (JSON with `json`). Returns the exit code. */
-int tg_cli_plan_range_save(const tg_cli_plan_range_request *request);
+int tg_cli_plan_range_save(const tg_cli_plan_range_save_request *request);
 
 /* The 64 hex digits of a fingerprint. */
 void tg_cli_fingerprint_hex(const uint8_t fp[TG_FINGERPRINT_BYTES], char hex[2 * TG_FINGERPRINT_BYTES + 1]);

@@ -36,10 +36,10 @@ typedef struct tg_range_plan_options {
    * cut into pieces until every piece does. 0 = 1.05 in offsets mode, 1.10 in objects mode;
    * values below 1 are treated as 1. */
   double target;
-  /* Sizes planned with the caller's options (strategy, search, time limit) to draw structures
-   * from, spread evenly over the range, both ends included; as many again may be planned after,
-   * at the worst sizes and at those furthest above their lower bound. 0 = 17 along one
-   * dimension, 5 x 5 over two. */
+  /* Sizes planned with the caller's options (strategy, search) to draw structures from, spread
+   * evenly over the range, both ends included, planned coarse to fine (a time limit may leave
+   * the finer ones out); as many again may be planned after, at the worst sizes and at those
+   * furthest above their lower bound. 0 = 17 along one dimension, 5 x 5 over two. */
   uint32_t samples;
 } tg_range_plan_options;
 
@@ -52,18 +52,29 @@ typedef struct tg_range_plan tg_range_plan;
 
 /* Compute a plan over every size of `records`' range. `options` as for tg_plan_compute (NULL =
  * defaults): mode, strategy, alignment, relation, in-place pairs and max_allocation apply at
- * every size; time_limit_ms (strategy best) applies to each sampled size's search, and an
- * explicit limit is shared among them. In-place pairs are kept only where both records have the
- * same size at every point (others are dropped, as are pairs whose chain would join records that
- * conflict); the plan uses the kept pairs at every size. With max_allocation, the plan must hold
- * at every size in one arena (offsets: its total; objects: each 1D object) within the cap, else
- * TG_ERROR_LIMIT naming the first size where it does not.
+ * every size. In-place pairs are kept only where both records have the same size at every point
+ * (others are dropped, as are pairs whose chain would join records that conflict); the plan uses
+ * the kept pairs at every size. With max_allocation, the plan must hold at every size in one
+ * arena (offsets: its total; objects: each 1D object) within the cap, else TG_ERROR_LIMIT naming
+ * the first size where it does not.
  *
- * Own best at a size (the ratio's denominator): the smallest plan known for that size: `options`'
- * plan for that size alone at the sizes planned with the search (sampled, then the worst), and
- * elsewhere the same strategy without search (for `best`: the smallest of the one-pass greedy
- * strategies' plans), beside every structure considered and the upper-bound plan there. No
- * plan is made where a structure meets the size's lower bound (it is then proved optimal).
+ * Time (strategy best): an explicit time_limit_ms bounds the whole call, every size planned
+ * included: it returns within time_limit_ms plus at most a tenth of it plus 20 ms (unless the
+ * set-up alone, reading every size once for its records and lower bound, takes longer: then
+ * about that plus the upper-bound plan). 0, the default,
+ * bounds it the same way by TG_DEFAULT_TIME_LIMIT_MS for each sampled size and one more (180 ms
+ * along one dimension, 260 ms over two, with the default samples). TG_TIME_LIMIT_NONE: no search
+ * and no limit (each size planned gets best's strategies only). What a limit cuts short is the
+ * number of sizes planned and how long each is searched: a short limit gives a plan further
+ * from each size's own best, never an invalid one or one above the upper-bound plan.
+ *
+ * Own best at a size (the ratio's denominator, tg_range_point_report.own_total): the smallest
+ * plan the computation knows for that size: `options`' plan for that size alone at the sizes
+ * planned with the search, elsewhere the same strategy without search (for `best`: the smallest
+ * of the one-pass greedy strategies' plans) where the time allows, beside every structure
+ * considered and the upper-bound plan there. No plan is made where a structure meets the size's
+ * lower bound (it is then proved optimal). A size planned alone with a longer search may do
+ * better: tangram/report.h's tg_range_report_compute_size reports against that.
  *
  * Statuses: TG_ERROR_INVALID_ARGUMENT (bad records, options or in-place pairs),
  * TG_ERROR_UNSUPPORTED (offsets mode on 2D/3D records, a strategy that does not apply),
@@ -72,8 +83,9 @@ typedef struct tg_range_plan tg_range_plan;
  * TG_ERROR_OUT_OF_HOST_MEMORY, or a planning failure at one size; `err` (may be NULL) then names
  * the size. `records` is borrowed: it must outlive the plan. The plan is allocated from `alloc`
  * (NULL = default) and owned by the caller (tg_range_plan_destroy); `*out` is NULL on failure.
- * Cost: one plan per sampled size with `options`, one without search at most other sizes, and
- * O(points * structures * (records + overlaps)) to evaluate the structures. */
+ * Cost: within the time above; without a limit, one plan per sampled size with `options`, one
+ * without search at most other sizes, and O(points * structures * (records + overlaps)) to
+ * evaluate the structures. */
 tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_options *options,
                                 const tg_range_plan_options *range_options, const tg_allocator *alloc,
                                 tg_range_plan **out, tg_error_info *err);

@@ -16,6 +16,8 @@
 #include "tangram/graph.h"
 #include "tangram/layout.h"
 #include "tangram/planner.h"
+#include "tangram/range.h"
+#include "tangram/range_plan.h"
 #include "tangram/records.h"
 #include "tangram/schedule.h"
 #include "tangram/status.h"
@@ -259,6 +261,67 @@ tg_status tg_report_build_csv(const tg_usage_record *records, const char *const 
                               const tg_storage *storage_of, size_t count, uint32_t dims,
                               const tg_plan *plan, uint64_t unit_bytes, const tg_allocator *alloc,
                               char **out_csv, size_t *out_length);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Plans over a range of input sizes (tangram/range_plan.h), size by size. */
+
+/* One record set planned over a range. Totals become bytes as elsewhere in this header: 1D
+ * records are bytes, 2D/3D records texels of the precision given. */
+typedef struct tg_range_report_part {
+  const tg_range_records *records;  /* what `plan` was computed for */
+  const tg_range_plan *plan;        /* every part's range must be the same */
+  /* The options `plan` was computed with: the validator's alignment and relation, and the
+   * options of a size planned alone for its own best (mode, strategy, time limit, in-place
+   * pairs, max_allocation). */
+  const tg_plan_options *options;
+  /* For the run-time pool: NULL when the records are what lives at run time (1D: buffers;
+   * 2D/3D: images of their extent); else the texel records these byte records were made of
+   * (textures planned in one arena), the same count and range: images of their extent. */
+  const tg_range_records *images;
+} tg_range_report_part;
+
+/* One size of a range, summed over the parts, in bytes. */
+typedef struct tg_range_report_size {
+  uint64_t point;                   /* index in the range (tg_size_range_point's numbering) */
+  int64_t dims[TG_RANGE_MAX_DIMS];  /* the size */
+  uint32_t piece;                   /* the first part's piece there */
+  uint64_t bytes;                   /* the range plans instantiated there */
+  /* That size's own best: per part the smaller of its records at this size planned alone
+   * (tg_plan_compute with the part's options) and the best plan the range planner knows there
+   * (tg_range_point_report.own_total). */
+  uint64_t own_bytes;
+  uint64_t alone_bytes;             /* the plans alone only */
+  uint64_t upper_bound_bytes;       /* the upper-bound plans (every record at its largest size) */
+  uint64_t pool_bytes;              /* the run-time pool's peak (see tg_range_report_compute_size) */
+  uint64_t lower_bound;             /* the range plans' lower bounds there */
+  uint64_t alone_us;                /* time spent planning alone */
+} tg_range_report_size;
+
+/* Size `point` of the parts' range into `*out`. Each part's plan is instantiated there (into
+ * instances[k] when `instances` and that entry are non-NULL, which must then come from
+ * tg_range_plan_create_instance of that part's plan; the instance then holds the plan at this
+ * size) and validated (tg_plan_validate with the part's alignment and relation); the records at
+ * that size are planned alone with the part's options and validated. The pool's peak: every
+ * record of every part, allocated at its first task and freed after its last, through one
+ * virtual tlsf pool whose new blocks are the size of the request (buffers for byte records,
+ * images of their extent for texel records), in bytes. Statuses: TG_ERROR_INVALID_ARGUMENT (no
+ * parts, parts over different ranges, a point past the range), TG_ERROR_INVALID_PLAN when a plan
+ * fails validation (`err` names the part, the size and the rule), TG_ERROR_OVERFLOW, or
+ * tg_plan_compute's errors. `*out` is zeroed on failure but for what was summed. Cost: per part
+ * one tg_plan_compute and two validations, and one pool run over every record. */
+tg_status tg_range_report_compute_size(const tg_range_report_part *parts, size_t part_count, tg_precision precision,
+                                       uint64_t point, tg_plan *const *instances, const tg_allocator *alloc,
+                                       tg_range_report_size *out, tg_error_info *err);
+
+/* Draw memory against size as an SVG chart of 1700 x 1000 pixels: one line each for the
+ * range plan's bytes, the own best, the upper-bound plan, the pool's peak and the lower bound,
+ * over `sizes` in the order given (x: the sizes, labelled by their dims; `dim_count` 1 or 2).
+ * Each size has a tooltip with its figures; the worst ratio of bytes to own best is marked.
+ * `title` may be NULL. Allocation as tg_report_render_svg; TG_ERROR_INVALID_ARGUMENT for no
+ * sizes or a dim_count other than 1 or 2. */
+tg_status tg_report_render_range_svg(const tg_range_report_size *sizes, size_t count, uint32_t dim_count,
+                                     const char *title, const tg_allocator *alloc, char **out_svg,
+                                     size_t *out_length);
 
 /* Free text returned by this header's functions, with the same allocator. NULL is a no-op. */
 void tg_report_free(const tg_allocator *alloc, char *text);

@@ -3,9 +3,11 @@
  * instantiation without allocation, allocation failures while computing, and random records
  * whose sizes are affine or piecewise in one or two dimensions, where every instantiation must
  * pass the validator at every size (TANGRAM_TEST_DEEP=1: many more and larger). */
+#define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "support/tg_test.h"
 #include "tangram/range.h"
@@ -534,6 +536,66 @@ static void survives_allocation_failures(void **state) {
   tg_range_records_destroy(rr);
 }
 
+/* Texture-like records over H x W: a chain down to stride 32 and back up with long skips, each
+ * tensor (W/s ceil(C/4), H/s) texels, as a detector's. */
+typedef struct texture_chain {
+  uint64_t stride[240], channels[240];
+} texture_chain;
+
+static tg_extent texture_chain_size(size_t r, const int64_t *d, void *user) {
+  const texture_chain *t = user;
+  uint64_t s = t->stride[r], h = (uint64_t)d[0] / s, w = (uint64_t)d[1] / s;
+  return (tg_extent){(w ? w : 1) * ((t->channels[r] + 3) / 4), h ? h : 1, 1};
+}
+
+static uint64_t now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* The time limit holds for the whole range, every size planned included: an explicit one, and
+ * the default's ((samples + 1) x TG_DEFAULT_TIME_LIMIT_MS): the fastest of two calls within the
+ * limit plus a tenth and 20 ms; every size valid either way. */
+static void time_limit_holds_for_the_range(void **state) {
+  (void)state;
+  texture_chain t;
+  uint32_t first[240], last[240];
+  tg_test_rng g = {4242};
+  for (size_t r = 0; r < 240; ++r) {
+    uint64_t level = r < 160 ? 1 + r * 4 / 160 : 4 - (r - 160) * 3 / 80;
+    t.stride[r] = (uint64_t)4 << (level > 3 ? 3 : level);
+    t.channels[r] = (uint64_t)8 << (level + tg_test_rng_range(&g, 0, 1));
+    first[r] = (uint32_t)r;
+    last[r] = (uint32_t)(r + 1 + (r < 160 && tg_test_rng_range(&g, 0, 9) == 0 ? tg_test_rng_range(&g, 10, 60) : 0));
+  }
+  const tg_size_range range = {2, {{32, 960, 32}, {32, 960, 32}}};
+  tg_range_records *rr = make_range(&range, 2, 240, first, last, NULL, texture_chain_size, &t);
+  /* Limits well above the set-up (reading 900 sizes once: about 20 ms, 80 ms under ASan). */
+  static const uint32_t limits[] = {250, 0};
+  for (size_t k = 0; k < 2; ++k) {
+    const uint64_t limit_ms = limits[k] ? limits[k] : 26 * TG_DEFAULT_TIME_LIMIT_MS;
+    uint64_t fastest = UINT64_MAX;
+    for (int rep = 0; rep < 2; ++rep) {
+      tg_plan_options o = {0};
+      o.mode = TG_MODE_OBJECTS;
+      o.strategy = TG_STRATEGY_BEST;
+      o.time_limit_ms = limits[k];
+      tg_range_plan *plan = NULL;
+      uint64_t t0 = now_us();
+      assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, NULL), TG_OK);
+      uint64_t took = now_us() - t0;
+      if (took < fastest) fastest = took;
+      if (rep == 0) check_every_size(plan, rr, 0, NULL);
+      tg_range_plan_destroy(plan);
+    }
+    if (fastest > limit_ms * 1100 + 20000)
+      fail_msg("limit %u ms (0: the default, %llu ms): the range took %.1f ms", limits[k],
+               (unsigned long long)limit_ms, (double)fastest / 1000.0);
+  }
+  tg_range_records_destroy(rr);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(offsets_known_answer),
@@ -546,6 +608,7 @@ int main(void) {
       cmocka_unit_test(random_offsets_two_dims),
       cmocka_unit_test(random_objects),
       cmocka_unit_test(survives_allocation_failures),
+      cmocka_unit_test(time_limit_holds_for_the_range),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
