@@ -2,8 +2,6 @@
 
 #include <stdio.h>
 
-#include "tangram/schedule.h"
-
 void tg_cli_fingerprint_hex(const uint8_t fp[TG_FINGERPRINT_BYTES], char hex[2 * TG_FINGERPRINT_BYTES + 1]) {
   for (int i = 0; i < TG_FINGERPRINT_BYTES; ++i) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
 }
@@ -154,17 +152,21 @@ tg_status tg_cli_plan_file_check_pairs(const tg_plan *plan, const tg_cli_input *
   return TG_OK;
 }
 
+int tg_cli_range_plan_savable(const char *cmd, const tg_model_range *mr) {
+  size_t n = tg_model_records_fallback_count(mr->records);
+  if (n == 0) return 1;
+  tg_cli_error("%s: --save: %zu tensors do not fit %s under the device limits and fall back to other storages; a "
+               "plan file holds one storage: choose another --storage",
+               cmd, n, tg_storage_name(mr->records->storage));
+  return 0;
+}
+
 int tg_cli_range_plan_save(const char *path, const tg_model_range *mr, const tg_range_plan *rp,
                            const tg_model_options *shapes, const char *source, const tg_cli_input_options *io,
                            tg_policy policy, tg_strategy strategy, uint64_t alignment, const tg_allocator *alloc,
                            char hex[2 * TG_FINGERPRINT_BYTES + 1]) {
   const tg_record_set *set = mr->records->records;
-  if (tg_model_records_fallback_count(mr->records)) {
-    tg_cli_error("plan: --save: %zu tensors do not fit %s under the device limits and fall back to other storages; "
-                 "a plan file holds one storage: choose another --storage",
-                 tg_model_records_fallback_count(mr->records), tg_storage_name(io->storage));
-    return TG_EXIT_USAGE;
-  }
+  if (!tg_cli_range_plan_savable("plan", mr)) return TG_EXIT_USAGE;
   /* The records and plan at the range's first size. */
   tg_usage_record *recs = tg__calloc(alloc, set->count ? set->count : 1, sizeof *recs);
   tg_plan *first = NULL;
@@ -188,84 +190,5 @@ int tg_cli_range_plan_save(const char *path, const tg_model_range *mr, const tg_
   }
   tg_plan_destroy(first);
   tg__free(alloc, recs);
-  return code;
-}
-
-int tg_cli_plan_range_save(const tg_cli_plan_range_save_request *q) {
-  tg_failing_allocator fa;
-  const tg_allocator *alloc = tg_cli_allocator(&fa);
-  const tg_cli_input_options *io = q->io;
-  if (q->path == NULL) {
-    tg_cli_error("plan: ranges: give --save FILE (the per-size report over a range is not in this command yet)");
-    return TG_EXIT_USAGE;
-  }
-  tg_model_range_desc md = {io->model, io->storage, io->precision, io->limits, io->plan_io, io->chain, 1};
-  tg_model_range *mr = NULL;
-  tg_policy_relation *rel = NULL;
-  tg_range_plan *rp = NULL;
-  tg_error_info err = {{0}};
-  tg_status st = tg_model_range_load(q->model, &md, alloc, &mr, &err);
-  if (st == TG_OK && q->policy != TG_POLICY_SERIAL) {
-    tg_schedule *s = NULL;
-    st = tg_schedule_create(mr->model->graph, NULL, alloc, &s, &err);
-    if (st == TG_OK) st = tg_policy_relation_create(s, q->policy, mr->records->tensor_of, mr->records->records->count,
-                                                    alloc, &rel);
-    tg_schedule_destroy(s);
-  }
-  if (st == TG_OK) {
-    tg_plan_options o = {0};
-    o.mode = q->mode;
-    o.strategy = q->strategy;
-    o.alignment = q->mode == TG_MODE_OFFSETS ? q->alignment : 0;
-    o.relation = tg_policy_relation_get(rel);
-    o.max_allocation = q->max_allocation;
-    o.time_limit_ms = q->time_limit_ms;
-    if (q->in_place) {
-      o.in_place = mr->in_place;
-      o.in_place_count = mr->in_place_count;
-    }
-    st = tg_range_plan_compute(mr->primary, &o, NULL, alloc, &rp, &err);
-  }
-  int code = TG_EXIT_OK;
-  char hex[2 * TG_FINGERPRINT_BYTES + 1] = "";
-  if (st != TG_OK) {
-    tg_cli_error("plan: %s", err.message[0] ? err.message : tg_status_string(st));
-    code = st == TG_ERROR_OUT_OF_HOST_MEMORY ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
-  } else {
-    code = tg_cli_range_plan_save(q->path, mr, rp, io->model, q->model, io, q->policy, q->strategy,
-                                  q->mode == TG_MODE_OFFSETS ? q->alignment : 0, alloc, hex);
-  }
-  if (code == TG_EXIT_OK) {
-    tg_range_plan_summary sm;
-    tg_range_plan_get_summary(rp, &sm);
-    tg__strbuf b;
-    tg__strbuf_init(&b, alloc);
-    if (q->json) {
-      tg__strbuf_puts(&b, "{\"model\":");
-      tg__strbuf_json_string(&b, q->model);
-      tg__strbuf_puts(&b, ",\"saved\":{\"file\":");
-      tg__strbuf_json_string(&b, q->path);
-      tg__strbuf_printf(&b,
-                        ",\"storage\":\"%s\",\"precision\":\"%s\",\"mode\":\"%s\",\"policy\":\"%s\","
-                        "\"strategy\":\"%s\",\"records\":%zu,\"sizes\":%llu,\"pieces\":%zu,\"worst_ratio\":%.4f,"
-                        "\"fingerprint\":\"%s\"}}\n",
-                        tg_storage_name(io->storage), tg_precision_name(io->precision), tg_mode_name(q->mode),
-                        tg_policy_name(q->policy), tg_strategy_name(q->strategy), sm.record_count,
-                        (unsigned long long)sm.point_count, sm.piece_count, sm.worst_ratio, hex);
-    } else {
-      tg__strbuf_printf(&b,
-                        "%s: %zu records over %llu sizes, %s %s, mode %s, strategy %s, policy %s\n"
-                        "saved the plan over the range (%zu piece%s, worst ratio to each size's own best %.4f) to %s "
-                        "(first size's records fingerprint %.16s...)\n",
-                        q->model, sm.record_count, (unsigned long long)sm.point_count, tg_storage_name(io->storage),
-                        tg_precision_name(io->precision), tg_mode_name(q->mode), tg_strategy_name(q->strategy),
-                        tg_policy_name(q->policy), sm.piece_count, sm.piece_count == 1 ? "" : "s", sm.worst_ratio,
-                        q->path, hex);
-    }
-    code = tg_cli_print_report(&b, code);
-  }
-  tg_range_plan_destroy(rp);
-  tg_policy_relation_destroy(rel);
-  tg_model_range_destroy(mr);
   return code;
 }

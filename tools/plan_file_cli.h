@@ -33,34 +33,20 @@ tg_status tg_cli_plan_file_check_device(const tg_plan_file *file, uint64_t max_a
 tg_status tg_cli_plan_file_check_pairs(const tg_plan *plan, const tg_cli_input *in, int read_write_images,
                                        const tg_in_place_pair *allowed, size_t allowed_count, tg_error_info *err);
 
+/* 1 when a plan of `mr`'s records can be saved: none of its tensors falls back to another
+ * storage (a plan file holds one); else prints why (`cmd`: --save: ...) and returns 0. */
+int tg_cli_range_plan_savable(const char *cmd, const tg_model_range *mr);
+
 /* Write a plan over a range of input sizes (`rp`, made over mr->primary, the records of the
  * model loaded over `shapes`' ranges for `io`'s storage and precision, under `policy`, asked
  * for as `strategy`, with `alignment`) to `path`: the records and plan at the range's first
  * size, and section RNGE. Prints the reason and returns TG_EXIT_USAGE when it cannot be saved
- * (tensors that fall back to other storages), TG_EXIT_FAILURE when writing fails; TG_EXIT_OK
- * with the first size's records fingerprint in `hex` otherwise. */
+ * (tg_cli_range_plan_savable), TG_EXIT_FAILURE when writing fails; TG_EXIT_OK with the first
+ * size's records fingerprint in `hex` otherwise. */
 int tg_cli_range_plan_save(const char *path, const tg_model_range *mr, const tg_range_plan *rp,
                            const tg_model_options *shapes, const char *source, const tg_cli_input_options *io,
                            tg_policy policy, tg_strategy strategy, uint64_t alignment, const tg_allocator *alloc,
                            char hex[2 * TG_FINGERPRINT_BYTES + 1]);
-
-/* What `plan --save FILE` over a range plans with (the options of tangram plan). */
-typedef struct tg_cli_plan_range_save_request {
-  const char *model, *path;
-  const tg_cli_input_options *io;     /* storage, precision, plan_io, limits, input shapes */
-  tg_mode mode;
-  tg_strategy strategy;
-  tg_policy policy;
-  uint64_t alignment;
-  uint32_t time_limit_ms;
-  uint64_t max_allocation;
-  int in_place, json;
-} tg_cli_plan_range_save_request;
-
-/* `plan MODEL --input-shape RANGE --save FILE`: load the model over the range, plan it over the
- * range (tg_range_plan_compute) and save it (tg_cli_range_plan_save); print what was saved
- * (JSON with `json`). Returns the exit code. */
-int tg_cli_plan_range_save(const tg_cli_plan_range_save_request *request);
 
 /* The 64 hex digits of a fingerprint. */
 void tg_cli_fingerprint_hex(const uint8_t fp[TG_FINGERPRINT_BYTES], char hex[2 * TG_FINGERPRINT_BYTES + 1]);

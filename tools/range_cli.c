@@ -10,6 +10,7 @@
 
 #include "tangram/schedule.h"
 #include "tools/input.h"
+#include "tools/plan_file_cli.h"
 
 int tg_cli_range_option(int argc, char **argv, int *i, tg_cli_range_options *o) {
   int m = tg_cli_option(argc, argv, i, "--sizes", &o->sizes);
@@ -536,6 +537,8 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
                  r->model->graph->tensors[fb->tensor_of[0]].name, tg_storage_name(rq->storage), fb->reasons[0],
                  tg_model_records_fallback_count(r->records));
     code = TG_EXIT_USAGE;
+  } else if (code == TG_EXIT_OK && rq->save && !tg_cli_range_plan_savable("plan", r)) {
+    code = TG_EXIT_USAGE;
   } else if (code == TG_EXIT_OK && rq->mode == TG_MODE_OFFSETS && dims != 1) {
     tg_cli_error("plan: offsets mode needs 1D records (%s gives %uD texture extents)", rq->file, dims);
     code = TG_EXIT_USAGE;
@@ -576,6 +579,14 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
     tg_cli_error("plan: %s", err.message[0] ? err.message : tg_status_string(st));
     code = st == TG_ERROR_INVALID_PLAN ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
   }
+  char saved_fp[2 * TG_FINGERPRINT_BYTES + 1] = "";
+  tg_range_plan_summary sm = {0};
+  if (code == TG_EXIT_OK) tg_range_plan_get_summary(job.plans[0], &sm);
+  if (code == TG_EXIT_OK && rq->save) {
+    tg_cli_input_options io = {rq->storage, rq->precision, rq->plan_io, rq->limits, rq->model, 1, 1};
+    code = tg_cli_range_plan_save(rq->save, r, job.plans[0], rq->model, rq->file, &io, rq->policy, rq->strategy,
+                                  rq->mode == TG_MODE_OFFSETS ? rq->alignment : 0, alloc, saved_fp);
+  }
   if (code == TG_EXIT_OK) {
     tg__strbuf out;
     tg__strbuf_init(&out, alloc);
@@ -602,9 +613,20 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
       tg_cli_json_fallbacks(&out, r->records);
       if (rq->in_place) tg__strbuf_printf(&out, ",\"in_place_candidates\":%zu", r->in_place_count);
       tg_cli_json_range(&out, &job, r, 1);
+      if (rq->save) {
+        tg__strbuf_puts(&out, ",\"saved\":{\"file\":");
+        tg__strbuf_json_string(&out, rq->save);
+        tg__strbuf_printf(&out, ",\"policy\":\"%s\",\"strategy\":\"%s\",\"pieces\":%zu,\"fingerprint\":\"%s\"}",
+                          tg_policy_name(rq->policy), tg_strategy_name(rq->strategy), sm.piece_count, saved_fp);
+      }
       tg__strbuf_puts(&out, "}\n");
     } else {
       text_plan_range(&out, rq, r, &job);
+      if (rq->save)
+        tg__strbuf_printf(&out, "\nsaved the plan over the range (%s, policy %s, %zu piece%s) to %s (the first size's "
+                                "records fingerprint %.16s...)\n",
+                          tg_strategy_name(rq->strategy), tg_policy_name(rq->policy), sm.piece_count,
+                          sm.piece_count == 1 ? "" : "s", rq->save, saved_fp);
     }
     code = tg_cli_range_print(&out);
   }

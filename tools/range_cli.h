@@ -70,11 +70,13 @@ typedef struct tg_cli_plan_range_request {
   uint64_t max_allocation;
   int json;
   int no_fallback;
+  const char *save;                  /* --save FILE: the plan reported, over the range, or NULL */
   const char *refused;               /* an option given that does not take a range, or NULL */
   tg_cli_range_options range;
 } tg_cli_plan_range_request;
 
-/* Plan the range, report it, draw it; returns the exit code. */
+/* Plan the range, report it, save it (once every plan reported passed the validator), draw
+ * it; returns the exit code. */
 int tg_cli_plan_range(const tg_cli_plan_range_request *rq);
 
 /* What `plan` and `evaluate` share: one storage and mode planned over a range, in parts (the

@@ -353,6 +353,31 @@ static void in_place_and_cap(void **state) {
   cli_free(&r);
 }
 
+/* --save with a range: the plan reported, saved (offsets aligned to 256 by default); refused
+ * before planning when tensors fall back to another storage. */
+static void save_over_range(void **state) {
+  fixture *f = *state;
+  char file[160];
+  snprintf(file, sizeof file, "%s/range.tgplan", f->dir);
+  cli_result r = cli("plan %s --input-shape x:1x4x5..100/5 --mode offsets --save %s --json --sizes 50", f->model, file);
+  expect(&r, 0, "\"alignment\":256,", NULL);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"saved\":{\"file\":"));
+  assert_non_null(strstr(r.out, "\"policy\":\"serial\",\"strategy\":\"best\",\"pieces\":1,\"fingerprint\":\""));
+  assert_true(number_of(entry_of(r.out, "[50]"), "bytes") > 0);
+  cli_free(&r);
+  FILE *saved = fopen(file, "rb");
+  assert_non_null(saved);
+  fclose(saved);
+  remove(file);
+  r = cli("plan %s --input-shape x:1x4x5..100/5 --storage texture_2d --max-texture-size 2x2 --save %s", f->model, file);
+  expect(&r, 2, NULL, "plan: --save: ");
+  assert_non_null(strstr(r.err, "fall back to other storages; a plan file holds one storage"));
+  assert_string_equal(r.out, "");
+  cli_free(&r);
+  assert_null(fopen(file, "rb"));
+}
+
 static void options_without_ranges(void **state) {
   fixture *f = *state;
   static const struct { const char *cmd, *option, *name; } refused[] = {
@@ -431,6 +456,7 @@ int main(void) {
       cmocka_unit_test(sizes_option),
       cmocka_unit_test(charts_and_evaluate),
       cmocka_unit_test(in_place_and_cap),
+      cmocka_unit_test(save_over_range),
       cmocka_unit_test(options_without_ranges),
       cmocka_unit_test(real_models),
   };

@@ -192,8 +192,17 @@ static void refusals(void **state) {
   cli_free(&h);
 }
 
-/* plan --save over a range, then run --plan: the file's sizes, one size, chosen sizes; outside
- * the range, another range, another model, a file of one size: exit 2 naming it. */
+/* The bytes of size `dims` ("[104]") in a report's "sizes", or UINT64_MAX. */
+static uint64_t bytes_at(const char *json, const char *dims) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "{\"dims\":%s,\"bytes\":", dims);
+  const char *p = strstr(json, pat);
+  return p ? strtoull(p + strlen(pat), NULL, 10) : UINT64_MAX;
+}
+
+/* plan --save over a range saves the plan it reports; then run --plan: the file's sizes, one
+ * size (the bytes plan reported there), chosen sizes; outside the range, another range, another
+ * model, a file of one size: exit 2 naming it. */
 static void plan_files(void **state) {
   (void)state;
   char rec[1024], cls[1024], file[512], one[512], tex[512];
@@ -201,12 +210,15 @@ static void plan_files(void **state) {
   snprintf(file, sizeof file, "%s/rec.tgplan", g_dir);
   snprintf(one, sizeof one, "%s/one.tgplan", g_dir);
   snprintf(tex, sizeof tex, "%s/cls.tgplan", g_dir);
-  cli_result r = cli("plan %s --input-shape x:1x3x48x32..160/8 --mode offsets --save %s --json", rec, file);
+  cli_result r = cli("plan %s --input-shape x:1x3x48x32..160/8 --mode offsets --save %s --sizes 104,160 --json", rec,
+                     file);
   expect(&r, 0, NULL);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"saved\":{\"file\":"));
-  assert_int_equal(tg_test_json_u64(r.out, "sizes"), 17);
+  assert_int_equal(tg_test_json_u64(r.out, "points"), 17);
   assert_int_equal(tg_test_json_u64(r.out, "records"), 402);
+  const uint64_t reported = bytes_at(r.out, "[104]");
+  assert_true(reported > 0 && reported != UINT64_MAX);
   cli_free(&r);
   static const char *const k_backends[] = {"host", "opencl", "vulkan"};
   for (size_t b = 0; b < 3; ++b) {
@@ -224,6 +236,7 @@ static void plan_files(void **state) {
   expect(&r, 0, NULL);
   assert_int_equal(assert_sizes(r.out, 0), 1);
   assert_non_null(strstr(r.out, "\"sizes\":[{\"dims\":[104],"));
+  assert_int_equal(bytes_at(r.out, "[104]"), reported);
   cli_free(&r);
   r = cli("run %s --plan %s --backend host --sizes 160,32,104 --json", rec, file);
   expect(&r, 0, NULL);
@@ -249,10 +262,13 @@ static void plan_files(void **state) {
   expect(&r, 2, "holds a plan for one size");
   cli_free(&r);
   /* Two dimensions, textures in objects, parallel-safe. */
-  r = cli("plan %s --input-shape x:1x3x64..128/32x32..96/32 --storage texture_2d --policy parallel-safe --save %s",
-          cls, tex);
+  r = cli("plan %s --input-shape x:1x3x64..128/32x32..96/32 --storage texture_2d --policy parallel-safe --save %s "
+          "--sizes 96x64 --own-time-limit 0", cls, tex);
   expect(&r, 0, NULL);
-  assert_non_null(strstr(r.out, "saved the plan over the range"));
+  assert_non_null(strstr(r.out, "saved the plan over the range (best, policy parallel-safe"));
+  const char *row = strstr(r.out, "\n96x64 ");
+  assert_non_null(row);
+  const uint64_t reported_tex = strtoull(row + 7, NULL, 10);
   cli_free(&r);
   r = cli("run %s --plan %s --backend vulkan --sizes 128x96,64x64 --json", cls, tex);
   if (!(r.code != 0 && !tg_test_in_ci() && strstr(r.err, "no device") != NULL)) {
@@ -264,6 +280,7 @@ static void plan_files(void **state) {
   r = cli("run %s --plan %s --backend host --input-shape x:1x3x96x64 --json", cls, tex);
   expect(&r, 0, NULL);
   assert_non_null(strstr(r.out, "\"sizes\":[{\"dims\":[96,64],"));
+  assert_int_equal(bytes_at(r.out, "[96,64]"), reported_tex);
   cli_free(&r);
 }
 
