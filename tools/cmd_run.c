@@ -9,7 +9,6 @@
 #include "tools/input.h"
 #include "tools/plan_file_cli.h"
 #include "tools/place_cli.h"
-#include "tools/range_sizes.h"
 #include "tools/run_plan.h"
 #include "tools/run_range.h"
 
@@ -80,7 +79,7 @@ static void run_usage(FILE *to) {
       "                           sizes, or --input-shape at one size inside its range\n"
       "  --sizes A,B,...          with a range: the sizes run, each the dynamic dimensions in order\n"
       "                           joined by 'x' (320 or 320x640; default: both ends and six\n"
-      "                           between); a size outside the range: exit 2\n"
+      "                           between); a size outside the range or off its step: exit 2\n"
       "  --grow                   with a range: allocate for the first size, and again (twice as\n"
       "                           large, or what the size needs) when a size outgrows it\n",
       to);
@@ -223,7 +222,7 @@ int tg_cli_run(int argc, char **argv) {
       if (m < 0) return TG_EXIT_USAGE;
       continue;
     }
-    if ((m = tg_cli_sizes_option(argc, argv, &i, &sizes_s)) != 0) {
+    if ((m = tg_cli_option(argc, argv, &i, "--sizes", &sizes_s)) != 0) {
       if (m < 0) return TG_EXIT_USAGE;
       continue;
     }
@@ -307,7 +306,7 @@ int tg_cli_run(int argc, char **argv) {
   uint64_t tex_w = 0, tex_h = 0, tex_d = 0;
   if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h, &tex_d)) return TG_EXIT_USAGE;
   dopt.device = device_s;
-  int ranged = sizes_s != NULL || grow || tg_cli_shapes_ranged(&shapes);
+  int ranged = sizes_s != NULL || grow || tg_cli_range_given(&shapes.options);
   if (ranged) {
     /* What a run over a range does not take (yet). */
     const char *no = tg_cli_place_given(&place) ? "--place" : svg_out ? "--svg" : ooo ? "--out-of-order"

@@ -102,10 +102,10 @@ int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_option
   return 1;
 }
 
-int tg_cli_shapes_ranged(const tg_cli_model_options *o) {
-  for (size_t k = 0; k < o->options.input_shape_count; ++k)
-    for (uint32_t d = 0; d < o->shapes[k].rank; ++d)
-      if (o->shapes[k].range[d].step != 0) return 1;
+int tg_cli_range_given(const tg_model_options *options) {
+  for (size_t k = 0; options != NULL && k < options->input_shape_count; ++k)
+    for (uint32_t d = 0; d < options->input_shapes[k].rank && d < TG_MAX_RANK; ++d)
+      if (options->input_shapes[k].range[d].step != 0) return 1;
   return 0;
 }
 

@@ -44,8 +44,9 @@ typedef struct tg_cli_model_options {
  * call (then `ranges` set by commands that take ranges). */
 int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_options *o);
 
-/* 1 when an input shape of `o` holds a range (a dimension LO..HI[/STEP]), else 0. */
-int tg_cli_shapes_ranged(const tg_cli_model_options *o);
+/* 1 when an input shape of `options` (NULL: none) gives a dimension as a range (LO..HI[/STEP]),
+ * else 0. */
+int tg_cli_range_given(const tg_model_options *options);
 
 /* The --input-shape help line, for every subcommand's usage text (_RANGE: for a command that
  * takes ranges, which says what it does with one after it). */

@@ -19,18 +19,6 @@ int tg_cli_range_option(int argc, char **argv, int *i, tg_cli_range_options *o) 
   return m;
 }
 
-int tg_cli_range_given(const tg_model_options *options) {
-  for (size_t k = 0; options != NULL && k < options->input_shape_count; ++k)
-    for (uint32_t d = 0; d < options->input_shapes[k].rank && d < TG_MAX_RANK; ++d)
-      if (options->input_shapes[k].range[d].step != 0) return 1;
-  return 0;
-}
-
-void tg_cli_range_size_name(const tg_size_range *range, const int64_t *dims, char *buf, size_t size) {
-  if (range->count == 1) snprintf(buf, size, "%lld", (long long)dims[0]);
-  else snprintf(buf, size, "%lldx%lld", (long long)dims[0], (long long)dims[1]);
-}
-
 void tg_cli_json_range_dims(tg__strbuf *b, const tg_model_range *r) {
   const tg_graph *g = r->model->graph;
   tg__strbuf_puts(b, "\"dims\":[");
@@ -48,109 +36,6 @@ void tg_cli_json_range_dims(tg__strbuf *b, const tg_model_range *r) {
     tg__strbuf_puts(b, "]}");
   }
   tg__strbuf_puts(b, "]");
-}
-
-/* "x[3] 32..1600/8" (one dimension) or "x[2] 32..960/32, x[3] 32..960/32": the dimensions, each
- * by the first input axis that follows it. */
-static void range_text(const tg_model_range *r, char *buf, size_t size) {
-  const tg_graph *g = r->model->graph;
-  size_t len = 0;
-  buf[0] = '\0';
-  for (uint32_t d = 0; d < r->range.count && len < size; ++d) {
-    const char *name = "?";
-    uint32_t axis = 0;
-    for (size_t k = 0; k < r->axis_count; ++k)
-      if (r->axes[k].dim == d) {
-        name = g->tensors[g->inputs[r->axes[k].input]].name;
-        axis = r->axes[k].axis;
-        break;
-      }
-    int n = snprintf(buf + len, size - len, "%s%s[%u] %lld..%lld/%lld", d ? ", " : "", name, axis,
-                     (long long)r->range.dim[d].lo, (long long)r->range.dim[d].hi, (long long)r->range.dim[d].step);
-    if (n < 0) break;
-    len += (size_t)n;
-  }
-}
-
-/* One --sizes entry into its point index; 0 with the error printed. */
-static int parse_size(const char *cmd, const char *item, const tg_model_range *r, uint64_t *point) {
-  const tg_size_range *range = &r->range;
-  char buf[96], what[160];
-  int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
-  range_text(r, what, sizeof what);
-  snprintf(buf, sizeof buf, "%s", item);
-  uint32_t n = 0;
-  int ok = strlen(item) < sizeof buf;
-  for (char *p = buf; ok;) {
-    char *x = strchr(p, 'x');
-    if (x) *x = '\0';
-    uint64_t v;
-    ok = n < range->count && tg_cli_parse_u64(p, 0, &v) && v <= (uint64_t)INT64_MAX;
-    if (ok) dims[n++] = (int64_t)v;
-    if (x == NULL) break;
-    p = x + 1;
-  }
-  if (!ok || n != range->count) {
-    tg_cli_error("%s: --sizes: '%s' is not a size of the range %s: give %s", cmd, item, what,
-                 range->count == 1 ? "one number, the dynamic dimension"
-                                   : "the two dynamic dimensions in order, joined by x (e.g. 320x640)");
-    return 0;
-  }
-  for (uint32_t d = 0; d < range->count; ++d) {
-    const tg_dim_range *dr = &range->dim[d];
-    if (dims[d] < dr->lo || dims[d] > dr->hi) {
-      tg_cli_error("%s: --sizes: %s is outside the range: dimension %u is %lld, the range takes %lld..%lld/%lld (%s)",
-                   cmd, item, d + 1, (long long)dims[d], (long long)dr->lo, (long long)dr->hi, (long long)dr->step,
-                   what);
-      return 0;
-    }
-    if ((dims[d] - dr->lo) % dr->step != 0) {
-      int64_t below = dr->lo + (dims[d] - dr->lo) / dr->step * dr->step;
-      tg_cli_error("%s: --sizes: %s is off the range's step: dimension %u is %lld, the range takes %lld..%lld/%lld "
-                   "(%lld or %lld; %s)",
-                   cmd, item, d + 1, (long long)dims[d], (long long)dr->lo, (long long)dr->hi, (long long)dr->step,
-                   (long long)below, (long long)(below + dr->step), what);
-      return 0;
-    }
-  }
-  return tg_size_range_index(range, dims, point) == TG_OK;
-}
-
-int tg_cli_range_points(const char *cmd, const char *sizes, const tg_model_range *r, const tg_allocator *alloc,
-                        uint64_t **points, size_t *count) {
-  *points = NULL;
-  *count = 0;
-  const uint64_t total = r->point_count;
-  size_t n = 1;
-  if (sizes == NULL) n = total <= 256 ? (size_t)total : 64;
-  else
-    for (const char *c = sizes; *c; ++c) n += *c == ',';
-  uint64_t *p = tg__calloc(alloc, n, sizeof *p);
-  if (p == NULL) {
-    tg_cli_error("%s: out of memory", cmd);
-    return TG_EXIT_FAILURE;
-  }
-  if (sizes == NULL) {
-    /* Every size, or both ends and 62 between, evenly spread over the point indices. */
-    for (size_t k = 0; k < n; ++k) p[k] = total <= 256 ? k : ((uint64_t)k * (total - 1) + (n - 1) / 2) / (n - 1);
-  } else {
-    const char *at = sizes;
-    for (size_t k = 0; k < n; ++k) {
-      const char *comma = strchr(at, ',');
-      size_t len = comma ? (size_t)(comma - at) : strlen(at);
-      char item[96];
-      snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item ? len : sizeof item - 1), at);
-      if (len == 0 || len >= sizeof item || !parse_size(cmd, item, r, &p[k])) {
-        if (len == 0) tg_cli_error("%s: --sizes '%s': an empty size (sizes are separated by one comma)", cmd, sizes);
-        tg__free(alloc, p);
-        return TG_EXIT_USAGE;
-      }
-      at = comma ? comma + 1 : at + len;
-    }
-  }
-  *points = p;
-  *count = n;
-  return TG_EXIT_OK;
 }
 
 /* Byte records of texel records: each size's texels x `texel_bytes`, same tasks and alignments. */
@@ -423,7 +308,7 @@ static void text_plan_range(tg__strbuf *b, const tg_cli_plan_range_request *rq, 
   tg_range_plan_summary s;
   tg_range_plan_get_summary(job->plans[0], &s);
   char what[160], name[64], h[32];
-  range_text(r, what, sizeof what);
+  tg_cli_range_text(r, what, sizeof what);
   tg__strbuf_printf(b, "%s: %zu records (%uD, %s), mode %s, storage %s %s, %zu tensors, %zu ops\n", rq->file,
                     set->count, set->dims, set->dims == 1 ? "bytes" : "texels", tg_mode_name(rq->mode),
                     tg_storage_name(rq->storage), tg_precision_name(rq->precision), r->model->graph->tensor_count,
@@ -520,14 +405,15 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
     return tg_cli_exit_code(st);
   }
-  uint64_t *points = NULL;
-  size_t count = 0;
+  tg_cli_sizes sizes;
   tg_cli_range_job job;
   memset(&job, 0, sizeof job);
   job.alloc = alloc;
   job.own_time_limit_ms = (uint32_t)own;
   tg_policy_relation *rel = NULL;
-  int code = tg_cli_range_points("plan", rq->range.sizes, r, alloc, &points, &count);
+  int code = rq->range.sizes ? tg_cli_sizes_parse("plan", rq->range.sizes, r, alloc, &sizes)
+                             : tg_cli_sizes_default("plan", &r->range, TG_CLI_REPORT_SIZES_ALL,
+                                                    TG_CLI_REPORT_SIZES_BETWEEN, alloc, &sizes);
   const tg_range_records *rr = r->primary;
   const uint32_t dims = tg_range_records_dims(rr);
   tg_storage to;
@@ -575,7 +461,8 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
   if (code == TG_EXIT_OK && rq->max_allocation && dims > 1 && rq->mode == TG_MODE_OBJECTS &&
       !texture_cap_holds(rq, r, &job))
     code = TG_EXIT_USAGE;
-  if (code == TG_EXIT_OK && (st = tg_cli_range_job_report(&job, points, count, rq->precision, &err)) != TG_OK) {
+  if (code == TG_EXIT_OK &&
+      (st = tg_cli_range_job_report(&job, sizes.point, sizes.count, rq->precision, &err)) != TG_OK) {
     tg_cli_error("plan: %s", err.message[0] ? err.message : tg_status_string(st));
     code = st == TG_ERROR_INVALID_PLAN ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
   }
@@ -632,7 +519,7 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
   }
   if (code == TG_EXIT_OK && rq->range.svg_dir) {
     char what[160], title[512];
-    range_text(r, what, sizeof what);
+    tg_cli_range_text(r, what, sizeof what);
     const char *base = strrchr(rq->file, '/') ? strrchr(rq->file, '/') + 1 : rq->file;
     snprintf(title, sizeof title, "%s over %s: %s %s (%s), %s", base, what, tg_storage_name(rq->storage),
              tg_mode_name(rq->mode), tg_strategy_name(rq->strategy), tg_precision_name(rq->precision));
@@ -641,7 +528,7 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
   }
   tg_cli_range_job_free(&job);
   tg_policy_relation_destroy(rel);
-  tg__free(alloc, points);
+  tg_cli_sizes_free(&sizes);
   tg_model_range_destroy(r);
   return code;
 }

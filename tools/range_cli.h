@@ -9,6 +9,7 @@
 #include "tangram/range_plan.h"
 #include "tangram/report.h"
 #include "tools/cli.h"
+#include "tools/range_sizes.h"
 
 /* The options a range adds. */
 typedef struct tg_cli_range_options {
@@ -21,12 +22,6 @@ typedef struct tg_cli_range_options {
 /* If argv[*i] is --sizes, --own-time-limit (or, with svg_dir_option, --svg-dir): store its value,
  * advance *i, return 1; -1 for a missing value (printed); 0 for another argument. */
 int tg_cli_range_option(int argc, char **argv, int *i, tg_cli_range_options *o);
-
-/* 1 when an input shape of `options` gives a dimension as a range. */
-int tg_cli_range_given(const tg_model_options *options);
-
-/* "320" or "320x640": a size of `range`. */
-void tg_cli_range_size_name(const tg_size_range *range, const int64_t *dims, char *buf, size_t size);
 
 /* `"dims":[{"lo":..,"hi":..,"step":..,"axes":[{"input":..,"axis":..}]},...]` for the range of `r`. */
 void tg_cli_json_range_dims(tg__strbuf *b, const tg_model_range *r);
@@ -95,12 +90,6 @@ typedef struct tg_cli_range_job {
   uint32_t own_time_limit_ms;
   const tg_allocator *alloc;
 } tg_cli_range_job;
-
-/* The reported sizes: --sizes parsed against the range of `r` (an error naming the size and
- * the range for a size outside it or off its step: TG_EXIT_USAGE), or the default ones. On
- * success `*points` is allocated from `alloc`. Returns an exit code. */
-int tg_cli_range_points(const char *cmd, const char *sizes, const tg_model_range *r, const tg_allocator *alloc,
-                        uint64_t **points, size_t *count);
 
 /* Add a part: `records` planned over the range with `options` (copied; relation and pairs
  * borrowed). `bytes_of_texels`: plan the records' bytes (texels x the precision's texel bytes)

@@ -76,11 +76,11 @@ static void run_free(range_run *r) {
 }
 
 /* The sizes asked for: --sizes, the one size of --input-shape with a plan file (each dynamic
- * dimension's value where the file's shapes vary), or both ends and six between. */
+ * dimension's value where the file's shapes vary), or both ends and six between. Returns an
+ * exit code. */
 static int choose_sizes(range_run *r) {
   const tg_cli_run_range_args *a = r->a;
-  const tg_size_range *range = &r->mr->range;
-  if (a->sizes) return tg_cli_sizes_parse("run", a->sizes, range, r->alloc, &r->sizes);
+  if (a->sizes) return tg_cli_sizes_parse("run", a->sizes, r->mr, r->alloc, &r->sizes);
   if (a->plan_file != NULL && a->shapes->options.input_shape_count > 0) {
     int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
     for (size_t k = 0; k < r->mr->axis_count; ++k) {
@@ -92,17 +92,13 @@ static int choose_sizes(range_run *r) {
       if (given == NULL || given->rank <= x->axis) {
         tg_cli_error("run: --input-shape: the plan varies input '%s' (dimension %u): give its shape at one size, "
                      "or leave --input-shape out to run the plan's sizes", name, x->axis);
-        return 0;
+        return TG_EXIT_USAGE;
       }
       dims[x->dim] = given->dims[x->axis];
     }
-    return tg_cli_sizes_single("run", range, dims, r->alloc, &r->sizes);
+    return tg_cli_sizes_single("run", "--input-shape", r->mr, dims, r->alloc, &r->sizes);
   }
-  if (!tg_cli_sizes_default(range, 8, 6, r->alloc, &r->sizes)) {
-    tg_cli_error("run: out of memory");
-    return 0;
-  }
-  return 1;
+  return tg_cli_sizes_default("run", &r->mr->range, 0, TG_CLI_RUN_SIZES_BETWEEN, r->alloc, &r->sizes);
 }
 
 /* The input shapes to load the model with: --input-shape's ranges, or the plan file's (with
@@ -112,9 +108,7 @@ static int choose_shapes(range_run *r) {
   const tg_cli_run_range_args *a = r->a;
   const tg_plan_file *pf = a->plan_file;
   const tg_model_options *given = &a->shapes->options;
-  int ranged = 0;
-  for (size_t i = 0; i < given->input_shape_count; ++i)
-    for (uint32_t d = 0; d < given->input_shapes[i].rank; ++d) ranged |= given->input_shapes[i].range[d].step != 0;
+  const int ranged = tg_cli_range_given(given);
   if (pf == NULL || ranged) {
     if (!ranged) {
       tg_cli_error("run: --sizes and --grow need a range in --input-shape (e.g. x:1x3x48x32..1600/8)");
@@ -296,7 +290,8 @@ static tg_status to_slots(range_run *r, const int64_t *dims) {
 /* The plan at size k into r->inst and r->recs, the tensors there (tensors_at), and the records
  * the device realises (the plan's, or in offsets mode the device's), validated there. */
 static tg_status plan_at(range_run *r, size_t k, const tg_usage_record **realised, uint64_t *us) {
-  const int64_t *dims = &r->sizes.at[k * r->sizes.dims];
+  int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
+  tg_size_range_point(&r->mr->range, r->sizes.point[k], dims);
   uint64_t t0 = tg__now_us();
   tg_status st = tg_range_plan_instantiate(r->rp, dims, r->recs, r->inst);
   if (st == TG_OK && r->slot != NULL) st = to_slots(r, dims);
@@ -311,7 +306,7 @@ static tg_status plan_at(range_run *r, size_t k, const tg_usage_record **realise
                         tg_policy_relation_get(r->relation), r->alloc, &why);
   if (st != TG_OK) {
     char at[64];
-    tg_cli_size_text(dims, r->sizes.dims, at, sizeof at);
+    tg_cli_range_size_name(&r->mr->range, dims, at, sizeof at);
     return tg__error(&r->err, st == TG_ERROR_INVALID_PLAN ? TG_ERROR_LIMIT : st,
                      "at size %s the plan does not hold for this device's tensors: %s", at, why.message);
   }
@@ -514,9 +509,10 @@ static void report_json(const range_run *r, tg__strbuf *b) {
                     (unsigned long long)corrupted);
   for (size_t k = 0; k < r->sizes.count; ++k) {
     const size_result *s = &r->results[k];
-    const int64_t *dims = &r->sizes.at[k * r->sizes.dims];
+    int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
+    tg_size_range_point(range, r->sizes.point[k], dims);
     tg__strbuf_puts(b, k ? ",{\"dims\":[" : "{\"dims\":[");
-    for (uint32_t d = 0; d < r->sizes.dims; ++d) tg__strbuf_printf(b, "%s%lld", d ? "," : "", (long long)dims[d]);
+    for (uint32_t d = 0; d < range->count; ++d) tg__strbuf_printf(b, "%s%lld", d ? "," : "", (long long)dims[d]);
     tg__strbuf_printf(b,
                       "],\"bytes\":%llu,\"capacity\":%llu,\"reoffset_us\":%llu,\"corrupted\":%llu,"
                       "\"instantiate_us\":%llu,\"allocated\":%s,\"allocations\":%llu,\"views_remade\":%llu,"
@@ -541,10 +537,10 @@ static void report_text(const range_run *r, tg__strbuf *b) {
   tg_range_plan_summary sm;
   tg_range_plan_get_summary(r->rp, &sm);
   char rt[160], b1[32], b2[32];
-  tg_cli_range_text(&r->mr->range, rt, sizeof rt);
+  tg_cli_range_text(r->mr, rt, sizeof rt);
   uint64_t corrupted = 0;
   for (size_t k = 0; k < r->sizes.count; ++k) corrupted += r->results[k].corrupted;
-  tg__strbuf_printf(b, "Tangram: %s over sizes %s (%llu sizes), %zu run\n", a->file, rt,
+  tg__strbuf_printf(b, "Tangram: %s over %s (%llu sizes), %zu run\n", a->file, rt,
                     (unsigned long long)sm.point_count, r->sizes.count);
   for (size_t i = 0; i < r->nskipped; ++i)
     tg__strbuf_printf(b, "  skipped %s: %s\n", tg_backend_name(r->skipped[i].backend), r->skipped[i].reason);
@@ -571,7 +567,9 @@ static void report_text(const range_run *r, tg__strbuf *b) {
   for (size_t k = 0; k < r->sizes.count; ++k) {
     const size_result *s = &r->results[k];
     char at[64], inst[32], re[32];
-    tg_cli_size_text(&r->sizes.at[k * r->sizes.dims], r->sizes.dims, at, sizeof at);
+    int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
+    tg_size_range_point(&r->mr->range, r->sizes.point[k], dims);
+    tg_cli_range_size_name(&r->mr->range, dims, at, sizeof at);
     snprintf(inst, sizeof inst, "%llu us", (unsigned long long)s->instantiate_us);
     if (s->created) snprintf(re, sizeof re, "allocated");
     else snprintf(re, sizeof re, "%llu us", (unsigned long long)s->reoffset_us);
@@ -605,10 +603,8 @@ int tg_cli_run_range(const tg_cli_run_range_args *a, const tg_allocator *alloc) 
     code = st == TG_ERROR_OUT_OF_HOST_MEMORY ? TG_EXIT_FAILURE : TG_EXIT_USAGE;
     goto done;
   }
-  if (!choose_sizes(&r)) {
-    code = TG_EXIT_USAGE;
-    goto done;
-  }
+  if ((code = choose_sizes(&r)) != TG_EXIT_OK) goto done;
+  code = TG_EXIT_FAILURE;
   r.recs = tg__calloc(alloc, r.n ? r.n : 1, sizeof *r.recs);
   r.tensors = tg__calloc(alloc, r.n ? r.n : 1, sizeof *r.tensors);
   r.results = tg__calloc(alloc, r.sizes.count ? r.sizes.count : 1, sizeof *r.results);

@@ -224,6 +224,10 @@ static void plan_json_known_answers_and_records(void **state) {
   cli_free(&t);
 }
 
+/* A size longer than any the parser reads (100 digits), and its first 64. */
+#define LONG_SIZE_64 "1234567890123456789012345678901234567890123456789012345678901234"
+#define LONG_SIZE LONG_SIZE_64 "567890123456789012345678901234567890"
+
 static void sizes_option(void **state) {
   fixture *f = *state;
   cli_result r = cli("plan %s --input-shape x:1x4x5..100/5 --json --sizes 10,100,5", f->model);
@@ -240,6 +244,7 @@ static void sizes_option(void **state) {
       {"x:1x4x5..100/5", "ten", "--sizes: 'ten' is not a size"},
       {"x:1x4x5..100/5", "10,,20", "an empty size"},
       {"x:1x4x5..100/5", "10,", "an empty size"},
+      {"x:1x4x5..100/5", "5," LONG_SIZE, "--sizes: '" LONG_SIZE_64 "...' is not a size of the range x[2] 5..100/5"},
       {"x:1..3x4x8..24/8", "2", "'2' is not a size of the range x[0] 1..3/1, x[2] 8..24/8: give the two dynamic dimensions"},
       {"x:1..3x4x8..24/8", "4x16", "--sizes: 4x16 is outside the range: dimension 1 is 4"},
       {"x:1..3x4x8..24/8", "2x20", "--sizes: 2x20 is off the range's step: dimension 2 is 20"},

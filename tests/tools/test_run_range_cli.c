@@ -168,11 +168,14 @@ static void refusals(void **state) {
   static const struct {
     const char *args, *err;
   } k_bad[] = {
-      {"--input-shape x:1x3x48x32..320/8 --sizes 1700", "size 1700 is outside the range 32..320/8"},
-      {"--input-shape x:1x3x48x32..320/8 --sizes 33", "size 33 is not on the range's grid 32..320/8"},
-      {"--input-shape x:1x3x48x32..320/8 --sizes 32,abc", "'abc' is not a size"},
-      {"--input-shape x:1x3x48x32..320/8 --sizes 32x48", "'32x48' is not a size"},
-      {"--input-shape x:1x3x48x32..320/8 --sizes ,", "'' is not a size"},
+      {"--input-shape x:1x3x48x32..320/8 --sizes 1700",
+       "run: --sizes: 1700 is outside the range: dimension 1 is 1700, the range takes 32..320/8 (x[3] 32..320/8)"},
+      {"--input-shape x:1x3x48x32..320/8 --sizes 33",
+       "run: --sizes: 33 is off the range's step: dimension 1 is 33, the range takes 32..320/8 (32 or 40; x[3]"},
+      {"--input-shape x:1x3x48x32..320/8 --sizes 32,abc",
+       "run: --sizes: 'abc' is not a size of the range x[3] 32..320/8: give one number"},
+      {"--input-shape x:1x3x48x32..320/8 --sizes 32x48", "'32x48' is not a size of the range x[3] 32..320/8"},
+      {"--input-shape x:1x3x48x32..320/8 --sizes ,", "run: --sizes ',': an empty size"},
       {"--input-shape x:1x3x48x320 --sizes 320", "--sizes and --grow need a range in --input-shape"},
       {"--input-shape x:1x3x48x32..320/8 --svg /dev/null", "--svg does not combine with a range of sizes"},
       {"--input-shape x:1x3x48x32..320/8 --out-of-order", "--out-of-order does not combine with a range"},
@@ -243,7 +246,8 @@ static void plan_files(void **state) {
   assert_int_equal(assert_sizes(r.out, 0), 3);
   cli_free(&r);
   r = cli("run %s --plan %s --backend host --input-shape x:1x3x48x1000", rec, file);
-  expect(&r, 2, "size 1000 is outside the range 32..160/8");
+  expect(&r, 2, "run: --input-shape: 1000 is outside the range: dimension 1 is 1000, the range takes 32..160/8 "
+                "(x[3] 32..160/8)");
   cli_free(&r);
   r = cli("run %s --plan %s --backend host --input-shape x:1x3x48x32..80/8", rec, file);
   expect(&r, 2, "over sizes 32..160/8, not for records over sizes 32..80/8");
