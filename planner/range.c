@@ -2,28 +2,49 @@
  * and lower bounds at every size; the structures chosen in range_choose.c), the plan compiled
  * from its pieces, the allocation cap checked at every size, and instantiation at a size.
  * docs/ranges.md explains the choices. */
-#include <stdio.h>
-
 #include "planner/range_internal.h"
 
 /* Node sizes cached up to this many bytes; beyond, computed again at each use. */
 #define RANGE_CACHE_MAX_BYTES ((uint64_t)64 << 20)
 
-/* In-place pairs that hold at every point: indices checked, equal sizes everywhere; the rest
- * of the rules are checked when the groups are built. */
+tg_status tg__range_pairs_check(const tg_plan_options *o, size_t count, tg_error_info *err) {
+  if (o->in_place_count > 0 && o->in_place == NULL)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: in-place pairs missing");
+  for (size_t i = 0; i < o->in_place_count; ++i) {
+    const tg_in_place_pair *q = &o->in_place[i];
+    if (q->input >= count || q->output >= count || q->input == q->output)
+      return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                       "range plan: in-place pair %zu: records %zu -> %zu out of range or equal (%zu records)", i,
+                       q->input, q->output, count);
+  }
+  return TG_OK;
+}
+
+tg_status tg__range_nodes_over_chains(const tg_usage_record *at, size_t count, uint32_t dims,
+                                      const tg_plan_options *o, const tg_in_place_pair *pairs, size_t pair_count,
+                                      const tg_allocator *alloc, tg__in_place_groups *groups, int *have_groups,
+                                      tg__range_nodes *nodes, tg_error_info *err) {
+  *have_groups = 0;
+  if (pair_count > 0) {
+    char why[TG_ERROR_MESSAGE_MAX] = "";
+    tg_status st = tg__in_place_check(at, count, dims, pairs, pair_count, alloc, why, sizeof why);
+    if (st == TG_OK) st = tg__in_place_groups_build(at, count, dims, pairs, pair_count, o->relation, alloc, groups);
+    if (st != TG_OK) return tg__error(err, st, "range plan: %s", why[0] ? why : tg_status_string(st));
+    *have_groups = 1;
+  }
+  return tg__range_nodes_build(at, count, dims, o, *have_groups ? groups->group_of : NULL,
+                               *have_groups ? groups->group_count : count,
+                               *have_groups ? (o->relation ? &groups->relation : NULL) : o->relation, alloc, nodes);
+}
+
+/* In-place pairs that hold at every point (equal sizes everywhere); the rest of the rules are
+ * checked when the chains are built. */
 static tg_status keep_pairs(tg__range_ctx *c, tg_in_place_pair **kept, size_t *kept_count) {
   const tg_plan_options *o = c->options;
   *kept = NULL;
   *kept_count = 0;
-  if (o->in_place_count == 0) return TG_OK;
-  if (o->in_place == NULL) return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT, "range plan: in-place pairs missing");
-  for (size_t i = 0; i < o->in_place_count; ++i) {
-    const tg_in_place_pair *q = &o->in_place[i];
-    if (q->input >= c->count || q->output >= c->count || q->input == q->output)
-      return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT,
-                       "range plan: in-place pair %zu: records %zu -> %zu out of range or equal (%zu records)", i,
-                       q->input, q->output, c->count);
-  }
+  tg_status st = tg__range_pairs_check(o, c->count, c->err);
+  if (st != TG_OK || o->in_place_count == 0) return st;
   uint8_t *ok = tg__calloc(c->alloc, o->in_place_count, 1);
   *kept = tg__calloc(c->alloc, o->in_place_count, sizeof **kept);
   if (ok == NULL || *kept == NULL) {
@@ -193,7 +214,7 @@ static tg_status check_cap(const tg_range_plan *plan, tg__range_ctx *c) {
     for (uint64_t p = 0; p < c->points; ++p)
       if (plan->total[p] > plan->max_allocation) {
         char at[64];
-        tg__range_dims_text(c, p, at, sizeof at);
+        tg__range_dims_text(&c->range, p, at, sizeof at);
         return tg__error(c->err, TG_ERROR_LIMIT,
                          "range plan: at size %s the plan needs %llu bytes in one arena, above max_allocation "
                          "%llu: a plan over a range keeps one arena at every size (plan the sizes one by one "
@@ -217,7 +238,7 @@ static tg_status check_cap(const tg_range_plan *plan, tg__range_ctx *c) {
       for (uint32_t o = 0; o < g->object_count; ++o)
         if (c->scratch[o].w > plan->max_allocation) {
           char at[64];
-          tg__range_dims_text(c, p, at, sizeof at);
+          tg__range_dims_text(&c->range, p, at, sizeof at);
           return tg__error(c->err, TG_ERROR_LIMIT,
                            "range plan: at size %s object %u needs %llu bytes, above max_allocation %llu", at, o,
                            (unsigned long long)c->scratch[o].w, (unsigned long long)plan->max_allocation);
@@ -265,25 +286,12 @@ static tg_status compute(tg__range_ctx *c, tg_range_plan *plan, const tg_range_p
   size_t kept_count = 0;
   if ((st = keep_pairs(c, &kept, &kept_count)) != TG_OK) return st;
   tg_range_records_at_index(c->rr, 0, c->recs);
-  if (kept_count > 0) {
-    char why[TG_ERROR_MESSAGE_MAX] = "";
-    st = tg__in_place_check(c->recs, n, c->dims, kept, kept_count, c->alloc, why, sizeof why);
-    if (st == TG_OK)
-      st = tg__in_place_groups_build(c->recs, n, c->dims, kept, kept_count, o->relation, c->alloc, &c->groups);
-    if (st != TG_OK) {
-      tg__free(c->alloc, kept);
-      return tg__error(c->err, st, "range plan: %s", why[0] ? why : tg_status_string(st));
-    }
-    c->have_groups = 1;
-  }
+  st = tg__range_nodes_over_chains(c->recs, n, c->dims, o, kept, kept_count, c->alloc, &c->groups, &c->have_groups,
+                                   &c->nodes, c->err);
   tg__free(c->alloc, kept);
+  if (st != TG_OK) return st;
   plan->summary.in_place_kept = c->have_groups ? c->groups.used_count : 0;
   plan->summary.in_place_dropped = o->in_place_count - plan->summary.in_place_kept;
-  st = tg__range_nodes_build(c->recs, n, c->dims, o, c->have_groups ? c->groups.group_of : NULL,
-                             c->have_groups ? c->groups.group_count : n,
-                             c->have_groups ? (o->relation ? &c->groups.relation : NULL) : o->relation, c->alloc,
-                             &c->nodes);
-  if (st != TG_OK) return st;
   size_t nn = c->nodes.count;
   c->node_sizes = tg__calloc(c->alloc, nn ? nn : 1, sizeof *c->node_sizes);
   c->scratch = tg__calloc(c->alloc, nn ? nn : 1, sizeof *c->scratch);
@@ -304,7 +312,7 @@ static tg_status compute(tg__range_ctx *c, tg_range_plan *plan, const tg_range_p
     for (size_t r = 0; o->max_allocation > 0 && c->dims == 1 && r < n; ++r)
       if (c->recs[r].size.w > o->max_allocation) {
         char at[64];
-        tg__range_dims_text(c, p, at, sizeof at);
+        tg__range_dims_text(&c->range, p, at, sizeof at);
         return tg__error(c->err, TG_ERROR_LIMIT, "range plan: at size %s record %zu needs %llu bytes, above max_allocation %llu",
                          at, r, (unsigned long long)c->recs[r].size.w, (unsigned long long)o->max_allocation);
       }
@@ -358,6 +366,10 @@ tg_status tg__range_plan_new(const tg_range_records *records, const tg_plan_opti
   plan->points = points;
   plan->strategy = options->strategy;
   plan->max_allocation = options->max_allocation;
+  plan->summary.mode = plan->mode;
+  plan->summary.dims = dims;
+  plan->summary.record_count = plan->count;
+  plan->summary.point_count = points;
   *out = plan;
   return TG_OK;
 }
@@ -415,10 +427,6 @@ tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_o
     tg_range_plan_destroy(plan);
     return st;
   }
-  plan->summary.mode = plan->mode;
-  plan->summary.dims = dims;
-  plan->summary.record_count = plan->count;
-  plan->summary.point_count = plan->points;
   plan->summary.compute_us = tg__now_us() - t0;
   *out = plan;
   return TG_OK;

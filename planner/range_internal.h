@@ -139,6 +139,17 @@ struct tg__in_place_groups;
 tg_status tg__range_plan_keep_chains(tg_range_plan *plan, const tg__range_nodes *nodes,
                                      const struct tg__in_place_groups *groups);
 
+/* `o`'s in-place pairs name distinct records among `count` (else `err` says which does not). */
+tg_status tg__range_pairs_check(const tg_plan_options *o, size_t count, tg_error_info *err);
+
+/* The nodes of the records `at` (the records at any one point) over the chains of `pairs`
+ * (each checked by the in-place rules; `*groups` built when there are pairs, `*have_groups`
+ * then 1), with `o`'s relation; `err` says why not. */
+tg_status tg__range_nodes_over_chains(const tg_usage_record *at, size_t count, uint32_t dims,
+                                      const tg_plan_options *o, const tg_in_place_pair *pairs, size_t pair_count,
+                                      const tg_allocator *alloc, tg__in_place_groups *groups, int *have_groups,
+                                      tg__range_nodes *nodes, tg_error_info *err);
+
 /* Offsets: the structure of nodes placed in `order` (a permutation of the nodes): each
  * position's predecessors, transitively reduced, and the hash. */
 tg_status tg__range_structure_from_order(const tg__range_nodes *n, const uint32_t *order, const tg_allocator *alloc,
@@ -146,6 +157,9 @@ tg_status tg__range_structure_from_order(const tg__range_nodes *n, const uint32_
 
 /* total / own as the ratios above (own 0: 1 when total is 0). */
 double tg__range_ratio(uint64_t total, uint64_t own);
+
+/* "320" or "320x640": point p of `range`. */
+void tg__range_dims_text(const tg_size_range *range, uint64_t p, char *buf, size_t size);
 
 /* The time a range plan may take (tg_plan_options.time_limit_ms over the whole range). */
 typedef struct tg__range_clock {
@@ -189,8 +203,7 @@ typedef struct tg__range_ctx {
   tg__range_clock clock;
 } tg__range_ctx;
 
-/* "320" or "320x640": point p of the range. */
-void tg__range_dims_text(const tg__range_ctx *c, uint64_t p, char *buf, size_t size);
+
 
 /* `st` with a message naming the size and `what`. */
 tg_status tg__range_fail_at(tg__range_ctx *c, tg_status st, uint64_t p, const char *what);

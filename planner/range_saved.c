@@ -2,8 +2,6 @@
  * the structures of a plan read back to save them. Nothing is planned: the structures are
  * checked (orders against the nodes, assignments against the conflicts, pieces against the
  * grid), compiled as a computed plan's are, and evaluated once at every size. */
-#include <stdio.h>
-
 #include "planner/base/in_place.h"
 #include "planner/range_internal.h"
 
@@ -35,28 +33,14 @@ typedef struct saved_ctx {
   tg__range_nodes nodes;
 } saved_ctx;
 
-static void size_text(const tg_size_range *range, uint64_t p, char *buf, size_t size) {
-  int64_t d[TG_RANGE_MAX_DIMS] = {0, 0};
-  tg_size_range_point(range, p, d);
-  if (range->count == 1) snprintf(buf, size, "%lld", (long long)d[0]);
-  else snprintf(buf, size, "%lldx%lld", (long long)d[0], (long long)d[1]);
-}
-
 /* Every pair given holds at every size (equal sizes), follows the rules, and is kept in a
  * chain; the nodes over the chains. */
 static tg_status build_nodes(saved_ctx *c) {
   tg_range_plan *plan = c->plan;
   const tg_plan_options *o = c->options;
   const size_t n = plan->count;
-  if (o->in_place_count > 0 && o->in_place == NULL)
-    return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT, "range plan: in-place pairs missing");
-  for (size_t i = 0; i < o->in_place_count; ++i) {
-    const tg_in_place_pair *q = &o->in_place[i];
-    if (q->input >= n || q->output >= n || q->input == q->output)
-      return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT,
-                       "range plan: in-place pair %zu: records %zu -> %zu out of range or equal (%zu records)", i,
-                       q->input, q->output, n);
-  }
+  tg_status st = tg__range_pairs_check(o, n, c->err);
+  if (st != TG_OK) return st;
   for (uint64_t p = 0; o->in_place_count > 0 && p < plan->points; ++p) {
     tg_range_records_at_index(plan->records, p, c->recs);
     for (size_t i = 0; i < o->in_place_count; ++i) {
@@ -64,7 +48,7 @@ static tg_status build_nodes(saved_ctx *c) {
       tg_extent a = c->recs[q->input].size, b = c->recs[q->output].size;
       if (a.w != b.w || a.h != b.h || a.d != b.d) {
         char at[64];
-        size_text(&plan->range, p, at, sizeof at);
+        tg__range_dims_text(&plan->range, p, at, sizeof at);
         return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT,
                          "range plan: in-place pair %zu (records %zu -> %zu): sizes differ at size %s", i, q->input,
                          q->output, at);
@@ -72,24 +56,13 @@ static tg_status build_nodes(saved_ctx *c) {
     }
   }
   tg_range_records_at_index(plan->records, 0, c->recs);
-  tg_status st;
-  if (o->in_place_count > 0) {
-    char why[TG_ERROR_MESSAGE_MAX] = "";
-    st = tg__in_place_check(c->recs, n, plan->dims, o->in_place, o->in_place_count, c->alloc, why, sizeof why);
-    if (st == TG_OK)
-      st = tg__in_place_groups_build(c->recs, n, plan->dims, o->in_place, o->in_place_count, o->relation, c->alloc,
-                                     &c->groups);
-    if (st != TG_OK) return tg__error(c->err, st, "range plan: %s", why[0] ? why : tg_status_string(st));
-    c->have_groups = 1;
-    if (c->groups.used_count != o->in_place_count)
-      return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT,
-                       "range plan: %zu of the %zu in-place pairs would chain records that meet in time, or "
-                       "the relation does not allow them", o->in_place_count - c->groups.used_count, o->in_place_count);
-  }
-  return tg__range_nodes_build(c->recs, n, plan->dims, o, c->have_groups ? c->groups.group_of : NULL,
-                               c->have_groups ? c->groups.group_count : n,
-                               c->have_groups ? (o->relation ? &c->groups.relation : NULL) : o->relation, c->alloc,
-                               &c->nodes);
+  st = tg__range_nodes_over_chains(c->recs, n, plan->dims, o, o->in_place, o->in_place_count, c->alloc, &c->groups,
+                                   &c->have_groups, &c->nodes, c->err);
+  if (st == TG_OK && c->have_groups && c->groups.used_count != o->in_place_count)
+    return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT,
+                     "range plan: %zu of the %zu in-place pairs would chain records that meet in time, or the "
+                     "relation does not allow them", o->in_place_count - c->groups.used_count, o->in_place_count);
+  return st;
 }
 
 /* Offsets: structure k's order, every node once by its lowest record, compiled into `g`. */
@@ -214,7 +187,7 @@ static tg_status place_pieces(saved_ctx *c) {
         uint64_t p = i * n1 + j;
         if (plan->piece_of[p] != UINT32_MAX) {
           char at[64];
-          size_text(range, p, at, sizeof at);
+          tg__range_dims_text(range, p, at, sizeof at);
           return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT, "range plan: pieces %u and %zu both hold size %s",
                            plan->piece_of[p], k, at);
         }
@@ -230,7 +203,7 @@ static tg_status place_pieces(saved_ctx *c) {
   for (uint64_t p = 0; p < plan->points; ++p)
     if (plan->piece_of[p] == UINT32_MAX) {
       char at[64];
-      size_text(range, p, at, sizeof at);
+      tg__range_dims_text(range, p, at, sizeof at);
       return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT, "range plan: no piece holds size %s", at);
     }
   return TG_OK;
@@ -252,7 +225,7 @@ static tg_status evaluate(saved_ctx *c) {
     st = tg_range_plan_instantiate(plan, dims, c->recs, inst);
     char at[64];
     if (st != TG_OK) {
-      size_text(&plan->range, p, at, sizeof at);
+      tg__range_dims_text(&plan->range, p, at, sizeof at);
       st = tg__error(c->err, st, "range plan: at size %s: %s", at, tg_status_string(st));
       break;
     }
@@ -262,7 +235,7 @@ static tg_status evaluate(saved_ctx *c) {
     for (size_t k = 0; cap > 0 && plan->mode == TG_MODE_OBJECTS && plan->dims == 1 && k < inst->object_count; ++k)
       if (inst->object_sizes[k].w > cap && over == 0) over = inst->object_sizes[k].w;
     if (over > 0) {
-      size_text(&plan->range, p, at, sizeof at);
+      tg__range_dims_text(&plan->range, p, at, sizeof at);
       st = tg__error(c->err, TG_ERROR_LIMIT, "range plan: at size %s the plan needs %llu bytes in one %s, above "
                      "max_allocation %llu", at, (unsigned long long)over,
                      plan->mode == TG_MODE_OFFSETS ? "arena" : "object", (unsigned long long)cap);
@@ -311,8 +284,6 @@ tg_status tg_range_plan_create(const tg_range_records *records, const tg_range_p
   tg_status new_st = tg__range_plan_new(records, o, alloc, &plan, err);
   if (new_st != TG_OK) return new_st;
   alloc = &plan->alloc;
-  const uint32_t dims = plan->dims;
-  const uint64_t points = plan->points;
   saved_ctx c;
   memset(&c, 0, sizeof c);
   c.plan = plan;
@@ -329,14 +300,9 @@ tg_status tg_range_plan_create(const tg_range_records *records, const tg_range_p
     tg_range_plan_destroy(plan);
     return st;
   }
-  tg_range_plan_summary *sm = &plan->summary;
-  sm->mode = plan->mode;
-  sm->dims = dims;
-  sm->record_count = plan->count;
-  sm->point_count = points;
-  sm->piece_count = plan->piece_count;
-  sm->structures_tried = plan->program_count;
-  sm->compute_us = tg__now_us() - t0;
+  plan->summary.piece_count = plan->piece_count;
+  plan->summary.structures_tried = plan->program_count;
+  plan->summary.compute_us = tg__now_us() - t0;
   *out = plan;
   return TG_OK;
 }
