@@ -220,6 +220,7 @@ int tg_cli_print_report(tg__strbuf *b, int code) {
     code = TG_EXIT_FAILURE;
   } else {
     fwrite(b->data, 1, b->length, stdout);
+    fflush(stdout);
   }
   tg__strbuf_free(b);
   return code;

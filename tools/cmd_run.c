@@ -74,9 +74,9 @@ static void run_usage(FILE *to) {
       TG_CLI_INPUT_SHAPE_RANGE_HELP
       "                           With a range: one plan over it (docs/ranges.md), allocated once\n"
       "                           for the largest size asked, re-offset at each size and checked\n"
-      "                           there; JSON \"sizes\": per size {dims, bytes, capacity,\n"
-      "                           reoffset_us, corrupted, ...}. --plan FILE of a range: the file's\n"
-      "                           sizes, or --input-shape at one size inside its range\n"
+      "                           there; JSON \"range\": its \"sizes\", per size {dims, bytes,\n"
+      "                           capacity, reoffset_us, corrupted, ...}. --plan FILE of a range:\n"
+      "                           the file's sizes, or --input-shape at one size inside its range\n"
       "  --sizes A,B,...          with a range: the sizes run, each the dynamic dimensions in order\n"
       "                           joined by 'x' (320 or 320x640; default: both ends and six\n"
       "                           between); a size outside the range or off its step: exit 2\n"

@@ -52,9 +52,9 @@ int tg_cli_range_given(const tg_model_options *options);
  * takes ranges, which says what it does with one after it). */
 #define TG_CLI_INPUT_SHAPE_RANGE_HELP                                                         \
   "  --input-shape NAME:DxDx...  models with dynamic input dimensions: the shape of input\n"    \
-  "                           NAME, e.g. x:1x3x640x640 (repeatable, one per input). A dynamic\n" \
-  "                           dimension may be a range LO..HI or LO..HI/STEP, e.g.\n"            \
-  "                           x:1x3x48x32..1600/8 (at most two in all)\n"
+  "                           NAME, e.g. x:1x3x640x640 (repeatable, one per input). One or two\n" \
+  "                           dynamic dimensions may be a range LO..HI or LO..HI/STEP, e.g.\n"   \
+  "                           x:1x3x48x32..1600/8 or x:1x3x32..960/32x32..960/32\n"
 #define TG_CLI_INPUT_SHAPE_HELP                                                               \
   TG_CLI_INPUT_SHAPE_RANGE_HELP                                                               \
   "                           tangram inputs MODEL --input-shape ... lists the records at\n"    \

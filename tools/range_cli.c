@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tangram/schedule.h"
 #include "tools/input.h"
 #include "tools/plan_file_cli.h"
 
@@ -38,41 +37,64 @@ void tg_cli_json_range_dims(tg__strbuf *b, const tg_model_range *r) {
   tg__strbuf_puts(b, "]");
 }
 
-/* Byte records of texel records: each size's texels x `texel_bytes`, same tasks and alignments. */
-static tg_status bytes_of(const tg_range_records *texels, uint64_t texel_bytes, const tg_allocator *alloc,
-                          tg_range_records **out) {
-  const tg_size_range *range = tg_range_records_range(texels);
-  const size_t n = tg_range_records_count(texels);
+tg_status tg_cli_range_records_build(const tg_size_range *range, size_t count, tg_cli_records_at_fn at, void *ctx,
+                                     const tg_allocator *alloc, tg_range_records **out) {
+  *out = NULL;
   const uint64_t points = tg_size_range_point_count(range);
   size_t cells;
-  if (!tg__mul_size((size_t)points, n ? n : 1, &cells)) return TG_ERROR_OVERFLOW;
+  if (!tg__mul_size((size_t)points, count ? count : 1, &cells)) return TG_ERROR_OVERFLOW;
   tg_extent *sizes = tg__calloc(alloc, cells, sizeof *sizes);
-  tg_usage_record *recs = tg__calloc(alloc, n ? n : 1, sizeof *recs);
-  uint32_t *first = tg__calloc(alloc, n ? n : 1, sizeof *first), *last = tg__calloc(alloc, n ? n : 1, sizeof *last);
-  uint64_t *align = tg__calloc(alloc, n ? n : 1, sizeof *align);
-  tg_status st = sizes && recs && first && last && align ? TG_OK : TG_ERROR_OUT_OF_HOST_MEMORY;
+  uint32_t *first = tg__calloc(alloc, count ? count : 1, sizeof *first);
+  uint32_t *last = tg__calloc(alloc, count ? count : 1, sizeof *last);
+  uint64_t *align = tg__calloc(alloc, count ? count : 1, sizeof *align);
+  tg_status st = sizes && first && last && align ? TG_OK : TG_ERROR_OUT_OF_HOST_MEMORY;
   for (uint64_t p = 0; st == TG_OK && p < points; ++p) {
-    st = tg_range_records_at_index(texels, p, recs);
-    for (size_t r = 0; st == TG_OK && r < n; ++r) {
-      uint64_t v;
-      if (tg_extent_volume(recs[r].size, &v) != TG_OK || !tg__mul_u64(v, texel_bytes, &v)) st = TG_ERROR_OVERFLOW;
-      sizes[p * n + r] = (tg_extent){v, 1, 1};
-      if (p == 0) {
-        first[r] = recs[r].first_task;
-        last[r] = recs[r].last_task;
-        align[r] = recs[r].alignment;
-      }
+    const tg_usage_record *recs = NULL;
+    if ((st = at(ctx, p, &recs)) != TG_OK) break;
+    for (size_t r = 0; r < count; ++r) {
+      sizes[p * count + r] = recs[r].size;
+      first[r] = recs[r].first_task;
+      last[r] = recs[r].last_task;
+      if (recs[r].alignment > align[r]) align[r] = recs[r].alignment;
     }
   }
   if (st == TG_OK) {
-    tg_range_records_desc d = {*range, 1, n, first, last, sizes, align};
+    tg_range_records_desc d = {*range, 1, count, first, last, sizes, align};
     st = tg_range_records_create(&d, alloc, out);
   }
   tg__free(alloc, sizes);
-  tg__free(alloc, recs);
   tg__free(alloc, first);
   tg__free(alloc, last);
   tg__free(alloc, align);
+  return st;
+}
+
+/* Byte records of texel records: each size's texels x `texel_bytes`, same tasks and alignments. */
+typedef struct texels_as_bytes {
+  const tg_range_records *texels;
+  uint64_t texel_bytes;
+  tg_usage_record *recs;
+} texels_as_bytes;
+
+static tg_status bytes_at(void *ctx, uint64_t p, const tg_usage_record **out) {
+  texels_as_bytes *t = ctx;
+  tg_status st = tg_range_records_at_index(t->texels, p, t->recs);
+  for (size_t r = 0; st == TG_OK && r < tg_range_records_count(t->texels); ++r) {
+    uint64_t v;
+    if (tg_extent_volume(t->recs[r].size, &v) != TG_OK || !tg__mul_u64(v, t->texel_bytes, &v)) st = TG_ERROR_OVERFLOW;
+    t->recs[r].size = (tg_extent){v, 1, 1};
+  }
+  *out = t->recs;
+  return st;
+}
+
+static tg_status bytes_of(const tg_range_records *texels, uint64_t texel_bytes, const tg_allocator *alloc,
+                          tg_range_records **out) {
+  const size_t n = tg_range_records_count(texels);
+  texels_as_bytes t = {texels, texel_bytes, tg__calloc(alloc, n ? n : 1, sizeof *t.recs)};
+  if (t.recs == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  tg_status st = tg_cli_range_records_build(tg_range_records_range(texels), n, bytes_at, &t, alloc, out);
+  tg__free(alloc, t.recs);
   return st;
 }
 
@@ -236,19 +258,6 @@ void tg_cli_json_range(tg__strbuf *b, const tg_cli_range_job *job, const tg_mode
   tg__strbuf_puts(b, "]}");
 }
 
-int tg_cli_range_print(tg__strbuf *b) {
-  int code = TG_EXIT_OK;
-  if (b->failed) {
-    tg_cli_error("out of memory");
-    code = TG_EXIT_FAILURE;
-  } else {
-    fwrite(b->data, 1, b->length, stdout);
-    fflush(stdout);
-  }
-  tg__strbuf_free(b);
-  return code;
-}
-
 int tg_cli_range_svg(const char *cmd, const char *dir, const char *model_path, tg_storage storage, tg_mode mode,
                      const tg_cli_range_job *job, uint32_t dim_count, const char *title) {
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -368,8 +377,7 @@ static void text_plan_range(tg__strbuf *b, const tg_cli_plan_range_request *rq, 
   }
 }
 
-/* The range's relation for a policy other than serial, over the primary records. */
-static tg_status range_relation(const tg_model_range *r, tg_policy policy, const tg_allocator *alloc,
+tg_status tg_cli_range_relation(const tg_model_range *r, tg_policy policy, const tg_allocator *alloc,
                                 tg_policy_relation **rel, tg_error_info *err) {
   *rel = NULL;
   if (policy == TG_POLICY_SERIAL) return TG_OK;
@@ -433,7 +441,7 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
                  tg_mode_name(rq->mode));
     code = TG_EXIT_USAGE;
   }
-  if (code == TG_EXIT_OK && (st = range_relation(r, rq->policy, alloc, &rel, &err)) != TG_OK) {
+  if (code == TG_EXIT_OK && (st = tg_cli_range_relation(r, rq->policy, alloc, &rel, &err)) != TG_OK) {
     tg_cli_error("plan: %s", err.message);
     code = tg_cli_exit_code(st);
   }
@@ -515,7 +523,7 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
                           tg_strategy_name(rq->strategy), tg_policy_name(rq->policy), sm.piece_count,
                           sm.piece_count == 1 ? "" : "s", rq->save, saved_fp);
     }
-    code = tg_cli_range_print(&out);
+    code = tg_cli_print_report(&out, TG_EXIT_OK);
   }
   if (code == TG_EXIT_OK && rq->range.svg_dir) {
     char what[160], title[512];

@@ -266,7 +266,7 @@ int tg_cli_evaluate_range(const tg_cli_evaluate_range_request *rq) {
     tg__strbuf_init(&out, alloc);
     if (rq->json) json_rows(&out, rq, r0, rows, n);
     else text_rows(&out, rq, r0, rows, n, sizes.count);
-    code = tg_cli_range_print(&out);
+    code = tg_cli_print_report(&out, TG_EXIT_OK);
   }
   for (size_t i = 0; code == TG_EXIT_OK && rq->svg_dir && i < n; ++i) {
     if (!rows[i].planned) continue;

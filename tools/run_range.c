@@ -11,7 +11,7 @@
 #include "tangram/report.h"
 #include "tangram/schedule.h"
 #include "tools/cli.h"
-#include "tools/range_sizes.h"
+#include "tools/range_cli.h"
 #include "tools/run_range.h"
 
 /* What happened at one size. */
@@ -185,36 +185,17 @@ static tg_status tensors_at(range_run *r, const int64_t *dims) {
 
 /* Offsets mode, planned here: the device's records at every size (their alignment the
  * largest over the range). */
+static tg_status arena_at(void *ctx, uint64_t p, const tg_usage_record **recs) {
+  range_run *r = ctx;
+  int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
+  tg_size_range_point(&r->mr->range, p, dims);
+  tg_status st = tensors_at(r, dims);
+  *recs = st == TG_OK ? r->arena_set->records : NULL;
+  return st;
+}
+
 static tg_status arena_records(range_run *r) {
-  const tg_size_range *range = &r->mr->range;
-  uint64_t points = tg_size_range_point_count(range);
-  size_t cells;
-  if (!tg__mul_size((size_t)points, r->n ? r->n : 1, &cells)) return TG_ERROR_OVERFLOW;
-  tg_extent *sizes = tg__calloc(r->alloc, cells, sizeof *sizes);
-  uint64_t *align = tg__calloc(r->alloc, r->n ? r->n : 1, sizeof *align);
-  uint32_t *first = tg__calloc(r->alloc, r->n ? r->n : 1, sizeof *first);
-  uint32_t *last = tg__calloc(r->alloc, r->n ? r->n : 1, sizeof *last);
-  tg_status st = sizes && align && first && last ? TG_OK : TG_ERROR_OUT_OF_HOST_MEMORY;
-  for (uint64_t p = 0; st == TG_OK && p < points; ++p) {
-    int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
-    tg_size_range_point(range, p, dims);
-    if ((st = tensors_at(r, dims)) != TG_OK) break;
-    for (size_t k = 0; k < r->n; ++k) {
-      const tg_usage_record *x = &r->arena_set->records[k];
-      sizes[p * r->n + k] = x->size;
-      if (x->alignment > align[k]) align[k] = x->alignment;
-      first[k] = x->first_task;
-      last[k] = x->last_task;
-    }
-  }
-  if (st == TG_OK) {
-    tg_range_records_desc d = {*range, 1, r->n, first, last, sizes, align};
-    st = tg_range_records_create(&d, r->alloc, &r->arena);
-  }
-  tg__free(r->alloc, sizes);
-  tg__free(r->alloc, align);
-  tg__free(r->alloc, first);
-  tg__free(r->alloc, last);
+  tg_status st = tg_cli_range_records_build(&r->mr->range, r->n, arena_at, r, r->alloc, &r->arena);
   if (st != TG_OK) return tg__error(&r->err, st, "the device's records over the range: %s", tg_status_string(st));
   return TG_OK;
 }
@@ -223,14 +204,7 @@ static tg_status arena_records(range_run *r) {
 static tg_status make_plan(range_run *r) {
   const tg_cli_run_range_args *a = r->a;
   tg_status st;
-  if (a->policy != TG_POLICY_SERIAL) {
-    tg_schedule *s = NULL;
-    st = tg_schedule_create(r->mr->model->graph, NULL, r->alloc, &s, &r->err);
-    if (st == TG_OK)
-      st = tg_policy_relation_create(s, a->policy, r->mr->records->tensor_of, r->n, r->alloc, &r->relation);
-    tg_schedule_destroy(s);
-    if (st != TG_OK) return tg__error(&r->err, st, "the %s relation: %s", tg_policy_name(a->policy), tg_status_string(st));
-  }
+  if ((st = tg_cli_range_relation(r->mr, a->policy, r->alloc, &r->relation, &r->err)) != TG_OK) return st;
   const tg_share_relation *rel = tg_policy_relation_get(r->relation);
   uint64_t t0 = tg__now_us();
   if (a->plan_file != NULL) {
@@ -494,19 +468,15 @@ static void report_json(const range_run *r, tg__strbuf *b) {
   tg__strbuf_json_string(b, r->info->name);
   tg__strbuf_printf(b,
                     ",\"device_kind\":\"%s\",\"storage\":\"%s\",\"precision\":\"%s\",\"mode\":\"%s\","
-                    "\"strategy\":\"%s\",\"policy\":\"%s\",\"records\":%zu,\"range\":[",
+                    "\"strategy\":\"%s\",\"policy\":\"%s\",\"records\":%zu,\"allocations\":%llu,"
+                    "\"reallocations\":%llu,\"corrupted_tensors\":%llu,\"range\":{",
                     r->info->kind, tg_storage_name(a->storage), tg_precision_name(a->precision), tg_mode_name(a->mode),
-                    tg_strategy_name(a->strategy), tg_policy_name(a->policy), r->n);
+                    tg_strategy_name(a->strategy), tg_policy_name(a->policy), r->n, (unsigned long long)r->allocations,
+                    (unsigned long long)r->reallocations, (unsigned long long)corrupted);
   const tg_size_range *range = &r->mr->range;
-  for (uint32_t d = 0; d < range->count; ++d)
-    tg__strbuf_printf(b, "%s{\"lo\":%lld,\"hi\":%lld,\"step\":%lld}", d ? "," : "", (long long)range->dim[d].lo,
-                      (long long)range->dim[d].hi, (long long)range->dim[d].step);
-  tg__strbuf_printf(b,
-                    "],\"points\":%llu,\"pieces\":%zu,\"plan_us\":%llu,\"allocations\":%llu,\"reallocations\":%llu,"
-                    "\"corrupted_tensors\":%llu,\"sizes\":[",
-                    (unsigned long long)sm.point_count, sm.piece_count, (unsigned long long)r->plan_us,
-                    (unsigned long long)r->allocations, (unsigned long long)r->reallocations,
-                    (unsigned long long)corrupted);
+  tg_cli_json_range_dims(b, r->mr);
+  tg__strbuf_printf(b, ",\"points\":%llu,\"pieces\":%zu,\"plan_us\":%llu,\"sizes\":[",
+                    (unsigned long long)sm.point_count, sm.piece_count, (unsigned long long)r->plan_us);
   for (size_t k = 0; k < r->sizes.count; ++k) {
     const size_result *s = &r->results[k];
     int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
@@ -523,7 +493,7 @@ static void report_json(const range_run *r, tg__strbuf *b) {
                       (unsigned long long)s->views_remade, (unsigned long long)s->check_us,
                       (unsigned long long)s->checked_bytes);
   }
-  tg__strbuf_puts(b, "],\"skipped\":[");
+  tg__strbuf_puts(b, "]},\"skipped\":[");
   for (size_t i = 0; i < r->nskipped; ++i) {
     tg__strbuf_printf(b, "%s{\"backend\":\"%s\",\"reason\":", i ? "," : "", tg_backend_name(r->skipped[i].backend));
     tg__strbuf_json_string(b, r->skipped[i].reason);

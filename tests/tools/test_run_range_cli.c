@@ -104,7 +104,8 @@ static void range_runs(const char *backend) {
   assert_int_equal(assert_sizes(r.out, 0), 4);
   assert_int_equal(tg_test_json_u64(r.out, "allocations"), 1);
   assert_non_null(strstr(r.out, "\"sizes\":[{\"dims\":[32],\"bytes\":"));
-  assert_non_null(strstr(r.out, "\"range\":[{\"lo\":32,\"hi\":160,\"step\":8}],\"points\":17"));
+  assert_non_null(strstr(r.out, "\"range\":{\"dims\":[{\"lo\":32,\"hi\":160,\"step\":8,\"axes\":[{\"input\":\"x\","
+                                "\"axis\":3}]}],\"points\":17,\"pieces\":"));
   cli_free(&r);
   /* 2D textures in objects, two dimensions: the default sizes (both ends and six between). */
   r = cli("run %s --input-shape x:1x3x64..128/32x32..96/32 --backend %s --storage texture_2d --json", cls, backend);
