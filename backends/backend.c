@@ -17,24 +17,6 @@ struct tg_device {
   uint64_t creations;      /* device object creations attempted so far */
 };
 
-struct tg_realization {
-  tg_device *device;
-  tg_allocator alloc;
-  tg_mode mode;
-  tg_precision precision;
-  size_t record_count;
-  size_t memory_count;
-  void **memories;                 /* memory_count allocations */
-  tg_tensor_resource *objects;     /* objects mode: the object resource per memory */
-  uint32_t *memory_of;             /* per record: which memory */
-  uint64_t *offset_of;             /* per record: offset in its memory */
-  void **views;                    /* per record */
-  tg_tensor_resource *resources;   /* per record (copy) */
-  tg_usage_record *records;        /* per record (copy) */
-  tg_realization_stats stats;
-  int borrowed;                    /* memories belong to the caller (tg__realization_create_placed) */
-};
-
 static const char *const k_backend_names[TG_BACKEND_COUNT] = {"auto", "host", "opencl", "vulkan"};
 
 const char *tg_backend_name(tg_backend_kind k) {
@@ -267,45 +249,45 @@ void tg_realization_destroy(tg_realization *z) {
   tg__free(&a, z);
 }
 
-static tg_status make_object_resource(const tg_realize_desc *desc, size_t k,
+/* Objects mode: object k's resource: its members' storage (mixed members are not allowed; an
+ * object no tensor uses takes the first tensor's storage, else a buffer), at the plan's extent,
+ * raised to `room` (NULL: none) per axis. */
+static tg_status make_object_resource(const tg_realize_desc *desc, size_t k, const tg_extent *room,
                                       tg_tensor_resource *obj) {
   const tg_plan *p = desc->plan;
-  /* The object's storage is its members' storage; mixed members are not allowed. */
   tg_storage storage = TG_STORAGE_COUNT;
   for (size_t r = 0; r < desc->record_count; ++r) {
-    if (p->object_of[r] != k) continue;
+    if (k >= p->object_count || p->object_of[r] != k) continue;
     if (storage == TG_STORAGE_COUNT) storage = desc->resources[r].storage;
     else if (storage != desc->resources[r].storage) return TG_ERROR_INVALID_ARGUMENT;
   }
-  if (storage == TG_STORAGE_COUNT) storage = TG_STORAGE_BUFFER; /* unused object */
+  if (storage == TG_STORAGE_COUNT) /* unused object */
+    storage = room != NULL && desc->record_count ? desc->resources[0].storage : TG_STORAGE_BUFFER;
   obj->storage = storage;
+  tg_extent e = k < p->object_count ? p->object_sizes[k] : (tg_extent){0, 1, 1};
+  if (room != NULL) {
+    if (room->w > e.w) e.w = room->w;
+    if (room->h > e.h) e.h = room->h;
+    if (room->d > e.d) e.d = room->d;
+  }
   if (tg_storage_is_texture(storage)) {
-    obj->extent = p->object_sizes[k];
+    obj->extent = e;
     uint64_t v;
     if (tg_extent_volume(obj->extent, &v) != TG_OK || !tg__mul_u64(v, tg__texel_bytes(desc->precision), &obj->bytes))
       return TG_ERROR_OVERFLOW;
   } else {
     if (p->dims != 1) return TG_ERROR_INVALID_ARGUMENT;
-    obj->bytes = p->object_sizes[k].w;
+    obj->bytes = e.w;
     obj->extent = (tg_extent){obj->bytes, 1, 1};
   }
   return TG_OK;
 }
 
-static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *desc,
-                                const tg_allocator *alloc, tg_realization **out,
-                                tg_error_info *err) {
-  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
-  *out = NULL;
-  if (d == NULL || desc == NULL || desc->plan == NULL ||
-      (desc->record_count && (desc->records == NULL || desc->resources == NULL)) ||
-      desc->plan->record_count != desc->record_count)
-    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "realize: plan, records and resources disagree");
-  alloc = tg__alloc_or_default(alloc);
+tg_status tg__realize_desc_check(tg_device *d, const tg_realize_desc *desc, const tg_allocator *alloc,
+                                 tg_error_info *err) {
   const tg_plan *p = desc->plan;
   if (!desc->skip_validation) {
-    tg_status vs = tg_plan_validate(desc->records, desc->record_count, desc->dims, p, 0, NULL,
-                                    alloc, err);
+    tg_status vs = tg_plan_validate(desc->records, desc->record_count, desc->dims, p, 0, NULL, alloc, err);
     if (vs != TG_OK) return vs;
   }
   for (size_t r = 0; r < desc->record_count; ++r) {
@@ -320,6 +302,28 @@ static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *d
                        "realize: this %s device cannot place images inside an arena; use objects mode",
                        tg_backend_name(d->info.backend));
   }
+  return TG_OK;
+}
+
+static tg_status realize(tg_device *d, const tg_realize_desc *desc, const tg_realize_capacity *capacity,
+                         const tg_allocator *alloc, tg_realization **out, tg_error_info *err) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (d == NULL || desc == NULL || desc->plan == NULL ||
+      (desc->record_count && (desc->records == NULL || desc->resources == NULL)) ||
+      desc->plan->record_count != desc->record_count)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "realize: plan, records and resources disagree");
+  alloc = tg__alloc_or_default(alloc);
+  const tg_plan *p = desc->plan;
+  const size_t plan_memories =
+      p->mode == TG_MODE_OBJECTS ? p->object_count : (desc->record_count ? (p->arena_count > 1 ? p->arena_count : 1) : 0);
+  if (capacity != NULL && ((capacity->count && capacity->extent == NULL) ||
+                           (p->mode == TG_MODE_OFFSETS ? capacity->count > plan_memories : capacity->count > UINT32_MAX)))
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                     "realize: a capacity of %zu allocations for a plan of %zu %s", capacity->count, plan_memories,
+                     p->mode == TG_MODE_OFFSETS ? "arenas (an arena's room is given per arena)" : "objects");
+  tg_status st = tg__realize_desc_check(d, desc, alloc, err);
+  if (st != TG_OK) return st;
 
   tg_realization *z = tg__calloc(alloc, 1, sizeof *z);
   if (z == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -327,10 +331,13 @@ static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *d
   z->alloc = *alloc;
   z->mode = p->mode;
   z->precision = desc->precision;
+  z->dims = desc->dims;
   z->record_count = desc->record_count;
-  /* Offsets mode: one allocation per arena. */
-  z->memory_count = p->mode == TG_MODE_OBJECTS ? p->object_count
-                                               : (desc->record_count ? (p->arena_count > 1 ? p->arena_count : 1) : 0);
+  /* Offsets mode: one allocation per arena. Objects mode: one per object, and one for each
+   * further object the capacity names (room for the objects of other sizes). */
+  z->memory_count = plan_memories;
+  if (capacity != NULL && p->mode == TG_MODE_OBJECTS && capacity->count > z->memory_count)
+    z->memory_count = capacity->count;
   size_t nr = desc->record_count ? desc->record_count : 1;
   size_t nm = z->memory_count ? z->memory_count : 1;
   z->memories = tg__calloc(alloc, nm, sizeof *z->memories);
@@ -340,7 +347,6 @@ static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *d
   z->views = tg__calloc(alloc, nr, sizeof *z->views);
   z->resources = tg__calloc(alloc, nr, sizeof *z->resources);
   z->records = tg__calloc(alloc, nr, sizeof *z->records);
-  tg_status st = TG_OK;
   if (!z->memories || !z->objects || !z->memory_of || !z->offset_of || !z->views ||
       !z->resources || !z->records) {
     st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
@@ -354,10 +360,12 @@ static tg_status entry_realization_create(tg_device *d, const tg_realize_desc *d
   /* Allocations. */
   for (size_t k = 0; k < z->memory_count; ++k) {
     int arena = p->mode == TG_MODE_OFFSETS;
+    const tg_extent *room = capacity != NULL && k < capacity->count ? &capacity->extent[k] : NULL;
     if (arena) {
       uint64_t bytes = tg_plan_arena_size(p, k);
+      if (room != NULL && room->w > bytes) bytes = room->w;
       z->objects[k] = (tg_tensor_resource){TG_STORAGE_BUFFER, {bytes, 1, 1}, bytes};
-    } else if ((st = make_object_resource(desc, k, &z->objects[k])) != TG_OK) {
+    } else if ((st = make_object_resource(desc, k, room, &z->objects[k])) != TG_OK) {
       tg__error(err, st, "realize: object %zu mixes storages or has a bad extent", k);
       goto fail;
     }
@@ -963,7 +971,15 @@ tg_status tg_device_open(const tg_device_options *options, const tg_allocator *a
 tg_status tg_realization_create(tg_device *device, const tg_realize_desc *desc, const tg_allocator *alloc,
                                 tg_realization **out, tg_error_info *err) {
   tg__error_begin(err);
-  return tg__error_entry(err, entry_realization_create(device, desc, alloc, out, err), "tg_realization_create", "realize");
+  return tg__error_entry(err, realize(device, desc, NULL, alloc, out, err), "tg_realization_create", "realize");
+}
+
+tg_status tg_realization_create_with_capacity(tg_device *device, const tg_realize_desc *desc,
+                                              const tg_realize_capacity *capacity, const tg_allocator *alloc,
+                                              tg_realization **out, tg_error_info *err) {
+  tg__error_begin(err);
+  return tg__error_entry(err, realize(device, desc, capacity, alloc, out, err), "tg_realization_create_with_capacity",
+                         "realize");
 }
 
 tg_status tg_realization_check(tg_realization *realization, const tg_check_desc *desc, tg_check_result *out,

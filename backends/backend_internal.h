@@ -16,6 +16,33 @@ tg_status tg__device_open_with(tg_backend_kind kind, tg__wrap_fn wrap, const voi
                                const tg_device_options *options, const tg_allocator *alloc,
                                tg_device **out, tg_error_info *err);
 
+/* A realization (tangram/backend.h): made by backends/backend.c, re-offset by
+ * backends/reoffset.c. */
+struct tg_realization {
+  tg_device *device;
+  tg_allocator alloc;
+  tg_mode mode;
+  tg_precision precision;
+  uint32_t dims;                   /* of the records */
+  size_t record_count;
+  size_t memory_count;
+  void **memories;                 /* memory_count allocations */
+  tg_tensor_resource *objects;     /* the resource allocated per memory (arenas: a buffer) */
+  uint32_t *memory_of;             /* per record: which memory */
+  uint64_t *offset_of;             /* per record: offset in its memory */
+  void **views;                    /* per record */
+  tg_tensor_resource *resources;   /* per record (copy) */
+  tg_usage_record *records;        /* per record (copy) */
+  tg_realization_stats stats;
+  int borrowed;                    /* memories belong to the caller (tg__realization_create_placed) */
+};
+
+/* The checks tg_realization_create makes of a description before creating anything: arrays
+ * that agree, the validator (unless skip_validation), images only on a device with image
+ * support, and in an arena only where it can place them. */
+tg_status tg__realize_desc_check(tg_device *device, const tg_realize_desc *desc, const tg_allocator *alloc,
+                                 tg_error_info *err);
+
 /* The backend state of an open device (what the vtable's open() returned), for a backend's own
  * test hooks. NULL for NULL. */
 void *tg__device_impl(const tg_device *device);

@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
       }
       double plan_ms = median(t, iterations);
       tg_plan_file_desc d = {plan, set->records, names, set->count, set->dims, storage, TG_PRECISION_FP32,
-                             TG_POLICY_SERIAL, TG_STRATEGY_BEST, 0, 0, k_models[m], NULL};
+                             TG_POLICY_SERIAL, TG_STRATEGY_BEST, 0, 0, k_models[m], NULL, NULL};
       if (tg_plan_file_save(&d, plan_path, NULL, &err) != TG_OK) {
         fprintf(stderr, "bench_plan_file: save: %s\n", err.message);
         goto next;

@@ -102,7 +102,7 @@ static int run_case(tg_device *dev, const tg_graph *graph, const tg_lifetimes *l
     fprintf(stderr, "%s: warm-up check: %s\n", bc->label, st != TG_OK ? err.message : "corruption");
     goto done;
   }
-  tg_realization_stats stats = {0, 0, 0};
+  tg_realization_stats stats = {0};
   for (int i = 0; i < iterations; ++i) {
     double a = now_ms();
     if ((st = tg_realization_create(dev, &desc, NULL, &z, &err)) != TG_OK) {

@@ -18,29 +18,16 @@ static const uint8_t k_magic[8] = {0x89, 'T', 'G', 'P', 'L', 'A', 'N', '\n'};
 #define NO_NAME TG__PLAN_FILE_NO_NAME
 #define KNOWN_FLAGS TG_PLAN_FILE_IO_PLANNED
 
-static void put_u32(uint8_t *p, uint32_t v) {
-  for (int i = 0; i < 4; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
-static void put_u64(uint8_t *p, uint64_t v) {
-  for (int i = 0; i < 8; ++i) p[i] = (uint8_t)(v >> (8 * i));
-}
-static uint32_t get_u32(const uint8_t *p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = v << 8 | p[i];
-  return v;
-}
-static uint64_t get_u64(const uint8_t *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = v << 8 | p[i];
-  return v;
-}
+#define put_u32 tg__pf_put_u32
+#define put_u64 tg__pf_put_u64
+#define get_u32 tg__pf_get_u32
+#define get_u64 tg__pf_get_u64
 
 /* ---- tagged sections (version 2): [u32 tag][u64 payload bytes][payload] ---- */
 
-#define TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 #define TAG_ARENAS TAG('A', 'R', 'N', 'A') /* allocation cap, arena sizes, each record's arena */
 #define TAG_LIMITS TAG('L', 'I', 'M', 'S') /* the device limits the records were made under */
-#define SECTION_HEAD 12u
+#define SECTION_HEAD TG__PF_SECTION_HEAD
 #define LIMIT_FIELDS 8u
 
 static int has_arenas_section(const tg_plan *p) {
@@ -338,7 +325,7 @@ tg_status tg_plan_file_write(const tg_plan_file_desc *desc, const tg_allocator *
   }
   if (desc->limits) ok = ok && (total += SECTION_HEAD + 8 * LIMIT_FIELDS) >= SECTION_HEAD;
   /* A file with a section is version 2; without one, version 1 (what older readers load). */
-  const int sections = inpl > 0 || has_arenas_section(p) || desc->limits != NULL;
+  const int sections = inpl > 0 || has_arenas_section(p) || desc->limits != NULL || desc->range != NULL;
   ok = ok && (total += CHECKSUM) >= CHECKSUM;
   if (!ok) return tg__error(err, TG_ERROR_OVERFLOW, "plan file: the file would not fit in memory");
   tg_error_info verr = {{0}};
@@ -346,9 +333,21 @@ tg_status tg_plan_file_write(const tg_plan_file_desc *desc, const tg_allocator *
   if (st == TG_ERROR_INVALID_PLAN)
     return tg__error(err, st, "plan file: not writing an invalid plan: %s", verr.message);
   if (st != TG_OK) return tg__error(err, st, "plan file: validating the plan: %s", tg_status_string(st));
+  tg__pf_range_out range;
+  memset(&range, 0, sizeof range);
+  if (desc->range != NULL) {
+    if ((st = tg__pf_range_prepare(desc, alloc, &range, err)) != TG_OK) return st;
+    if ((total += range.bytes) < range.bytes) {
+      tg__pf_range_out_free(&range, alloc);
+      return tg__error(err, TG_ERROR_OVERFLOW, "plan file: the file would not fit in memory");
+    }
+  }
 
   uint8_t *b = tg__calloc(alloc, total, 1);
-  if (b == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "plan file: out of memory (%zu bytes)", total);
+  if (b == NULL) {
+    tg__pf_range_out_free(&range, alloc);
+    return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "plan file: out of memory (%zu bytes)", total);
+  }
   memcpy(b + TG__PF_MAGIC, k_magic, sizeof k_magic);
   put_u32(b + TG__PF_VERSION, sections ? TG_PLAN_FILE_VERSION : 1u);
   put_u32(b + TG__PF_FLAGS, desc->flags);
@@ -399,6 +398,11 @@ tg_status tg_plan_file_write(const tg_plan_file_desc *desc, const tg_allocator *
   at += inpl_write(b + at, p);
   if (has_arenas_section(p)) at += write_arenas(b + at, p);
   if (desc->limits) at += write_limits(b + at, desc->limits);
+  if (desc->range != NULL) {
+    tg__pf_range_write(&range, b + at);
+    at += range.bytes;
+    tg__pf_range_out_free(&range, alloc);
+  }
   put_u32(b + at, tg__crc32(b, at));
   *data = b;
   *size = total;
@@ -437,6 +441,7 @@ tg_status tg_plan_file_save(const tg_plan_file_desc *desc, const char *path, con
 void tg_plan_file_destroy(tg_plan_file *file) {
   if (file == NULL) return;
   tg_allocator a = file->alloc;
+  tg__pf_range_free(file);
   tg_record_set_destroy(file->records);
   tg_plan_destroy(file->plan);
   tg__free(&a, file->source);
@@ -564,7 +569,7 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
       return tg__error(err, TG_ERROR_PARSE, "%s: a section of %llu bytes runs past the end (%zu bytes remain)",
                        name, (unsigned long long)len, sections_bytes - q - SECTION_HEAD);
     uint32_t tag = get_u32(sections + q);
-    if (tag != TAG_ARENAS && tag != TAG_LIMITS && tag != TAG_INPL) {
+    if (tag != TAG_ARENAS && tag != TAG_LIMITS && tag != TAG_INPL && tag != TG__PF_TAG_RANGE) {
       char t[16];
       tag_text(tag, t);
       return tg__error(err, TG_ERROR_PARSE, "%s: unknown section %s (%llu bytes)", name, t, (unsigned long long)len);
@@ -623,10 +628,23 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
     for (size_t r = 0; r < n; ++r) p->offset_of[r] = get_u64(plan_at + 8 * r);
   }
   int seen_arenas = 0, seen_limits = 0;
+  const uint8_t *range_at = NULL;
+  uint64_t range_len = 0;
   for (size_t q = 0; q < sections_bytes;) {
     uint32_t tag = get_u32(sections + q);
     uint64_t len = get_u64(sections + q + 4);
     const uint8_t *payload = sections + q + SECTION_HEAD;
+    if (tag == TG__PF_TAG_RANGE) {
+      if (range_at != NULL) {
+        st = tg__error(err, TG_ERROR_PARSE, "%s: section RNGE twice", name);
+        goto fail;
+      }
+      /* Read once the plan it extends is known to be valid. */
+      range_at = payload;
+      range_len = len;
+      q += SECTION_HEAD + (size_t)len;
+      continue;
+    }
     int *seen = tag == TAG_INPL ? NULL : tag == TAG_ARENAS ? &seen_arenas : &seen_limits;
     if (seen != NULL && *seen) {
       st = tg__error(err, TG_ERROR_PARSE, "%s: section %s twice", name, tag == TAG_ARENAS ? "ARNA" : "LIMS");
@@ -669,6 +687,7 @@ tg_status tg_plan_file_parse(const void *data, size_t size, const char *name, co
   f->strategy = (tg_strategy)strategy;
   f->alignment = alignment;
   f->flags = flags;
+  if (range_at != NULL && (st = tg__pf_range_read(range_at, range_len, f, name, err)) != TG_OK) goto fail;
   *out = f;
   return TG_OK;
 oom:

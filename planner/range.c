@@ -2,66 +2,49 @@
  * and lower bounds at every size; the structures chosen in range_choose.c), the plan compiled
  * from its pieces, the allocation cap checked at every size, and instantiation at a size.
  * docs/ranges.md explains the choices. */
-#include <stdio.h>
-
 #include "planner/range_internal.h"
 
 /* Node sizes cached up to this many bytes; beyond, computed again at each use. */
 #define RANGE_CACHE_MAX_BYTES ((uint64_t)64 << 20)
 
-/* One piece's structure, compiled for instantiation over records (not nodes): offsets, the
- * representative records in pass order with their alignments and, per position, the records
- * to lie above; objects, each record's object. */
-typedef struct range_program {
-  uint32_t *order;        /* offsets: node count */
-  uint64_t *align;        /* offsets: node count */
-  size_t *pred_start;     /* offsets: node count + 1 */
-  uint32_t *pred;         /* offsets: records */
-  uint32_t object_count;  /* objects */
-  uint32_t *object_of;    /* objects: record count */
-} range_program;
+tg_status tg__range_pairs_check(const tg_plan_options *o, size_t count, tg_error_info *err) {
+  if (o->in_place_count > 0 && o->in_place == NULL)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: in-place pairs missing");
+  for (size_t i = 0; i < o->in_place_count; ++i) {
+    const tg_in_place_pair *q = &o->in_place[i];
+    if (q->input >= count || q->output >= count || q->input == q->output)
+      return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
+                       "range plan: in-place pair %zu: records %zu -> %zu out of range or equal (%zu records)", i,
+                       q->input, q->output, count);
+  }
+  return TG_OK;
+}
 
-struct tg_range_plan {
-  tg_allocator alloc;
-  const tg_range_records *records;
-  tg_size_range range;
-  tg_mode mode;
-  uint32_t dims;
-  size_t count;
-  uint64_t points;
-  tg_strategy strategy;
-  uint64_t max_allocation;
-  tg_in_place_pair *pairs;    /* kept */
-  size_t pair_count;
-  uint32_t *member;           /* records that are not their node's representative... */
-  uint32_t *member_rep;       /* ...and that representative */
-  size_t member_count;
-  uint32_t *piece_of;         /* per point */
-  uint64_t *total, *own, *lower;
-  uint64_t upper;
-  tg_range_piece *pieces;
-  uint32_t *piece_program;
-  size_t piece_count;
-  range_program *programs;
-  size_t program_count;
-  tg_range_plan_summary summary;
-};
+tg_status tg__range_nodes_over_chains(const tg_usage_record *at, size_t count, uint32_t dims,
+                                      const tg_plan_options *o, const tg_in_place_pair *pairs, size_t pair_count,
+                                      const tg_allocator *alloc, tg__in_place_groups *groups, int *have_groups,
+                                      tg__range_nodes *nodes, tg_error_info *err) {
+  *have_groups = 0;
+  if (pair_count > 0) {
+    char why[TG_ERROR_MESSAGE_MAX] = "";
+    tg_status st = tg__in_place_check(at, count, dims, pairs, pair_count, alloc, why, sizeof why);
+    if (st == TG_OK) st = tg__in_place_groups_build(at, count, dims, pairs, pair_count, o->relation, alloc, groups);
+    if (st != TG_OK) return tg__error(err, st, "range plan: %s", why[0] ? why : tg_status_string(st));
+    *have_groups = 1;
+  }
+  return tg__range_nodes_build(at, count, dims, o, *have_groups ? groups->group_of : NULL,
+                               *have_groups ? groups->group_count : count,
+                               *have_groups ? (o->relation ? &groups->relation : NULL) : o->relation, alloc, nodes);
+}
 
-/* In-place pairs that hold at every point: indices checked, equal sizes everywhere; the rest
- * of the rules are checked when the groups are built. */
+/* In-place pairs that hold at every point (equal sizes everywhere); the rest of the rules are
+ * checked when the chains are built. */
 static tg_status keep_pairs(tg__range_ctx *c, tg_in_place_pair **kept, size_t *kept_count) {
   const tg_plan_options *o = c->options;
   *kept = NULL;
   *kept_count = 0;
-  if (o->in_place_count == 0) return TG_OK;
-  if (o->in_place == NULL) return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT, "range plan: in-place pairs missing");
-  for (size_t i = 0; i < o->in_place_count; ++i) {
-    const tg_in_place_pair *q = &o->in_place[i];
-    if (q->input >= c->count || q->output >= c->count || q->input == q->output)
-      return tg__error(c->err, TG_ERROR_INVALID_ARGUMENT,
-                       "range plan: in-place pair %zu: records %zu -> %zu out of range or equal (%zu records)", i,
-                       q->input, q->output, c->count);
-  }
+  tg_status st = tg__range_pairs_check(o, c->count, c->err);
+  if (st != TG_OK || o->in_place_count == 0) return st;
   uint8_t *ok = tg__calloc(c->alloc, o->in_place_count, 1);
   *kept = tg__calloc(c->alloc, o->in_place_count, sizeof **kept);
   if (ok == NULL || *kept == NULL) {
@@ -104,7 +87,7 @@ void tg_range_plan_destroy(tg_range_plan *plan) {
   if (plan == NULL) return;
   tg_allocator a = plan->alloc;
   for (size_t k = 0; k < plan->program_count; ++k) {
-    range_program *g = &plan->programs[k];
+    tg__range_program *g = &plan->programs[k];
     tg__free(&a, g->order);
     tg__free(&a, g->align);
     tg__free(&a, g->pred_start);
@@ -124,9 +107,9 @@ void tg_range_plan_destroy(tg_range_plan *plan) {
   tg__free(&a, plan);
 }
 
-static tg_status compile(tg_range_plan *plan, const tg__range_ctx *c, const tg__range_structure *s, range_program *g) {
+tg_status tg__range_compile(tg_range_plan *plan, const tg__range_nodes *n, const tg__range_structure *s,
+                            tg__range_program *g) {
   const tg_allocator *a = &plan->alloc;
-  const tg__range_nodes *n = &c->nodes;
   memset(g, 0, sizeof *g);
   if (plan->mode == TG_MODE_OFFSETS) {
     size_t edges = s->pred_start[n->count];
@@ -142,6 +125,7 @@ static tg_status compile(tg_range_plan *plan, const tg__range_ctx *c, const tg__
     }
     memcpy(g->pred_start, s->pred_start, (n->count + 1) * sizeof *g->pred_start);
     for (size_t e = 0; e < edges; ++e) g->pred[e] = n->rep[s->pred[e]];
+    g->order_count = n->count;
   } else {
     g->object_count = s->object_count;
     g->object_of = tg__calloc(a, plan->count ? plan->count : 1, sizeof *g->object_of);
@@ -175,7 +159,7 @@ static tg_status finish(tg_range_plan *plan, tg__range_ctx *c, const tg__range_p
     const tg__range_piece *pc = &pieces[k];
     if (program_of[pc->structure] == UINT32_MAX) {
       program_of[pc->structure] = (uint32_t)plan->program_count;
-      st = compile(plan, c, &c->structures[pc->structure], &plan->programs[plan->program_count++]);
+      st = tg__range_compile(plan, &c->nodes, &c->structures[pc->structure], &plan->programs[plan->program_count++]);
     }
     plan->piece_program[k] = program_of[pc->structure];
     tg_range_piece *out = &plan->pieces[k];
@@ -189,6 +173,7 @@ static tg_status finish(tg_range_plan *plan, tg__range_ctx *c, const tg__range_p
     out->object_count = plan->mode == TG_MODE_OBJECTS ? c->structures[pc->structure].object_count : 1;
     out->worst_ratio = pc->worst_ratio;
     out->worst_point = pc->worst_point;
+    out->structure = plan->piece_program[k];
     for (uint64_t i = pc->lo[0]; i <= pc->hi[0]; ++i)
       for (uint64_t j = pc->lo[1]; j <= pc->hi[1]; ++j) {
         uint64_t p = i * c->grid.n1 + j;
@@ -229,7 +214,7 @@ static tg_status check_cap(const tg_range_plan *plan, tg__range_ctx *c) {
     for (uint64_t p = 0; p < c->points; ++p)
       if (plan->total[p] > plan->max_allocation) {
         char at[64];
-        tg__range_dims_text(c, p, at, sizeof at);
+        tg__range_dims_text(&c->range, p, at, sizeof at);
         return tg__error(c->err, TG_ERROR_LIMIT,
                          "range plan: at size %s the plan needs %llu bytes in one arena, above max_allocation "
                          "%llu: a plan over a range keeps one arena at every size (plan the sizes one by one "
@@ -240,7 +225,7 @@ static tg_status check_cap(const tg_range_plan *plan, tg__range_ctx *c) {
   }
   if (plan->dims != 1) return TG_OK;
   for (size_t k = 0; k < plan->piece_count; ++k) {
-    const range_program *g = &plan->programs[plan->piece_program[k]];
+    const tg__range_program *g = &plan->programs[plan->piece_program[k]];
     for (uint64_t p = 0; p < c->points; ++p) {
       if (plan->piece_of[p] != k) continue;
       const tg_extent *sizes = tg__range_sizes_at(c, p);
@@ -253,12 +238,36 @@ static tg_status check_cap(const tg_range_plan *plan, tg__range_ctx *c) {
       for (uint32_t o = 0; o < g->object_count; ++o)
         if (c->scratch[o].w > plan->max_allocation) {
           char at[64];
-          tg__range_dims_text(c, p, at, sizeof at);
+          tg__range_dims_text(&c->range, p, at, sizeof at);
           return tg__error(c->err, TG_ERROR_LIMIT,
                            "range plan: at size %s object %u needs %llu bytes, above max_allocation %llu", at, o,
                            (unsigned long long)c->scratch[o].w, (unsigned long long)plan->max_allocation);
         }
     }
+  }
+  return TG_OK;
+}
+
+tg_status tg__range_plan_keep_chains(tg_range_plan *plan, const tg__range_nodes *nodes,
+                                     const tg__in_place_groups *groups) {
+  const tg_allocator *a = &plan->alloc;
+  const size_t n = plan->count;
+  if (plan->mode == TG_MODE_OFFSETS) {
+    plan->member = tg__calloc(a, n ? n : 1, sizeof *plan->member);
+    plan->member_rep = tg__calloc(a, n ? n : 1, sizeof *plan->member_rep);
+    if (plan->member == NULL || plan->member_rep == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    for (size_t r = 0; r < n; ++r) {
+      uint32_t rep = nodes->rep[nodes->node_of[r]];
+      if (rep == r) continue;
+      plan->member[plan->member_count] = (uint32_t)r;
+      plan->member_rep[plan->member_count++] = rep;
+    }
+  }
+  if (groups->used_count > 0) {
+    plan->pairs = tg__calloc(a, groups->used_count, sizeof *plan->pairs);
+    if (plan->pairs == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+    memcpy(plan->pairs, groups->used, groups->used_count * sizeof *plan->pairs);
+    plan->pair_count = groups->used_count;
   }
   return TG_OK;
 }
@@ -277,25 +286,12 @@ static tg_status compute(tg__range_ctx *c, tg_range_plan *plan, const tg_range_p
   size_t kept_count = 0;
   if ((st = keep_pairs(c, &kept, &kept_count)) != TG_OK) return st;
   tg_range_records_at_index(c->rr, 0, c->recs);
-  if (kept_count > 0) {
-    char why[TG_ERROR_MESSAGE_MAX] = "";
-    st = tg__in_place_check(c->recs, n, c->dims, kept, kept_count, c->alloc, why, sizeof why);
-    if (st == TG_OK)
-      st = tg__in_place_groups_build(c->recs, n, c->dims, kept, kept_count, o->relation, c->alloc, &c->groups);
-    if (st != TG_OK) {
-      tg__free(c->alloc, kept);
-      return tg__error(c->err, st, "range plan: %s", why[0] ? why : tg_status_string(st));
-    }
-    c->have_groups = 1;
-  }
+  st = tg__range_nodes_over_chains(c->recs, n, c->dims, o, kept, kept_count, c->alloc, &c->groups, &c->have_groups,
+                                   &c->nodes, c->err);
   tg__free(c->alloc, kept);
+  if (st != TG_OK) return st;
   plan->summary.in_place_kept = c->have_groups ? c->groups.used_count : 0;
   plan->summary.in_place_dropped = o->in_place_count - plan->summary.in_place_kept;
-  st = tg__range_nodes_build(c->recs, n, c->dims, o, c->have_groups ? c->groups.group_of : NULL,
-                             c->have_groups ? c->groups.group_count : n,
-                             c->have_groups ? (o->relation ? &c->groups.relation : NULL) : o->relation, c->alloc,
-                             &c->nodes);
-  if (st != TG_OK) return st;
   size_t nn = c->nodes.count;
   c->node_sizes = tg__calloc(c->alloc, nn ? nn : 1, sizeof *c->node_sizes);
   c->scratch = tg__calloc(c->alloc, nn ? nn : 1, sizeof *c->scratch);
@@ -316,7 +312,7 @@ static tg_status compute(tg__range_ctx *c, tg_range_plan *plan, const tg_range_p
     for (size_t r = 0; o->max_allocation > 0 && c->dims == 1 && r < n; ++r)
       if (c->recs[r].size.w > o->max_allocation) {
         char at[64];
-        tg__range_dims_text(c, p, at, sizeof at);
+        tg__range_dims_text(&c->range, p, at, sizeof at);
         return tg__error(c->err, TG_ERROR_LIMIT, "range plan: at size %s record %zu needs %llu bytes, above max_allocation %llu",
                          at, r, (unsigned long long)c->recs[r].size.w, (unsigned long long)o->max_allocation);
       }
@@ -338,49 +334,22 @@ static tg_status compute(tg__range_ctx *c, tg_range_plan *plan, const tg_range_p
   if (st != TG_OK) return st;
   if ((st = check_cap(plan, c)) != TG_OK) return st;
 
-  /* Members that are not their node's representative take its offset or object. */
-  if (c->have_groups && plan->mode == TG_MODE_OFFSETS) {
-    plan->member = tg__calloc(c->alloc, n, sizeof *plan->member);
-    plan->member_rep = tg__calloc(c->alloc, n, sizeof *plan->member_rep);
-    if (plan->member == NULL || plan->member_rep == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-    for (size_t r = 0; r < n; ++r) {
-      uint32_t rep = c->nodes.rep[c->nodes.node_of[r]];
-      if (rep == r) continue;
-      plan->member[plan->member_count] = (uint32_t)r;
-      plan->member_rep[plan->member_count++] = rep;
-    }
-  }
-  if (c->have_groups && c->groups.used_count > 0) {
-    plan->pairs = tg__calloc(c->alloc, c->groups.used_count, sizeof *plan->pairs);
-    if (plan->pairs == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-    memcpy(plan->pairs, c->groups.used, c->groups.used_count * sizeof *plan->pairs);
-    plan->pair_count = c->groups.used_count;
-  }
+  if (c->have_groups && (st = tg__range_plan_keep_chains(plan, &c->nodes, &c->groups)) != TG_OK) return st;
   plan->summary.searched_points = c->searched_count;
   plan->summary.planned_points = c->planned_count;
   plan->summary.structures_tried = c->structure_count;
   return TG_OK;
 }
 
-tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_options *options,
-                                const tg_range_plan_options *range_options, const tg_allocator *alloc,
-                                tg_range_plan **out, tg_error_info *err) {
-  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+tg_status tg__range_plan_new(const tg_range_records *records, const tg_plan_options *options,
+                             const tg_allocator *alloc, tg_range_plan **out, tg_error_info *err) {
   *out = NULL;
-  const uint64_t t0 = tg__now_us();
-  static const tg_plan_options k_defaults = {0};
-  static const tg_range_plan_options k_range_defaults = {0};
-  if (options == NULL) options = &k_defaults;
-  if (range_options == NULL) range_options = &k_range_defaults;
   if (records == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: no records");
   const uint32_t dims = tg_range_records_dims(records);
   if ((unsigned)options->strategy >= TG_STRATEGY_COUNT || (unsigned)options->mode > TG_MODE_OFFSETS)
     return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "range plan: unknown mode or strategy");
   if (options->mode == TG_MODE_OFFSETS && dims != 1)
     return tg__error(err, TG_ERROR_UNSUPPORTED, "range plan: offsets mode needs 1D records (these are %uD)", dims);
-  if (!tg_strategy_applies(options->strategy, options->mode, dims))
-    return tg__error(err, TG_ERROR_UNSUPPORTED, "range plan: strategy %s does not apply to %s mode",
-                     tg_strategy_name(options->strategy), tg_mode_name(options->mode));
   uint64_t points = tg_size_range_point_count(tg_range_records_range(records));
   if (points > TG_RANGE_PLAN_MAX_POINTS)
     return tg__error(err, TG_ERROR_LIMIT, "range plan: %llu sizes, more than %llu", (unsigned long long)points,
@@ -394,9 +363,37 @@ tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_o
   plan->mode = options->mode;
   plan->dims = dims;
   plan->count = tg_range_records_count(records);
-  plan->points = tg_size_range_point_count(&plan->range);
+  plan->points = points;
   plan->strategy = options->strategy;
   plan->max_allocation = options->max_allocation;
+  plan->summary.mode = plan->mode;
+  plan->summary.dims = dims;
+  plan->summary.record_count = plan->count;
+  plan->summary.point_count = points;
+  *out = plan;
+  return TG_OK;
+}
+
+tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_options *options,
+                                const tg_range_plan_options *range_options, const tg_allocator *alloc,
+                                tg_range_plan **out, tg_error_info *err) {
+  if (out == NULL) return TG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  const uint64_t t0 = tg__now_us();
+  static const tg_plan_options k_defaults = {0};
+  static const tg_range_plan_options k_range_defaults = {0};
+  if (options == NULL) options = &k_defaults;
+  if (range_options == NULL) range_options = &k_range_defaults;
+  tg_range_plan *plan = NULL;
+  tg_status new_st = tg__range_plan_new(records, options, alloc, &plan, err);
+  if (new_st != TG_OK) return new_st;
+  if (!tg_strategy_applies(options->strategy, options->mode, plan->dims)) {
+    tg_range_plan_destroy(plan);
+    return tg__error(err, TG_ERROR_UNSUPPORTED, "range plan: strategy %s does not apply to %s mode",
+                     tg_strategy_name(options->strategy), tg_mode_name(options->mode));
+  }
+  alloc = &plan->alloc;
+  const uint32_t dims = plan->dims;
 
   tg__range_ctx c;
   memset(&c, 0, sizeof c);
@@ -430,10 +427,6 @@ tg_status tg_range_plan_compute(const tg_range_records *records, const tg_plan_o
     tg_range_plan_destroy(plan);
     return st;
   }
-  plan->summary.mode = plan->mode;
-  plan->summary.dims = dims;
-  plan->summary.record_count = plan->count;
-  plan->summary.point_count = plan->points;
   plan->summary.compute_us = tg__now_us() - t0;
   *out = plan;
   return TG_OK;
@@ -492,7 +485,7 @@ tg_status tg_range_plan_instantiate(const tg_range_plan *plan, const int64_t *di
       tg_size_range_index(&plan->range, dims, &index) != TG_OK)
     return TG_ERROR_INVALID_ARGUMENT;
   tg_range_records_at_index(plan->records, index, records);
-  const range_program *g = &plan->programs[plan->piece_program[plan->piece_of[index]]];
+  const tg__range_program *g = &plan->programs[plan->piece_program[plan->piece_of[index]]];
   uint64_t total = 0;
   if (plan->mode == TG_MODE_OFFSETS) {
     if (instance->offset_of == NULL) return TG_ERROR_INVALID_ARGUMENT;

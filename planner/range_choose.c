@@ -2,7 +2,6 @@
  * chosen"). The upper-bound plan, the sampled sizes planned with the search, the own best at
  * every size, then the worst sizes, each a structure evaluated at every size, all within the
  * time the caller gave the range (tg__range_clock). */
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "planner/range_internal.h"
@@ -17,16 +16,9 @@
 #define RANGE_SHARE_SAMPLES 0.5
 #define RANGE_SHARE_OWN 0.15
 
-void tg__range_dims_text(const tg__range_ctx *c, uint64_t p, char *buf, size_t size) {
-  int64_t d[TG_RANGE_MAX_DIMS] = {0, 0};
-  tg_size_range_point(&c->range, p, d);
-  if (c->range.count == 1) snprintf(buf, size, "%lld", (long long)d[0]);
-  else snprintf(buf, size, "%lldx%lld", (long long)d[0], (long long)d[1]);
-}
-
 tg_status tg__range_fail_at(tg__range_ctx *c, tg_status st, uint64_t p, const char *what) {
   char at[64];
-  tg__range_dims_text(c, p, at, sizeof at);
+  tg__range_dims_text(&c->range, p, at, sizeof at);
   return tg__error(c->err, st, "range plan: at size %s: %s: %s", at, what, tg_status_string(st));
 }
 

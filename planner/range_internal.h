@@ -82,8 +82,84 @@ tg_status tg__range_pieces_choose(const tg__range_grid *grid, const uint64_t *to
                                   const uint64_t *own, uint64_t cap, double target, const tg_allocator *alloc,
                                   tg__range_piece **pieces, size_t *piece_count);
 
+/* One structure, compiled for instantiation over records (not nodes): offsets, the
+ * representative records in pass order with their alignments and, per position, the records
+ * to lie above; objects, each record's object. */
+typedef struct tg__range_program {
+  uint32_t *order;        /* offsets: node count */
+  uint64_t *align;        /* offsets: node count */
+  size_t *pred_start;     /* offsets: node count + 1 */
+  uint32_t *pred;         /* offsets: records */
+  uint32_t object_count;  /* objects */
+  uint32_t *object_of;    /* objects: record count */
+  size_t order_count;     /* offsets: node count */
+} tg__range_program;
+
+/* A plan over a range: computed (range.c) or created from saved structures (range_saved.c). */
+struct tg_range_plan {
+  tg_allocator alloc;
+  const tg_range_records *records;
+  tg_size_range range;
+  tg_mode mode;
+  uint32_t dims;
+  size_t count;
+  uint64_t points;
+  tg_strategy strategy;
+  uint64_t max_allocation;
+  tg_in_place_pair *pairs;    /* kept */
+  size_t pair_count;
+  uint32_t *member;           /* records that are not their node's representative... */
+  uint32_t *member_rep;       /* ...and that representative */
+  size_t member_count;
+  uint32_t *piece_of;         /* per point */
+  uint64_t *total, *own, *lower;
+  uint64_t upper;
+  tg_range_piece *pieces;
+  uint32_t *piece_program;
+  size_t piece_count;
+  tg__range_program *programs;
+  size_t program_count;
+  tg_range_plan_summary summary;
+};
+
+/* A plan over `records` with `options`' mode, strategy and cap and nothing else yet, after the
+ * checks tg_range_plan_compute and tg_range_plan_create share (records, mode and strategy
+ * known, offsets on 1D records, at most TG_RANGE_PLAN_MAX_POINTS sizes); `err` says why not. */
+tg_status tg__range_plan_new(const tg_range_records *records, const tg_plan_options *options,
+                             const tg_allocator *alloc, tg_range_plan **out, tg_error_info *err);
+
+/* Compile structure `s` over nodes `n` into `g` (allocated from plan->alloc; on failure the
+ * caller frees what `g` holds with the plan). */
+tg_status tg__range_compile(tg_range_plan *plan, const tg__range_nodes *n, const tg__range_structure *s,
+                            tg__range_program *g);
+
+/* A plan's in-place chains (`groups` over its records, `nodes` built from them): the records
+ * that take their chain's first record's offset (offsets mode), and the pairs kept. */
+struct tg__in_place_groups;
+tg_status tg__range_plan_keep_chains(tg_range_plan *plan, const tg__range_nodes *nodes,
+                                     const struct tg__in_place_groups *groups);
+
+/* `o`'s in-place pairs name distinct records among `count` (else `err` says which does not). */
+tg_status tg__range_pairs_check(const tg_plan_options *o, size_t count, tg_error_info *err);
+
+/* The nodes of the records `at` (the records at any one point) over the chains of `pairs`
+ * (each checked by the in-place rules; `*groups` built when there are pairs, `*have_groups`
+ * then 1), with `o`'s relation; `err` says why not. */
+tg_status tg__range_nodes_over_chains(const tg_usage_record *at, size_t count, uint32_t dims,
+                                      const tg_plan_options *o, const tg_in_place_pair *pairs, size_t pair_count,
+                                      const tg_allocator *alloc, tg__in_place_groups *groups, int *have_groups,
+                                      tg__range_nodes *nodes, tg_error_info *err);
+
+/* Offsets: the structure of nodes placed in `order` (a permutation of the nodes): each
+ * position's predecessors, transitively reduced, and the hash. */
+tg_status tg__range_structure_from_order(const tg__range_nodes *n, const uint32_t *order, const tg_allocator *alloc,
+                                         tg__range_structure *out);
+
 /* total / own as the ratios above (own 0: 1 when total is 0). */
 double tg__range_ratio(uint64_t total, uint64_t own);
+
+/* "320" or "320x640": point p of `range`. */
+void tg__range_dims_text(const tg_size_range *range, uint64_t p, char *buf, size_t size);
 
 /* The time a range plan may take (tg_plan_options.time_limit_ms over the whole range). */
 typedef struct tg__range_clock {
@@ -127,8 +203,7 @@ typedef struct tg__range_ctx {
   tg__range_clock clock;
 } tg__range_ctx;
 
-/* "320" or "320x640": point p of the range. */
-void tg__range_dims_text(const tg__range_ctx *c, uint64_t p, char *buf, size_t size);
+
 
 /* `st` with a message naming the size and `what`. */
 tg_status tg__range_fail_at(tg__range_ctx *c, tg_status st, uint64_t p, const char *what);

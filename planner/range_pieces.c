@@ -1,5 +1,6 @@
 /* Pieces of a range: which structure holds which sizes (docs/ranges.md, "Pieces"). */
 #include <float.h>
+#include <stdio.h>
 
 #include "planner/range_internal.h"
 
@@ -7,6 +8,13 @@ double tg__range_ratio(uint64_t total, uint64_t own) {
   if (total == UINT64_MAX) return DBL_MAX;
   if (own == 0) return total == 0 ? 1.0 : DBL_MAX;
   return (double)total / (double)own;
+}
+
+void tg__range_dims_text(const tg_size_range *range, uint64_t p, char *buf, size_t size) {
+  int64_t d[TG_RANGE_MAX_DIMS] = {0, 0};
+  tg_size_range_point(range, p, d);
+  if (range->count == 1) snprintf(buf, size, "%lld", (long long)d[0]);
+  else snprintf(buf, size, "%lldx%lld", (long long)d[0], (long long)d[1]);
 }
 
 typedef struct region_score {

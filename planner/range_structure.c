@@ -365,6 +365,21 @@ tg_status tg__range_structure_from_plan(const tg__range_nodes *n, const tg_plan 
   return st;
 }
 
+tg_status tg__range_structure_from_order(const tg__range_nodes *n, const uint32_t *order, const tg_allocator *alloc,
+                                         tg__range_structure *out) {
+  memset(out, 0, sizeof *out);
+  out->order = tg__calloc(alloc, n->count ? n->count : 1, sizeof *out->order);
+  if (out->order == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  if (n->count) memcpy(out->order, order, n->count * sizeof *out->order);
+  tg_status st = build_preds(n, out, alloc);
+  if (st != TG_OK) {
+    tg__range_structure_free(out, alloc);
+    return st;
+  }
+  out->hash = hash_u32s(out->order, n->count);
+  return TG_OK;
+}
+
 uint64_t tg__range_structure_total(const tg__range_nodes *n, const tg__range_structure *s, const tg_extent *sizes,
                                    tg_extent *scratch) {
   const size_t count = n->count;

@@ -213,3 +213,15 @@ void tg_cli_json_in_place(tg__strbuf *b, const tg_in_place_pair *pairs, size_t c
                       pairs[i].input, pairs[i].output, pairs[i].view ? ",\"view\":true" : "");
   tg__strbuf_puts(b, "]");
 }
+
+int tg_cli_print_report(tg__strbuf *b, int code) {
+  if (b->failed) {
+    tg_cli_error("out of memory");
+    code = TG_EXIT_FAILURE;
+  } else {
+    fwrite(b->data, 1, b->length, stdout);
+    fflush(stdout);
+  }
+  tg__strbuf_free(b);
+  return code;
+}

@@ -70,6 +70,10 @@ int tg_cli_option_table(int argc, char **argv, int *i, const char *const *names,
  * TANGRAM_FAIL_HOST_ALLOC_AT=N is set (the Nth host allocation fails). `fa` is caller storage. */
 const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa);
 
+/* Print what `b` holds on stdout and free it; when building it ran out of memory, print that
+ * instead and return TG_EXIT_FAILURE, else `code`. */
+int tg_cli_print_report(tg__strbuf *b, int code);
+
 /* Write `text` to `path` ("-" = stdout). Returns 1 on success; prints an error otherwise. */
 int tg_cli_write_file(const char *path, const char *text, size_t length);
 

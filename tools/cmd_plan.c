@@ -92,7 +92,8 @@ static void plan_usage(FILE *to) {
       "                           bytes unless --alignment is given (every Vulkan device and the\n"
       "                           common OpenCL devices accept 256); the file records the\n"
       "                           alignment, the allocation cap and the texture limits, which\n"
-      "                           run --plan checks against the device\n"
+      "                           run --plan checks against the device. With a range: the plan\n"
+      "                           reported, over every size of it (run --plan runs any of them)\n"
       TG_CLI_PLACE_USAGE
       "                           (models; plans each space with --strategy, best for all)\n"
       "  -h, --help               this text\n"
@@ -424,9 +425,9 @@ int tg_cli_plan(int argc, char **argv) {
     tg_cli_plan_range_request rq = {
         file, &shapes.options, iopt.storage, iopt.precision, plan_io, &limits, mode, all ? TG_STRATEGY_BEST : one,
         fit, alignment, policy, (uint32_t)beam_width, seed, (uint32_t)time_limit, in_place, max_allocation, json,
-        no_fallback, all_policies ? "--policy all" : reorder ? "--reorder" : exact ? "--exact" : want_subset ?
+        no_fallback, save_out, all_policies ? "--policy all" : reorder ? "--reorder" : exact ? "--exact" : want_subset ?
         "--subset-bound" : want_lp ? "--lp-bound" : csv_out ? "--csv-out" : svg_out ? "--svg (give --svg-dir)" :
-        save_out ? "--save" : tg_cli_place_given(&place) ? "--place" : NULL, ropt};
+        tg_cli_place_given(&place) ? "--place" : NULL, ropt};
     return tg_cli_plan_range(&rq);
   }
   if (ropt.sizes || ropt.svg_dir || ropt.own_time_s) {

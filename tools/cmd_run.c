@@ -10,6 +10,7 @@
 #include "tools/plan_file_cli.h"
 #include "tools/place_cli.h"
 #include "tools/run_plan.h"
+#include "tools/run_range.h"
 
 static void run_usage(FILE *to) {
   fputs(
@@ -75,7 +76,17 @@ static void run_usage(FILE *to) {
       "                           error), realise it and run the check. A plan made for another\n"
       "                           model, one this device cannot hold, or one with an in-place\n"
       "                           pair --in-place would not use here: exit 2 with the reason\n"
-      TG_CLI_INPUT_SHAPE_HELP,
+      TG_CLI_INPUT_SHAPE_RANGE_HELP
+      "                           With a range: one plan over it (docs/ranges.md), allocated once\n"
+      "                           for the largest size asked, re-offset at each size and checked\n"
+      "                           there; JSON \"range\": its \"sizes\", per size {dims, bytes,\n"
+      "                           capacity, reoffset_us, corrupted, ...}. --plan FILE of a range:\n"
+      "                           the file's sizes, or --input-shape at one size inside its range\n"
+      "  --sizes A,B,...          with a range: the sizes run, each the dynamic dimensions in order\n"
+      "                           joined by 'x' (320 or 320x640; default: both ends and six\n"
+      "                           between); a size outside the range or off its step: exit 2\n"
+      "  --grow                   with a range: allocate for the first size, and again (twice as\n"
+      "                           large, or what the size needs) when a size outgrows it\n",
       to);
   fputs(
       "  --json                   one JSON object on stdout\n"
@@ -178,12 +189,14 @@ int tg_cli_run(int argc, char **argv) {
   const char *file = NULL, *backend_s = "auto", *device_s = NULL, *storage_s = "auto";
   const char *precision_s = "fp32", *mode_s = "objects", *strategy_s = "best", *policy_s = "serial";
   const char *budget_s = NULL, *svg_out = NULL, *plan_path = NULL, *time_s = NULL, *cap_s = NULL, *texture_s = NULL;
-  int no_fallback = 0;
+  const char *sizes_s = NULL;
+  int no_fallback = 0, grow = 0;
   int json = 0, ooo = 0, no_reuse = 0, plan_io = 0, in_place = 0;
   uint32_t flow[2] = {0, 2}; /* control flow in the check: branch, iterations */
   unsigned given = 0; /* bit o: option k_opts[o] was given */
   tg_cli_model_options shapes;
   memset(&shapes, 0, sizeof shapes);
+  shapes.ranges = 1;
   tg_cli_place_request place;
   memset(&place, 0, sizeof place);
   int help = 0;
@@ -215,6 +228,11 @@ int tg_cli_run(int argc, char **argv) {
       if (m < 0) return TG_EXIT_USAGE;
       continue;
     }
+    if ((m = tg_cli_option(argc, argv, &i, "--sizes", &sizes_s)) != 0) {
+      if (m < 0) return TG_EXIT_USAGE;
+      continue;
+    }
+    if (strcmp(argv[i], "--grow") == 0) { grow = 1; ++i; continue; }
     if (strcmp(argv[i], "--json") == 0) { json = 1; ++i; continue; }
     if (strcmp(argv[i], "--out-of-order") == 0) { ooo = 1; ++i; continue; }
     if (strcmp(argv[i], "--no-reuse-edges") == 0) { no_reuse = 1; ++i; continue; }
@@ -294,6 +312,17 @@ int tg_cli_run(int argc, char **argv) {
   uint64_t tex_w = 0, tex_h = 0, tex_d = 0;
   if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h, &tex_d)) return TG_EXIT_USAGE;
   dopt.device = device_s;
+  int ranged = sizes_s != NULL || grow || tg_cli_range_given(&shapes.options);
+  if (ranged) {
+    /* What a run over a range does not take (yet). */
+    const char *no = tg_cli_place_given(&place) ? "--place" : svg_out ? "--svg" : ooo ? "--out-of-order"
+                     : in_place ? "--in-place" : texture_s ? "--max-texture-size" : cap_s ? "--max-allocation"
+                     : no_fallback ? "--no-fallback" : NULL;
+    if (no != NULL) {
+      tg_cli_error("run: %s does not combine with a range of sizes", no);
+      return TG_EXIT_USAGE;
+    }
+  }
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
       tg_cli_error("run: --svg does not combine with --place");
@@ -364,6 +393,43 @@ int tg_cli_run(int argc, char **argv) {
     strategy = pf->strategy;
     policy = pf->policy;
     plan_io = (pf->flags & TG_PLAN_FILE_IO_PLANNED) != 0;
+    if (ranged && pf->range_records == NULL) {
+      tg_cli_error("run: --plan %s holds a plan for one size: --input-shape at that size runs it (no range, "
+                   "--sizes or --grow)", plan_path);
+      tg_plan_file_destroy(pf);
+      return TG_EXIT_USAGE;
+    }
+  }
+  if (ranged || (pf && pf->range_records)) {
+    if (pf && pf->range_records && (svg_out || ooo || in_place || texture_s || cap_s || no_fallback)) {
+      tg_cli_error("run: --plan %s holds a plan over a range of sizes: --svg, --out-of-order, --in-place, "
+                   "--max-texture-size, --max-allocation and --no-fallback do not combine with it", plan_path);
+      tg_plan_file_destroy(pf);
+      return TG_EXIT_USAGE;
+    }
+    tg_cli_run_range_args ra;
+    memset(&ra, 0, sizeof ra);
+    ra.file = file;
+    ra.plan_path = plan_path;
+    ra.plan_file = pf;
+    ra.sizes = sizes_s;
+    ra.grow = grow;
+    ra.device = dopt;
+    ra.storage = auto_storage ? TG_STORAGE_BUFFER : storage;
+    ra.precision = precision;
+    ra.mode = mode;
+    ra.strategy = strategy;
+    ra.policy = policy;
+    ra.time_limit_ms = time_limit_ms;
+    ra.plan_io = plan_io;
+    ra.json = json;
+    ra.flow[0] = flow[0];
+    ra.flow[1] = flow[1];
+    ra.budget = budget;
+    ra.shapes = &shapes;
+    int rc = tg_cli_run_range(&ra, alloc);
+    tg_plan_file_destroy(pf);
+    return rc;
   }
   {
     /* Model errors (an input shape missing, an op without shape inference) are the model's,

@@ -102,6 +102,13 @@ int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_option
   return 1;
 }
 
+int tg_cli_range_given(const tg_model_options *options) {
+  for (size_t k = 0; options != NULL && k < options->input_shape_count; ++k)
+    for (uint32_t d = 0; d < options->input_shapes[k].rank && d < TG_MAX_RANK; ++d)
+      if (options->input_shapes[k].range[d].step != 0) return 1;
+  return 0;
+}
+
 void tg_cli_input_free(tg_cli_input *in) {
   if (in->in_place) tg__free(in->alloc, in->in_place);
   tg_schedule_destroy(in->schedule);

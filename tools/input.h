@@ -44,14 +44,22 @@ typedef struct tg_cli_model_options {
  * call (then `ranges` set by commands that take ranges). */
 int tg_cli_input_shape_option(int argc, char **argv, int *i, tg_cli_model_options *o);
 
-/* The --input-shape help line, for every subcommand's usage text. */
-#define TG_CLI_INPUT_SHAPE_HELP                                                               \
+/* 1 when an input shape of `options` (NULL: none) gives a dimension as a range (LO..HI[/STEP]),
+ * else 0. */
+int tg_cli_range_given(const tg_model_options *options);
+
+/* The --input-shape help line, for every subcommand's usage text (_RANGE: for a command that
+ * takes ranges, which says what it does with one after it). */
+#define TG_CLI_INPUT_SHAPE_RANGE_HELP                                                         \
   "  --input-shape NAME:DxDx...  models with dynamic input dimensions: the shape of input\n"    \
-  "                           NAME, e.g. x:1x3x640x640 (repeatable, one per input). A dynamic\n" \
-  "                           dimension may be a range LO..HI or LO..HI/STEP, e.g.\n"            \
-  "                           x:1x3x48x32..1600/8 (at most two in all): tangram inputs MODEL\n"  \
-  "                           --input-shape ... lists the records at every size; this command\n" \
-  "                           answers 'ranges: not supported by this command yet'\n"
+  "                           NAME, e.g. x:1x3x640x640 (repeatable, one per input). One or two\n" \
+  "                           dynamic dimensions may be a range LO..HI or LO..HI/STEP, e.g.\n"   \
+  "                           x:1x3x48x32..1600/8 or x:1x3x32..960/32x32..960/32\n"
+#define TG_CLI_INPUT_SHAPE_HELP                                                               \
+  TG_CLI_INPUT_SHAPE_RANGE_HELP                                                               \
+  "                           tangram inputs MODEL --input-shape ... lists the records at\n"    \
+  "                           every size; this command answers 'ranges: not supported by\n"    \
+  "                           this command yet'\n"
 
 /* tg_model_load_with for the CLI. On failure, when an input of the file needs a size
  * (tg_model_list_inputs), the --input-shape to give is appended to `err`'s message. On

@@ -6,6 +6,33 @@ void tg_cli_fingerprint_hex(const uint8_t fp[TG_FINGERPRINT_BYTES], char hex[2 *
   for (int i = 0; i < TG_FINGERPRINT_BYTES; ++i) snprintf(hex + 2 * i, 3, "%02x", fp[i]);
 }
 
+/* Save `d` (plan, records, names, count, dims and range given) with the rest from `io` and the
+ * arguments; prints the reason on failure. */
+static int save(const char *path, tg_plan_file_desc *d, const tg_cli_input_options *io, tg_policy policy,
+                tg_strategy strategy, uint64_t alignment, const char *source, const tg_allocator *alloc,
+                char hex[2 * TG_FINGERPRINT_BYTES + 1]) {
+  d->storage = io->storage;
+  d->precision = io->precision;
+  d->policy = policy;
+  d->strategy = strategy;
+  d->alignment = alignment;
+  d->flags = io->plan_io ? TG_PLAN_FILE_IO_PLANNED : 0;
+  d->source = source;
+  /* The limits the records were made under (the input's, else the default ones). */
+  tg_device_limits def = tg_device_limits_default();
+  d->limits = io->limits ? io->limits : &def;
+  tg_error_info err = {{0}};
+  tg_status st = tg_plan_file_save(d, path, alloc, &err);
+  if (st != TG_OK) {
+    tg_cli_error("plan: --save: %s", err.message);
+    return st == TG_ERROR_IO || st == TG_ERROR_OUT_OF_HOST_MEMORY ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
+  }
+  uint8_t fp[TG_FINGERPRINT_BYTES];
+  tg_records_fingerprint(d->records, d->names, d->record_count, d->dims, fp);
+  tg_cli_fingerprint_hex(fp, hex);
+  return TG_EXIT_OK;
+}
+
 int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *source,
                      const tg_cli_input_options *io, tg_policy policy, tg_strategy strategy,
                      uint64_t alignment, const tg_plan *plan, const tg_allocator *alloc,
@@ -36,26 +63,7 @@ int tg_cli_plan_save(const char *path, const tg_cli_input *in, const char *sourc
   d.names = (const char *const *)set->names;
   d.record_count = set->count;
   d.dims = set->dims;
-  d.storage = storage;
-  d.precision = io->precision;
-  d.policy = policy;
-  d.strategy = strategy;
-  d.alignment = alignment;
-  d.flags = io->plan_io ? TG_PLAN_FILE_IO_PLANNED : 0;
-  d.source = source;
-  /* The limits the records were made under (the input's, else the default ones). */
-  tg_device_limits def = tg_device_limits_default();
-  d.limits = io->limits ? io->limits : &def;
-  tg_error_info err = {{0}};
-  tg_status st = tg_plan_file_save(&d, path, alloc, &err);
-  if (st != TG_OK) {
-    tg_cli_error("plan: --save: %s", err.message);
-    return st == TG_ERROR_IO ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
-  }
-  uint8_t fp[TG_FINGERPRINT_BYTES];
-  tg_records_fingerprint(d.records, d.names, d.record_count, d.dims, fp);
-  tg_cli_fingerprint_hex(fp, hex);
-  return TG_EXIT_OK;
+  return save(path, &d, io, policy, strategy, alignment, source, alloc, hex);
 }
 
 tg_status tg_cli_plan_file_check_device(const tg_plan_file *file, uint64_t max_allocation,
@@ -142,4 +150,45 @@ tg_status tg_cli_plan_file_check_pairs(const tg_plan *plan, const tg_cli_input *
                      b, pair_refusal(in, p, read_write_images, why, sizeof why));
   }
   return TG_OK;
+}
+
+int tg_cli_range_plan_savable(const char *cmd, const tg_model_range *mr) {
+  size_t n = tg_model_records_fallback_count(mr->records);
+  if (n == 0) return 1;
+  tg_cli_error("%s: --save: %zu tensors do not fit %s under the device limits and fall back to other storages; a "
+               "plan file holds one storage: choose another --storage",
+               cmd, n, tg_storage_name(mr->records->storage));
+  return 0;
+}
+
+int tg_cli_range_plan_save(const char *path, const tg_model_range *mr, const tg_range_plan *rp,
+                           const tg_model_options *shapes, const char *source, const tg_cli_input_options *io,
+                           tg_policy policy, tg_strategy strategy, uint64_t alignment, const tg_allocator *alloc,
+                           char hex[2 * TG_FINGERPRINT_BYTES + 1]) {
+  const tg_record_set *set = mr->records->records;
+  if (!tg_cli_range_plan_savable("plan", mr)) return TG_EXIT_USAGE;
+  /* The records and plan at the range's first size. */
+  tg_usage_record *recs = tg__calloc(alloc, set->count ? set->count : 1, sizeof *recs);
+  tg_plan *first = NULL;
+  tg_status st = recs ? tg_range_plan_create_instance(rp, alloc, &first) : TG_ERROR_OUT_OF_HOST_MEMORY;
+  int64_t at[TG_RANGE_MAX_DIMS] = {mr->range.dim[0].lo, mr->range.dim[1].lo};
+  if (st == TG_OK) st = tg_range_plan_instantiate(rp, at, recs, first);
+  int code;
+  if (st == TG_OK) {
+    tg_plan_file_range fr = {rp, mr->primary, shapes->input_shapes, shapes->input_shape_count};
+    tg_plan_file_desc d = {0};
+    d.plan = first;
+    d.records = recs;
+    d.names = (const char *const *)set->names;
+    d.record_count = set->count;
+    d.dims = set->dims;
+    d.range = &fr;
+    code = save(path, &d, io, policy, strategy, alignment, source, alloc, hex);
+  } else {
+    tg_cli_error("plan: --save: the plan at the first size: %s", tg_status_string(st));
+    code = TG_EXIT_FAILURE;
+  }
+  tg_plan_destroy(first);
+  tg__free(alloc, recs);
+  return code;
 }

@@ -8,26 +8,14 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tangram/schedule.h"
 #include "tools/input.h"
+#include "tools/plan_file_cli.h"
 
 int tg_cli_range_option(int argc, char **argv, int *i, tg_cli_range_options *o) {
   int m = tg_cli_option(argc, argv, i, "--sizes", &o->sizes);
   if (m == 0) m = tg_cli_option(argc, argv, i, "--own-time-limit", &o->own_time_s);
   if (m == 0 && o->svg_dir_option) m = tg_cli_option(argc, argv, i, "--svg-dir", &o->svg_dir);
   return m;
-}
-
-int tg_cli_range_given(const tg_model_options *options) {
-  for (size_t k = 0; options != NULL && k < options->input_shape_count; ++k)
-    for (uint32_t d = 0; d < options->input_shapes[k].rank && d < TG_MAX_RANK; ++d)
-      if (options->input_shapes[k].range[d].step != 0) return 1;
-  return 0;
-}
-
-void tg_cli_range_size_name(const tg_size_range *range, const int64_t *dims, char *buf, size_t size) {
-  if (range->count == 1) snprintf(buf, size, "%lld", (long long)dims[0]);
-  else snprintf(buf, size, "%lldx%lld", (long long)dims[0], (long long)dims[1]);
 }
 
 void tg_cli_json_range_dims(tg__strbuf *b, const tg_model_range *r) {
@@ -49,144 +37,64 @@ void tg_cli_json_range_dims(tg__strbuf *b, const tg_model_range *r) {
   tg__strbuf_puts(b, "]");
 }
 
-/* "x[3] 32..1600/8" (one dimension) or "x[2] 32..960/32, x[3] 32..960/32": the dimensions, each
- * by the first input axis that follows it. */
-static void range_text(const tg_model_range *r, char *buf, size_t size) {
-  const tg_graph *g = r->model->graph;
-  size_t len = 0;
-  buf[0] = '\0';
-  for (uint32_t d = 0; d < r->range.count && len < size; ++d) {
-    const char *name = "?";
-    uint32_t axis = 0;
-    for (size_t k = 0; k < r->axis_count; ++k)
-      if (r->axes[k].dim == d) {
-        name = g->tensors[g->inputs[r->axes[k].input]].name;
-        axis = r->axes[k].axis;
-        break;
-      }
-    int n = snprintf(buf + len, size - len, "%s%s[%u] %lld..%lld/%lld", d ? ", " : "", name, axis,
-                     (long long)r->range.dim[d].lo, (long long)r->range.dim[d].hi, (long long)r->range.dim[d].step);
-    if (n < 0) break;
-    len += (size_t)n;
-  }
-}
-
-/* One --sizes entry into its point index; 0 with the error printed. */
-static int parse_size(const char *cmd, const char *item, const tg_model_range *r, uint64_t *point) {
-  const tg_size_range *range = &r->range;
-  char buf[96], what[160];
-  int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
-  range_text(r, what, sizeof what);
-  snprintf(buf, sizeof buf, "%s", item);
-  uint32_t n = 0;
-  int ok = strlen(item) < sizeof buf;
-  for (char *p = buf; ok;) {
-    char *x = strchr(p, 'x');
-    if (x) *x = '\0';
-    uint64_t v;
-    ok = n < range->count && tg_cli_parse_u64(p, 0, &v) && v <= (uint64_t)INT64_MAX;
-    if (ok) dims[n++] = (int64_t)v;
-    if (x == NULL) break;
-    p = x + 1;
-  }
-  if (!ok || n != range->count) {
-    tg_cli_error("%s: --sizes: '%s' is not a size of the range %s: give %s", cmd, item, what,
-                 range->count == 1 ? "one number, the dynamic dimension"
-                                   : "the two dynamic dimensions in order, joined by x (e.g. 320x640)");
-    return 0;
-  }
-  for (uint32_t d = 0; d < range->count; ++d) {
-    const tg_dim_range *dr = &range->dim[d];
-    if (dims[d] < dr->lo || dims[d] > dr->hi) {
-      tg_cli_error("%s: --sizes: %s is outside the range: dimension %u is %lld, the range takes %lld..%lld/%lld (%s)",
-                   cmd, item, d + 1, (long long)dims[d], (long long)dr->lo, (long long)dr->hi, (long long)dr->step,
-                   what);
-      return 0;
-    }
-    if ((dims[d] - dr->lo) % dr->step != 0) {
-      int64_t below = dr->lo + (dims[d] - dr->lo) / dr->step * dr->step;
-      tg_cli_error("%s: --sizes: %s is off the range's step: dimension %u is %lld, the range takes %lld..%lld/%lld "
-                   "(%lld or %lld; %s)",
-                   cmd, item, d + 1, (long long)dims[d], (long long)dr->lo, (long long)dr->hi, (long long)dr->step,
-                   (long long)below, (long long)(below + dr->step), what);
-      return 0;
-    }
-  }
-  return tg_size_range_index(range, dims, point) == TG_OK;
-}
-
-int tg_cli_range_points(const char *cmd, const char *sizes, const tg_model_range *r, const tg_allocator *alloc,
-                        uint64_t **points, size_t *count) {
-  *points = NULL;
-  *count = 0;
-  const uint64_t total = r->point_count;
-  size_t n = 1;
-  if (sizes == NULL) n = total <= 256 ? (size_t)total : 64;
-  else
-    for (const char *c = sizes; *c; ++c) n += *c == ',';
-  uint64_t *p = tg__calloc(alloc, n, sizeof *p);
-  if (p == NULL) {
-    tg_cli_error("%s: out of memory", cmd);
-    return TG_EXIT_FAILURE;
-  }
-  if (sizes == NULL) {
-    /* Every size, or both ends and 62 between, evenly spread over the point indices. */
-    for (size_t k = 0; k < n; ++k) p[k] = total <= 256 ? k : ((uint64_t)k * (total - 1) + (n - 1) / 2) / (n - 1);
-  } else {
-    const char *at = sizes;
-    for (size_t k = 0; k < n; ++k) {
-      const char *comma = strchr(at, ',');
-      size_t len = comma ? (size_t)(comma - at) : strlen(at);
-      char item[96];
-      snprintf(item, sizeof item, "%.*s", (int)(len < sizeof item ? len : sizeof item - 1), at);
-      if (len == 0 || len >= sizeof item || !parse_size(cmd, item, r, &p[k])) {
-        if (len == 0) tg_cli_error("%s: --sizes '%s': an empty size (sizes are separated by one comma)", cmd, sizes);
-        tg__free(alloc, p);
-        return TG_EXIT_USAGE;
-      }
-      at = comma ? comma + 1 : at + len;
-    }
-  }
-  *points = p;
-  *count = n;
-  return TG_EXIT_OK;
-}
-
-/* Byte records of texel records: each size's texels x `texel_bytes`, same tasks and alignments. */
-static tg_status bytes_of(const tg_range_records *texels, uint64_t texel_bytes, const tg_allocator *alloc,
-                          tg_range_records **out) {
-  const tg_size_range *range = tg_range_records_range(texels);
-  const size_t n = tg_range_records_count(texels);
+tg_status tg_cli_range_records_build(const tg_size_range *range, size_t count, tg_cli_records_at_fn at, void *ctx,
+                                     const tg_allocator *alloc, tg_range_records **out) {
+  *out = NULL;
   const uint64_t points = tg_size_range_point_count(range);
   size_t cells;
-  if (!tg__mul_size((size_t)points, n ? n : 1, &cells)) return TG_ERROR_OVERFLOW;
+  if (!tg__mul_size((size_t)points, count ? count : 1, &cells)) return TG_ERROR_OVERFLOW;
   tg_extent *sizes = tg__calloc(alloc, cells, sizeof *sizes);
-  tg_usage_record *recs = tg__calloc(alloc, n ? n : 1, sizeof *recs);
-  uint32_t *first = tg__calloc(alloc, n ? n : 1, sizeof *first), *last = tg__calloc(alloc, n ? n : 1, sizeof *last);
-  uint64_t *align = tg__calloc(alloc, n ? n : 1, sizeof *align);
-  tg_status st = sizes && recs && first && last && align ? TG_OK : TG_ERROR_OUT_OF_HOST_MEMORY;
+  uint32_t *first = tg__calloc(alloc, count ? count : 1, sizeof *first);
+  uint32_t *last = tg__calloc(alloc, count ? count : 1, sizeof *last);
+  uint64_t *align = tg__calloc(alloc, count ? count : 1, sizeof *align);
+  tg_status st = sizes && first && last && align ? TG_OK : TG_ERROR_OUT_OF_HOST_MEMORY;
   for (uint64_t p = 0; st == TG_OK && p < points; ++p) {
-    st = tg_range_records_at_index(texels, p, recs);
-    for (size_t r = 0; st == TG_OK && r < n; ++r) {
-      uint64_t v;
-      if (tg_extent_volume(recs[r].size, &v) != TG_OK || !tg__mul_u64(v, texel_bytes, &v)) st = TG_ERROR_OVERFLOW;
-      sizes[p * n + r] = (tg_extent){v, 1, 1};
-      if (p == 0) {
-        first[r] = recs[r].first_task;
-        last[r] = recs[r].last_task;
-        align[r] = recs[r].alignment;
-      }
+    const tg_usage_record *recs = NULL;
+    if ((st = at(ctx, p, &recs)) != TG_OK) break;
+    for (size_t r = 0; r < count; ++r) {
+      sizes[p * count + r] = recs[r].size;
+      first[r] = recs[r].first_task;
+      last[r] = recs[r].last_task;
+      if (recs[r].alignment > align[r]) align[r] = recs[r].alignment;
     }
   }
   if (st == TG_OK) {
-    tg_range_records_desc d = {*range, 1, n, first, last, sizes, align};
+    tg_range_records_desc d = {*range, 1, count, first, last, sizes, align};
     st = tg_range_records_create(&d, alloc, out);
   }
   tg__free(alloc, sizes);
-  tg__free(alloc, recs);
   tg__free(alloc, first);
   tg__free(alloc, last);
   tg__free(alloc, align);
+  return st;
+}
+
+/* Byte records of texel records: each size's texels x `texel_bytes`, same tasks and alignments. */
+typedef struct texels_as_bytes {
+  const tg_range_records *texels;
+  uint64_t texel_bytes;
+  tg_usage_record *recs;
+} texels_as_bytes;
+
+static tg_status bytes_at(void *ctx, uint64_t p, const tg_usage_record **out) {
+  texels_as_bytes *t = ctx;
+  tg_status st = tg_range_records_at_index(t->texels, p, t->recs);
+  for (size_t r = 0; st == TG_OK && r < tg_range_records_count(t->texels); ++r) {
+    uint64_t v;
+    if (tg_extent_volume(t->recs[r].size, &v) != TG_OK || !tg__mul_u64(v, t->texel_bytes, &v)) st = TG_ERROR_OVERFLOW;
+    t->recs[r].size = (tg_extent){v, 1, 1};
+  }
+  *out = t->recs;
+  return st;
+}
+
+static tg_status bytes_of(const tg_range_records *texels, uint64_t texel_bytes, const tg_allocator *alloc,
+                          tg_range_records **out) {
+  const size_t n = tg_range_records_count(texels);
+  texels_as_bytes t = {texels, texel_bytes, tg__calloc(alloc, n ? n : 1, sizeof *t.recs)};
+  if (t.recs == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  tg_status st = tg_cli_range_records_build(tg_range_records_range(texels), n, bytes_at, &t, alloc, out);
+  tg__free(alloc, t.recs);
   return st;
 }
 
@@ -350,19 +258,6 @@ void tg_cli_json_range(tg__strbuf *b, const tg_cli_range_job *job, const tg_mode
   tg__strbuf_puts(b, "]}");
 }
 
-int tg_cli_range_print(tg__strbuf *b) {
-  int code = TG_EXIT_OK;
-  if (b->failed) {
-    tg_cli_error("out of memory");
-    code = TG_EXIT_FAILURE;
-  } else {
-    fwrite(b->data, 1, b->length, stdout);
-    fflush(stdout);
-  }
-  tg__strbuf_free(b);
-  return code;
-}
-
 int tg_cli_range_svg(const char *cmd, const char *dir, const char *model_path, tg_storage storage, tg_mode mode,
                      const tg_cli_range_job *job, uint32_t dim_count, const char *title) {
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
@@ -422,7 +317,7 @@ static void text_plan_range(tg__strbuf *b, const tg_cli_plan_range_request *rq, 
   tg_range_plan_summary s;
   tg_range_plan_get_summary(job->plans[0], &s);
   char what[160], name[64], h[32];
-  range_text(r, what, sizeof what);
+  tg_cli_range_text(r, what, sizeof what);
   tg__strbuf_printf(b, "%s: %zu records (%uD, %s), mode %s, storage %s %s, %zu tensors, %zu ops\n", rq->file,
                     set->count, set->dims, set->dims == 1 ? "bytes" : "texels", tg_mode_name(rq->mode),
                     tg_storage_name(rq->storage), tg_precision_name(rq->precision), r->model->graph->tensor_count,
@@ -482,8 +377,7 @@ static void text_plan_range(tg__strbuf *b, const tg_cli_plan_range_request *rq, 
   }
 }
 
-/* The range's relation for a policy other than serial, over the primary records. */
-static tg_status range_relation(const tg_model_range *r, tg_policy policy, const tg_allocator *alloc,
+tg_status tg_cli_range_relation(const tg_model_range *r, tg_policy policy, const tg_allocator *alloc,
                                 tg_policy_relation **rel, tg_error_info *err) {
   *rel = NULL;
   if (policy == TG_POLICY_SERIAL) return TG_OK;
@@ -519,14 +413,15 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
     tg_cli_error("%s", err.message[0] ? err.message : tg_status_string(st));
     return tg_cli_exit_code(st);
   }
-  uint64_t *points = NULL;
-  size_t count = 0;
+  tg_cli_sizes sizes;
   tg_cli_range_job job;
   memset(&job, 0, sizeof job);
   job.alloc = alloc;
   job.own_time_limit_ms = (uint32_t)own;
   tg_policy_relation *rel = NULL;
-  int code = tg_cli_range_points("plan", rq->range.sizes, r, alloc, &points, &count);
+  int code = rq->range.sizes ? tg_cli_sizes_parse("plan", rq->range.sizes, r, alloc, &sizes)
+                             : tg_cli_sizes_default("plan", &r->range, TG_CLI_REPORT_SIZES_ALL,
+                                                    TG_CLI_REPORT_SIZES_BETWEEN, alloc, &sizes);
   const tg_range_records *rr = r->primary;
   const uint32_t dims = tg_range_records_dims(rr);
   tg_storage to;
@@ -536,6 +431,8 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
                  r->model->graph->tensors[fb->tensor_of[0]].name, tg_storage_name(rq->storage), fb->reasons[0],
                  tg_model_records_fallback_count(r->records));
     code = TG_EXIT_USAGE;
+  } else if (code == TG_EXIT_OK && rq->save && !tg_cli_range_plan_savable("plan", r)) {
+    code = TG_EXIT_USAGE;
   } else if (code == TG_EXIT_OK && rq->mode == TG_MODE_OFFSETS && dims != 1) {
     tg_cli_error("plan: offsets mode needs 1D records (%s gives %uD texture extents)", rq->file, dims);
     code = TG_EXIT_USAGE;
@@ -544,7 +441,7 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
                  tg_mode_name(rq->mode));
     code = TG_EXIT_USAGE;
   }
-  if (code == TG_EXIT_OK && (st = range_relation(r, rq->policy, alloc, &rel, &err)) != TG_OK) {
+  if (code == TG_EXIT_OK && (st = tg_cli_range_relation(r, rq->policy, alloc, &rel, &err)) != TG_OK) {
     tg_cli_error("plan: %s", err.message);
     code = tg_cli_exit_code(st);
   }
@@ -572,9 +469,18 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
   if (code == TG_EXIT_OK && rq->max_allocation && dims > 1 && rq->mode == TG_MODE_OBJECTS &&
       !texture_cap_holds(rq, r, &job))
     code = TG_EXIT_USAGE;
-  if (code == TG_EXIT_OK && (st = tg_cli_range_job_report(&job, points, count, rq->precision, &err)) != TG_OK) {
+  if (code == TG_EXIT_OK &&
+      (st = tg_cli_range_job_report(&job, sizes.point, sizes.count, rq->precision, &err)) != TG_OK) {
     tg_cli_error("plan: %s", err.message[0] ? err.message : tg_status_string(st));
     code = st == TG_ERROR_INVALID_PLAN ? TG_EXIT_FAILURE : tg_cli_exit_code(st);
+  }
+  char saved_fp[2 * TG_FINGERPRINT_BYTES + 1] = "";
+  tg_range_plan_summary sm = {0};
+  if (code == TG_EXIT_OK) tg_range_plan_get_summary(job.plans[0], &sm);
+  if (code == TG_EXIT_OK && rq->save) {
+    tg_cli_input_options io = {rq->storage, rq->precision, rq->plan_io, rq->limits, rq->model, 1, 1};
+    code = tg_cli_range_plan_save(rq->save, r, job.plans[0], rq->model, rq->file, &io, rq->policy, rq->strategy,
+                                  rq->mode == TG_MODE_OFFSETS ? rq->alignment : 0, alloc, saved_fp);
   }
   if (code == TG_EXIT_OK) {
     tg__strbuf out;
@@ -602,15 +508,26 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
       tg_cli_json_fallbacks(&out, r->records);
       if (rq->in_place) tg__strbuf_printf(&out, ",\"in_place_candidates\":%zu", r->in_place_count);
       tg_cli_json_range(&out, &job, r, 1);
+      if (rq->save) {
+        tg__strbuf_puts(&out, ",\"saved\":{\"file\":");
+        tg__strbuf_json_string(&out, rq->save);
+        tg__strbuf_printf(&out, ",\"policy\":\"%s\",\"strategy\":\"%s\",\"pieces\":%zu,\"fingerprint\":\"%s\"}",
+                          tg_policy_name(rq->policy), tg_strategy_name(rq->strategy), sm.piece_count, saved_fp);
+      }
       tg__strbuf_puts(&out, "}\n");
     } else {
       text_plan_range(&out, rq, r, &job);
+      if (rq->save)
+        tg__strbuf_printf(&out, "\nsaved the plan over the range (%s, policy %s, %zu piece%s) to %s (the first size's "
+                                "records fingerprint %.16s...)\n",
+                          tg_strategy_name(rq->strategy), tg_policy_name(rq->policy), sm.piece_count,
+                          sm.piece_count == 1 ? "" : "s", rq->save, saved_fp);
     }
-    code = tg_cli_range_print(&out);
+    code = tg_cli_print_report(&out, TG_EXIT_OK);
   }
   if (code == TG_EXIT_OK && rq->range.svg_dir) {
     char what[160], title[512];
-    range_text(r, what, sizeof what);
+    tg_cli_range_text(r, what, sizeof what);
     const char *base = strrchr(rq->file, '/') ? strrchr(rq->file, '/') + 1 : rq->file;
     snprintf(title, sizeof title, "%s over %s: %s %s (%s), %s", base, what, tg_storage_name(rq->storage),
              tg_mode_name(rq->mode), tg_strategy_name(rq->strategy), tg_precision_name(rq->precision));
@@ -619,7 +536,7 @@ int tg_cli_plan_range(const tg_cli_plan_range_request *rq) {
   }
   tg_cli_range_job_free(&job);
   tg_policy_relation_destroy(rel);
-  tg__free(alloc, points);
+  tg_cli_sizes_free(&sizes);
   tg_model_range_destroy(r);
   return code;
 }

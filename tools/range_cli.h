@@ -8,7 +8,10 @@
 #include "tangram/model.h"
 #include "tangram/range_plan.h"
 #include "tangram/report.h"
+#include "tangram/schedule.h"
 #include "tools/cli.h"
+#include "tools/input.h"
+#include "tools/range_sizes.h"
 
 /* The options a range adds. */
 typedef struct tg_cli_range_options {
@@ -22,25 +25,17 @@ typedef struct tg_cli_range_options {
  * advance *i, return 1; -1 for a missing value (printed); 0 for another argument. */
 int tg_cli_range_option(int argc, char **argv, int *i, tg_cli_range_options *o);
 
-/* 1 when an input shape of `options` gives a dimension as a range. */
-int tg_cli_range_given(const tg_model_options *options);
-
-/* "320" or "320x640": a size of `range`. */
-void tg_cli_range_size_name(const tg_size_range *range, const int64_t *dims, char *buf, size_t size);
-
 /* `"dims":[{"lo":..,"hi":..,"step":..,"axes":[{"input":..,"axis":..}]},...]` for the range of `r`. */
 void tg_cli_json_range_dims(tg__strbuf *b, const tg_model_range *r);
 
 /* The help lines of the options a range adds (plan and evaluate). */
 #define TG_CLI_RANGE_HELP                                                                            \
-  "  --input-shape NAME:DxDx...  models with dynamic input dimensions: the shape of input\n"       \
-  "                           NAME, e.g. x:1x3x640x640 (repeatable, one per input). One or two\n"  \
-  "                           dynamic dimensions may be a range LO..HI or LO..HI/STEP, e.g.\n"     \
-  "                           x:1x3x48x32..1600/8 or x:1x3x32..960/32x32..960/32: one plan\n"      \
-  "                           valid at every size of the range (docs/ranges.md), reported per\n"  \
-  "                           size: its bytes, that size's own best, the upper-bound plan (the\n" \
-  "                           largest size's plan used at every size), the run-time pool's\n"      \
-  "                           peak and the lower bound (JSON \"range\")\n"                          \
+  TG_CLI_INPUT_SHAPE_RANGE_HELP                                                                      \
+  "                           With a range: one plan valid at every size of it\n"                 \
+  "                           (docs/ranges.md), reported per size: its bytes, that size's own\n"  \
+  "                           best, the upper-bound plan (the largest size's plan used at every\n"\
+  "                           size), the run-time pool's peak and the lower bound (JSON\n"        \
+  "                           \"range\")\n"                                                        \
   "  --sizes A,B,...          with a range: the sizes reported, each the dynamic dimensions in\n" \
   "                           order joined by x (e.g. 320,640 or 320x640,960x960); default:\n"    \
   "                           every size up to 256 of them, else both ends and 62 between\n"     \
@@ -49,6 +44,18 @@ void tg_cli_json_range_dims(tg__strbuf *b, const tg_model_range *r);
   "                           in-place pairs and cap; best searches MS ms, 0: no search;\n"     \
   "                           default: plan's --time-limit, evaluate's library default) and\n"  \
   "                           the best plan the range planner knows there\n"
+
+/* Records over `range` made point by point: `at(ctx, p, &recs)` gives the `count` records at
+ * grid point p (their tasks the same at every point); each record's alignment is its largest
+ * over the range. */
+typedef tg_status (*tg_cli_records_at_fn)(void *ctx, uint64_t point, const tg_usage_record **recs);
+tg_status tg_cli_range_records_build(const tg_size_range *range, size_t count, tg_cli_records_at_fn at, void *ctx,
+                                     const tg_allocator *alloc, tg_range_records **out);
+
+/* The relation of `policy` (NULL for serial) over the primary records of `r`; `err` says why
+ * not. */
+tg_status tg_cli_range_relation(const tg_model_range *r, tg_policy policy, const tg_allocator *alloc,
+                                tg_policy_relation **rel, tg_error_info *err);
 
 /* `plan` over a range. */
 typedef struct tg_cli_plan_range_request {
@@ -70,11 +77,13 @@ typedef struct tg_cli_plan_range_request {
   uint64_t max_allocation;
   int json;
   int no_fallback;
+  const char *save;                  /* --save FILE: the plan reported, over the range, or NULL */
   const char *refused;               /* an option given that does not take a range, or NULL */
   tg_cli_range_options range;
 } tg_cli_plan_range_request;
 
-/* Plan the range, report it, draw it; returns the exit code. */
+/* Plan the range, report it, save it (once every plan reported passed the validator), draw
+ * it; returns the exit code. */
 int tg_cli_plan_range(const tg_cli_plan_range_request *rq);
 
 /* What `plan` and `evaluate` share: one storage and mode planned over a range, in parts (the
@@ -93,12 +102,6 @@ typedef struct tg_cli_range_job {
   uint32_t own_time_limit_ms;
   const tg_allocator *alloc;
 } tg_cli_range_job;
-
-/* The reported sizes: --sizes parsed against the range of `r` (an error naming the size and
- * the range for a size outside it or off its step: TG_EXIT_USAGE), or the default ones. On
- * success `*points` is allocated from `alloc`. Returns an exit code. */
-int tg_cli_range_points(const char *cmd, const char *sizes, const tg_model_range *r, const tg_allocator *alloc,
-                        uint64_t **points, size_t *count);
 
 /* Add a part: `records` planned over the range with `options` (copied; relation and pairs
  * borrowed). `bytes_of_texels`: plan the records' bytes (texels x the precision's texel bytes)
@@ -119,9 +122,6 @@ double tg_cli_range_job_worst(const tg_cli_range_job *job, size_t *at);
 /* `,"range":{...}` (docs/ranges.md); `with_records`: each size's offset_of, or object_of and
  * object_sizes, of the first part (plan). */
 void tg_cli_json_range(tg__strbuf *b, const tg_cli_range_job *job, const tg_model_range *r, int with_records);
-
-/* Write `b` to stdout and free it; TG_EXIT_FAILURE (printed) when it ran out of memory. */
-int tg_cli_range_print(tg__strbuf *b);
 
 /* The chart of memory against size: DIR/<stem>.<storage>.<mode>.range.svg. Returns 1 on success,
  * else prints why and returns 0. */

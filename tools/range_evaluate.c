@@ -215,9 +215,10 @@ int tg_cli_evaluate_range(const tg_cli_evaluate_range_request *rq) {
     return tg_cli_exit_code(st);
   }
   const tg_model_range *r0 = ranges[TG_STORAGE_BUFFER];
-  uint64_t *points = NULL;
-  size_t count = 0;
-  int code = tg_cli_range_points("evaluate", rq->range.sizes, r0, alloc, &points, &count);
+  tg_cli_sizes sizes;
+  int code = rq->range.sizes ? tg_cli_sizes_parse("evaluate", rq->range.sizes, r0, alloc, &sizes)
+                             : tg_cli_sizes_default("evaluate", &r0->range, TG_CLI_REPORT_SIZES_ALL,
+                                                    TG_CLI_REPORT_SIZES_BETWEEN, alloc, &sizes);
   range_row rows[2 * TG_STORAGE_COUNT];
   size_t n = 0;
   memset(rows, 0, sizeof rows);
@@ -251,7 +252,7 @@ int tg_cli_evaluate_range(const tg_cli_evaluate_range_request *rq) {
         continue;
       }
       err.message[0] = '\0';
-      st = plan_row(rq, r, &rels, points, count, (uint32_t)own, alloc, w, &err);
+      st = plan_row(rq, r, &rels, sizes.point, sizes.count, (uint32_t)own, alloc, w, &err);
       if (st != TG_OK) {
         tg_cli_error("evaluate: %s %s over the range: %s", tg_storage_name(w->storage), tg_mode_name(w->mode),
                      err.message[0] ? err.message : tg_status_string(st));
@@ -264,8 +265,8 @@ int tg_cli_evaluate_range(const tg_cli_evaluate_range_request *rq) {
     tg__strbuf out;
     tg__strbuf_init(&out, alloc);
     if (rq->json) json_rows(&out, rq, r0, rows, n);
-    else text_rows(&out, rq, r0, rows, n, count);
-    code = tg_cli_range_print(&out);
+    else text_rows(&out, rq, r0, rows, n, sizes.count);
+    code = tg_cli_print_report(&out, TG_EXIT_OK);
   }
   for (size_t i = 0; code == TG_EXIT_OK && rq->svg_dir && i < n; ++i) {
     if (!rows[i].planned) continue;
@@ -281,6 +282,6 @@ int tg_cli_evaluate_range(const tg_cli_evaluate_range_request *rq) {
   for (size_t i = 0; i < n; ++i) tg_cli_range_job_free(&rows[i].job);
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) tg_model_range_destroy(ranges[s]);
   tg_schedule_destroy(sched);
-  tg__free(alloc, points);
+  tg_cli_sizes_free(&sizes);
   return code;
 }

@@ -149,6 +149,8 @@ typedef struct tg_realization_stats {
   uint64_t allocations;       /* device allocations made (objects, or 1 per arena) */
   uint64_t allocated_bytes;   /* bytes requested from the driver for those allocations */
   uint64_t views;             /* per-tensor views (sub-buffers, bound buffers/images) */
+  uint64_t reoffsets;         /* tg_realization_reoffset calls that succeeded */
+  uint64_t views_remade;      /* views those calls made again (tensors whose place changed) */
 } tg_realization_stats;
 
 /* A tensor's place on the device. `native` is a cl_mem, VkBuffer/VkImage (as uint64), or a
@@ -169,6 +171,44 @@ typedef struct tg_realization tg_realization;
 tg_status tg_realization_create(tg_device *device, const tg_realize_desc *desc,
                                 const tg_allocator *alloc, tg_realization **out,
                                 tg_error_info *err);
+/* Room for the tensors of other sizes of the same model (plans over a range of input sizes,
+ * tangram/range_plan.h): each allocation made at least this large, so that
+ * tg_realization_reoffset places those sizes without allocating. */
+typedef struct tg_realize_capacity {
+  /* Offsets mode: per arena (at most the plan's arenas), its bytes as (bytes, 1, 1). Objects
+   * mode: per object, its extent: texels for images (per axis), (bytes, 1, 1) for buffers;
+   * entries past the plan's objects are objects the plan does not use yet (other sizes' plans
+   * may), made with the storage of the first tensor. An entry below the plan's own size counts
+   * as the plan's. */
+  const tg_extent *extent;
+  size_t count;
+} tg_realize_capacity;
+
+/* tg_realization_create, with every allocation at least as large as `capacity` asks (NULL: as
+ * tg_realization_create). The same failures, and TG_ERROR_INVALID_ARGUMENT for a capacity of
+ * more arenas than the plan has. Cost: as tg_realization_create, with the larger allocations. */
+tg_status tg_realization_create_with_capacity(tg_device *device, const tg_realize_desc *desc,
+                                              const tg_realize_capacity *capacity, const tg_allocator *alloc,
+                                              tg_realization **out, tg_error_info *err);
+
+/* Place the realization's tensors as `desc` says: the same model's records at another size,
+ * its plan there (typically tg_range_plan_instantiate's) and its resources; the plan's mode,
+ * the record count, dims, precision and each tensor's storage must be the realization's.
+ * What stays: every allocation (no memory is allocated, released or moved), and the view of
+ * each tensor whose allocation, offset and resource are unchanged. What is made again: the
+ * view of each other tensor (host: a pointer and pitch; OpenCL: a sub-buffer in an arena, none
+ * in an object; Vulkan: the VkBuffer or VkImage bound to the memory at its offset), counted in
+ * views_remade. Handles from tg_realization_get_tensor of those tensors become invalid.
+ * The plan is validated first unless desc->skip_validation (an instance of a range plan is
+ * valid by construction: an engine may skip the validator's O(n log n)). Fails with
+ * TG_ERROR_LIMIT, naming the allocation and the tensor, when a tensor does not fit the
+ * allocation it is placed in (an arena's bytes, an object's bytes or extent per axis): make a
+ * realization with more capacity (tg_realization_create_with_capacity, e.g. twice the size);
+ * TG_ERROR_INVALID_ARGUMENT when desc does not match the realization; the validator's and the
+ * driver's failures. On any failure the realization is as it was (its tensors at the previous
+ * size, every handle valid). Cost: O(records) plus one view per tensor that moved. */
+tg_status tg_realization_reoffset(tg_realization *realization, const tg_realize_desc *desc, tg_error_info *err);
+
 /* Release all device memory of a realization. NULL is a no-op. */
 void tg_realization_destroy(tg_realization *realization);
 /* Fill `*out` with the realization's statistics (zeros for a NULL realization). Cheap. */

@@ -16,7 +16,10 @@
 
 #include "tangram/allocator.h"
 #include "tangram/layout.h"
+#include "tangram/model.h"
 #include "tangram/planner.h"
+#include "tangram/range.h"
+#include "tangram/range_plan.h"
 #include "tangram/records.h"
 #include "tangram/schedule.h"
 #include "tangram/status.h"
@@ -31,9 +34,9 @@ TANGRAM_API_BEGIN
 
 /* The newest format version this library writes and reads: version 2 is version 1 followed by
  * tagged sections (in-place pairs, allocation arenas and their cap, the device limits the
- * records were made under); a plan without sections is written as version 1, and version 1
- * files load as before. A file of another version is refused with a message naming both
- * versions. */
+ * records were made under, a plan over a range of input sizes); a plan without sections is
+ * written as version 1, and version 1 files load as before. A file of another version is
+ * refused with a message naming both versions. */
 #define TG_PLAN_FILE_VERSION 2u
 
 /* Bytes of a records fingerprint (a SHA-256 digest). */
@@ -56,6 +59,16 @@ TANGRAM_API_BEGIN
 tg_status tg_records_fingerprint(const tg_usage_record *records, const char *const *names,
                                  size_t count, uint32_t dims, uint8_t out[TG_FINGERPRINT_BYTES]);
 
+/* A plan over a range of input sizes to save (tangram/range_plan.h). */
+typedef struct tg_plan_file_range {
+  const tg_range_plan *plan;          /* computed (or created) over `records` */
+  const tg_range_records *records;    /* the records at every size of the range */
+  /* Optional: the model's input shapes with their ranges (tg_input_shape.range), so that a
+   * tool can load the model over the same range; NULL / 0: none. */
+  const tg_input_shape *input_shapes;
+  size_t input_shape_count;
+} tg_plan_file_range;
+
 /* What to write. Read only during the call. */
 typedef struct tg_plan_file_desc {
   const tg_plan *plan;               /* objects or offsets, made for `records` */
@@ -73,6 +86,10 @@ typedef struct tg_plan_file_desc {
   /* The texture and buffer limits the records were made under (NULL: none recorded). The
    * allocation cap and the arenas come from the plan (plan->max_allocation, arenas). */
   const tg_device_limits *limits;
+  /* A plan over a range of input sizes (NULL: one size). `plan` and `records` are then its
+   * instance and records at the range's first size (tg_range_plan_instantiate), `alignment`
+   * the one it was computed with, `names` the records' names (the same at every size). */
+  const tg_plan_file_range *range;
 } tg_plan_file_desc;
 
 /* Encode a plan file in memory. The plan is validated first (tg_plan_validate with the serial
@@ -80,7 +97,9 @@ typedef struct tg_plan_file_desc {
  * is never written (TG_ERROR_INVALID_PLAN, `err` says why). TG_ERROR_INVALID_ARGUMENT, with
  * `err` naming the field, for NULL arguments, counts or dims that do not match the plan, an
  * enum out of range, unknown flags, a storage of another dimensionality, or a source or record
- * name longer than its maximum; TG_ERROR_OVERFLOW when the file would not fit in memory;
+ * name longer than its maximum; with a range, a range plan of other records, mode or dims than
+ * the plan's, records or a plan that are not the range's at its first size, or an input shape
+ * whose ranges are not the range's; TG_ERROR_OVERFLOW when the file would not fit in memory;
  * TG_ERROR_OUT_OF_HOST_MEMORY. On success `*data` (allocated from `alloc`, NULL = default) and
  * `*size` hold the file; free it with tg_plan_file_free_data. On failure `*data` is NULL.
  * Linear in the records, names and plan, plus the validator's O(n log n). */
@@ -113,6 +132,15 @@ typedef struct tg_plan_file {
   tg_device_limits limits;           /* zero fields: no limit */
   /* The allocation cap the plan was made under is plan->max_allocation (0: none); an offsets
    * plan of several arenas has them in plan->arena_count, arena_of and arena_sizes. */
+  /* A plan over a range of input sizes (NULL / 0 when the file holds one size): `records` and
+   * `plan` are then those at the range's first size; `range_records` holds the records at every
+   * size (tasks, alignments and names as `records`); tg_plan_file_match_range gives the plan
+   * over the range. `input_shapes`: the model's input shapes with their ranges, as saved (names
+   * owned by the file). */
+  tg_range_records *range_records;
+  tg_input_shape *input_shapes;
+  size_t input_shape_count;
+  struct tg_plan_file_structures *structures; /* the saved structures and pieces (opaque) */
 } tg_plan_file;
 
 /* Decode a plan file from `size` bytes at `data`. Every length, count, enum and size is
@@ -151,6 +179,26 @@ tg_status tg_plan_file_match(const tg_plan_file *file, const tg_usage_record *re
                              const char *const *names, size_t count, uint32_t dims,
                              const tg_share_relation *relation, const tg_allocator *alloc,
                              tg_error_info *err);
+
+/* The plan of a file over a range, for records over a range an engine has (typically its
+ * model's records for the file's storage and precision, loaded over the file's input shapes):
+ * `records` must have the file's range and, at every size, the file's records there (sizes,
+ * tasks, alignments; `names`, the same at every size, as the file's; NULL `records`: the
+ * file's own range_records, with their names). With `relation` (the file's policy over the
+ * engine's graph; NULL = serial) offsets are placed above every record a record may not share
+ * with: every instance is valid under it by construction. On TG_OK `*out` is the plan
+ * (tg_range_plan_instantiate at any size of the range gives the saved plan there; its instance
+ * at the first size is compared with the file's plan), borrowing `records` (or the file's):
+ * they must outlive it; the caller owns it (tg_range_plan_destroy). TG_ERROR_INVALID_PLAN,
+ * with `err` naming the difference: another range (both named), the first size and record
+ * whose size, task or alignment differs, a name that differs, a relation the saved plan breaks
+ * (the first size's instance is not the file's plan, or two records that may not share hold
+ * one object). TG_ERROR_INVALID_ARGUMENT for a file without a range or NULL arguments;
+ * TG_ERROR_OUT_OF_HOST_MEMORY. `*out` is NULL on failure. Cost: one comparison per size and
+ * record, and tg_range_plan_create. */
+tg_status tg_plan_file_match_range(const tg_plan_file *file, const tg_range_records *records,
+                                   const char *const *names, const tg_share_relation *relation,
+                                   const tg_allocator *alloc, tg_range_plan **out, tg_error_info *err);
 
 TANGRAM_API_END
 

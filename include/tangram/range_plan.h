@@ -137,6 +137,7 @@ typedef struct tg_range_piece {
   size_t object_count;   /* objects mode: its structure's objects; offsets: 1 */
   double worst_ratio;    /* over its sizes */
   uint64_t worst_point;  /* point index (of the whole range) where it occurs */
+  uint32_t structure;    /* its structure (tg_range_plan_get_structure); pieces may share one */
 } tg_range_piece;
 
 /* Piece `k` (< piece_count) into `*out`. One dimension: pieces in the order of their sizes; two:
@@ -160,6 +161,63 @@ tg_status tg_range_plan_create_instance(const tg_range_plan *plan, const tg_allo
  * hold unspecified values. Thread-safe for distinct instances. */
 tg_status tg_range_plan_instantiate(const tg_range_plan *plan, const int64_t *dims, tg_usage_record *records,
                                     tg_plan *instance);
+
+/* A structure as it is saved and restored (plan files, tangram/plan_file.h). Records joined by
+ * the plan's in-place pairs form one node (a record alone is its own node); a node is named by
+ * its lowest record. */
+typedef struct tg_range_structure {
+  /* Offsets mode: the nodes in pass order (`order_count` = the node count): at any size each
+   * node lies at the lowest aligned offset above the nodes before it that it meets in time (or,
+   * with a relation, may not share with). */
+  const uint32_t *order;
+  size_t order_count;
+  /* Objects mode: each record's object (record count entries; the records of one node share
+   * one), `object_count` objects, each holding a record; no two records that meet in time (or
+   * may not share) in one object. */
+  const uint32_t *object_of;
+  uint32_t object_count;
+} tg_range_structure;
+
+/* How many structures the pieces use (at most piece_count). Cheap; 0 for NULL. */
+size_t tg_range_plan_get_structure_count(const tg_range_plan *plan);
+
+/* Structure `k` (< tg_range_plan_get_structure_count) into `*out`; its arrays belong to the
+ * plan and live as long as it. TG_ERROR_INVALID_ARGUMENT for k out of range. Cheap. */
+tg_status tg_range_plan_get_structure(const tg_range_plan *plan, size_t k, tg_range_structure *out);
+
+/* A plan over a range from structures chosen before (saved in a plan file), without planning. */
+typedef struct tg_range_plan_desc {
+  /* mode, strategy (recorded as the plan's), alignment, relation, max_allocation and in-place
+   * pairs, as for tg_range_plan_compute; every pair given is kept and must hold at every size.
+   * NULL = defaults. */
+  const tg_plan_options *options;
+  const tg_range_structure *structures;
+  size_t structure_count;
+  /* The pieces: sub-grids of the range (its steps; with two dimensions, rectangles) that
+   * together hold every size exactly once, and the structure of each. */
+  const tg_size_range *pieces;
+  const uint32_t *piece_structure;
+  size_t piece_count;
+} tg_range_plan_desc;
+
+/* Make the plan of `desc` over `records`: the same instances at every size as the plan whose
+ * structures and pieces these are (tg_range_plan_get_structure, tg_range_plan_get_piece), when
+ * made with the same records and options. Offsets predecessors are derived again from the
+ * records' task intervals and the relation, so every instance is valid by construction.
+ * Records and options tg_range_plan_compute refuses are refused alike (its statuses, but for a
+ * strategy, which is only recorded). TG_ERROR_INVALID_ARGUMENT, with `err` naming what, for:
+ * an in-place pair whose records differ in size at some size (or that the relation does not
+ * allow); an order that is not every node once, named by its lowest record; an object
+ * assignment that splits a node, leaves an object empty, or puts two records that meet in time
+ * (or may not share) in one object; pieces that are not sub-grids of the range or that miss or
+ * overlap a size; a structure index out of range. TG_ERROR_LIMIT with max_allocation as
+ * tg_range_plan_compute. Per-size figures: the total at each size; own best, lower bound and
+ * upper-bound plan are not known (0), nor the summary's ratios. `records` is borrowed: it must
+ * outlive the plan. The caller owns `*out` (tg_range_plan_destroy); NULL on failure. Cost:
+ * O(records + conflicts) per structure (O(n^2 / 64) words for the reduction) plus one
+ * instantiation per size. */
+tg_status tg_range_plan_create(const tg_range_records *records, const tg_range_plan_desc *desc,
+                               const tg_allocator *alloc, tg_range_plan **out, tg_error_info *err);
 
 TANGRAM_API_END
 

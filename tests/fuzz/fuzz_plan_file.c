@@ -1,4 +1,5 @@
-/* libFuzzer target: the plan-file reader (tg_plan_file_parse) and tg_plan_file_match.
+/* libFuzzer target: the plan-file reader (tg_plan_file_parse), tg_plan_file_match and, for
+ * files over a range of input sizes (section RNGE), tg_plan_file_match_range.
  *
  * Each input is read twice: as it is (nearly every change fails the checksum, which must say
  * so), and resealed (the length field, the records' fingerprint and the checksum recomputed
@@ -10,8 +11,11 @@
  * output; an accepted file's plan passes tg_plan_validate against its records, the file
  * matches its own records (under a relation that refuses every in-place pair: exactly when
  * the plan declares none), and writing it again gives the same bytes (accepted files are
- * canonical; a version-1 file comes back as the current version); with an allocation failing, reading fails with TG_ERROR_OUT_OF_HOST_MEMORY or
- * gives the same file; nothing leaks. */
+ * canonical; a version-1 file comes back as the current version); a file over a range gives
+ * its plan over its own records (under the serial rule for a serial plan; under another
+ * policy the plan may be refused as another), valid at every size, and is written back the
+ * same with that plan; with an allocation failing, reading fails with
+ * TG_ERROR_OUT_OF_HOST_MEMORY or gives the same file; nothing leaks. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,9 +43,38 @@ static int in_place_all(void *user, size_t input, size_t output, uint32_t op, ui
   return 1;
 }
 
+/* A file over a range: its plan over its own records, valid at every size (the first 4096). */
+static tg_range_plan *check_range(const tg_plan_file *f, const tg_allocator *a) {
+  tg_error_info err = {{0}};
+  tg_range_plan *rp = NULL;
+  tg_status st = tg_plan_file_match_range(f, NULL, NULL, NULL, a, &rp, &err);
+  if (st != TG_OK) {
+    if (rp != NULL || f->policy == TG_POLICY_SERIAL || st != TG_ERROR_INVALID_PLAN) FUZZ_FAIL();
+    return NULL;
+  }
+  const tg_record_set *s = f->records;
+  const tg_size_range *range = tg_range_records_range(f->range_records);
+  tg_plan *inst = NULL;
+  tg_usage_record *recs = calloc(s->count ? s->count : 1, sizeof *recs);
+  if (recs == NULL || tg_range_plan_create_instance(rp, a, &inst) != TG_OK) FUZZ_FAIL();
+  uint64_t points = tg_size_range_point_count(range);
+  for (uint64_t p = 0; p < points && p < 4096; ++p) {
+    int64_t dims[TG_RANGE_MAX_DIMS] = {0, 0};
+    if (tg_size_range_point(range, p, dims) != TG_OK || tg_range_plan_instantiate(rp, dims, recs, inst) != TG_OK ||
+        tg_plan_validate(recs, s->count, s->dims, inst, f->alignment, NULL, a, &err) != TG_OK)
+      FUZZ_FAIL();
+  }
+  free(recs);
+  tg_plan_destroy(inst);
+  return rp;
+}
+
 static void check_accepted(const tg_plan_file *f, const uint8_t *data, size_t size, const tg_allocator *a) {
   const tg_record_set *s = f->records;
   tg_error_info err = {{0}};
+  tg_range_plan *rp = NULL;
+  tg_plan_file_range fr = {NULL, f->range_records, f->input_shapes, f->input_shape_count};
+  if (f->range_records != NULL && (rp = check_range(f, a)) == NULL) return;
   if (tg_plan_validate(s->records, s->count, s->dims, f->plan, f->alignment, NULL, a, &err) != TG_OK) FUZZ_FAIL();
   if (tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, NULL, a, &err) != TG_OK)
     FUZZ_FAIL();
@@ -56,20 +89,9 @@ static void check_accepted(const tg_plan_file *f, const uint8_t *data, size_t si
   tg_status st = tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, &no_pairs, a, &err);
   if (f->plan->in_place_count == 0 ? st != TG_OK : st != TG_ERROR_INVALID_PLAN) FUZZ_FAIL();
   tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = f->plan;
-  d.records = s->records;
-  d.names = (const char *const *)s->names;
-  d.record_count = s->count;
-  d.dims = s->dims;
-  d.storage = f->storage;
-  d.precision = f->precision;
-  d.policy = f->policy;
-  d.strategy = f->strategy;
-  d.alignment = f->alignment;
-  d.flags = f->flags;
-  d.source = f->source;
-  d.limits = f->has_limits ? &f->limits : NULL;
+  tg__plan_file_describe(f, &d);
+  fr.plan = rp;
+  d.range = rp != NULL ? &fr : NULL;
   void *again = NULL;
   size_t again_size = 0;
   if (tg_plan_file_write(&d, a, &again, &again_size, &err) != TG_OK) FUZZ_FAIL();
@@ -87,6 +109,7 @@ static void check_accepted(const tg_plan_file *f, const uint8_t *data, size_t si
       FUZZ_FAIL();
   }
   tg_plan_file_free_data(a, again);
+  tg_range_plan_destroy(rp);
 }
 
 static void read_once(const uint8_t *data, size_t size) {

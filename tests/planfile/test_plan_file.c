@@ -121,20 +121,7 @@ static void assert_same(const tg_plan_file_desc *d, const tg_plan_file *f) {
 static void assert_rewrites_identically(const tg_plan_file *f, const uint8_t *data, size_t size) {
   if (f->version != TG_PLAN_FILE_VERSION) return;
   tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = f->plan;
-  d.records = f->records->records;
-  d.names = (const char *const *)f->records->names;
-  d.record_count = f->records->count;
-  d.dims = f->records->dims;
-  d.storage = f->storage;
-  d.precision = f->precision;
-  d.policy = f->policy;
-  d.strategy = f->strategy;
-  d.alignment = f->alignment;
-  d.flags = f->flags;
-  d.source = f->source;
-  d.limits = f->has_limits ? &f->limits : NULL;
+  tg__plan_file_describe(f, &d);
   uint8_t *again = NULL;
   size_t again_size = 0;
   write_ok(&d, &again, &again_size);

@@ -156,10 +156,10 @@ static void bad_ranges(void **state) {
 }
 
 /* Commands that plan one size refuse ranges for now (plan and evaluate take them:
- * tests/tools/test_range_plan_cli.c); every --help tells of them. */
+ * test_range_plan_cli; run: test_run_range_cli); every --help tells of them. */
 static void commands_refuse_ranges(void **state) {
   fixture *f = *state;
-  static const char *const cmds[] = {"schedule", "run --backend host", "run --backend host --runtime-pool exact"};
+  static const char *const cmds[] = {"schedule", "run --backend host --runtime-pool exact"};
   for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; ++c) {
     cli_result r = cli("%s %s --input-shape x:1x4x8..64/8", cmds[c], f->model);
     expect(&r, 2, NULL, "--input-shape x:1x4x8..64/8: ranges: not supported by this command yet");

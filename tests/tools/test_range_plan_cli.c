@@ -224,6 +224,10 @@ static void plan_json_known_answers_and_records(void **state) {
   cli_free(&t);
 }
 
+/* A size longer than any the parser reads (100 digits), and its first 64. */
+#define LONG_SIZE_64 "1234567890123456789012345678901234567890123456789012345678901234"
+#define LONG_SIZE LONG_SIZE_64 "567890123456789012345678901234567890"
+
 static void sizes_option(void **state) {
   fixture *f = *state;
   cli_result r = cli("plan %s --input-shape x:1x4x5..100/5 --json --sizes 10,100,5", f->model);
@@ -240,6 +244,7 @@ static void sizes_option(void **state) {
       {"x:1x4x5..100/5", "ten", "--sizes: 'ten' is not a size"},
       {"x:1x4x5..100/5", "10,,20", "an empty size"},
       {"x:1x4x5..100/5", "10,", "an empty size"},
+      {"x:1x4x5..100/5", "5," LONG_SIZE, "--sizes: '" LONG_SIZE_64 "...' is not a size of the range x[2] 5..100/5"},
       {"x:1..3x4x8..24/8", "2", "'2' is not a size of the range x[0] 1..3/1, x[2] 8..24/8: give the two dynamic dimensions"},
       {"x:1..3x4x8..24/8", "4x16", "--sizes: 4x16 is outside the range: dimension 1 is 4"},
       {"x:1..3x4x8..24/8", "2x20", "--sizes: 2x20 is off the range's step: dimension 2 is 20"},
@@ -353,10 +358,34 @@ static void in_place_and_cap(void **state) {
   cli_free(&r);
 }
 
+/* --save with a range: the plan reported, saved (offsets aligned to 256 by default); refused
+ * before planning when tensors fall back to another storage. */
+static void save_over_range(void **state) {
+  fixture *f = *state;
+  char file[160];
+  snprintf(file, sizeof file, "%s/range.tgplan", f->dir);
+  cli_result r = cli("plan %s --input-shape x:1x4x5..100/5 --mode offsets --save %s --json --sizes 50", f->model, file);
+  expect(&r, 0, "\"alignment\":256,", NULL);
+  assert_true(tg_test_json_valid(r.out));
+  assert_non_null(strstr(r.out, "\"saved\":{\"file\":"));
+  assert_non_null(strstr(r.out, "\"policy\":\"serial\",\"strategy\":\"best\",\"pieces\":1,\"fingerprint\":\""));
+  assert_true(number_of(entry_of(r.out, "[50]"), "bytes") > 0);
+  cli_free(&r);
+  FILE *saved = fopen(file, "rb");
+  assert_non_null(saved);
+  fclose(saved);
+  remove(file);
+  r = cli("plan %s --input-shape x:1x4x5..100/5 --storage texture_2d --max-texture-size 2x2 --save %s", f->model, file);
+  expect(&r, 2, NULL, "plan: --save: ");
+  assert_non_null(strstr(r.err, "fall back to other storages; a plan file holds one storage"));
+  assert_string_equal(r.out, "");
+  cli_free(&r);
+  assert_null(fopen(file, "rb"));
+}
+
 static void options_without_ranges(void **state) {
   fixture *f = *state;
   static const struct { const char *cmd, *option, *name; } refused[] = {
-      {"plan", "--save p.plan", "--save"},
       {"plan", "--reorder", "--reorder"},
       {"plan", "--exact --mode offsets", "--exact"},
       {"plan", "--subset-bound", "--subset-bound"},
@@ -432,6 +461,7 @@ int main(void) {
       cmocka_unit_test(sizes_option),
       cmocka_unit_test(charts_and_evaluate),
       cmocka_unit_test(in_place_and_cap),
+      cmocka_unit_test(save_over_range),
       cmocka_unit_test(options_without_ranges),
       cmocka_unit_test(real_models),
   };
