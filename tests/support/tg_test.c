@@ -380,3 +380,15 @@ void cli_free(cli_result *r) {
   free(r->out);
   free(r->err);
 }
+
+uint64_t tg_test_limit_allowance_us(uint64_t limit_ms) {
+  uint64_t fixed_us = 20000;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  fixed_us *= 4;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  fixed_us *= 4;
+#endif
+#endif
+  return limit_ms * 1100 + fixed_us;
+}

@@ -60,6 +60,11 @@ const char *tg_test_model_path(char *buf, size_t size, const char *file);
 /* 1 when running under CI (environment CI=true). */
 int tg_test_in_ci(void);
 
+/* The time a call under a time limit may take past it in a test: the rule (a tenth of the limit
+ * and 20 ms), with the fixed part scaled by 4 in a sanitizer build, where the steps that cannot
+ * be interrupted run several times slower. Microseconds. */
+uint64_t tg_test_limit_allowance_us(uint64_t limit_ms);
+
 /* Run the validator on a plan and fail the test with its message if invalid. */
 void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t dims,
                           const tg_plan *plan, uint64_t alignment,

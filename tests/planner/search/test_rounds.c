@@ -129,7 +129,7 @@ static void time_limit_is_kept(void **state) {
         }
         tg_plan_destroy(p);
       }
-      if (fastest > (uint64_t)limit * 1100 + 20000)
+      if (fastest > tg_test_limit_allowance_us(limit))
         fail_msg("%zu records, variant %d: %llu us for a %u ms limit", n, variant,
                  (unsigned long long)fastest, (unsigned)limit);
     }
