@@ -74,7 +74,8 @@ static tg_status plan_row(const tg_cli_evaluate_range_request *rq, const tg_mode
     st = tg_cli_range_job_add(&row->job, r->fallbacks[to], to, &f, row->mode == TG_MODE_OFFSETS, rq->precision, err);
   }
   if (st == TG_ERROR_LIMIT && rq->max_allocation) {
-    snprintf(row->skipped, sizeof row->skipped, "--max-allocation does not hold over the range: %s", err->message);
+    snprintf(row->skipped, sizeof row->skipped, "--max-allocation does not hold over the range: %.*s",
+             (int)(sizeof row->skipped - 48), err->message);
     return TG_OK;
   }
   if (st == TG_OK && rq->max_allocation && row->mode == TG_MODE_OBJECTS &&
