@@ -599,10 +599,7 @@ static void describe_shape(const onnx_value *v, char *buf, size_t size) {
 }
 
 static int same_shape(const onnx_value *a, const onnx_value *b) {
-  if (!a->has_shape || !b->has_shape || a->rank != b->rank) return 0;
-  for (uint32_t d = 0; d < a->rank; ++d)
-    if (a->dims[d] != b->dims[d]) return 0;
-  return 1;
+  return a->has_shape && b->has_shape && tg__dims_equal(a->dims, a->rank, b->dims, b->rank);
 }
 
 /* The value named output k of subgraph s (read from inside s). */

@@ -877,13 +877,6 @@ static tg_status cf_add_scope(cf_builder *b, uint32_t parent, tg_subgraph_kind k
   return TG_OK;
 }
 
-static int cf_same_shape(const tg_tensor *x, const tg_tensor *y) {
-  if (x->rank != y->rank) return 0;
-  for (uint32_t d = 0; d < x->rank; ++d)
-    if (x->shape[d] != y->shape[d]) return 0;
-  return 1;
-}
-
 static tg_status cf_emit(cf_builder *b, const tflite_model *mk, const tg_graph *gk, uint32_t scope,
                          const int32_t *alias, int32_t **map_out);
 
@@ -1003,7 +996,7 @@ static tg_status cf_flow(cf_builder *b, const tflite_model *mk, const tg_graph *
     if (st != TG_OK) goto done;
     for (size_t k = 0; k < gs[1]->output_count; ++k) {
       const tg_tensor *in = &b->tensors[maps[1][gs[1]->inputs[k]]], *o = &b->tensors[maps[1][gs[1]->outputs[k]]];
-      if (!cf_same_shape(in, o)) {
+      if (!tg__tensor_same_shape(in, o)) {
         char a[120], c2[120];
         tg__shape_text(in->shape, in->rank, a, sizeof a);
         tg__shape_text(o->shape, o->rank, c2, sizeof c2);
