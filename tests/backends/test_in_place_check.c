@@ -138,7 +138,7 @@ static void public_models(tg_backend_kind backend) {
     return;
   }
   const tg_device_info *info = tg_device_get_info(d);
-  const size_t models = getenv("TANGRAM_TEST_QUICK") ? 1 : sizeof k_names / sizeof *k_names;
+  const size_t models = tg_test_quick() ? 1 : sizeof k_names / sizeof *k_names;
   size_t runs = 0, used = 0;
   for (size_t m = 0; m < models; ++m) {
     tg_test_model tm;

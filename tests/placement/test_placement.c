@@ -601,8 +601,7 @@ static size_t check_sets(const model_check *m, const tg_graph *g, const tg_space
 static void random_dags(void **state) {
   (void)state;
   tg_test_rng rng = {2024};
-  const char *quick = getenv("TANGRAM_TEST_QUICK");
-  size_t instances = (quick && strcmp(quick, "1") == 0) ? 600 : 3000;
+  size_t instances = tg_test_quick() ? 600 : 3000;
   size_t pairs = 0, cross_pairs = 0, shared_records = 0, refused = 0;
   for (size_t it = 0; it < instances; ++it) {
     size_t nops = (size_t)tg_test_rng_range(&rng, 2, MAX_OPS);

@@ -15,11 +15,6 @@
 #include "tangram/model.h"
 #include "tangram/plan_file.h"
 
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q != NULL && *q != '\0' && strcmp(q, "0") != 0;
-}
-
 static const char *const k_models[] = {"face_detection_short_range", "hand_landmark_lite", "pose_landmark_lite",
                                        "selfie_segmentation"};
 
@@ -486,7 +481,7 @@ static void byte_flips_are_refused_or_valid(void **state) {
   (void)state;
   sample s[SAMPLES];
   size_t n = samples(s);
-  size_t rounds = quick() ? 2000 : 10000;
+  size_t rounds = tg_test_quick() ? 2000 : 10000;
   size_t raw_refused = 0, accepted = 0, parse_refused = 0, invalid_refused = 0;
   tg_test_rng rng = {7};
   for (size_t round = 0; round < rounds; ++round) {

@@ -11,11 +11,6 @@
 static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
                                        "hand_landmark_lite", "pose_landmark_lite"};
 
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q != NULL && q[0] == '1';
-}
-
 /* Checks every capped plan must pass, whatever the strategy. */
 static void check_capped(const tg_usage_record *records, size_t n, const tg_plan *p, uint64_t cap,
                          uint64_t alignment, const tg_share_relation *rel, uint64_t peak_live) {
@@ -63,7 +58,7 @@ static void models_capped(void **state) {
         assert_int_equal(tg_plan_compute(set->records, set->count, 1, &o, NULL, &uncapped), TG_OK);
         assert_int_equal(uncapped->arena_count, 1);
         /* Caps from the largest record up to the uncapped total, geometric steps. */
-        const int steps = quick() ? 4 : 10;
+        const int steps = tg_test_quick() ? 4 : 10;
         for (int i = 0; i <= steps; ++i) {
           /* The largest record, twice it, then evenly up to the uncapped total. */
           uint64_t cap = i == 0 ? largest
@@ -134,7 +129,7 @@ static void models_capped(void **state) {
 static void random_capped(void **state) {
   (void)state;
   tg_test_rng rng = {32};
-  const int rounds = quick() ? 60 : 400;
+  const int rounds = tg_test_quick() ? 60 : 400;
   for (int round = 0; round < rounds; ++round) {
     tg_test_random_spec spec = {1, (size_t)tg_test_rng_range(&rng, 1, 120), 60, 20, 1000,
                                 round % 5 == 0, round % 3 == 0};
@@ -264,7 +259,7 @@ static void empty_arenas_dropped(void **state) {
   tg_plan_destroy(p);
   /* Random one-arena plans (records at random aligned offsets, kept when valid). */
   tg_test_rng rng = {41};
-  const int rounds = quick() ? 300 : 3000;
+  const int rounds = tg_test_quick() ? 300 : 3000;
   int split = 0;
   for (int round = 0; round < rounds; ++round) {
     size_t n = (size_t)tg_test_rng_range(&rng, 2, 7);

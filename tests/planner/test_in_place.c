@@ -152,7 +152,7 @@ static int hashed_relation(void *user, size_t a, size_t b) {
  * and never below the in-place bounds. */
 static void random_graphs(void **state) {
   (void)state;
-  const size_t sets = getenv("TANGRAM_TEST_QUICK") ? 40 : 150;
+  const size_t sets = tg_test_quick() ? 40 : 150;
   tg_test_rng rng = {33};
   size_t used_total = 0, lower_total = 0;
   for (size_t set = 0; set < sets; ++set) {

@@ -678,15 +678,10 @@ static void random_run(tg_pool_policy policy, uint64_t seed, int ops, const tg_r
   ref_destroy(&r);
 }
 
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q && strcmp(q, "1") == 0;
-}
-
 static void every_policy_matches_the_reference(void **state) {
   (void)state;
   tg_record_set *model = tg_test_load_records("records/pose_landmark_lite.buffer.csv");
-  int seeds = quick() ? 6 : 24, ops = quick() ? 1500 : 3000;
+  int seeds = tg_test_quick() ? 6 : 24, ops = tg_test_quick() ? 1500 : 3000;
   for (int pol = 0; pol < TG_POOL_POLICY_COUNT; ++pol)
     for (int s = 0; s < seeds; ++s) random_run((tg_pool_policy)pol, 1000u * (uint64_t)pol + (uint64_t)s + 1, ops, model);
   tg_record_set_destroy(model);

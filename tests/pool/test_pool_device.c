@@ -45,11 +45,6 @@ const char *__lsan_default_suppressions(void) {
 }
 #endif
 
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q && strcmp(q, "1") == 0;
-}
-
 /* Open a backend with fault injection at `fail_at` (0: none). NULL when it cannot open
  * outside CI (skipped with a note); a failure under CI. */
 static tg_device *open_backend_with(tg_backend_kind kind, uint64_t fail_at, int validation) {
@@ -248,7 +243,7 @@ static void models_run_clean_through_every_policy(void **state) {
   for (size_t b = 0; b < k_backend_count; ++b) {
     tg_device *d = open_backend(k_backends[b], 0);
     if (d == NULL) continue;
-    size_t nmodels = quick() && k_backends[b] != TG_BACKEND_HOST ? 1 : 4;
+    size_t nmodels = tg_test_quick() && k_backends[b] != TG_BACKEND_HOST ? 1 : 4;
     for (size_t m = 0; m < nmodels; ++m)
       for (int kind = 0; kind < 2; ++kind) {
         if (kind == 1 && !tg_device_get_info(d)->images) continue;
@@ -336,7 +331,7 @@ static void device_failures_roll_back(void **state) {
     const char *csv = images ? "records/hand_landmark_lite.tex2.csv" : "records/hand_landmark_lite.buffer.csv";
     for (int pol = 0; pol < TG_POOL_POLICY_COUNT; ++pol) {
       int failed = 1;
-      uint64_t step = (quick() || k_backends[b] != TG_BACKEND_HOST) ? 7 : 1;
+      uint64_t step = (tg_test_quick() || k_backends[b] != TG_BACKEND_HOST) ? 7 : 1;
       for (uint64_t at = 1; failed; at += (at < 8 ? 1 : step)) {
         tg_device *d = open_backend(k_backends[b], at);
         assert_non_null(d);

@@ -372,3 +372,65 @@ void cli_free(cli_result *r) {
   free(r->out);
   free(r->err);
 }
+
+void tg_test_expect(const cli_result *r, int code, const char *in_out, const char *in_err) {
+  if (r->code != code) fail_msg("exit %d, not %d; stderr: %s", r->code, code, r->err);
+  if (in_out && strstr(r->out, in_out) == NULL) fail_msg("stdout lacks '%s': %.2000s", in_out, r->out);
+  if (in_err && strstr(r->err, in_err) == NULL) fail_msg("stderr lacks '%s': %s", in_err, r->err);
+}
+
+int tg_test_backend_usable(const char *backend) {
+  char file[] = "/tmp/tg_probe_XXXXXX";
+  int fd = mkstemp(file);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs("tensor x 1x1x1x4 float32 input\ntensor y 1x1x1x4 float32\ntensor z 1x1x1x4 float32 output\n"
+        "op ADD inputs=x outputs=y\nop ADD inputs=y outputs=z\n", f);
+  fclose(f);
+  cli_result r = cli("run %s --backend %s --json", file, backend);
+  unlink(file);
+  int ok = r.code == 0 && strstr(r.out, "\"corrupted_tensors\":0") != NULL;
+  if (!ok) {
+    if (tg_test_in_ci() || strcmp(backend, "host") == 0)
+      fail_msg("the %s backend does not run%s: %s", backend, tg_test_in_ci() ? " under CI" : "", r.err);
+    fprintf(stderr, "SKIPPING the %s backend: %s\n", backend, r.err);
+  }
+  cli_free(&r);
+  return ok;
+}
+
+const char *tg_test_data(const char *relative) {
+  static char buf[8][1024];
+  static int i;
+  i = (i + 1) % 8;
+  return tg_test_data_path(buf[i], sizeof buf[i], relative);
+}
+
+void tg_test_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) fail_msg("cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+double tg_test_json_number(const char *json, const char *key) {
+  char pat[128];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = json ? strstr(json, pat) : NULL;
+  if (p == NULL) fail_msg("JSON lacks %s: %.300s", key, json ? json : "(null)");
+  return strtod(p + strlen(pat), NULL);
+}
+
+static int env_set(const char *name) {
+  const char *v = getenv(name);
+  return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
+int tg_test_quick(void) { return env_set("TANGRAM_TEST_QUICK"); }
+
+int tg_test_deep(void) { return env_set("TANGRAM_TEST_DEEP"); }
+
+size_t tg_test_scale(size_t quick, size_t normal, size_t deep) {
+  return tg_test_deep() ? deep : tg_test_quick() ? quick : normal;
+}

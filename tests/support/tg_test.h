@@ -112,3 +112,31 @@ cli_result cli(const char *fmt, ...)
 #endif
     ;
 void cli_free(cli_result *r);
+
+/* The exit status is `code`, stdout holds `in_out` and stderr `in_err` (either may be NULL);
+ * otherwise the test fails, saying which and showing the output. */
+void tg_test_expect(const cli_result *r, int code, const char *in_out, const char *in_err);
+
+/* Does `backend` ("host", "opencl", "vulkan") run here? A two-op graph run through the CLI on
+ * it says. 0 outside CI with a SKIPPING line on stderr; under CI (CI=true), and for the host
+ * backend anywhere, an unusable backend fails the test. */
+int tg_test_backend_usable(const char *backend);
+
+/* The path of tests/data/`relative` in one of 8 rotating buffers (valid for the next 7 calls). */
+const char *tg_test_data(const char *relative);
+
+/* Write `text` to `path` (fails the test when it cannot). */
+void tg_test_write_file(const char *path, const char *text);
+
+/* The number after the first "KEY": in `json` as a double (fractions and exponents too); fails
+ * the test when the key is missing. */
+double tg_test_json_number(const char *json, const char *key);
+
+/* The test-size levels: TANGRAM_TEST_QUICK=1 (sanitizer, emulator and valgrind runs: the
+ * longest loops trimmed) and TANGRAM_TEST_DEEP=1 (scripts/test-deep.sh: long property runs
+ * at full size). Any value but empty or "0" counts as set. */
+int tg_test_quick(void);
+int tg_test_deep(void);
+/* The size of a long property run at the current level: `deep` under TANGRAM_TEST_DEEP=1
+ * (which wins when both are set), `quick` under TANGRAM_TEST_QUICK=1, else `normal`. */
+size_t tg_test_scale(size_t quick, size_t normal, size_t deep);

@@ -11,20 +11,6 @@
 
 
 
-static const char *data(const char *rel) {
-  static char buf[4][1024];
-  static int i;
-  i = (i + 1) % 4;
-  return tg_test_data_path(buf[i], sizeof buf[i], rel);
-}
-
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-}
-
 static void usage_and_help(void **state) {
   (void)state;
 
@@ -43,7 +29,7 @@ static void usage_and_help(void **state) {
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "unknown command 'frobnicate'"));
   cli_free(&r);
-  r = cli("plan %s --strategy bogus", data("records/pose_landmark_lite.buffer.csv"));
+  r = cli("plan %s --strategy bogus", tg_test_data("records/pose_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "bogus"));
   assert_string_equal(r.out, "");
@@ -63,7 +49,7 @@ static void bad_input(void **state) {
       {"name,size,first,last\na,99999999999999999999,0,1\n", "too large"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-    write_file(path, cases[i].text);
+    tg_test_write_file(path, cases[i].text);
     cli_result r = cli("plan %s --json", path);
     assert_int_equal(r.code, 2);
     if (strstr(r.err, cases[i].message) == NULL) fail_msg("stderr '%s' lacks '%s'", r.err, cases[i].message);
@@ -80,7 +66,7 @@ static void bad_input(void **state) {
 /* `plan --json`: exactly one JSON object with the documented keys and per-record arrays. */
 static void plan_json_contract(void **state) {
   (void)state;
-  cli_result r = cli("plan %s --json", data("records/face_detection_short_range.buffer.csv"));
+  cli_result r = cli("plan %s --json", tg_test_data("records/face_detection_short_range.buffer.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   static const char *const keys[] = {"\"records\":88", "\"dims\":1", "\"mode\":\"objects\"", "\"naive\":",
@@ -91,14 +77,14 @@ static void plan_json_contract(void **state) {
     if (strstr(r.out, keys[i]) == NULL) fail_msg("JSON lacks %s", keys[i]);
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
-  r = cli("plan %s --mode offsets --alignment 128 --json", data("records/face_detection_short_range.buffer.csv"));
+  r = cli("plan %s --mode offsets --alignment 128 --json", tg_test_data("records/face_detection_short_range.buffer.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"offset_of\":["));
   assert_non_null(strstr(r.out, "\"fit\":\"first\""));
   assert_non_null(strstr(r.out, "\"alignment\":128"));
   cli_free(&r);
-  r = cli("plan %s --strategy greedy-in-order --json", data("records/hand_landmark_lite.tex3.csv"));
+  r = cli("plan %s --strategy greedy-in-order --json", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"dims\":3"));
@@ -108,48 +94,48 @@ static void plan_json_contract(void **state) {
   assert_non_null(strstr(r.out, "\"positional_max\":288512"));
   assert_non_null(strstr(r.out, "\"shape_bound\":401408"));
   cli_free(&r);
-  r = cli("plan %s --strategy greedy-in-order", data("records/hand_landmark_lite.tex3.csv"));
+  r = cli("plan %s --strategy greedy-in-order", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "shape-aware bound 401408 texels"));
   cli_free(&r);
   /* The subset bound: 537040 texels, which `best` with a search reaches (so that plan is
    * optimal); only for objects plans. */
   r = cli("plan %s --strategy best --time-limit 100 --subset-bound --json",
-          data("records/hand_landmark_lite.tex3.csv"));
+          tg_test_data("records/hand_landmark_lite.tex3.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"subset_bound\":537040"));
   assert_non_null(strstr(r.out, "\"total\":537040"));
   cli_free(&r);
-  r = cli("plan %s --strategy best --subset-bound", data("records/hand_landmark_lite.tex3.csv"));
+  r = cli("plan %s --strategy best --subset-bound", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "subset bound 537040 texels"));
   cli_free(&r);
-  r = cli("plan %s --mode offsets --subset-bound", data("records/hand_landmark_lite.buffer.csv"));
+  r = cli("plan %s --mode offsets --subset-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "--subset-bound"));
   cli_free(&r);
   /* The LP bound: 143744 texels on face_detection_short_range's 3D textures, where the shape
    * and subset bounds stop at 119808 and 136704; best reaches it (so the plan is optimal). */
   r = cli("plan %s --strategy best --time-limit 2000 --lp-bound --json",
-          data("records/face_detection_short_range.tex3.csv"));
+          tg_test_data("records/face_detection_short_range.tex3.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"lp_bound\":143744"));
   assert_non_null(strstr(r.out, "\"total\":143744"));
   cli_free(&r);
-  r = cli("plan %s --strategy greedy-in-order --lp-bound", data("records/face_detection_short_range.tex3.csv"));
+  r = cli("plan %s --strategy greedy-in-order --lp-bound", tg_test_data("records/face_detection_short_range.tex3.csv"));
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "LP bound 143744 texels"));
   cli_free(&r);
-  r = cli("plan %s --mode offsets --lp-bound", data("records/hand_landmark_lite.buffer.csv"));
+  r = cli("plan %s --mode offsets --lp-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "--lp-bound"));
   cli_free(&r);
   /* Offsets: each result's lower bound and its source. Two 3-byte records that meet, offsets
    * multiples of 4: peak-live 6 (the top-level lower_bound, unchanged), the subset-exact bound
    * 7, which the plans meet; --exact proves 7. */
-  write_file("bound_offsets.csv", "name,size,first,last\nA,3,0,1\nB,3,1,2\n");
+  tg_test_write_file("bound_offsets.csv", "name,size,first,last\nA,3,0,1\nB,3,1,2\n");
   r = cli("plan bound_offsets.csv --mode offsets --alignment 4 --exact --json");
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
@@ -158,18 +144,18 @@ static void plan_json_contract(void **state) {
   assert_non_null(strstr(r.out, "\"proved_optimal\":true"));
   assert_null(strstr(r.out, "\"source\":\"peak-live\""));
   cli_free(&r);
-  r = cli("plan %s --mode offsets --json", data("records/hand_landmark_lite.buffer.csv"));
+  r = cli("plan %s --mode offsets --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}"));
   cli_free(&r);
-  r = cli("evaluate %s --json", data("records/hand_landmark_lite.buffer.csv"));
+  r = cli("evaluate %s --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}"));
   cli_free(&r);
   remove("bound_offsets.csv");
   /* Textures have no offsets mode of their own. */
-  r = cli("plan %s --mode offsets", data("records/hand_landmark_lite.tex2.csv"));
+  r = cli("plan %s --mode offsets", tg_test_data("records/hand_landmark_lite.tex2.csv"));
   assert_int_equal(r.code, 2);
   cli_free(&r);
 }
@@ -177,7 +163,7 @@ static void plan_json_contract(void **state) {
 static void plan_csv_out(void **state) {
   (void)state;
   cli_result r = cli("plan %s --mode offsets --strategy best --csv-out /tmp/tg_cli_plan.csv",
-                     data("records/selfie_segmentation.buffer.csv"));
+                     tg_test_data("records/selfie_segmentation.buffer.csv"));
   assert_int_equal(r.code, 0);
   cli_free(&r);
   FILE *f = fopen("/tmp/tg_cli_plan.csv", "rb");
@@ -207,7 +193,7 @@ static void plan_model_policies(void **state) {
     if (strstr(r.out, keys[i]) == NULL) fail_msg("JSON lacks %s", keys[i]);
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
-  r = cli("plan %s --policy parallel-safe", data("records/pose_landmark_lite.buffer.csv"));
+  r = cli("plan %s --policy parallel-safe", tg_test_data("records/pose_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "needs a model"));
   cli_free(&r);
@@ -321,7 +307,7 @@ static void run_out_of_order(void **state) {
 static void host_allocation_failures(void **state) {
   (void)state;
   const char *path = "/tmp/tg_cli_small.csv";
-  write_file(path, "name,size,first,last\na,32,0,1\nb,32,1,4\nc,8,2,5\nd,16,3,5\ne,8,4,5\n"
+  tg_test_write_file(path, "name,size,first,last\na,32,0,1\nb,32,1,4\nc,8,2,5\nd,16,3,5\ne,8,4,5\n"
                    "f,64,5,7\ng,8,6,8\nh,8,7,8\ni,16,8,9\n");
   int n;
   for (n = 1; n < 5000; ++n) {

@@ -8,14 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The number after `"key":` in `text` (the first occurrence after `from`), or -1. */
-static long long number_after(const char *text, const char *key) {
-  char pat[128];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(text, pat);
-  return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
-}
-
 static void plan_json(void **state) {
   (void)state;
   char model[1024];
@@ -29,11 +21,11 @@ static void plan_json(void **state) {
   assert_non_null(strstr(b.out, "\"in_place\":[{\"op\":"));
   assert_non_null(strstr(b.out, "\"in_place_candidates\":64"));
   /* Each pair names records: the first pair's output is born at its op (producer_of). */
-  const long long without = number_after(strstr(a.out, "\"results\""), "total");
-  const long long with = number_after(strstr(b.out, "\"results\""), "total");
+  const uint64_t without = tg_test_json_u64(strstr(a.out, "\"results\""), "total");
+  const uint64_t with = tg_test_json_u64(strstr(b.out, "\"results\""), "total");
   assert_true(with > 0 && with <= without);
   assert_int_equal(with, 3145792); /* the in-place peak of live bytes: 0.857x */
-  assert_int_equal(number_after(b.out, "lower_bound"), 3145792);
+  assert_int_equal(tg_test_json_u64(b.out, "lower_bound"), 3145792);
   cli_free(&a);
   cli_free(&b);
   /* Views are marked: the ONNX recognizer's Reshape/Flatten outputs. */
@@ -73,7 +65,7 @@ static void evaluate_and_run(void **state) {
     assert_int_equal(r.code, 0);
     assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
     assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":"));
-    assert_int_equal(number_after(r.out, "planned_bytes"), 1310720); /* 0.952x of 1376256 */
+    assert_int_equal(tg_test_json_u64(r.out, "planned_bytes"), 1310720); /* 0.952x of 1376256 */
     cli_free(&r);
   }
 }

@@ -10,17 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int backend_runs(const char *backend, const char *model) {
-  cli_result r = cli("run %s --backend %s --json", model, backend);
-  int ok = r.code == 0 && strstr(r.out, "\"corrupted_tensors\":0") != NULL;
-  cli_free(&r);
-  if (!ok) {
-    if (strcmp(backend, "host") == 0 || tg_test_in_ci()) fail_msg("backend %s does not run", backend);
-    fprintf(stderr, "SKIPPING: the %s backend is not available here\n", backend);
-  }
-  return ok;
-}
-
 /* A realised run: several arenas, one allocation each, 0 corrupted; returns the arena count. */
 static size_t check_run(const cli_result *r, const char *what) {
   if (r->code != 0) fail_msg("%s: exit %d: %s", what, r->code, r->err);
@@ -39,7 +28,7 @@ static size_t check_run(const cli_result *r, const char *what) {
 static void runs_on(const char *backend) {
   char model[1024];
   if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
-  if (!backend_runs(backend, model)) return;
+  if (!tg_test_backend_usable(backend)) return;
   char what[256];
   snprintf(what, sizeof what, "%s offsets 1M", backend);
   cli_result r = cli("run %s --backend %s --mode offsets --max-allocation 1M --json", model, backend);

@@ -38,13 +38,6 @@ static int teardown(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
-static int backend_available(const char *backend, const char *model) {
-  cli_result r = cli("run %s --backend %s --json", model, backend);
-  int ok = r.code == 0 && strstr(r.out, "\"corrupted_tensors\":0") != NULL;
-  cli_free(&r);
-  return ok;
-}
-
 /* Save with `plan_options`, run it with --plan on `backend`: no corruption; and with
  * `run_options` (the same choices; NULL: none), a run that plans itself realises the same bytes. */
 static void save_and_run(const char *model, const char *backend, const char *plan_options, const char *run_options) {
@@ -80,11 +73,7 @@ static void save_and_run(const char *model, const char *backend, const char *pla
 static void run_on(const char *backend) {
   char model[1024];
   if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
-  if (!backend_available(backend, model)) {
-    if (strcmp(backend, "host") == 0 || tg_test_in_ci()) fail_msg("backend %s does not run", backend);
-    fprintf(stderr, "SKIPPING: the %s backend is not available here\n", backend);
-    return;
-  }
+  if (!tg_test_backend_usable(backend)) return;
   /* Compared with a run that plans itself: strategies without `best`'s clock-bounded search,
    * so both sides plan the same. */
   save_and_run(model, backend, "--strategy greedy-by-size", "--storage buffer --strategy greedy-by-size");
@@ -165,10 +154,7 @@ static void offsets_without_the_device_alignment(void **state) {
   (void)state;
   char hand[1024];
   if (!tg_test_model_path(hand, sizeof hand, "hand_landmark_lite.tflite")) skip();
-  if (!backend_available("opencl", hand)) {
-    if (tg_test_in_ci()) fail_msg("backend opencl does not run");
-    skip();
-  }
+  if (!tg_test_backend_usable("opencl")) skip();
   const char *file = tmp("hand_offsets.tgplan");
   cli_result r = cli("plan %s --mode offsets --strategy best --save %s", hand, file);
   assert_int_equal(r.code, 0);
@@ -377,10 +363,7 @@ static void pairs_checked_against_the_model(void **state) {
   if (r.code != 0) fail_msg("texture pairs on the host: exit %d: %s", r.code, r.err);
   assert_int_equal(tg_test_json_u64(r.out, "corrupted_tensors"), 0);
   cli_free(&r);
-  if (!backend_available("opencl", face)) {
-    if (tg_test_in_ci()) fail_msg("backend opencl does not run");
-    return;
-  }
+  if (!tg_test_backend_usable("opencl")) return;
   r = cli("run %s --plan %s --backend opencl", face, tex);
   if (r.code != 2) fail_msg("elementwise texture pairs on OpenCL: exit %d, stdout %.200s", r.code, r.out);
   assert_string_equal(r.out, "");

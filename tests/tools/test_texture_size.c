@@ -126,18 +126,10 @@ static void plan_counts_fallbacks(void **state) {
 static void runs_on(const char *backend) {
   char model[1024];
   if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
-  cli_result probe = cli("run %s --backend %s --json", model, backend);
-  int ok = probe.code == 0;
-  cli_free(&probe);
-  if (!ok) {
-    if (strcmp(backend, "host") == 0 || tg_test_in_ci()) fail_msg("backend %s does not run", backend);
-    fprintf(stderr, "SKIPPING: the %s backend is not available here\n", backend);
-    return;
-  }
+  if (!tg_test_backend_usable(backend)) return;
   /* Every group realised in its storage: 0 corrupted, in order and out of order (with the
    * schedule's waits), objects and offsets. */
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  const int quick = q != NULL && q[0] != '\0' && strcmp(q, "0") != 0;
+  const int quick = tg_test_quick();
   for (size_t s = 0; s < sizeof k_expected / sizeof k_expected[0]; ++s)
     for (int variant = 0; variant < 3; ++variant) {
       static const char *const extra[] = {"", "--mode offsets", "--out-of-order"};

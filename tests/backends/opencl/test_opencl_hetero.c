@@ -78,8 +78,7 @@ static void modes_and_rollback(void **state) {
       tg_hetero_realization_destroy(z);
     }
     uint64_t points = stats.allocations[TG_SPACE_DEVICE] + stats.allocations[TG_SPACE_SHARED] + stats.views;
-    const char *q = getenv("TANGRAM_TEST_QUICK");
-    int quick = q && strcmp(q, "1") == 0;
+    int quick = tg_test_quick();
     size_t creations = 0;
     for (uint64_t n = 1;; ++n) {
       if (quick && n > 1 && n < points && n != points / 2) continue;
