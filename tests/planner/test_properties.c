@@ -7,8 +7,9 @@
  * unaligned); planning twice gives the same plan; bounds do not depend on record
  * order.
  *
- * Set TG_PROPERTY_SETS to change the number of sets (default 10000; 2000 with
- * TANGRAM_TEST_QUICK). A failure names the set index, which reproduces it. */
+ * Set TG_PROPERTY_SETS to change the number of sets (default 3000; 2000 with
+ * TANGRAM_TEST_QUICK, 10000 with TANGRAM_TEST_DEEP). A failure names the set index, which
+ * reproduces it. */
 #include "support/tg_test.h"
 
 #include <stdio.h>
@@ -258,8 +259,8 @@ static void one_set(size_t index) {
 
 static void random_sets(void **state) {
   (void)state;
-  /* TANGRAM_TEST_QUICK (the sanitizer runs): a fifth. */
-  size_t sets = getenv("TANGRAM_TEST_QUICK") ? 2000 : 10000;
+  /* 3000 sets; TANGRAM_TEST_QUICK (the sanitizer runs): 2000; TANGRAM_TEST_DEEP: 10000. */
+  size_t sets = tg_test_scale(2000, 3000, 10000);
   const char *env = getenv("TG_PROPERTY_SETS");
   if (env != NULL && *env != '\0') sets = (size_t)strtoull(env, NULL, 10);
   for (size_t i = 0; i < sets; ++i) one_set(i);

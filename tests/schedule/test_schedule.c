@@ -1030,7 +1030,7 @@ static size_t check_relation_facts(const tg_share_relation *rel, const graph_rec
 static void random_dags(void **state) {
   (void)state;
   tg_test_rng rng = {20240611};
-  size_t dags = 5000, shared_pairs = 0, serial_edges = 0, vouched = 0;
+  size_t dags = tg_test_scale(1000, 1500, 5000), shared_pairs = 0, serial_edges = 0, vouched = 0;
   for (size_t it = 0; it < dags; ++it) {
     /* Mostly small graphs (fast, many shapes), some up to 300 ops. */
     size_t ops = (it % 50 == 0) ? tg_test_rng_range(&rng, 100, 300) : tg_test_rng_range(&rng, 1, 40);

@@ -5,6 +5,8 @@
  * scheduler's waits as events), buffers and images mixed in one arena, a broken plan caught
  * and named, a dropped wait caught, and rollback of every device object creation of a full
  * realisation. Any validation message fails a test unless the test provokes it on purpose.
+ * TANGRAM_TEST_QUICK=1 (the sanitizer and valgrind runs) takes half of the model sweeps and of
+ * the driver-call walks, in turn; the normal build runs them all.
  *
  * Outside CI a machine without a Vulkan device skips these tests loudly; under CI (CI=true) a
  * missing device fails them. */
@@ -628,6 +630,9 @@ static void models_realise_clean(void **state) {
       uint64_t bytes[2][2] = {{0, 0}, {0, 0}};
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
+          /* TANGRAM_TEST_QUICK (the sanitizer run): one policy per model, storage and mode, in
+           * turn; the normal build runs both. */
+          if (tg_test_quick() && pi != (m + si + (size_t)mode) % 2) continue;
           case_result r;
           run_case(dev, &md, k_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32, &r);
           print_message("%-27s %-13s %-7s %-13s %4zu %5llu %10llu %4llu %4llu %5zu %4llu %8.1f %8.1f %8.1f%s\n",
@@ -674,6 +679,7 @@ static void models_realise_clean_fp16(void **state) {
     if (!tg_test_model_open(k_models[m], &md)) continue;
     for (size_t si = 1; si < STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode) {
+        if (tg_test_quick() && (size_t)mode != (m + si) % 2) continue; /* one mode each, in turn */
         case_result r;
         run_case(dev, &md, k_storages[si], (tg_mode)mode, TG_POLICY_SERIAL, TG_PRECISION_FP16, &r);
         print_message("%-27s %-13s %-7s fp16: %llu allocations, %llu bytes, %llu corrupted\n",
@@ -1272,7 +1278,8 @@ static void device_alloc_failures_roll_back(void **state) {
   uint64_t calls = 0;
   for (size_t si = 0; si < STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode)
-      walk_driver_failures(s, dev, &md, k_storages[si], (tg_mode)mode, &calls);
+      if (!tg_test_quick() || (size_t)mode == si % 2) /* quick: one mode per storage */
+        walk_driver_failures(s, dev, &md, k_storages[si], (tg_mode)mode, &calls);
   print_message("%llu driver call failures in all\n", (unsigned long long)calls);
 #endif
   close_clean(dev);

@@ -741,7 +741,8 @@ static int same_offsets(const tg_plan *a, const tg_plan *b) {
 static void window_relation_gives_the_same_plans(void **state) {
   (void)state;
   tg_test_rng rng = {2718281};
-  for (int iter = 0; iter < 3000; ++iter) {
+  const int iterations = (int)tg_test_scale(400, 600, 3000);
+  for (int iter = 0; iter < iterations; ++iter) {
     size_t n = (size_t)tg_test_rng_range(&rng, 0, iter % 50 == 0 ? 600 : 60);
     tg_usage_record *r = calloc(n ? n : 1, sizeof *r);
     uint64_t *lo = calloc(n ? n : 1, sizeof *lo), *hi = calloc(n ? n : 1, sizeof *hi);

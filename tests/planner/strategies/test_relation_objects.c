@@ -229,7 +229,8 @@ static void transitive_matches_full_scan(void **state) {
   tg_test_rng rng = {2024};
   size_t sets = 0, differing_by_size = 0;
   uint64_t calls[2] = {0, 0};
-  for (int round = 0; round < 2400; ++round) {
+  const int rounds = (int)tg_test_scale(600, 800, 2400);
+  for (int round = 0; round < rounds; ++round) {
     const uint32_t dims = round % 4 == 3 ? (uint32_t)tg_test_rng_range(&rng, 2, 3) : 1;
     const size_t n = round % 50 == 0 ? (size_t)tg_test_rng_range(&rng, 0, 3)
                                      : (size_t)tg_test_rng_range(&rng, 4, round % 7 ? 60 : 220);
