@@ -90,25 +90,6 @@ typedef struct shader_params {
 #define COUNTER_SLOTS 1024u   /* mismatch counters per counter buffer */
 #define POOL_SETS 256u        /* descriptor sets per descriptor pool */
 
-/* ---- small helpers ---- */
-
-/* Grow `*array` (of `*capacity` elements of `size` bytes) to hold at least `need`. */
-int tg__vk_grow(const tg_allocator *a, void **array, size_t *capacity, size_t need, size_t size) {
-  if (need <= *capacity) return 1;
-  size_t cap = *capacity ? *capacity : 8;
-  while (cap < need) {
-    if (cap > SIZE_MAX / 2) return 0;
-    cap *= 2;
-  }
-  size_t old_bytes, new_bytes;
-  if (!tg__mul_size(*capacity, size, &old_bytes) || !tg__mul_size(cap, size, &new_bytes)) return 0;
-  void *p = tg__realloc(a, *array, old_bytes, new_bytes);
-  if (p == NULL) return 0;
-  *array = p;
-  *capacity = cap;
-  return 1;
-}
-
 /* ---- check objects (made on the first check, kept until close) ---- */
 
 tg_status tg__vk_make_set_layout(vk_device *v, VkDescriptorType type, VkDescriptorSetLayout *out) {
@@ -337,7 +318,7 @@ tg_status tg__vk_allocate_set(vk_device *v, VkDescriptorSetLayout layout, VkDesc
     if (r == VK_SUCCESS) return TG_OK;
     if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL) return tg__vk_fail(v, r);
   }
-  if (!tg__vk_grow(&v->alloc, (void **)&run->pools, &run->pool_capacity, run->pool_count + 1,
+  if (!tg__grow(&v->alloc, (void **)&run->pools, &run->pool_capacity, run->pool_count + 1,
             sizeof *run->pools))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   VkDescriptorPoolSize sizes[4] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, POOL_SETS},
@@ -362,12 +343,12 @@ tg_status tg__vk_allocate_set(vk_device *v, VkDescriptorSetLayout layout, VkDesc
 static tg_status take_counter(vk_device *v, size_t record, VkDescriptorSet *set, uint32_t *offset) {
   check_run *run = &v->run;
   size_t slot = run->slot_count;
-  if (!tg__vk_grow(&v->alloc, (void **)&run->slot_record, &run->slot_capacity, slot + 1,
+  if (!tg__grow(&v->alloc, (void **)&run->slot_record, &run->slot_capacity, slot + 1,
             sizeof *run->slot_record))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   size_t chunk = slot / COUNTER_SLOTS;
   if (chunk == run->chunk_count) {
-    if (!tg__vk_grow(&v->alloc, (void **)&run->chunks, &run->chunk_capacity, chunk + 1, sizeof *run->chunks))
+    if (!tg__grow(&v->alloc, (void **)&run->chunks, &run->chunk_capacity, chunk + 1, sizeof *run->chunks))
       return TG_ERROR_OUT_OF_HOST_MEMORY;
     counter_chunk *c = &run->chunks[run->chunk_count++];
     memset(c, 0, sizeof *c);
@@ -503,7 +484,7 @@ tg_status tg__vk_add_transition(vk_device *v, vk_view *w, size_t *count, VkAcces
   check_run *run = &v->run;
   for (size_t i = 0; i < *count; ++i)
     if (run->barrier_scratch[i].image == w->vk_image) return TG_OK;
-  if (!tg__vk_grow(&v->alloc, (void **)&run->barrier_scratch, &run->barrier_capacity, *count + 1,
+  if (!tg__grow(&v->alloc, (void **)&run->barrier_scratch, &run->barrier_capacity, *count + 1,
             sizeof *run->barrier_scratch))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   VkImageMemoryBarrier *b = &run->barrier_scratch[(*count)++];

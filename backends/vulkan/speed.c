@@ -207,7 +207,7 @@ tg_status tg__vk_speed_begin(void *impl, size_t op_count, size_t dispatch_count,
   /* Timestamps need a queue that writes them. */
   if (timestamp_bits(v) == 0 || v->props.limits.timestampPeriod <= 0) return TG_ERROR_UNSUPPORTED;
   if (dispatch_count >= UINT32_MAX - 1) return TG_ERROR_LIMIT;
-  if (!tg__vk_grow(&v->alloc, (void **)&v->proxy_op_of, &v->proxy_op_capacity, dispatch_count + 1, sizeof *v->proxy_op_of))
+  if (!tg__grow(&v->alloc, (void **)&v->proxy_op_of, &v->proxy_op_capacity, dispatch_count + 1, sizeof *v->proxy_op_of))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   tg_status st = tg__vk_check_begin(impl, 0, op_count, 0, precision);
   if (st != TG_OK) return st;
