@@ -11,6 +11,7 @@
  * Outside CI a machine without a Vulkan device skips these tests loudly; under CI (CI=true) a
  * missing device fails them. */
 #include "support/tg_test.h"
+#include "support/tg_vulkan_leaks.h"
 #include "support/tg_models.h"
 
 #include <dlfcn.h>
@@ -34,23 +35,6 @@
 
 extern char **environ;
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TG_TEST_ASAN 1
-#endif
-#endif
-
-#ifdef TG_TEST_ASAN
-/* LeakSanitizer: the Vulkan driver (lavapipe and its LLVM) and the validation layer keep some
- * allocations past their own teardown. They are not ours; main() keeps those libraries loaded
- * so that the reports name them and these suppressions match. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-  return "leak:libLLVM\nleak:libvulkan_lvp.so\nleak:libVkLayer_khronos_validation.so\n";
-}
-#endif
 
 static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
                                        "hand_landmark_lite", "pose_landmark_lite"};
@@ -76,15 +60,6 @@ static tg_status open_vulkan(const tg_device_options *base, const tg_allocator *
   opt.backend = TG_BACKEND_VULKAN;
   opt.validation = 1;
   return tg_device_open(&opt, alloc, out, NULL, NULL, err);
-}
-
-static int64_t live_objects(tg_device *d) {
-#ifdef TANGRAM_TEST_HAVE_VULKAN
-  return tg__vulkan_live_objects(tg__device_impl(d));
-#else
-  (void)d;
-  return 0;
-#endif
 }
 
 static const char *first_message(tg_device *d) {
@@ -263,7 +238,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   tg_waits_destroy(w);
   free(mism);
   tg_realization_destroy(z);
-  assert_int_equal(live_objects(d), 0);
+  assert_int_equal(tg_test_vulkan_live(d), 0);
 }
 
 /* The records of a model in `storage`, and one realisation per set: the primary records, and
@@ -452,7 +427,7 @@ static void device_info_is_sane(void **state) {
   /* Beyond the device's limits. */
   tg_tensor_resource huge = {TG_STORAGE_TEXTURE_2D, {i->limits.max_texture_2d_width + 1, 1, 1}, 0};
   assert_int_equal(tg_device_compute_requirements(dev, &huge, TG_PRECISION_FP32, &req), TG_ERROR_LIMIT);
-  assert_int_equal(live_objects(dev), 0);
+  assert_int_equal(tg_test_vulkan_live(dev), 0);
   assert_no_messages(dev, "requirements");
 
   /* Selection by index and by name; a device that does not exist. */
@@ -601,7 +576,7 @@ static void record_sets_realise_clean(void **state) {
             assert_int_equal(r.corrupted_records, 0);
             assert_true(r.checked_bytes > 0);
             tg_realization_destroy(z);
-            assert_int_equal(live_objects(dev), 0);
+            assert_int_equal(tg_test_vulkan_live(dev), 0);
             assert_no_messages(dev, file);
             tg_plan_destroy(plan);
             tg_record_set_destroy(arena);
@@ -835,7 +810,7 @@ static void broken_plan_is_caught_and_named(void **state) {
         free(mism);
         tg_realization_destroy(z);
       }
-      assert_int_equal(live_objects(d), 0);
+      assert_int_equal(tg_test_vulkan_live(d), 0);
       tg_plan_destroy(plan);
       tg_record_set_destroy(arena);
       free(res);
@@ -953,7 +928,7 @@ static void dropped_wait_is_caught(void **state) {
       op_waits_free(&ow);
       tg_waits_destroy(w);
       tg_realization_destroy(z);
-      assert_int_equal(live_objects(d), 0);
+      assert_int_equal(tg_test_vulkan_live(d), 0);
       tg_plan_destroy(plan);
       free(res);
       tg_model_records_destroy(mr);
@@ -1013,7 +988,7 @@ static void odd_sizes_and_unordered_reads(void **state) {
     tg_check_desc bad = {NULL, NULL, 1, 4, bad_counts, bad_lists};
     assert_int_equal(tg_realization_check(z, &bad, &r, &err), TG_ERROR_INVALID_ARGUMENT);
     tg_realization_destroy(z);
-    assert_int_equal(live_objects(d), 0);
+    assert_int_equal(tg_test_vulkan_live(d), 0);
     tg_plan_destroy(plan);
     tg_record_set_destroy(arena);
     tg_device_close(d);
@@ -1151,7 +1126,7 @@ static void misplaced_resources_are_refused(void **state) {
   assert_int_equal(st, TG_ERROR_INVALID_PLAN);
   assert_null(z);
   tg_plan_destroy(plan);
-  assert_int_equal(live_objects(dev), 0);
+  assert_int_equal(tg_test_vulkan_live(dev), 0);
   assert_no_messages(dev, "misplaced");
   close_clean(dev);
 }
@@ -1189,7 +1164,7 @@ static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *m
       assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
       assert_int_equal(r.corrupted_records, 0);
       tg_realization_destroy(z);
-      assert_int_equal(live_objects(d), 0);
+      assert_int_equal(tg_test_vulkan_live(d), 0);
       close_clean(d);
       assert_int_equal(fa.live_blocks, 0);
       break;
@@ -1197,8 +1172,8 @@ static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *m
     if (st != TG_ERROR_OUT_OF_DEVICE_MEMORY) fail_msg("N=%llu: %s", (unsigned long long)n, err.message);
     assert_null(z);
     assert_non_null(strstr(err.message, "TANGRAM_FAIL_DEVICE_ALLOC_AT"));
-    if (live_objects(d) != 0)
-      fail_msg("N=%llu: %lld Vulkan objects leaked", (unsigned long long)n, (long long)live_objects(d));
+    if (tg_test_vulkan_live(d) != 0)
+      fail_msg("N=%llu: %lld Vulkan objects leaked", (unsigned long long)n, (long long)tg_test_vulkan_live(d));
     close_clean(d);
     assert_int_equal(fa.live_blocks, 0);
   }
@@ -1247,8 +1222,8 @@ static void walk_driver_failures(const suite *s, tg_device *dev, const tg_test_m
                tg_status_name(st), err.message);
     assert_null(z);
     assert_int_equal(tg_device_get_native_error(dev), -2 /* VK_ERROR_OUT_OF_DEVICE_MEMORY */);
-    if (live_objects(dev) != 0)
-      fail_msg("call %llu: %lld Vulkan objects leaked", (unsigned long long)n, (long long)live_objects(dev));
+    if (tg_test_vulkan_live(dev) != 0)
+      fail_msg("call %llu: %lld Vulkan objects leaked", (unsigned long long)n, (long long)tg_test_vulkan_live(dev));
   }
   tg__vulkan_fail_call_at(impl, 0);
   print_message("%s %s %s: %llu driver calls, each failure rolled back\n", md->name,
@@ -1323,7 +1298,7 @@ static void host_alloc_failures_roll_back(void **state) {
       }
       tg_realization_destroy(z);
       if (d) {
-        assert_int_equal(live_objects(d), 0);
+        assert_int_equal(tg_test_vulkan_live(d), 0);
         close_clean(d);
       }
       assert_int_equal(fa.live_blocks, 0);
@@ -1349,13 +1324,7 @@ int main(int argc, char **argv) {
       snprintf(g_self, sizeof g_self, "%s", buf);
     }
   }
-#ifdef TG_TEST_ASAN
-  /* The loader unloads drivers and layers with their instance; keep them (see the leak
-   * suppressions above). Missing libraries are simply not loaded. */
-  static const char *const keep[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"};
-  for (size_t i = 0; i < sizeof keep / sizeof keep[0]; ++i)
-    (void)dlopen(keep[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-#endif
+  tg_test_keep_vulkan_loaded();
   /* `test_vulkan PATTERN` runs the tests whose names match (cmocka's * and ? wildcards). */
   if (argc >= 2) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {

@@ -23,6 +23,7 @@
  * loudly; under CI (CI=true) that fails them. */
 #define VK_NO_PROTOTYPES /* as an engine on volk: every call through the entry point */
 #include "support/tg_test.h"
+#include "support/tg_vulkan_leaks.h"
 #include "support/tg_models.h"
 
 #include <dlfcn.h>
@@ -47,23 +48,6 @@ int main(void) {
 #include "backends/vulkan/vulkan_internal.h"
 #include "tangram/vulkan.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TG_TEST_ASAN 1
-#endif
-#endif
-
-#ifdef TG_TEST_ASAN
-/* LeakSanitizer: the Vulkan driver (lavapipe and its LLVM) and the validation layer keep some
- * allocations past their own teardown. main() keeps those libraries loaded so that the reports
- * name them and these suppressions match. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-  return "leak:libLLVM\nleak:libvulkan_lvp.so\nleak:libVkLayer_khronos_validation.so\n";
-}
-#endif
 
 /* The SPIR-V of the shadow run's buffer writer: the engine's own compute shader here. */
 static const uint32_t k_engine_spv[] =
@@ -1532,11 +1516,7 @@ static void borrowed_host_alloc_failures_roll_back(void **state) {
 }
 
 int main(int argc, char **argv) {
-#ifdef TG_TEST_ASAN
-  static const char *const keep[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"};
-  for (size_t i = 0; i < sizeof keep / sizeof keep[0]; ++i)
-    (void)dlopen(keep[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-#endif
+  tg_test_keep_vulkan_loaded();
   /* `test_vulkan_borrowed PATTERN` runs the tests whose names match. */
   if (argc >= 2) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
