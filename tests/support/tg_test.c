@@ -379,6 +379,17 @@ void tg_test_expect(const cli_result *r, int code, const char *in_out, const cha
   if (in_err && strstr(r->err, in_err) == NULL) fail_msg("stderr lacks '%s': %s", in_err, r->err);
 }
 
+void cli_expect(int code, const char *in_out, const char *in_err, const char *fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  cli_result r = cli("%s", args);
+  tg_test_expect(&r, code, in_out, in_err);
+  cli_free(&r);
+}
+
 int tg_test_backend_usable(const char *backend) {
   char file[] = "/tmp/tg_probe_XXXXXX";
   int fd = mkstemp(file);

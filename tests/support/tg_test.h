@@ -117,6 +117,13 @@ void cli_free(cli_result *r);
  * otherwise the test fails, saying which and showing the output. */
 void tg_test_expect(const cli_result *r, int code, const char *in_out, const char *in_err);
 
+/* Run `tangram ARGS` (printf-style, as cli) and check the run as tg_test_expect does. */
+void cli_expect(int code, const char *in_out, const char *in_err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 /* Does `backend` ("host", "opencl", "vulkan") run here? A two-op graph run through the CLI on
  * it says. 0 outside CI with a SKIPPING line on stderr; under CI (CI=true), and for the host
  * backend anywhere, an unusable backend fails the test. */

@@ -14,22 +14,13 @@
 static void usage_and_help(void **state) {
   (void)state;
 
-  cli_result r = cli("%s", "");
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "usage: tangram"));
-  cli_free(&r);
+  cli_expect(2, NULL, "usage: tangram", "%s", "");
   static const char *const cmds[] = {"plan", "run", "evaluate", "schedule"};
   for (int i = 0; i < 4; ++i) {
-    r = cli("%s --help", cmds[i]);
-    assert_int_equal(r.code, 0);
-    assert_non_null(strstr(r.out, "usage: tangram"));
-    cli_free(&r);
+    cli_expect(0, "usage: tangram", NULL, "%s --help", cmds[i]);
   }
-  r = cli("frobnicate");
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "unknown command 'frobnicate'"));
-  cli_free(&r);
-  r = cli("plan %s --strategy bogus", tg_test_data("records/pose_landmark_lite.buffer.csv"));
+  cli_expect(2, NULL, "unknown command 'frobnicate'", "frobnicate");
+  cli_result r = cli("plan %s --strategy bogus", tg_test_data("records/pose_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "bogus"));
   assert_string_equal(r.out, "");
@@ -56,10 +47,7 @@ static void bad_input(void **state) {
     assert_string_equal(r.out, "");
     cli_free(&r);
   }
-  cli_result r = cli("plan /nonexistent/records.csv");
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "/nonexistent/records.csv"));
-  cli_free(&r);
+  cli_expect(2, NULL, "/nonexistent/records.csv", "plan /nonexistent/records.csv");
   remove(path);
 }
 
@@ -94,10 +82,7 @@ static void plan_json_contract(void **state) {
   assert_non_null(strstr(r.out, "\"positional_max\":288512"));
   assert_non_null(strstr(r.out, "\"shape_bound\":401408"));
   cli_free(&r);
-  r = cli("plan %s --strategy greedy-in-order", tg_test_data("records/hand_landmark_lite.tex3.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "shape-aware bound 401408 texels"));
-  cli_free(&r);
+  cli_expect(0, "shape-aware bound 401408 texels", NULL, "plan %s --strategy greedy-in-order", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   /* The subset bound: 537040 texels, which `best` with a search reaches (so that plan is
    * optimal); only for objects plans. */
   r = cli("plan %s --strategy best --time-limit 100 --subset-bound --json",
@@ -107,14 +92,8 @@ static void plan_json_contract(void **state) {
   assert_non_null(strstr(r.out, "\"subset_bound\":537040"));
   assert_non_null(strstr(r.out, "\"total\":537040"));
   cli_free(&r);
-  r = cli("plan %s --strategy best --subset-bound", tg_test_data("records/hand_landmark_lite.tex3.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "subset bound 537040 texels"));
-  cli_free(&r);
-  r = cli("plan %s --mode offsets --subset-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--subset-bound"));
-  cli_free(&r);
+  cli_expect(0, "subset bound 537040 texels", NULL, "plan %s --strategy best --subset-bound", tg_test_data("records/hand_landmark_lite.tex3.csv"));
+  cli_expect(2, NULL, "--subset-bound", "plan %s --mode offsets --subset-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   /* The LP bound: 143744 texels on face_detection_short_range's 3D textures, where the shape
    * and subset bounds stop at 119808 and 136704; best reaches it (so the plan is optimal). */
   r = cli("plan %s --strategy best --time-limit 2000 --lp-bound --json",
@@ -124,14 +103,8 @@ static void plan_json_contract(void **state) {
   assert_non_null(strstr(r.out, "\"lp_bound\":143744"));
   assert_non_null(strstr(r.out, "\"total\":143744"));
   cli_free(&r);
-  r = cli("plan %s --strategy greedy-in-order --lp-bound", tg_test_data("records/face_detection_short_range.tex3.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "LP bound 143744 texels"));
-  cli_free(&r);
-  r = cli("plan %s --mode offsets --lp-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--lp-bound"));
-  cli_free(&r);
+  cli_expect(0, "LP bound 143744 texels", NULL, "plan %s --strategy greedy-in-order --lp-bound", tg_test_data("records/face_detection_short_range.tex3.csv"));
+  cli_expect(2, NULL, "--lp-bound", "plan %s --mode offsets --lp-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   /* Offsets: each result's lower bound and its source. Two 3-byte records that meet, offsets
    * multiples of 4: peak-live 6 (the top-level lower_bound, unchanged), the subset-exact bound
    * 7, which the plans meet; --exact proves 7. */
@@ -144,10 +117,7 @@ static void plan_json_contract(void **state) {
   assert_non_null(strstr(r.out, "\"proved_optimal\":true"));
   assert_null(strstr(r.out, "\"source\":\"peak-live\""));
   cli_free(&r);
-  r = cli("plan %s --mode offsets --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}"));
-  cli_free(&r);
+  cli_expect(0, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}", NULL, "plan %s --mode offsets --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   r = cli("evaluate %s --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
@@ -155,17 +125,13 @@ static void plan_json_contract(void **state) {
   cli_free(&r);
   remove("bound_offsets.csv");
   /* Textures have no offsets mode of their own. */
-  r = cli("plan %s --mode offsets", tg_test_data("records/hand_landmark_lite.tex2.csv"));
-  assert_int_equal(r.code, 2);
-  cli_free(&r);
+  cli_expect(2, NULL, NULL, "plan %s --mode offsets", tg_test_data("records/hand_landmark_lite.tex2.csv"));
 }
 
 static void plan_csv_out(void **state) {
   (void)state;
-  cli_result r = cli("plan %s --mode offsets --strategy best --csv-out /tmp/tg_cli_plan.csv",
+  cli_expect(0, NULL, NULL, "plan %s --mode offsets --strategy best --csv-out /tmp/tg_cli_plan.csv",
                      tg_test_data("records/selfie_segmentation.buffer.csv"));
-  assert_int_equal(r.code, 0);
-  cli_free(&r);
   FILE *f = fopen("/tmp/tg_cli_plan.csv", "rb");
   assert_non_null(f);
   char line[4096];
@@ -193,10 +159,7 @@ static void plan_model_policies(void **state) {
     if (strstr(r.out, keys[i]) == NULL) fail_msg("JSON lacks %s", keys[i]);
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
-  r = cli("plan %s --policy parallel-safe", tg_test_data("records/pose_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "needs a model"));
-  cli_free(&r);
+  cli_expect(2, NULL, "needs a model", "plan %s --policy parallel-safe", tg_test_data("records/pose_landmark_lite.buffer.csv"));
 }
 
 /* The main job on the host backend, with the documented JSON keys. */
@@ -252,10 +215,7 @@ static void run_plan_io(void **state) {
   if (!tg_test_model_path(model, sizeof model, "hand_landmark_lite.tflite")) skip();
   const char *modes[] = {"objects", "offsets"};
   for (int m = 0; m < 2; ++m) {
-    cli_result r = cli("run %s --backend host --plan-io --mode %s --json", model, modes[m]);
-    assert_int_equal(r.code, 0);
-    assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
-    cli_free(&r);
+    cli_expect(0, "\"corrupted_tensors\":0", NULL, "run %s --backend host --plan-io --mode %s --json", model, modes[m]);
   }
 }
 
@@ -274,10 +234,7 @@ static void run_texel_records(void **state) {
     assert_null(strstr(r.out, "\"storage\":\"buffer\""));
     cli_free(&r);
   }
-  cli_result r = cli("run %s --backend host --storage buffer", tg_test_data_path(path, sizeof path, files[0]));
-  assert_int_equal(r.code, 1);
-  assert_non_null(strstr(r.err, "2D texel extents, which buffer cannot hold"));
-  cli_free(&r);
+  cli_expect(1, NULL, "2D texel extents, which buffer cannot hold", "run %s --backend host --storage buffer", tg_test_data_path(path, sizeof path, files[0]));
 }
 
 /* Out of order: a serial plan without its reuse edges is refused; parallel-safe needs none. */
@@ -290,9 +247,7 @@ static void run_out_of_order(void **state) {
   assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
   assert_non_null(strstr(r.out, "\"reuse_edges\":0"));
   cli_free(&r);
-  r = cli("run %s --backend host --policy serial --out-of-order --json", model);
-  assert_int_equal(r.code, 0);
-  cli_free(&r);
+  cli_expect(0, NULL, NULL, "run %s --backend host --policy serial --out-of-order --json", model);
   r = cli("run %s --backend host --policy serial --out-of-order --no-reuse-edges", model);
   if (r.code == 0 && strstr(r.out, "reuse_edges\":0")) {
     /* No reuse edge needed on this model: nothing to refuse. */

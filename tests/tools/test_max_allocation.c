@@ -53,10 +53,7 @@ static void runs_on(const char *backend) {
   assert_int_equal(tg_test_json_u64(r.out, "planned_bytes"), tg_test_json_u64(strstr(p.out, "\"saved\":"), "total"));
   cli_free(&r);
   /* A smaller cap than the file's arenas need: exit 2, naming the cap. */
-  r = cli("run %s --plan %s --backend %s --max-allocation 500K", model, file, backend);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "allocation cap: arena 0 of the plan takes"));
-  cli_free(&r);
+  cli_expect(2, NULL, "allocation cap: arena 0 of the plan takes", "run %s --plan %s --backend %s --max-allocation 500K", model, file, backend);
   cli_free(&p);
   remove(file);
 }
@@ -81,10 +78,7 @@ static void plan_reports_arenas(void **state) {
   size_t records = tg_test_json_u64(r.out, "records");
   assert_int_equal(tg_test_json_u64s(strstr(r.out, "\"results\":"), "arena_of", NULL, 0, NULL), records);
   cli_free(&r);
-  r = cli("plan %s --mode offsets --max-allocation 3M", model);
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "allocation cap 3145728 bytes: at least 3 arenas"));
-  cli_free(&r);
+  cli_expect(0, "allocation cap 3145728 bytes: at least 3 arenas", NULL, "plan %s --mode offsets --max-allocation 3M", model);
 }
 
 /* Bad caps: exit 2 with the reason, on every command. */

@@ -104,10 +104,7 @@ static void seed_004_through_the_cli(void **state) {
   assert_non_null(strstr(r.err, "capacity 314572799"));
   cli_free(&r);
   /* Splitting blocks, the fit policies need no more than the plan. */
-  r = cli("run %s --runtime-pool best-fit --capacity 314572799 --backend host --json", tg_test_data("records/seed_004.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "\"peak_reserved\":262144000"));
-  cli_free(&r);
+  cli_expect(0, "\"peak_reserved\":262144000", NULL, "run %s --runtime-pool best-fit --capacity 314572799 --backend host --json", tg_test_data("records/seed_004.csv"));
 }
 
 static void models_in_buffers_and_textures(void **state) {
@@ -172,10 +169,7 @@ static void views_allocate_nothing(void **state) {
     cli_free(&plain);
     cli_free(&views);
   }
-  cli_result r = cli("run %s --runtime-pool tlsf --in-place --backend host", model);
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "views (--in-place, no allocation): 1"));
-  cli_free(&r);
+  cli_expect(0, "views (--in-place, no allocation): 1", NULL, "run %s --runtime-pool tlsf --in-place --backend host", model);
 }
 
 static void usage_errors(void **state) {
@@ -200,15 +194,9 @@ static void usage_errors(void **state) {
     assert_string_equal(r.out, "");
     cli_free(&r);
   }
-  cli_result r = cli("run %s --runtime-pool exact --backend host --storage buffer", tg_test_data("records/hand_landmark_lite.tex2.csv"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "2D records"));
-  cli_free(&r);
-  r = cli("run %s --runtime-pool tlsf --help", csv);
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "usage: tangram run"));
-  cli_free(&r);
-  r = cli("run --help");
+  cli_expect(2, NULL, "2D records", "run %s --runtime-pool exact --backend host --storage buffer", tg_test_data("records/hand_landmark_lite.tex2.csv"));
+  cli_expect(0, "usage: tangram run", NULL, "run %s --runtime-pool tlsf --help", csv);
+  cli_result r = cli("run --help");
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "--runtime-pool exact|best-fit|first-fit|tlsf"));
   assert_non_null(strstr(r.out, "--capacity BYTES"));

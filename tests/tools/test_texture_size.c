@@ -72,19 +72,10 @@ static void plan_groups_fallbacks_by_storage(void **state) {
   assert_non_null(strstr(r.err, "does not fit texture_3d"));
   assert_non_null(strstr(r.err, "tensor depthwise_conv2d_5 does not fit texture_3d: extent 16x16x11 exceeds max 3D 256x256x8"));
   cli_free(&r);
-  r = cli("plan %s --storage texture_3d --max-texture-size 256x256x8 --save /dev/null", model);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "to texture_2d"));
-  cli_free(&r);
+  cli_expect(2, NULL, "to texture_2d", "plan %s --storage texture_3d --max-texture-size 256x256x8 --save /dev/null", model);
   /* Where the chain does not apply, the options are refused rather than ignored. */
-  r = cli("run %s --backend host --place gpu --max-texture-size 64x64", model);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "do not combine with --place"));
-  cli_free(&r);
-  r = cli("evaluate %s --place gpu --max-texture-size 64x64", model);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "do not combine with --place"));
-  cli_free(&r);
+  cli_expect(2, NULL, "do not combine with --place", "run %s --backend host --place gpu --max-texture-size 64x64", model);
+  cli_expect(2, NULL, "do not combine with --place", "evaluate %s --place gpu --max-texture-size 64x64", model);
 }
 
 static void plan_counts_fallbacks(void **state) {
@@ -159,10 +150,7 @@ static void runs_on(const char *backend) {
   assert_int_equal(json_u64(p.out, "fallback_tensors"), 67);
   assert_int_equal(json_u64(p.out, "records"), 21);
   cli_free(&p);
-  cli_result r = cli("run %s --backend %s --storage texture_2d --max-texture-size 64x64 --no-fallback", model, backend);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--no-fallback"));
-  cli_free(&r);
+  cli_expect(2, NULL, "--no-fallback", "run %s --backend %s --storage texture_2d --max-texture-size 64x64 --no-fallback", model, backend);
 }
 
 /* evaluate --max-texture-size: the same groups, each planned in its storage, every row valid. */
@@ -196,9 +184,7 @@ static void evaluate_groups_fallbacks(void **state) {
   assert_non_null(strstr(r.out, "a tensor does not fit this storage (no fallback)"));
   assert_null(strstr(r.out, "\"best_per_storage\":[{\"storage\":\"texture_2d\""));
   cli_free(&r);
-  r = cli("evaluate %s --max-texture-size 64x64 --no-limits", model);
-  assert_int_equal(r.code, 2);
-  cli_free(&r);
+  cli_expect(2, NULL, NULL, "evaluate %s --max-texture-size 64x64 --no-limits", model);
 }
 
 /* The reuse policy holds in every fallback group, in run and evaluate alike: inception's four
