@@ -114,13 +114,9 @@ static tg_status build_dispatches(speed_state *s, const tg_speed_desc *desc, tg_
     for (uint32_t i = 0; i < op->output_count; ++i) {
       int32_t t = op->outputs[i];
       if (t < 0 || (size_t)t >= g->tensor_count || s->at[t].part < 0) continue;
-      tg__proxy_dispatch x;
-      memset(&x, 0, sizeof x);
-      x.op = o;
-      x.op_class = (int)cls;
-      x.kernel = k;
-      x.out = operand(s, t);
-      x.out_id = s->at[t].record + 1;
+      tg__proxy_dispatch x = {
+          .op = o, .op_class = (int)cls, .kernel = k, .out = operand(s, t), .out_id = s->at[t].record + 1
+      };
       uint32_t vol = x.out.w * x.out.h * x.out.s;
       if (vol == 0) continue;
       tg_status st = TG_OK;

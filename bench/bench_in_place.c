@@ -61,13 +61,10 @@ static int onnx_shape(const char *base, tg_input_shape *s) {
 
 static int plan_one(const tg_usage_record *rec, size_t n, uint32_t dims, tg_mode mode, uint32_t limit,
                     const tg_in_place_pair *pairs, size_t np, tg_plan **out) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = limit;
-  o.in_place = pairs;
-  o.in_place_count = np;
+  tg_plan_options o = {
+      .mode = mode, .strategy = TG_STRATEGY_BEST, .time_limit_ms = limit, .in_place = pairs,
+      .in_place_count = np
+  };
   tg_error_info err;
   memset(&err, 0, sizeof err);
   if (tg_plan_compute(rec, n, dims, &o, NULL, out) != TG_OK) return 0;

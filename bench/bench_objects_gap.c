@@ -68,11 +68,7 @@ static void run_model(const char *path, uint32_t limit_ms, int markdown, totals 
     tg_status st = tg_bounds_objects_shape(set->records, set->count, set->dims, NULL, &shape);
     if (st == TG_OK) st = tg_bounds_objects_subset(set->records, set->count, set->dims, 0, NULL, &subset);
     uint64_t bound_us = now_us() - t0;
-    tg_plan_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.mode = TG_MODE_OBJECTS;
-    opt.strategy = TG_STRATEGY_BEST;
-    opt.time_limit_ms = limit_ms;
+    tg_plan_options opt = {.mode = TG_MODE_OBJECTS, .strategy = TG_STRATEGY_BEST, .time_limit_ms = limit_ms};
     tg_plan *plan = NULL;
     t0 = now_us();
     if (st == TG_OK) st = tg_plan_compute(set->records, set->count, set->dims, &opt, NULL, &plan);

@@ -367,12 +367,9 @@ static uint64_t pool_peak(const tg_usage_record *recs, size_t n, uint32_t dims) 
                        : (tg_tensor_resource){TG_STORAGE_TEXTURE_2D, e, e.w * e.h * e.d * 16};
     bytes[r] = res[r].bytes;
   }
-  tg_pool_options o;
-  memset(&o, 0, sizeof o);
-  o.policy = TG_POOL_TLSF;
-  o.capacity = (uint64_t)1 << 50;
-  o.alignment = 1;
-  o.unsynchronized = 1;
+  tg_pool_options o = {
+      .policy = TG_POOL_TLSF, .capacity = (uint64_t)1 << 50, .alignment = 1, .unsynchronized = 1
+  };
   tg_pool *pool = NULL;
   tg_error_info err;
   memset(&err, 0, sizeof err);
@@ -410,11 +407,7 @@ static int run_case(const range_case *c, const bench_opts *bo) {
   const size_t n = tg_range_records_count(c->rr);
   const uint32_t dims = tg_range_records_dims(c->rr);
   const uint64_t points = tg_size_range_point_count(range);
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = c->mode;
-  o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = bo->time_limit;
+  tg_plan_options o = {.mode = c->mode, .strategy = TG_STRATEGY_BEST, .time_limit_ms = bo->time_limit};
   tg_range_plan *plan = NULL;
   tg_error_info err;
   memset(&err, 0, sizeof err);

@@ -1100,11 +1100,7 @@ static tg_status inline_subgraphs(fb_reader *r, const tflite_model *m, tg_graph 
   int any = 0;
   for (size_t i = 0; i < g0->op_count && !any; ++i) any = is_flow_op(g0->ops[i].name);
   if (!any) return TG_OK;
-  cf_builder b;
-  memset(&b, 0, sizeof b);
-  b.r = r;
-  b.m = m;
-  b.a = &g0->alloc;
+  cf_builder b = {.r = r, .m = m, .a = &g0->alloc};
   b.stack[0] = 0;
   uint32_t main_scope;
   tg_status st = cf_grow(&b, (void **)&b.subs, &b.cs, 1, sizeof *b.subs);
@@ -1765,12 +1761,10 @@ static tg_status tfl_infer_op(tfl_infer *x) {
 
 /* Infer subgraph 0's shapes again (the graph inputs hold the sizes given). */
 static tg_status tflite_infer_shapes(fb_reader *r, const tflite_model *m, tg_graph *g) {
-  tfl_infer x;
-  memset(&x, 0, sizeof x);
-  x.r = r;
-  x.m = m;
-  x.g = g;
-  x.val = tg__calloc(&g->alloc, g->tensor_count ? g->tensor_count : 1, sizeof *x.val);
+  tfl_infer x = {
+      .r = r, .m = m, .g = g,
+      .val = tg__calloc(&g->alloc, g->tensor_count ? g->tensor_count : 1, sizeof *x.val)
+  };
   if (x.val == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   tg_status st = TG_OK;
   r->where[0] = '\0';
@@ -1859,12 +1853,7 @@ static tg_status parse_tflite(const void *data, size_t length, const char *sourc
   if (data == NULL && length > 0)
     return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "data is NULL");
   alloc = tg__alloc_or_default(alloc);
-  fb_reader r;
-  memset(&r, 0, sizeof r);
-  r.data = data;
-  r.length = length;
-  r.source = source ? source : "<memory>";
-  r.err = err;
+  fb_reader r = {.data = data, .length = length, .source = source ? source : "<memory>", .err = err};
   if (!tg__mul_u64((uint64_t)length, TG_TFLITE_EXPANSION, &r.budget) ||
       !tg__add_u64(r.budget, (uint64_t)1 << 20, &r.budget))
     r.budget = UINT64_MAX;

@@ -233,13 +233,10 @@ tg_status tg__ocl_bind(void *impl, void *memory, const tg_tensor_resource *objec
     return TG_OK;
   }
   cl_image_format format = {CL_RGBA, precision == TG_PRECISION_FP16 ? CL_HALF_FLOAT : CL_FLOAT};
-  cl_image_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-  desc.image_width = (size_t)tensor->extent.w;
-  desc.image_height = (size_t)tensor->extent.h;
-  desc.image_row_pitch = (size_t)pitch;
-  desc.buffer = sub;
+  cl_image_desc desc = {
+      .image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = (size_t)tensor->extent.w,
+      .image_height = (size_t)tensor->extent.h, .image_row_pitch = (size_t)pitch, .buffer = sub
+  };
   cl_mem img = a->CreateImage(d->context, CL_MEM_READ_WRITE, &format, &desc, NULL, &e);
   if (img == NULL || e != CL_SUCCESS) {
     if (img) a->ReleaseMemObject(img);

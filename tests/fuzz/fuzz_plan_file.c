@@ -39,21 +39,12 @@ static void check_accepted(const tg_plan_file *f, const uint8_t *data, size_t si
   tg_share_relation all = {share_all, NULL, NULL, 0};
   if (tg_plan_file_match(f, s->records, (const char *const *)s->names, s->count, s->dims, &all, a, &err) != TG_OK)
     FUZZ_FAIL();
-  tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = f->plan;
-  d.records = s->records;
-  d.names = (const char *const *)s->names;
-  d.record_count = s->count;
-  d.dims = s->dims;
-  d.storage = f->storage;
-  d.precision = f->precision;
-  d.policy = f->policy;
-  d.strategy = f->strategy;
-  d.alignment = f->alignment;
-  d.flags = f->flags;
-  d.source = f->source;
-  d.limits = f->has_limits ? &f->limits : NULL;
+  tg_plan_file_desc d = {
+      .plan = f->plan, .records = s->records, .names = (const char *const *)s->names,
+      .record_count = s->count, .dims = s->dims, .storage = f->storage, .precision = f->precision,
+      .policy = f->policy, .strategy = f->strategy, .alignment = f->alignment, .flags = f->flags,
+      .source = f->source, .limits = f->has_limits ? &f->limits : NULL
+  };
   void *again = NULL;
   size_t again_size = 0;
   if (tg_plan_file_write(&d, a, &again, &again_size, &err) != TG_OK) FUZZ_FAIL();

@@ -36,19 +36,11 @@ static tg_record_set *load(const char *model, const char *suffix) {
 
 static tg_plan_file_desc desc_for(const tg_record_set *set, const tg_plan *plan, tg_storage storage,
                                   tg_strategy strategy, uint64_t alignment, const char *source) {
-  tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = plan;
-  d.records = set->records;
-  d.names = (const char *const *)set->names;
-  d.record_count = set->count;
-  d.dims = set->dims;
-  d.storage = storage;
-  d.precision = TG_PRECISION_FP32;
-  d.policy = TG_POLICY_SERIAL;
-  d.strategy = strategy;
-  d.alignment = alignment;
-  d.source = source;
+  tg_plan_file_desc d = {
+      .plan = plan, .records = set->records, .names = (const char *const *)set->names,
+      .record_count = set->count, .dims = set->dims, .storage = storage, .precision = TG_PRECISION_FP32,
+      .policy = TG_POLICY_SERIAL, .strategy = strategy, .alignment = alignment, .source = source
+  };
   return d;
 }
 
@@ -115,21 +107,12 @@ static void assert_same(const tg_plan_file_desc *d, const tg_plan_file *f) {
  * (a version-1 file is rewritten as the current version: not compared). */
 static void assert_rewrites_identically(const tg_plan_file *f, const uint8_t *data, size_t size) {
   if (f->version != TG_PLAN_FILE_VERSION) return;
-  tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = f->plan;
-  d.records = f->records->records;
-  d.names = (const char *const *)f->records->names;
-  d.record_count = f->records->count;
-  d.dims = f->records->dims;
-  d.storage = f->storage;
-  d.precision = f->precision;
-  d.policy = f->policy;
-  d.strategy = f->strategy;
-  d.alignment = f->alignment;
-  d.flags = f->flags;
-  d.source = f->source;
-  d.limits = f->has_limits ? &f->limits : NULL;
+  tg_plan_file_desc d = {
+      .plan = f->plan, .records = f->records->records, .names = (const char *const *)f->records->names,
+      .record_count = f->records->count, .dims = f->records->dims, .storage = f->storage,
+      .precision = f->precision, .policy = f->policy, .strategy = f->strategy, .alignment = f->alignment,
+      .flags = f->flags, .source = f->source, .limits = f->has_limits ? &f->limits : NULL
+  };
   uint8_t *again = NULL;
   size_t again_size = 0;
   write_ok(&d, &again, &again_size);
@@ -171,20 +154,12 @@ static void tiny(tg_usage_record rec[3], const char *names[3], tg_plan **plan) {
 }
 
 static tg_plan_file_desc tiny_desc(const tg_usage_record *rec, const char **names, const tg_plan *plan) {
-  tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = plan;
-  d.records = rec;
-  d.names = names;
-  d.record_count = 3;
-  d.dims = 1;
-  d.storage = TG_STORAGE_BUFFER;
-  d.precision = TG_PRECISION_FP16;
-  d.policy = TG_POLICY_SERIAL;
-  d.strategy = TG_STRATEGY_BEST;
-  d.alignment = 1;
-  d.flags = TG_PLAN_FILE_IO_PLANNED;
-  d.source = "tiny.tflite";
+  tg_plan_file_desc d = {
+      .plan = plan, .records = rec, .names = names, .record_count = 3, .dims = 1,
+      .storage = TG_STORAGE_BUFFER, .precision = TG_PRECISION_FP16, .policy = TG_POLICY_SERIAL,
+      .strategy = TG_STRATEGY_BEST, .alignment = 1, .flags = TG_PLAN_FILE_IO_PLANNED,
+      .source = "tiny.tflite"
+  };
   return d;
 }
 
@@ -307,12 +282,10 @@ static void round_trip_every_strategy_storage_mode(void **state) {
           if (!tg_strategy_applies((tg_strategy)sg, (tg_mode)mode, set->dims)) continue;
           int fits = mode == TG_MODE_OFFSETS && sg == TG_STRATEGY_GREEDY_IN_ORDER ? 3 : 1;
           for (int fit = 0; fit < fits; ++fit) {
-            tg_plan_options o;
-            memset(&o, 0, sizeof o);
-            o.mode = (tg_mode)mode;
-            o.strategy = (tg_strategy)sg;
-            o.fit = (tg_fit)fit;
-            o.alignment = mode == TG_MODE_OFFSETS ? (uint64_t)64 << (trips % 3) : 0;
+            tg_plan_options o = {
+                .mode = (tg_mode)mode, .strategy = (tg_strategy)sg, .fit = (tg_fit)fit,
+                .alignment = mode == TG_MODE_OFFSETS ? (uint64_t)64 << (trips % 3) : 0
+            };
             tg_plan *plan = NULL;
             assert_int_equal(tg_plan_compute(set->records, set->count, set->dims, &o, NULL, &plan), TG_OK);
             tg_plan_file_desc d = desc_for(set, plan, k_storages[s].storage, (tg_strategy)sg, o.alignment, k_models[m]);
@@ -353,11 +326,7 @@ static void round_trip_edge_cases(void **state) {
   for (int mode = 0; mode <= 1; ++mode) {
     tg_plan *plan = NULL;
     assert_int_equal(tg_plan_compute(NULL, 0, 1, &(tg_plan_options){.mode = (tg_mode)mode}, NULL, &plan), TG_OK);
-    tg_plan_file_desc d;
-    memset(&d, 0, sizeof d);
-    d.plan = plan;
-    d.dims = 1;
-    d.strategy = TG_STRATEGY_NAIVE;
+    tg_plan_file_desc d = {.plan = plan, .dims = 1, .strategy = TG_STRATEGY_NAIVE};
     uint8_t *data = NULL;
     size_t size = 0;
     write_ok(&d, &data, &size);
@@ -375,14 +344,10 @@ static void round_trip_edge_cases(void **state) {
   tg_plan *plan = NULL;
   assert_int_equal(
       tg_plan_compute(rec, 200, 3, &(tg_plan_options){.strategy = TG_STRATEGY_GREEDY_BY_SIZE}, NULL, &plan), TG_OK);
-  tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = plan;
-  d.records = rec;
-  d.record_count = 200;
-  d.dims = 3;
-  d.storage = TG_STORAGE_TEXTURE_3D;
-  d.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+  tg_plan_file_desc d = {
+      .plan = plan, .records = rec, .record_count = 200, .dims = 3, .storage = TG_STORAGE_TEXTURE_3D,
+      .strategy = TG_STRATEGY_GREEDY_BY_SIZE
+  };
   uint8_t *data = NULL;
   size_t size = 0;
   write_ok(&d, &data, &size);

@@ -48,12 +48,10 @@ static void models_capped(void **state) {
       if (set->records[r].size.w > largest) largest = set->records[r].size.w;
     for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
       for (uint64_t alignment = 0; alignment <= 256; alignment += 256) {
-        tg_plan_options o;
-        memset(&o, 0, sizeof o);
-        o.mode = TG_MODE_OFFSETS;
-        o.strategy = strategies[s];
-        o.alignment = alignment;
-        o.time_limit_ms = TG_TIME_LIMIT_NONE;
+        tg_plan_options o = {
+            .mode = TG_MODE_OFFSETS, .strategy = strategies[s], .alignment = alignment,
+            .time_limit_ms = TG_TIME_LIMIT_NONE
+        };
         tg_plan *uncapped = NULL;
         assert_int_equal(tg_plan_compute(set->records, set->count, 1, &o, NULL, &uncapped), TG_OK);
         assert_int_equal(uncapped->arena_count, 1);
@@ -98,11 +96,9 @@ static void models_capped(void **state) {
       }
     }
     /* Below the largest record: a limit error, in both modes. */
-    tg_plan_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = TG_MODE_OFFSETS;
-    o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-    o.max_allocation = largest - 1;
+    tg_plan_options o = {
+        .mode = TG_MODE_OFFSETS, .strategy = TG_STRATEGY_GREEDY_BY_SIZE, .max_allocation = largest - 1
+    };
     tg_plan *p = (tg_plan *)1;
     assert_int_equal(tg_plan_compute(set->records, set->count, 1, &o, NULL, &p), TG_ERROR_LIMIT);
     assert_null(p);
@@ -143,13 +139,12 @@ static void random_capped(void **state) {
     assert_int_equal(tg_bounds_compute(rec, spec.count, 1, NULL, &b), TG_OK);
     tg_share_relation never = {tg_test_share_never, NULL, NULL, 0};
     const tg_share_relation *relation = round % 4 == 1 ? &never : NULL;
-    tg_plan_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = TG_MODE_OFFSETS;
-    o.strategy = round % 2 ? TG_STRATEGY_GREEDY_BY_SIZE : TG_STRATEGY_GREEDY_IN_ORDER;
-    o.alignment = round % 3 == 2 ? 64 : 0;
-    o.relation = relation;
-    o.max_allocation = tg_test_rng_range(&rng, largest, largest * 4);
+    tg_plan_options o = {
+        .mode = TG_MODE_OFFSETS,
+        .strategy = round % 2 ? TG_STRATEGY_GREEDY_BY_SIZE : TG_STRATEGY_GREEDY_IN_ORDER,
+        .alignment = round % 3 == 2 ? 64 : 0, .relation = relation,
+        .max_allocation = tg_test_rng_range(&rng, largest, largest * 4)
+    };
     tg_plan *p = NULL;
     assert_int_equal(tg_plan_compute(rec, spec.count, 1, &o, NULL, &p), TG_OK);
     check_capped(rec, spec.count, p, o.max_allocation, o.alignment, relation, b.peak_live);

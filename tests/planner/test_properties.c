@@ -108,15 +108,10 @@ typedef struct run_ctx {
  * budget) are checked for everything but determinism. */
 static uint64_t run_with(const run_ctx *c, tg_mode mode, tg_strategy s, tg_fit fit, uint32_t limit,
                          uint32_t width) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = s;
-  o.fit = fit;
-  o.time_limit_ms = limit;
-  o.beam_width = width;
-  o.alignment = mode == TG_MODE_OFFSETS ? c->spec->alignment : 0;
-  o.relation = c->relation;
+  tg_plan_options o = {
+      .mode = mode, .strategy = s, .fit = fit, .time_limit_ms = limit, .beam_width = width,
+      .alignment = mode == TG_MODE_OFFSETS ? c->spec->alignment : 0, .relation = c->relation
+  };
   const size_t n = c->spec->count;
   const uint32_t dims = c->spec->dims;
   tg_plan *p = NULL, *q = NULL;

@@ -289,11 +289,7 @@ static void planner_output_is_valid_and_breakage_is_caught(void **state) {
     assert_non_null(r);
     tg_test_random_spec spec = {1, n, (uint32_t)n, 6, 1000, 0, 0};
     tg_test_random_records(&rng, &spec, r);
-    tg_plan_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = TG_MODE_OFFSETS;
-    o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-    o.alignment = 8;
+    tg_plan_options o = {.mode = TG_MODE_OFFSETS, .strategy = TG_STRATEGY_GREEDY_BY_SIZE, .alignment = 8};
     tg_plan *p = NULL;
     assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
     expect_valid(r, n, 1, p, 8, NULL);

@@ -366,13 +366,7 @@ static void exact_equals_brute_force(void **state) {
     int plan_io = (int)tg_test_rng_range(&rng, 0, 3) == 0;
     prepared p;
     prepare(g, plan_io, &p);
-    brute b;
-    memset(&b, 0, sizeof b);
-    b.g = g;
-    b.lt = p.lt;
-    b.sizes = p.sizes;
-    b.n = g->op_count;
-    b.best = UINT64_MAX;
+    brute b = {.g = g, .lt = p.lt, .sizes = p.sizes, .n = g->op_count, .best = UINT64_MAX};
     for (size_t i = 0; i < 16; ++i) b.pos[i] = -1;
     brute_rec(&b, 0);
     total_orders += b.orders;

@@ -20,13 +20,10 @@ static const tg_usage_record k_complex[] = {
 static tg_status plan_offsets(const tg_usage_record *records, size_t count, tg_strategy strategy,
                               tg_fit fit, uint64_t alignment, const tg_share_relation *relation,
                               const tg_allocator *alloc, tg_plan **out) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = strategy;
-  o.fit = fit;
-  o.alignment = alignment;
-  o.relation = relation;
+  tg_plan_options o = {
+      .mode = TG_MODE_OFFSETS, .strategy = strategy, .fit = fit, .alignment = alignment,
+      .relation = relation
+  };
   o.time_limit_ms = TG_TIME_LIMIT_NONE; /* `best` here: the smallest strategy (search: tests/planner/search) */
   return tg_plan_compute(records, count, 1, &o, alloc, out);
 }
@@ -847,13 +844,10 @@ static void allocation_failures(void **state) {
   for (int with_rel = 0; with_rel < 3; ++with_rel) {
     for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
       if (!tg_strategy_applies((tg_strategy)s, TG_MODE_OFFSETS, 1)) continue;
-      tg_plan_options o;
-      memset(&o, 0, sizeof o);
-      o.mode = TG_MODE_OFFSETS;
-      o.strategy = (tg_strategy)s;
-      o.fit = TG_FIT_WORST;
-      o.alignment = 8;
-      o.relation = with_rel == 0 ? NULL : with_rel == 1 ? &rel : &windowed;
+      tg_plan_options o = {
+          .mode = TG_MODE_OFFSETS, .strategy = (tg_strategy)s, .fit = TG_FIT_WORST, .alignment = 8,
+          .relation = with_rel == 0 ? NULL : with_rel == 1 ? &rel : &windowed
+      };
       tg_test_plan_fault_walk(r, 80, 1, &o);
     }
   }

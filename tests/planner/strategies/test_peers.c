@@ -26,13 +26,9 @@
 static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
                           tg_strategy s, uint32_t width, uint64_t alignment,
                           const tg_share_relation *rel) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = s;
-  o.beam_width = width;
-  o.alignment = alignment;
-  o.relation = rel;
+  tg_plan_options o = {
+      .mode = mode, .strategy = s, .beam_width = width, .alignment = alignment, .relation = rel
+  };
   tg_plan *p = NULL;
   tg_status st = tg_plan_compute(r, n, dims, &o, NULL, &p);
   if (st != TG_OK) fail_msg("%s %s: %s", tg_mode_name(mode), tg_strategy_name(s), tg_status_name(st));
