@@ -232,11 +232,4 @@ static void vulkan(void **state) {
   public_models(TG_BACKEND_VULKAN);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(host),
-      cmocka_unit_test(opencl),
-      cmocka_unit_test(vulkan),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(host), cmocka_unit_test(opencl), cmocka_unit_test(vulkan))

@@ -328,10 +328,5 @@ static void random_graphs_never_clobber(void **state) {
                 graphs, ops, loops, runs, steps);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(outer_values_live_to_the_loop_end),
-      cmocka_unit_test(random_graphs_never_clobber),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(outer_values_live_to_the_loop_end),
+             cmocka_unit_test(random_graphs_never_clobber))

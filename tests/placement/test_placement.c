@@ -733,16 +733,7 @@ static void random_dags(void **state) {
   assert_true(refused > 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(names),
-      cmocka_unit_test(specs),
-      cmocka_unit_test(place_files),
-      cmocka_unit_test(spaces_known),
-      cmocka_unit_test(all_gpu_is_unchanged),
-      cmocka_unit_test(bad_inputs),
-      cmocka_unit_test(allocation_failures),
-      cmocka_unit_test(random_dags),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(names), cmocka_unit_test(specs), cmocka_unit_test(place_files),
+             cmocka_unit_test(spaces_known), cmocka_unit_test(all_gpu_is_unchanged),
+             cmocka_unit_test(bad_inputs), cmocka_unit_test(allocation_failures),
+             cmocka_unit_test(random_dags))

@@ -899,22 +899,13 @@ static void in_place_section(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(golden_bytes),
-      cmocka_unit_test(version_1_file_loads),
-      cmocka_unit_test(arenas_and_limits_round_trip),
-      cmocka_unit_test(round_trip_every_strategy_storage_mode),
-      cmocka_unit_test(round_trip_edge_cases),
-      cmocka_unit_test(every_prefix_is_refused),
-      cmocka_unit_test(byte_flips_are_refused_or_valid),
-      cmocka_unit_test(damaged_fields_named),
-      cmocka_unit_test(in_place_section),
-      cmocka_unit_test(fingerprint_mismatch_names_the_model),
-      cmocka_unit_test(policies_on_a_model),
-      cmocka_unit_test(writer_refuses_bad_descriptions),
-      cmocka_unit_test(save_and_load_files),
-      cmocka_unit_test(allocation_failures_are_clean),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(golden_bytes), cmocka_unit_test(version_1_file_loads),
+             cmocka_unit_test(arenas_and_limits_round_trip),
+             cmocka_unit_test(round_trip_every_strategy_storage_mode),
+             cmocka_unit_test(round_trip_edge_cases), cmocka_unit_test(every_prefix_is_refused),
+             cmocka_unit_test(byte_flips_are_refused_or_valid),
+             cmocka_unit_test(damaged_fields_named), cmocka_unit_test(in_place_section),
+             cmocka_unit_test(fingerprint_mismatch_names_the_model),
+             cmocka_unit_test(policies_on_a_model),
+             cmocka_unit_test(writer_refuses_bad_descriptions),
+             cmocka_unit_test(save_and_load_files), cmocka_unit_test(allocation_failures_are_clean))

@@ -289,13 +289,6 @@ static void empty_arenas_dropped(void **state) {
   assert_true(split > rounds / 10);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(models_capped),
-      cmocka_unit_test(random_capped),
-      cmocka_unit_test(validator_arenas),
-      cmocka_unit_test(arena_count_bound),
-      cmocka_unit_test(empty_arenas_dropped),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(models_capped), cmocka_unit_test(random_capped),
+             cmocka_unit_test(validator_arenas), cmocka_unit_test(arena_count_bound),
+             cmocka_unit_test(empty_arenas_dropped))

@@ -276,13 +276,6 @@ static void op_table(void **state) {
   tg_graph_destroy(g);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(known_answers),
-      cmocka_unit_test(bad_pairs_refused),
-      cmocka_unit_test(validator_exactly_the_declared_pairs),
-      cmocka_unit_test(random_graphs),
-      cmocka_unit_test(op_table),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(known_answers), cmocka_unit_test(bad_pairs_refused),
+             cmocka_unit_test(validator_exactly_the_declared_pairs),
+             cmocka_unit_test(random_graphs), cmocka_unit_test(op_table))

@@ -96,10 +96,4 @@ static void model_objects_to_offsets(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(model_offsets),
-      cmocka_unit_test(model_objects_to_offsets),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(model_offsets), cmocka_unit_test(model_objects_to_offsets))

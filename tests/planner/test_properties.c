@@ -262,9 +262,4 @@ static void random_sets(void **state) {
   print_message("%zu random record sets checked\n", sets);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(random_sets),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(random_sets))

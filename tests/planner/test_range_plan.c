@@ -529,18 +529,10 @@ static void survives_allocation_failures(void **state) {
   tg_range_records_destroy(rr);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(offsets_known_answer),
-      cmocka_unit_test(objects_texture_extents_and_pieces),
-      cmocka_unit_test(in_place_pairs_hold_at_every_size),
-      cmocka_unit_test(max_allocation_holds_or_is_refused),
-      cmocka_unit_test(empty_and_single_size),
-      cmocka_unit_test(refuses_bad_input),
-      cmocka_unit_test(random_offsets_one_dim),
-      cmocka_unit_test(random_offsets_two_dims),
-      cmocka_unit_test(random_objects),
-      cmocka_unit_test(survives_allocation_failures),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(offsets_known_answer),
+             cmocka_unit_test(objects_texture_extents_and_pieces),
+             cmocka_unit_test(in_place_pairs_hold_at_every_size),
+             cmocka_unit_test(max_allocation_holds_or_is_refused),
+             cmocka_unit_test(empty_and_single_size), cmocka_unit_test(refuses_bad_input),
+             cmocka_unit_test(random_offsets_one_dim), cmocka_unit_test(random_offsets_two_dims),
+             cmocka_unit_test(random_objects), cmocka_unit_test(survives_allocation_failures))

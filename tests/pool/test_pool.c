@@ -866,24 +866,16 @@ static void unsynchronized_pool_behaves_the_same(void **state) {
   tg_pool_destroy(p);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(policy_names_round_trip),
-      cmocka_unit_test(bad_options_are_refused),
-      cmocka_unit_test(seed_004_exact_reuses_t_a_for_t_d),
-      cmocka_unit_test(seed_004_one_byte_less_fails_cleanly),
-      cmocka_unit_test(seed_004_fit_policies_peak_lower),
-      cmocka_unit_test(capacity_edges),
-      cmocka_unit_test(zero_and_absurd_sizes),
-      cmocka_unit_test(bad_frees_change_nothing),
-      cmocka_unit_test(trim_gives_back_only_unused_blocks),
-      cmocka_unit_test(images_are_pooled_whole),
-      cmocka_unit_test(every_policy_matches_the_reference),
-      cmocka_unit_test(tlsf_classes_hold_what_they_promise),
-      cmocka_unit_test(host_alloc_failures_leave_the_pool_unchanged),
-      cmocka_unit_test(host_device_pool_hands_out_real_memory),
-      cmocka_unit_test(host_device_failures_roll_back),
-      cmocka_unit_test(unsynchronized_pool_behaves_the_same),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(policy_names_round_trip), cmocka_unit_test(bad_options_are_refused),
+             cmocka_unit_test(seed_004_exact_reuses_t_a_for_t_d),
+             cmocka_unit_test(seed_004_one_byte_less_fails_cleanly),
+             cmocka_unit_test(seed_004_fit_policies_peak_lower), cmocka_unit_test(capacity_edges),
+             cmocka_unit_test(zero_and_absurd_sizes), cmocka_unit_test(bad_frees_change_nothing),
+             cmocka_unit_test(trim_gives_back_only_unused_blocks),
+             cmocka_unit_test(images_are_pooled_whole),
+             cmocka_unit_test(every_policy_matches_the_reference),
+             cmocka_unit_test(tlsf_classes_hold_what_they_promise),
+             cmocka_unit_test(host_alloc_failures_leave_the_pool_unchanged),
+             cmocka_unit_test(host_device_pool_hands_out_real_memory),
+             cmocka_unit_test(host_device_failures_roll_back),
+             cmocka_unit_test(unsynchronized_pool_behaves_the_same))

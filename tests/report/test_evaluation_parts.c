@@ -127,9 +127,4 @@ static void parts_are_the_rows_plans(void **state) {
   tg_graph_destroy(g);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(parts_are_the_rows_plans),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(parts_are_the_rows_plans))

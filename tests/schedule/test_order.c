@@ -524,17 +524,8 @@ static void mediapipe_models(void **state) {
   if (!any) print_message("no MediaPipe model in the cache: skipped (scripts/fetch-models.sh)\n");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(two_branches_halve_the_peak),
-      cmocka_unit_test(diamond),
-      cmocka_unit_test(chain_keeps_its_order),
-      cmocka_unit_test(errors),
-      cmocka_unit_test(exact_equals_brute_force),
-      cmocka_unit_test(heuristic_valid_and_never_worse),
-      cmocka_unit_test(exact_limits),
-      cmocka_unit_test(allocation_failures),
-      cmocka_unit_test(mediapipe_models),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(two_branches_halve_the_peak), cmocka_unit_test(diamond),
+             cmocka_unit_test(chain_keeps_its_order), cmocka_unit_test(errors),
+             cmocka_unit_test(exact_equals_brute_force),
+             cmocka_unit_test(heuristic_valid_and_never_worse), cmocka_unit_test(exact_limits),
+             cmocka_unit_test(allocation_failures), cmocka_unit_test(mediapipe_models))

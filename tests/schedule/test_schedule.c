@@ -1192,21 +1192,10 @@ static void public_models(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(diamond),
-      cmocka_unit_test(inception),
-      cmocka_unit_test(residual_chain),
-      cmocka_unit_test(two_heads),
-      cmocka_unit_test(io_records),
-      cmocka_unit_test(policy_names),
-      cmocka_unit_test(not_topological),
-      cmocka_unit_test(folded_constants),
-      cmocka_unit_test(empty_graph),
-      cmocka_unit_test(tflite_reallocation_graph),
-      cmocka_unit_test(allocation_failures),
-      cmocka_unit_test(random_dags),
-      cmocka_unit_test(public_models),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(diamond), cmocka_unit_test(inception),
+             cmocka_unit_test(residual_chain), cmocka_unit_test(two_heads),
+             cmocka_unit_test(io_records), cmocka_unit_test(policy_names),
+             cmocka_unit_test(not_topological), cmocka_unit_test(folded_constants),
+             cmocka_unit_test(empty_graph), cmocka_unit_test(tflite_reallocation_graph),
+             cmocka_unit_test(allocation_failures), cmocka_unit_test(random_dags),
+             cmocka_unit_test(public_models))

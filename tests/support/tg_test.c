@@ -445,3 +445,13 @@ int tg_test_deep(void) { return env_set("TANGRAM_TEST_DEEP"); }
 size_t tg_test_scale(size_t quick, size_t normal, size_t deep) {
   return tg_test_deep() ? deep : tg_test_quick() ? quick : normal;
 }
+
+int tg_test_walk_step(const tg_failing_allocator *fa, tg_status st, tg_status done) {
+  assert_int_equal(fa->live_blocks, 0);
+  if (fa->failures == 0) {
+    assert_int_equal(st, done);
+    return 1;
+  }
+  assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+  return 0;
+}

@@ -65,6 +65,11 @@ void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t
                           const tg_plan *plan, uint64_t alignment,
                           const tg_share_relation *relation);
 
+/* One run of a host-allocation fault walk ended with `st` under `fa`: nothing is left
+ * allocated; when no allocation failed the run must have returned `done` and the walk is over
+ * (returns 1), else it must have returned TG_ERROR_OUT_OF_HOST_MEMORY (returns 0). */
+int tg_test_walk_step(const tg_failing_allocator *fa, tg_status st, tg_status done);
+
 /* Plan with the 1st, 2nd, ... host allocation failing until a run makes no allocation fail:
  * every failing run must return TG_ERROR_OUT_OF_HOST_MEMORY with no plan, the last one TG_OK,
  * and no run may leak. */
@@ -84,6 +89,13 @@ uint64_t tg_test_json_u64(const char *json, const char *key);
  * returns their count; the first `max` go to `out` (may be NULL), their sum to `*sum` (may be
  * NULL). */
 size_t tg_test_json_u64s(const char *json, const char *key, uint64_t *out, size_t max, uint64_t *sum);
+
+/* A test program's main(): runs the given cmocka_unit_test(...) entries as one group. */
+#define TG_TEST_MAIN(...)                                           \
+  int main(void) {                                                  \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                \
+    return cmocka_run_group_tests(tests, NULL, NULL);               \
+  }
 
 /* Three cmocka cases NAME_host, NAME_opencl and NAME_vulkan calling NAME("host"), ... */
 #define TG_TEST_ON_BACKENDS(name)                                   \

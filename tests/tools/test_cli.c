@@ -316,20 +316,10 @@ static void runner_reruns_only_sanitizer_self_failures(void **state) {
   assert_int_equal(tg_test_run(cmd, NULL, 0, NULL, 0), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(runner_reruns_only_sanitizer_self_failures),
-      cmocka_unit_test(usage_and_help),
-      cmocka_unit_test(bad_input),
-      cmocka_unit_test(plan_json_contract),
-      cmocka_unit_test(plan_csv_out),
-      cmocka_unit_test(plan_model_policies),
-      cmocka_unit_test(run_json_contract),
-      cmocka_unit_test(run_budget),
-      cmocka_unit_test(run_out_of_order),
-      cmocka_unit_test(run_plan_io),
-      cmocka_unit_test(run_texel_records),
-      cmocka_unit_test(host_allocation_failures),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(runner_reruns_only_sanitizer_self_failures),
+             cmocka_unit_test(usage_and_help), cmocka_unit_test(bad_input),
+             cmocka_unit_test(plan_json_contract), cmocka_unit_test(plan_csv_out),
+             cmocka_unit_test(plan_model_policies), cmocka_unit_test(run_json_contract),
+             cmocka_unit_test(run_budget), cmocka_unit_test(run_out_of_order),
+             cmocka_unit_test(run_plan_io), cmocka_unit_test(run_texel_records),
+             cmocka_unit_test(host_allocation_failures))

@@ -308,25 +308,12 @@ static void openwakeword_models(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(tflite_while_and_if),
-      cmocka_unit_test(tflite_hostile_subgraphs),
-      cmocka_unit_test(hand_made_models),
-      cmocka_unit_test(hostile_subgraphs),
-      cmocka_unit_test(openwakeword_models),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(tflite_while_and_if), cmocka_unit_test(tflite_hostile_subgraphs),
+             cmocka_unit_test(hand_made_models), cmocka_unit_test(hostile_subgraphs),
+             cmocka_unit_test(openwakeword_models))
 
 #else
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(tflite_while_and_if),
-      cmocka_unit_test(tflite_hostile_subgraphs),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(tflite_while_and_if), cmocka_unit_test(tflite_hostile_subgraphs))
 
 #endif

@@ -97,11 +97,5 @@ static void opencl_images_keep_views_only(void **state) {
     }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(plan_json),
-      cmocka_unit_test(evaluate_and_run),
-      cmocka_unit_test(opencl_images_keep_views_only),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(plan_json), cmocka_unit_test(evaluate_and_run),
+             cmocka_unit_test(opencl_images_keep_views_only))

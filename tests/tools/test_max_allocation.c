@@ -122,13 +122,6 @@ static void bad_caps(void **state) {
   cli_free(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(bad_caps),
-      cmocka_unit_test(plan_reports_arenas),
-      cmocka_unit_test(runs_on_host),
-      cmocka_unit_test(runs_on_opencl),
-      cmocka_unit_test(runs_on_vulkan),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(bad_caps), cmocka_unit_test(plan_reports_arenas),
+             cmocka_unit_test(runs_on_host), cmocka_unit_test(runs_on_opencl),
+             cmocka_unit_test(runs_on_vulkan))

@@ -97,13 +97,6 @@ static void model(void **state) {
   cli_free(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(plan_json),
-      cmocka_unit_test(plan_text_and_help),
-      cmocka_unit_test(serial_only_and_graph_only),
-      cmocka_unit_test(evaluate_json),
-      cmocka_unit_test(model),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(plan_json), cmocka_unit_test(plan_text_and_help),
+             cmocka_unit_test(serial_only_and_graph_only), cmocka_unit_test(evaluate_json),
+             cmocka_unit_test(model))

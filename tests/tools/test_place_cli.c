@@ -196,13 +196,6 @@ static void budget(void **state) {
   cli_free(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(contract),
-      cmocka_unit_test(all_gpu_matches_default),
-      cmocka_unit_test(place_file_and_every_op_on_cpu),
-      cmocka_unit_test(errors),
-      cmocka_unit_test(budget),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(contract), cmocka_unit_test(all_gpu_matches_default),
+             cmocka_unit_test(place_file_and_every_op_on_cpu), cmocka_unit_test(errors),
+             cmocka_unit_test(budget))

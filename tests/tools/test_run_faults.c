@@ -52,11 +52,5 @@ static void vulkan_backend(void **state) {
   if (tg_test_deep()) walk_backend("vulkan", "objects", "texture_3d");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(host_backend),
-      cmocka_unit_test(opencl_backend),
-      cmocka_unit_test(vulkan_backend),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(host_backend), cmocka_unit_test(opencl_backend),
+             cmocka_unit_test(vulkan_backend))

@@ -229,15 +229,8 @@ static void device_failures_walked(void **state) {
   assert_true(passed);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(csv_json_contract_every_policy),
-      cmocka_unit_test(seed_004_through_the_cli),
-      cmocka_unit_test(models_in_buffers_and_textures),
-      cmocka_unit_test(gpu_backends_when_present),
-      cmocka_unit_test(views_allocate_nothing),
-      cmocka_unit_test(usage_errors),
-      cmocka_unit_test(device_failures_walked),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(csv_json_contract_every_policy),
+             cmocka_unit_test(seed_004_through_the_cli),
+             cmocka_unit_test(models_in_buffers_and_textures),
+             cmocka_unit_test(gpu_backends_when_present), cmocka_unit_test(views_allocate_nothing),
+             cmocka_unit_test(usage_errors), cmocka_unit_test(device_failures_walked))

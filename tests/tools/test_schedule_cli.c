@@ -112,12 +112,5 @@ static void public_models(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(json_contract),
-      cmocka_unit_test(text_table),
-      cmocka_unit_test(exit_codes),
-      cmocka_unit_test(public_models),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(json_contract), cmocka_unit_test(text_table),
+             cmocka_unit_test(exit_codes), cmocka_unit_test(public_models))

@@ -227,15 +227,8 @@ static void policy_holds_in_fallback_groups(void **state) {
 
 TG_TEST_ON_BACKENDS(runs_on)
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(plan_counts_fallbacks),
-      cmocka_unit_test(plan_groups_fallbacks_by_storage),
-      cmocka_unit_test(evaluate_groups_fallbacks),
-      cmocka_unit_test(policy_holds_in_fallback_groups),
-      cmocka_unit_test(runs_on_host),
-      cmocka_unit_test(runs_on_opencl),
-      cmocka_unit_test(runs_on_vulkan),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(plan_counts_fallbacks),
+             cmocka_unit_test(plan_groups_fallbacks_by_storage),
+             cmocka_unit_test(evaluate_groups_fallbacks),
+             cmocka_unit_test(policy_holds_in_fallback_groups), cmocka_unit_test(runs_on_host),
+             cmocka_unit_test(runs_on_opencl), cmocka_unit_test(runs_on_vulkan))

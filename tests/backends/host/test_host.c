@@ -367,16 +367,10 @@ static void signatures_are_exact_in_half(void **state) {
   assert_true(tg_signature_word(1, 0) != tg_signature_word(2, 0));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(host_realises_model_records),
-      cmocka_unit_test(broken_plan_is_caught_and_named),
-      cmocka_unit_test(shared_image_regions),
-      cmocka_unit_test(device_alloc_failures_roll_back),
-      cmocka_unit_test(host_alloc_failures_roll_back),
-      cmocka_unit_test(unordered_reuse_is_refused),
-      cmocka_unit_test(backend_choice),
-      cmocka_unit_test(signatures_are_exact_in_half),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(host_realises_model_records),
+             cmocka_unit_test(broken_plan_is_caught_and_named),
+             cmocka_unit_test(shared_image_regions),
+             cmocka_unit_test(device_alloc_failures_roll_back),
+             cmocka_unit_test(host_alloc_failures_roll_back),
+             cmocka_unit_test(unordered_reuse_is_refused), cmocka_unit_test(backend_choice),
+             cmocka_unit_test(signatures_are_exact_in_half))

@@ -110,7 +110,4 @@ static void modes_and_rollback(void **state) {
   tg_device_close(probe);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(modes_and_rollback)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(modes_and_rollback))
