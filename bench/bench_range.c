@@ -45,6 +45,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "bench/bench_rng.h"
 #include "pool/pool_run.h"
 #include "tangram/layout.h"
@@ -58,11 +60,6 @@ static double now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 typedef struct range_case {
@@ -483,7 +480,7 @@ static int run_case(const range_case *c, const bench_opts *bo) {
       times[k * points + p] = now_us() - a;
     }
   }
-  qsort(times, points * rounds, sizeof *times, cmp_double);
+  qsort(times, points * rounds, sizeof *times, bench_cmp_double);
   double inst_us = times[points * rounds / 2];
   /* Planning one size from scratch: the worst size, with the library's default search and none. */
   double replan_ms[2] = {0, 0};
