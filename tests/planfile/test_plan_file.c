@@ -638,8 +638,7 @@ static void fingerprint_mismatch_names_the_model(void **state) {
  * relation passes; matching with a relation that lets nothing share refuses it. */
 static void policies_on_a_model(void **state) {
   (void)state;
-  char path[1024];
-  if (!tg_test_model_path(path, sizeof path, "selfie_segmentation.tflite")) skip();
+  const char *path = tg_test_cached_model("selfie_segmentation.tflite");
   tg_model *model = NULL;
   tg_error_info err = {{0}};
   assert_int_equal(tg_model_load(path, NULL, &model, &err), TG_OK);

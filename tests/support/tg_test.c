@@ -91,6 +91,14 @@ tg_record_set *tg_test_load_records(const char *relative) {
   return set;
 }
 
+const char *tg_test_cached_model(const char *file) {
+  static char buf[8][1024];
+  static int i;
+  i = (i + 1) % 8;
+  if (tg_test_model_path(buf[i], sizeof buf[i], file) == NULL) skip();
+  return buf[i];
+}
+
 int tg_test_in_ci(void) {
   const char *ci = getenv("CI");
   return ci != NULL && (strcmp(ci, "true") == 0 || strcmp(ci, "1") == 0);

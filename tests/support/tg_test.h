@@ -57,6 +57,10 @@ tg_record_set *tg_test_load_records(const char *relative);
  * model cache does not hold it. Under CI (CI=true) a missing model fails the test instead. */
 const char *tg_test_model_path(char *buf, size_t size, const char *file);
 
+/* The path of the cached model `file` in one of 8 rotating buffers (valid for the next 7 calls);
+ * the test is skipped when the cache does not hold it (under CI: fails, as tg_test_model_path). */
+const char *tg_test_cached_model(const char *file);
+
 /* 1 when running under CI (environment CI=true). */
 int tg_test_in_ci(void);
 

@@ -147,8 +147,7 @@ static void plan_csv_out(void **state) {
 /* Models: plan with a storage and every policy; JSON carries what lets anyone check safety. */
 static void plan_model_policies(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "selfie_segmentation.tflite")) skip();
+  const char *model = tg_test_cached_model("selfie_segmentation.tflite");
   cli_result r = cli("plan %s --storage texture_2d --policy all --json", model);
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
@@ -165,8 +164,7 @@ static void plan_model_policies(void **state) {
 /* The main job on the host backend, with the documented JSON keys. */
 static void run_json_contract(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result r = cli("run %s --backend host --json", model);
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
@@ -193,8 +191,7 @@ static void run_json_contract(void **state) {
 /* A budget nothing fits: a clear error with what is needed and available, exit 1. */
 static void run_budget(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result r = cli("run %s --backend host --budget 64K", model);
   assert_int_equal(r.code, 1);
   assert_non_null(strstr(r.err, "the budget is 65536"));
@@ -211,8 +208,7 @@ static void run_budget(void **state) {
  * nothing to verify for them, and must not report them corrupted (it once did). */
 static void run_plan_io(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "hand_landmark_lite.tflite")) skip();
+  const char *model = tg_test_cached_model("hand_landmark_lite.tflite");
   const char *modes[] = {"objects", "offsets"};
   for (int m = 0; m < 2; ++m) {
     cli_expect(0, "\"corrupted_tensors\":0", NULL, "run %s --backend host --plan-io --mode %s --json", model, modes[m]);
@@ -240,8 +236,7 @@ static void run_texel_records(void **state) {
 /* Out of order: a serial plan without its reuse edges is refused; parallel-safe needs none. */
 static void run_out_of_order(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "selfie_segmentation.tflite")) skip();
+  const char *model = tg_test_cached_model("selfie_segmentation.tflite");
   cli_result r = cli("run %s --backend host --policy parallel-safe --out-of-order --json", model);
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));

@@ -10,8 +10,7 @@
 
 static void plan_json(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "selfie_segmentation.tflite")) skip();
+  const char *model = tg_test_cached_model("selfie_segmentation.tflite");
   cli_result a = cli("plan %s --mode offsets --strategy best --time-limit 200 --json", model);
   cli_result b = cli("plan %s --mode offsets --strategy best --time-limit 200 --in-place --json", model);
   assert_int_equal(a.code, 0);
@@ -29,9 +28,10 @@ static void plan_json(void **state) {
   cli_free(&a);
   cli_free(&b);
   /* Views are marked: the ONNX recognizer's Reshape/Flatten outputs. */
-  if (tg_test_model_path(model, sizeof model, "ch_ppocr_mobile_v2.0_cls_infer.onnx")) {
+  char cls[1024];
+  if (tg_test_model_path(cls, sizeof cls, "ch_ppocr_mobile_v2.0_cls_infer.onnx")) {
     cli_expect(0, ",\"view\":true}", NULL, "plan %s --input-shape x:1x3x48x192 --mode offsets --strategy best --time-limit 200 "
-                       "--in-place --json", model);
+                       "--in-place --json", cls);
   }
   /* Heterogeneous plans do not take pairs. */
   cli_expect(2, NULL, NULL, "plan %s --in-place --place auto", model);
@@ -39,8 +39,7 @@ static void plan_json(void **state) {
 
 static void evaluate_and_run(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result e = cli("evaluate %s --json", model);
   assert_int_equal(e.code, 0);
   assert_non_null(strstr(e.out, "\"in_place_enabled\":false"));
@@ -69,8 +68,7 @@ static void evaluate_and_run(void **state) {
  * keep only the views there; Vulkan and the host keep the elementwise pairs. */
 static void opencl_images_keep_views_only(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   static const char *const storages[] = {"image_buffer", "texture_2d"};
   static const char *const backends[] = {"host", "opencl", "vulkan"};
   for (size_t s = 0; s < 2; ++s)

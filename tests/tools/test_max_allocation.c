@@ -26,8 +26,7 @@ static size_t check_run(const cli_result *r, const char *what) {
 }
 
 static void runs_on(const char *backend) {
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   if (!tg_test_backend_usable(backend)) return;
   char what[256];
   snprintf(what, sizeof what, "%s offsets 1M", backend);
@@ -63,8 +62,7 @@ TG_TEST_ON_BACKENDS(runs_on)
 /* plan --json: arenas and arena_of per result; the arena bound; the text table. */
 static void plan_reports_arenas(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "pose_landmark_lite.tflite")) skip();
+  const char *model = tg_test_cached_model("pose_landmark_lite.tflite");
   cli_result r = cli("plan %s --mode offsets --strategy greedy-by-size --max-allocation 3M --json", model);
   if (r.code != 0) fail_msg("plan: exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
@@ -84,8 +82,7 @@ static void plan_reports_arenas(void **state) {
 /* Bad caps: exit 2 with the reason, on every command. */
 static void bad_caps(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   static const char *const commands[] = {"plan", "evaluate", "run"};
   static const struct {
     const char *value, *words;

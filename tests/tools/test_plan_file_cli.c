@@ -71,8 +71,7 @@ static void save_and_run(const char *model, const char *backend, const char *pla
 }
 
 static void run_on(const char *backend) {
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   if (!tg_test_backend_usable(backend)) return;
   /* Compared with a run that plans itself: strategies without `best`'s clock-bounded search,
    * so both sides plan the same. */
@@ -147,8 +146,7 @@ static void refusals(void **state) {
  * offsets plan has offsets of 64 modulo 128. */
 static void offsets_without_the_device_alignment(void **state) {
   (void)state;
-  char hand[1024];
-  if (!tg_test_model_path(hand, sizeof hand, "hand_landmark_lite.tflite")) skip();
+  const char *hand = tg_test_cached_model("hand_landmark_lite.tflite");
   if (!tg_test_backend_usable("opencl")) skip();
   const char *file = tmp("hand_offsets.tgplan");
   cli_expect(0, NULL, NULL, "plan %s --mode offsets --strategy best --save %s", hand, file);
@@ -176,8 +174,7 @@ static void offsets_without_the_device_alignment(void **state) {
  * sanitizer builds no leak. */
 static void allocation_failures(void **state) {
   (void)state;
-  char face[1024];
-  if (!tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) skip();
+  const char *face = tg_test_cached_model("face_detection_short_range.tflite");
   const char *file = tmp("face_faults.tgplan");
   cli_expect(0, NULL, NULL, "plan %s --storage texture_2d --strategy best --save %s", face, file);
   int n;
@@ -210,8 +207,7 @@ static void allocation_failures(void **state) {
 
 static void save_refusals_and_help(void **state) {
   (void)state;
-  char face[1024];
-  if (!tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) skip();
+  const char *face = tg_test_cached_model("face_detection_short_range.tflite");
   cli_expect(2, NULL, "--save does not work with --reorder", "plan %s --reorder --save %s", face, tmp("x.tgplan"));
   char csv[1024];
   tg_test_data_path(csv, sizeof csv, "records/hand_landmark_lite.tex2.csv");
@@ -319,8 +315,7 @@ static void pairs_checked_against_the_model(void **state) {
 
   /* A texture plan saved with --in-place holds elementwise pairs: fine on the host, refused
    * on OpenCL, naming the pair. */
-  char face[1024];
-  if (!tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) skip();
+  const char *face = tg_test_cached_model("face_detection_short_range.tflite");
   const char *tex = tmp("face_in_place.tgplan");
   cli_expect(0, "\"in_place\":[{\"op\":", NULL, "plan %s --storage texture_2d --in-place --strategy greedy-by-size --save %s --json", face, tex);
   r = cli("run %s --plan %s --backend host --json", face, tex);

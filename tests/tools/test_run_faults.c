@@ -9,8 +9,7 @@
 #include <string.h>
 
 static void walk_backend(const char *backend, const char *mode, const char *storage) {
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   if (!tg_test_backend_usable(backend)) return;
   int n;
   char *err = malloc(1 << 16);

@@ -46,8 +46,7 @@ static const struct {
 
 static void plan_groups_fallbacks_by_storage(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   for (size_t i = 0; i < sizeof k_expected / sizeof k_expected[0]; ++i) {
     cli_result r = cli("plan %s --storage %s --strategy greedy-by-size --max-texture-size %s --json", model,
                        k_expected[i].storage, k_expected[i].size);
@@ -80,8 +79,7 @@ static void plan_groups_fallbacks_by_storage(void **state) {
 
 static void plan_counts_fallbacks(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result all = cli("plan %s --storage texture_2d --strategy greedy-by-size --json", model);
   assert_int_equal(all.code, 0);
   unsigned long long none = json_u64(all.out, "fallback_tensors");
@@ -115,8 +113,7 @@ static void plan_counts_fallbacks(void **state) {
 }
 
 static void runs_on(const char *backend) {
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   if (!tg_test_backend_usable(backend)) return;
   /* Every group realised in its storage: 0 corrupted, in order and out of order (with the
    * schedule's waits), objects and offsets. */
@@ -156,8 +153,7 @@ static void runs_on(const char *backend) {
 /* evaluate --max-texture-size: the same groups, each planned in its storage, every row valid. */
 static void evaluate_groups_fallbacks(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result r = cli("evaluate %s --max-texture-size 256x256x8 --json", model);
   if (r.code != 0) fail_msg("evaluate: exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
