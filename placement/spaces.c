@@ -643,18 +643,13 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
   w->cross_count = ncand;
   w->cross = cand;
   cand = NULL;
-  tg__free(alloc, to_start);
-  tg__free(alloc, to_idx);
-  tg__free(alloc, from_start);
-  tg__free(alloc, from_idx);
-  tg__closure_free(alloc, &reach);
-  tg__free(alloc, reuse);
-  tg__free(alloc, reuse_tensor);
   *out = w;
-  return TG_OK;
+  w = NULL; /* the caller's now */
+  st = TG_OK;
+  goto fail;
 oom:
   st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "spaces: waits: out of host memory");
-fail:
+fail: /* also the way out on success, with nothing of the result left here */
   tg__free(alloc, to_start);
   tg__free(alloc, to_idx);
   tg__free(alloc, from_start);

@@ -12,12 +12,7 @@
 # warning an error.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export TANGRAM_MODEL_CACHE="${TANGRAM_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tangram/models}"
-export POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tangram/pocl}"
-mkdir -p "$POCL_CACHE_DIR"
-jobs=$(nproc 2>/dev/null || echo 2)
-stage() { echo "=== [${SECONDS}s] $*"; }
-export TANGRAM_WERROR="${TANGRAM_WERROR:-OFF}"
+source scripts/test-env.sh
 
 if [ ! -f build/CMakeCache.txt ]; then
   echo "test-deep.sh: run scripts/test.sh first (its normal build, build/, is reused here)" >&2

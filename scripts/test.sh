@@ -13,13 +13,7 @@ quick=0
 [ "${1:-}" = "--quick" ] && quick=1
 
 bash scripts/setup.sh
-export TANGRAM_MODEL_CACHE="${TANGRAM_MODEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tangram/models}"
-export POCL_CACHE_DIR="${POCL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/tangram/pocl}"
-mkdir -p "$POCL_CACHE_DIR"
-jobs=$(nproc 2>/dev/null || echo 2)
-# Each stage's line says when it starts, in seconds since the script began (where CI time goes).
-stage() { echo "=== [${SECONDS}s] $*"; }
-export TANGRAM_WERROR="${TANGRAM_WERROR:-OFF}"
+source scripts/test-env.sh
 
 run_suite() {
   local dir=$1; shift

@@ -77,6 +77,22 @@ static void release_mem(ocl_device *d, cl_mem m) {
   d->live_mem_objects--;
 }
 
+/* The end of an allocation: `m` with its cl_mem made (`e` the driver's code, `made` 0 when the
+ * call gave no object it should have), counted as live and returned in *memory, or freed. */
+static tg_status finish_allocation(ocl_device *d, ocl_memory *m, cl_int e, int made, void **memory) {
+  if (e != CL_SUCCESS || !made) {
+    if (m->mem) d->api.ReleaseMemObject(m->mem);
+    tg__free(&d->alloc, m);
+    return tg__ocl_fail_cl(d, e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  }
+  if (m->mem) {
+    d->live_mem_objects++;
+    d->mem_objects_created++;
+  }
+  *memory = m;
+  return TG_OK;
+}
+
 tg_status tg__ocl_allocate(void *impl, const tg_tensor_resource *r, tg_precision precision,
                            int arena, void **memory) {
   ocl_device *d = impl;
@@ -134,17 +150,7 @@ tg_status tg__ocl_allocate(void *impl, const tg_tensor_resource *r, tg_precision
       m->mem = a->CreateImage(d->context, CL_MEM_READ_WRITE, &format, &desc, NULL, &e);
     }
   }
-  if (e != CL_SUCCESS || (m->mem == NULL && m->bytes > 0 && kind < 0)) {
-    if (m->mem) a->ReleaseMemObject(m->mem);
-    tg__free(&d->alloc, m);
-    return tg__ocl_fail_cl(d, e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE);
-  }
-  if (m->mem) {
-    d->live_mem_objects++;
-    d->mem_objects_created++;
-  }
-  *memory = m;
-  return TG_OK;
+  return finish_allocation(d, m, e, !(m->mem == NULL && m->bytes > 0 && kind < 0), memory);
 }
 
 void tg__ocl_release(void *impl, void *memory) {
@@ -299,17 +305,7 @@ tg_status tg__ocl_allocate_shared(void *impl, const tg_tensor_resource *r,
   if (m->bytes > 0)
     m->mem = d->api.CreateBuffer(d->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
                                  (size_t)m->bytes, NULL, &e);
-  if (e != CL_SUCCESS || (m->mem == NULL && m->bytes > 0)) {
-    if (m->mem) d->api.ReleaseMemObject(m->mem);
-    tg__free(&d->alloc, m);
-    return tg__ocl_fail_cl(d, e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE);
-  }
-  if (m->mem) {
-    d->live_mem_objects++;
-    d->mem_objects_created++;
-  }
-  *memory = m;
-  return TG_OK;
+  return finish_allocation(d, m, e, !(m->mem == NULL && m->bytes > 0), memory);
 }
 
 tg_status tg__ocl_map(void *impl, void *memory, void **host) {

@@ -186,6 +186,10 @@ static void real_models_equal_plain_loads(void **state) {
       /* Buffers and 2D textures always; the rest in deep runs, and on the small models. */
       int small = strstr(models[i].file, "PP-OCRv4") == NULL;
       if (!all && !small && s != TG_STORAGE_BUFFER && s != TG_STORAGE_TEXTURE_2D) continue;
+      /* The recogniser's transposes put the width into channels, which cross C = 4 over its
+       * range: single_texture_2d cannot hold them at every size, and the range is refused as
+       * one plan (as in fallback_at_some_sizes). */
+      if (s == TG_STORAGE_SINGLE_TEXTURE_2D && strstr(models[i].file, "PP-OCRv4_rec") != NULL) continue;
       /* The recogniser's textures at every other width (every width in deep runs). */
       const char *at = shape;
       if (!all && s == TG_STORAGE_TEXTURE_2D && strstr(shape, "32..1600/8") != NULL) at = "x:1x3x48x32..1600/16";

@@ -121,6 +121,14 @@ const char *tg_test_model_path(char *buf, size_t size, const char *file) {
   return NULL;
 }
 
+tg_plan *tg_test_one_object_plan(size_t count, uint32_t dims, tg_extent object) {
+  tg_plan *plan = NULL;
+  assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, dims, count, 1, NULL, &plan), TG_OK);
+  plan->object_sizes[0] = object;
+  assert_int_equal(tg_extent_volume(object, &plan->total), TG_OK);
+  return plan;
+}
+
 void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t dims,
                           const tg_plan *plan, uint64_t alignment,
                           const tg_share_relation *relation) {

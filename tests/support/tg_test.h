@@ -64,6 +64,11 @@ const char *tg_test_cached_model(const char *file);
 /* 1 when running under CI (environment CI=true). */
 int tg_test_in_ci(void);
 
+/* An objects plan of `count` records of `dims` dimensions, all in object 0 of extent
+ * `object` (its total the object's volume): what a test realises with skip_validation to
+ * share memory the planner would not. Fails the test when it cannot be made. */
+tg_plan *tg_test_one_object_plan(size_t count, uint32_t dims, tg_extent object);
+
 /* Run the validator on a plan and fail the test with its message if invalid. */
 void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t dims,
                           const tg_plan *plan, uint64_t alignment,

@@ -19,22 +19,6 @@
 #include "backends/vulkan/vulkan_internal.h"
 #endif
 
-
-static const char k_graph[] =
-    "tensor x 1x8x8x4 float32 input\n"
-    "tensor a 1x8x8x4 float32\n"
-    "tensor h 1x16x8x4 float32\n"
-    "tensor b 1x8x8x7 float32\n"
-    "tensor c 1x8x8x4 float32\n"
-    "tensor d 1x8x8x4 float32\n"
-    "tensor y 1x8x8x4 float32 output\n"
-    "op CONV_2D inputs=x outputs=a\n"
-    "op Custom inputs=a outputs=h\n"
-    "op CONV_2D inputs=x outputs=b\n"
-    "op CONV_2D inputs=b outputs=c\n"
-    "op ADD inputs=c outputs=d\n"
-    "op Custom inputs=h,b,d outputs=y\n";
-
 static void modes_and_rollback(void **state) {
   (void)state;
   tg_device_options opt;
@@ -49,7 +33,7 @@ static void modes_and_rollback(void **state) {
   }
   for (int mode = 0; mode < 2; ++mode) {
     case_data c;
-    case_text(&c, k_graph, "auto");
+    case_text(&c, hetero_mixed_graph(), "auto");
     plan_case_device(&c, d, (tg_mode)mode);
     assert_int_equal(realise_check(d, &c, 0, NULL, NULL), 0);
     assert_int_equal(realise_check(d, &c, 1, c.waits->wait_start, c.waits->waits), 0);
