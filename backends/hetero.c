@@ -530,37 +530,14 @@ static tg_status run_order(run_state *rs, const tg_hetero_check_desc *desc, int 
     tg__free(a, cursor);
   }
   size_t hn = 0, placed = 0;
-#define HEAP_PUSH(v)                                  \
-  do {                                                \
-    size_t i_ = hn++;                                 \
-    heap[i_] = (v);                                   \
-    while (i_ > 0 && heap[(i_ - 1) / 2] < heap[i_]) { \
-      uint32_t t_ = heap[i_];                         \
-      heap[i_] = heap[(i_ - 1) / 2];                  \
-      heap[(i_ - 1) / 2] = t_;                        \
-      i_ = (i_ - 1) / 2;                              \
-    }                                                 \
-  } while (0)
   for (size_t i = 0; i < n; ++i)
-    if (pending[i] == 0) HEAP_PUSH((uint32_t)i);
+    if (pending[i] == 0) tg__op_heap_push(heap, &hn, (uint32_t)i);
   while (hn > 0) {
-    uint32_t op = heap[0];
-    heap[0] = heap[--hn];
-    for (size_t i = 0;;) {
-      size_t l = 2 * i + 1, r = l + 1, m = i;
-      if (l < hn && heap[l] > heap[m]) m = l;
-      if (r < hn && heap[r] > heap[m]) m = r;
-      if (m == i) break;
-      uint32_t t = heap[i];
-      heap[i] = heap[m];
-      heap[m] = t;
-      i = m;
-    }
+    uint32_t op = tg__op_heap_pop(heap, &hn);
     rs->order[placed++] = op;
     for (size_t e = succ_start[op]; e < succ_start[op + 1]; ++e)
-      if (--pending[succ[e]] == 0) HEAP_PUSH(succ[e]);
+      if (--pending[succ[e]] == 0) tg__op_heap_push(heap, &hn, succ[e]);
   }
-#undef HEAP_PUSH
   st = placed == n ? TG_OK : tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: the waits form a cycle");
 done:
   if (st == TG_ERROR_OUT_OF_HOST_MEMORY) tg__error(err, st, "check: out of host memory");
@@ -572,17 +549,6 @@ done:
   tg__free(a, succ);
   tg__free(a, preds);
   return st;
-}
-
-static int grow(const tg_allocator *a, void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 1;
-  size_t n = *cap ? *cap : 16;
-  while (n < need) n *= 2;
-  void *q = tg__realloc(a, *p, *cap * elem, n * elem);
-  if (q == NULL) return 0;
-  *p = q;
-  *cap = n;
-  return 1;
 }
 
 /* The records op `o` reads (write = 0) or writes, each once, into rs->reads / rs->writes. */
@@ -693,12 +659,7 @@ tg_status tg_hetero_realization_check(tg_hetero_realization *z, const tg_hetero_
   for (size_t i = 0; desc->processor_of && i < g->op_count; ++i)
     if ((unsigned)desc->processor_of[i] >= TG_PROCESSOR_COUNT)
       return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "check: op %zu has no processor", i);
-  run_state rs;
-  memset(&rs, 0, sizeof rs);
-  rs.z = z;
-  rs.g = g;
-  rs.proc = desc->processor_of;
-  rs.n = g->op_count;
+  run_state rs = {.z = z, .g = g, .proc = desc->processor_of, .n = g->op_count};
   size_t n = rs.n, nr = z->record_count ? z->record_count : 1;
   const tg_device_info *info = tg_device_get_info(z->device);
   int ooo = desc->out_of_order != 0;
@@ -807,7 +768,7 @@ tg_status tg_hetero_realization_check(tg_hetero_realization *z, const tg_hetero_
     size_t nw = 0;
     if (device_ooo) {
       size_t lo = desc->wait_start ? desc->wait_start[o] : 0, hi = desc->wait_start ? desc->wait_start[o + 1] : 0;
-      if (!grow(a, (void **)&rs.gwaits, &rs.wait_cap, (hi - lo) + max_io + 1, sizeof *rs.gwaits)) goto oom;
+      if (!tg__grow(a, (void **)&rs.gwaits, &rs.wait_cap, (hi - lo) + max_io + 1, sizeof *rs.gwaits)) goto oom;
       if (desc->wait_start) {
         for (size_t e = lo; e < hi; ++e) {
           uint32_t w = desc->waits[e];

@@ -68,33 +68,25 @@ static tg_status place_tensors(speed_state *s, const tg_speed_desc *desc, tg_err
       tg_bhwc b;
       if (tg_shape_to_bhwc_ordered(tensor->shape, tensor->rank, g->dim_order, &b) != TG_OK)
         return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "speed: tensor '%s' has no BHWC shape", tensor->name);
-      uint64_t w = b.w * b.b, h = b.h, sl = (b.c + 3) / 4, texels = 0;
-      int fits = b.b == 0 || w / b.b == b.w;
-      if (fits && w && h && sl) fits = tg__mul_u64(w, h, &texels) && tg__mul_u64(texels, sl, &texels);
-      if (!fits || texels > UINT32_MAX / 4)
+      /* The proxies' texel layout (W*B, H, ceil(C/4)) is a texture array's extent. */
+      tg_extent lay, want;
+      uint64_t texels = 0;
+      if (tg_storage_extent(b, TG_STORAGE_TEXTURE_ARRAY, s->precision, &lay) != TG_OK ||
+          tg_extent_volume(lay, &texels) != TG_OK || texels > UINT32_MAX / 4)
         return tg__error(err, TG_ERROR_LIMIT, "speed: tensor '%s' has more texels than a proxy addresses",
                          tensor->name);
       const tg_tensor_resource *res = &in->resources[r];
-      int match;
-      switch (res->storage) {
-        case TG_STORAGE_TEXTURE_2D:
-          match = res->extent.w == w && res->extent.h == h * sl && res->extent.d == 1;
-          break;
-        case TG_STORAGE_SINGLE_TEXTURE_2D:
-          match = res->extent.w == w && res->extent.h == h && res->extent.d == 1 && sl <= 1;
-          break;
-        case TG_STORAGE_TEXTURE_ARRAY:
-        case TG_STORAGE_TEXTURE_3D:
-          match = res->extent.w == w && res->extent.h == h && res->extent.d == sl;
-          break;
-        default:
-          match = res->bytes == texels * tg__texel_bytes(s->precision);
-      }
+      /* The resource must be what the plan's layout gives its storage: bytes for buffers, the
+       * extent for textures. */
+      int match = tg_storage_extent(b, res->storage, s->precision, &want) == TG_OK &&
+                  (tg_storage_is_texture(res->storage)
+                       ? res->extent.w == want.w && res->extent.h == want.h && res->extent.d == want.d
+                       : res->bytes == want.w);
       if (!match)
         return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
                          "speed: record %zu (tensor '%s') does not hold the %s layout of its shape", r,
                          tensor->name, tg_storage_name(res->storage));
-      s->at[t] = (place){(int32_t)p, (uint32_t)r, (uint32_t)w, (uint32_t)h, (uint32_t)sl};
+      s->at[t] = (place){(int32_t)p, (uint32_t)r, (uint32_t)lay.w, (uint32_t)lay.h, (uint32_t)lay.d};
     }
   }
   return TG_OK;
@@ -122,13 +114,9 @@ static tg_status build_dispatches(speed_state *s, const tg_speed_desc *desc, tg_
     for (uint32_t i = 0; i < op->output_count; ++i) {
       int32_t t = op->outputs[i];
       if (t < 0 || (size_t)t >= g->tensor_count || s->at[t].part < 0) continue;
-      tg__proxy_dispatch x;
-      memset(&x, 0, sizeof x);
-      x.op = o;
-      x.op_class = (int)cls;
-      x.kernel = k;
-      x.out = operand(s, t);
-      x.out_id = s->at[t].record + 1;
+      tg__proxy_dispatch x = {
+          .op = o, .op_class = (int)cls, .kernel = k, .out = operand(s, t), .out_id = s->at[t].record + 1
+      };
       uint32_t vol = x.out.w * x.out.h * x.out.s;
       if (vol == 0) continue;
       tg_status st = TG_OK;

@@ -231,11 +231,9 @@ static result run_cut_move(const tg_usage_record *rec, size_t n, const tg_plan *
 /* ---- inputs --------------------------------------------------------------------------------- */
 
 static tg_usage_record rec1(uint64_t size, uint64_t first, uint64_t last) {
-  tg_usage_record r;
-  memset(&r, 0, sizeof r);
-  r.size = (tg_extent){size, 1, 1};
-  r.first_task = (uint32_t)first;
-  r.last_task = (uint32_t)last;
+  tg_usage_record r = {
+      .size = (tg_extent){size, 1, 1}, .first_task = (uint32_t)first, .last_task = (uint32_t)last
+  };
   return r;
 }
 
@@ -302,11 +300,7 @@ static void row(const char *name, const tg_usage_record *rec, size_t n, const ui
   uint64_t largest = 0;
   for (size_t r = 0; r < n; ++r)
     if (rec[r].size.w > largest) largest = rec[r].size.w;
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = g_limit_ms;
+  tg_plan_options o = {.mode = TG_MODE_OFFSETS, .strategy = TG_STRATEGY_BEST, .time_limit_ms = g_limit_ms};
   tg_plan *uncapped = NULL;
   if (tg_plan_compute(rec, n, 1, &o, NULL, &uncapped) != TG_OK) abort();
   for (int c = 0; c < 3; ++c) {

@@ -10,30 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 #include "core/internal.h"
 #include "tangram/model.h"
 #include "tangram/report.h"
 
 #define TARGET_MS 200.0
 
-static const char *default_model(char *buf, size_t size) {
-  const char *cache = getenv("TANGRAM_MODEL_CACHE");
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  if (cache && *cache) snprintf(buf, size, "%s/pose_landmark_lite.tflite", cache);
-  else if (xdg && *xdg) snprintf(buf, size, "%s/tangram/models/pose_landmark_lite.tflite", xdg);
-  else snprintf(buf, size, "%s/.cache/tangram/models/pose_landmark_lite.tflite", home ? home : ".");
-  return buf;
-}
-
-static int compare_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv) {
   char buf[1024];
-  const char *path = argc > 1 ? argv[1] : default_model(buf, sizeof buf);
+  const char *path = argc > 1 ? argv[1] : bench_model_path(buf, sizeof buf, "pose_landmark_lite.tflite");
   int runs = argc > 2 ? atoi(argv[2]) : 5;
   if (runs < 1 || runs > 1000) runs = 5;
   tg_model *m = NULL;
@@ -70,7 +57,7 @@ int main(int argc, char **argv) {
     }
     tg_evaluation_destroy(ev);
   }
-  qsort(times, (size_t)runs, sizeof times[0], compare_u64);
+  qsort(times, (size_t)runs, sizeof times[0], bench_cmp_u64);
   double min_ms = (double)times[0] / 1000.0, median_ms = (double)times[runs / 2] / 1000.0;
   printf("bench_evaluate: %s: %zu tensors, %zu ops\n", path, m->graph->tensor_count, m->graph->op_count);
   printf("  %zu storage x mode x strategy results planned and validated (%zu invalid)\n", plans, invalid);

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 #include "core/internal.h"
 #include "tangram/model.h"
 #include "tangram/placement.h"
@@ -21,16 +23,6 @@
 static const char *const k_models[] = {"face_detection_short_range", "hand_landmark_lite",
                                        "pose_landmark_lite", "selfie_segmentation"};
 static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D};
-
-static const char *cache_dir(char *buf, size_t size) {
-  const char *cache = getenv("TANGRAM_MODEL_CACHE");
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  if (cache && *cache) snprintf(buf, size, "%s", cache);
-  else if (xdg && *xdg) snprintf(buf, size, "%s/tangram/models", xdg);
-  else snprintf(buf, size, "%s/.cache/tangram/models", home ? home : ".");
-  return buf;
-}
 
 static double mib(uint64_t b) { return (double)b / (1024.0 * 1024.0); }
 
@@ -113,7 +105,7 @@ done:
 
 int main(int argc, char **argv) {
   char dir[1024];
-  const char *models = argc > 1 ? argv[1] : cache_dir(dir, sizeof dir);
+  const char *models = argc > 1 ? argv[1] : bench_model_dir(dir, sizeof dir);
   printf("| model | storage | placement | cpu ops | device MiB | host MiB | shared MiB | total MiB | zero-copy "
          "tensors | waits | partition MiB | saved MiB | copies avoided | ms |\n");
   printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");

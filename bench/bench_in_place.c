@@ -14,19 +14,11 @@
  * total without; no row above its total without; every buffer offsets plan within 1% of its
  * bound. Exit 1 when a plan fails, is invalid, or a target is missed. */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "tangram/layout.h"
-#include "tangram/model.h"
-#include "tangram/planner.h"
-
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+#include "bench_models.h"
 
 typedef struct totals {
-  int rows, failures, missed;
+  int rows, failures, missed, markdown;
+  uint32_t limit;
 } totals;
 
 static const char *base_of(const char *path) { return strrchr(path, '/') ? strrchr(path, '/') + 1 : path; }
@@ -61,13 +53,10 @@ static int onnx_shape(const char *base, tg_input_shape *s) {
 
 static int plan_one(const tg_usage_record *rec, size_t n, uint32_t dims, tg_mode mode, uint32_t limit,
                     const tg_in_place_pair *pairs, size_t np, tg_plan **out) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = limit;
-  o.in_place = pairs;
-  o.in_place_count = np;
+  tg_plan_options o = {
+      .mode = mode, .strategy = TG_STRATEGY_BEST, .time_limit_ms = limit, .in_place = pairs,
+      .in_place_count = np
+  };
   tg_error_info err;
   memset(&err, 0, sizeof err);
   if (tg_plan_compute(rec, n, dims, &o, NULL, out) != TG_OK) return 0;
@@ -78,169 +67,104 @@ static int plan_one(const tg_usage_record *rec, size_t n, uint32_t dims, tg_mode
   return 1;
 }
 
-static void run_model(const char *path, uint32_t limit, int markdown, totals *t) {
-  tg_error_info err;
-  memset(&err, 0, sizeof err);
-  tg_model *model = NULL;
-  tg_lifetimes *life = NULL;
-  const char *base = base_of(path);
-  tg_input_shape shape;
-  tg_model_options mo = {&shape, (size_t)onnx_shape(base, &shape)};
-  if (tg_model_load_with(path, &mo, NULL, &model, &err) != TG_OK || model->kind != TG_MODEL_GRAPH ||
-      tg_graph_compute_lifetimes(model->graph, NULL, NULL, &life, &err) != TG_OK) {
-    fprintf(stderr, "%s: %s\n", base, err.message);
+static void run_storage(const char *base, const bench_storage *kind, const tg_model *model,
+                        const tg_lifetimes *life, const tg_model_records *mr, void *user) {
+  totals *t = user;
+  const uint32_t limit = t->limit;
+  const int markdown = t->markdown;
+  const tg_record_set *set = mr->records;
+  tg_in_place_pair *pairs = NULL;
+  size_t np = 0;
+  size_t views = 0;
+  if (tg_model_in_place_pairs(model->graph, life, mr, 1, NULL, &pairs, &np) != TG_OK) {
     ++t->failures;
-    tg_model_destroy(model);
     return;
   }
-  static const struct {
-    tg_storage storage;
-    const char *name;
-  } kinds[] = {{TG_STORAGE_BUFFER, "buffer"}, {TG_STORAGE_TEXTURE_2D, "tex2"}};
-  tg_device_limits lim = tg_device_limits_default();
-  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
-    tg_model_records *mr = NULL;
-    if (tg_model_records_create(model->graph, life, kinds[k].storage, TG_PRECISION_FP32, &lim, NULL, &mr, &err) !=
-        TG_OK) {
-      fprintf(stderr, "%s %s: %s\n", base, kinds[k].name, err.message);
+  for (size_t i = 0; i < np; ++i) views += pairs[i].view != 0;
+  const uint64_t unit = set->dims == 1 ? 1 : 16;
+  /* Offsets of textures: their bytes in one arena. */
+  tg_usage_record *bytes = calloc(set->count ? set->count : 1, sizeof *bytes);
+  for (size_t r = 0; r < set->count; ++r) {
+    bytes[r] = set->records[r];
+    bytes[r].size = (tg_extent){set->records[r].size.w * set->records[r].size.h * set->records[r].size.d * unit, 1, 1};
+  }
+  for (int m = 0; m < 2; ++m) {
+    const tg_mode mode = (tg_mode)m;
+    const tg_usage_record *rec = mode == TG_MODE_OBJECTS ? set->records : bytes;
+    const uint32_t dims = mode == TG_MODE_OBJECTS ? set->dims : 1;
+    const uint64_t u = mode == TG_MODE_OBJECTS ? unit : 1;
+    tg_plan *without = NULL, *with = NULL;
+    if (!plan_one(rec, set->count, dims, mode, limit, NULL, 0, &without) ||
+        !plan_one(rec, set->count, dims, mode, limit, pairs, np, &with)) {
+      fprintf(stderr, "%s %s %s: planning failed\n", base, kind->name, tg_mode_name(mode));
       ++t->failures;
-      continue;
-    }
-    const tg_record_set *set = mr->records;
-    tg_in_place_pair *pairs = NULL;
-    size_t np = 0;
-    size_t views = 0;
-    if (tg_model_in_place_pairs(model->graph, life, mr, 1, NULL, &pairs, &np) != TG_OK) {
-      ++t->failures;
-      tg_model_records_destroy(mr);
-      continue;
-    }
-    for (size_t i = 0; i < np; ++i) views += pairs[i].view != 0;
-    const uint64_t unit = set->dims == 1 ? 1 : 16;
-    /* Offsets of textures: their bytes in one arena. */
-    tg_usage_record *bytes = calloc(set->count ? set->count : 1, sizeof *bytes);
-    for (size_t r = 0; r < set->count; ++r) {
-      bytes[r] = set->records[r];
-      bytes[r].size = (tg_extent){set->records[r].size.w * set->records[r].size.h * set->records[r].size.d * unit, 1, 1};
-    }
-    for (int m = 0; m < 2; ++m) {
-      const tg_mode mode = (tg_mode)m;
-      const tg_usage_record *rec = mode == TG_MODE_OBJECTS ? set->records : bytes;
-      const uint32_t dims = mode == TG_MODE_OBJECTS ? set->dims : 1;
-      const uint64_t u = mode == TG_MODE_OBJECTS ? unit : 1;
-      tg_plan *without = NULL, *with = NULL;
-      if (!plan_one(rec, set->count, dims, mode, limit, NULL, 0, &without) ||
-          !plan_one(rec, set->count, dims, mode, limit, pairs, np, &with)) {
-        fprintf(stderr, "%s %s %s: planning failed\n", base, kinds[k].name, tg_mode_name(mode));
-        ++t->failures;
-        tg_plan_destroy(without);
-        tg_plan_destroy(with);
-        continue;
-      }
-      tg_bounds ib;
-      uint64_t lp = 0, bound = 0;
-      if (tg_bounds_compute_in_place(rec, set->count, dims, pairs, np, NULL, &ib,
-                                     mode == TG_MODE_OBJECTS ? &lp : NULL) != TG_OK) {
-        ++t->failures;
-      }
-      bound = mode == TG_MODE_OBJECTS ? (lp > ib.positional_max ? lp : ib.positional_max) : ib.peak_live;
-      const uint64_t b0 = without->total * u, b1 = with->total * u, bb = bound * u;
-      size_t used_views = 0;
-      for (size_t i = 0; i < with->in_place_count; ++i) used_views += with->in_place[i].view != 0;
-      const double ratio = b0 ? (double)b1 / (double)b0 : 1.0;
-      const double gap = bb ? 100.0 * ((double)b1 / (double)bb - 1.0) : 0.0;
-      const char *verdict = "";
-      if (b1 > b0) {
-        verdict = "ABOVE";
-        ++t->missed;
-      }
-      if (kinds[k].storage == TG_STORAGE_BUFFER && mode == TG_MODE_OFFSETS) {
-        const double target = target_of(base);
-        if ((target > 0 && ratio > target) || gap > 1.0) {
-          verdict = "MISSED";
-          ++t->missed;
-        } else if (target > 0) {
-          verdict = "target met";
-        }
-      }
-      if (markdown)
-        printf("| %s | %s | %s | %llu | %llu | %.3f | %llu | %.2f%% | %zu (%zu) | %zu (%zu) | %s |\n", base,
-               kinds[k].name, tg_mode_name(mode), (unsigned long long)b0, (unsigned long long)b1, ratio,
-               (unsigned long long)bb, gap, with->in_place_count, used_views, np, views, verdict);
-      else
-        printf("%-36s %-6s %-7s %12llu %12llu %6.3f %12llu %6.2f%% %4zu (%2zu) of %4zu (%2zu) %s\n", base,
-               kinds[k].name, tg_mode_name(mode), (unsigned long long)b0, (unsigned long long)b1, ratio,
-               (unsigned long long)bb, gap, with->in_place_count, used_views, np, views, verdict);
-      ++t->rows;
       tg_plan_destroy(without);
       tg_plan_destroy(with);
+      continue;
     }
-    free(bytes);
-    free(pairs);
-    tg_model_records_destroy(mr);
+    tg_bounds ib;
+    uint64_t lp = 0, bound = 0;
+    if (tg_bounds_compute_in_place(rec, set->count, dims, pairs, np, NULL, &ib,
+                                   mode == TG_MODE_OBJECTS ? &lp : NULL) != TG_OK) {
+      ++t->failures;
+    }
+    bound = mode == TG_MODE_OBJECTS ? (lp > ib.positional_max ? lp : ib.positional_max) : ib.peak_live;
+    const uint64_t b0 = without->total * u, b1 = with->total * u, bb = bound * u;
+    size_t used_views = 0;
+    for (size_t i = 0; i < with->in_place_count; ++i) used_views += with->in_place[i].view != 0;
+    const double ratio = b0 ? (double)b1 / (double)b0 : 1.0;
+    const double gap = bb ? 100.0 * ((double)b1 / (double)bb - 1.0) : 0.0;
+    const char *verdict = "";
+    if (b1 > b0) {
+      verdict = "ABOVE";
+      ++t->missed;
+    }
+    if (kind->storage == TG_STORAGE_BUFFER && mode == TG_MODE_OFFSETS) {
+      const double target = target_of(base);
+      if ((target > 0 && ratio > target) || gap > 1.0) {
+        verdict = "MISSED";
+        ++t->missed;
+      } else if (target > 0) {
+        verdict = "target met";
+      }
+    }
+    if (markdown)
+      printf("| %s | %s | %s | %llu | %llu | %.3f | %llu | %.2f%% | %zu (%zu) | %zu (%zu) | %s |\n", base,
+             kind->name, tg_mode_name(mode), (unsigned long long)b0, (unsigned long long)b1, ratio,
+             (unsigned long long)bb, gap, with->in_place_count, used_views, np, views, verdict);
+    else
+      printf("%-36s %-6s %-7s %12llu %12llu %6.3f %12llu %6.2f%% %4zu (%2zu) of %4zu (%2zu) %s\n", base,
+             kind->name, tg_mode_name(mode), (unsigned long long)b0, (unsigned long long)b1, ratio,
+             (unsigned long long)bb, gap, with->in_place_count, used_views, np, views, verdict);
+    ++t->rows;
+    tg_plan_destroy(without);
+    tg_plan_destroy(with);
   }
-  tg_lifetimes_destroy(life);
-  tg_model_destroy(model);
+  free(bytes);
+  free(pairs);
 }
 
 int main(int argc, char **argv) {
-  uint32_t limit = 1000;
-  int markdown = 0;
-  const char *dir = NULL;
-  char cache[1024];
-  int first_model = argc;
-  for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--time-limit") == 0 && i + 1 < argc) limit = (uint32_t)strtoul(argv[++i], NULL, 10);
-    else if (strcmp(argv[i], "--models") == 0 && i + 1 < argc) dir = argv[++i];
-    else if (strcmp(argv[i], "--markdown") == 0) markdown = 1;
-    else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: bench_in_place [--time-limit MS] [--models DIR] [--markdown] [MODEL ...]\n");
-      return 2;
-    } else {
-      first_model = i;
-      break;
-    }
-  }
-  if (dir == NULL) {
-    const char *home = getenv("HOME");
-    snprintf(cache, sizeof cache, "%s/.cache/tangram/models", home ? home : ".");
-    dir = cache;
-  }
-  if (markdown)
+  bench_models_args a;
+  int rc = bench_models_parse(argc, argv, "bench_in_place [--time-limit MS] [--models DIR] [--markdown] [MODEL ...]", 1, &a);
+  if (rc) return rc < 0 ? 0 : rc;
+  if (a.markdown)
     printf("| model | storage | mode | without | with | ratio | in-place bound | gap | pairs (views) used | "
            "candidates (views) | target |\n|---|---|---|---|---|---|---|---|---|---|---|\n");
   else
     printf("%-36s %-6s %-7s %12s %12s %6s %12s %7s %s\n", "model", "store", "mode", "without", "with", "ratio",
            "bound", "gap", "pairs (views) used of candidates (views)");
-  totals t = {0, 0, 0};
-  if (first_model < argc) {
-    for (int i = first_model; i < argc; ++i) run_model(argv[i], limit, markdown, &t);
-  } else {
-    DIR *d = opendir(dir);
-    if (d == NULL) {
-      fprintf(stderr, "no model cache at %s (scripts/fetch-models.sh)\n", dir);
-      return 1;
-    }
-    char *names[256];
-    size_t n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < 256) {
-      size_t len = strlen(e->d_name);
-      if ((len > 7 && strcmp(e->d_name + len - 7, ".tflite") == 0) ||
-          (len > 5 && strcmp(e->d_name + len - 5, ".onnx") == 0)) {
-        names[n] = malloc(strlen(dir) + len + 2);
-        sprintf(names[n], "%s/%s", dir, e->d_name);
-        ++n;
-      }
-    }
-    closedir(d);
-    qsort(names, n, sizeof *names, by_name);
-    for (size_t i = 0; i < n; ++i) {
-      run_model(names[i], limit, markdown, &t);
-      free(names[i]);
-    }
+  static const bench_storage kinds[] = {{TG_STORAGE_BUFFER, "buffer"}, {TG_STORAGE_TEXTURE_2D, "tex2"}};
+  totals t = {0, 0, 0, a.markdown, a.limit_ms};
+  for (size_t i = 0; i < a.model_count; ++i) {
+    const char *path = a.models[i];
+    const char *base = base_of(path);
+    tg_input_shape shape;
+    tg_model_options mo = {&shape, (size_t)onnx_shape(base, &shape)};
+    t.failures += bench_each_storage(path, &mo, kinds, sizeof kinds / sizeof kinds[0], run_storage, &t);
   }
   printf("%d rows, %d failures, %d targets missed (bytes: textures as texels x 16, fp32)\n", t.rows, t.failures,
          t.missed);
+  bench_models_free(&a);
   return t.failures || t.missed ? 1 : 0;
 }

@@ -10,22 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_util.h"
+
 #include "core/internal.h"
 #include "tangram/model.h"
 #include "tangram/report.h"
 
 #define TARGET_MS 200.0
-
-static const char *default_model(char *buf, size_t size) {
-  const char *cache = getenv("TANGRAM_MODEL_CACHE");
-  const char *xdg = getenv("XDG_CACHE_HOME");
-  const char *home = getenv("HOME");
-  const char *file = "ch_PP-OCRv4_det_infer.onnx";
-  if (cache && *cache) snprintf(buf, size, "%s/%s", cache, file);
-  else if (xdg && *xdg) snprintf(buf, size, "%s/tangram/models/%s", xdg, file);
-  else snprintf(buf, size, "%s/.cache/tangram/models/%s", home ? home : ".", file);
-  return buf;
-}
 
 /* "x:1x3x640x640" -> shape (name points into `text`'s copy in `name`). */
 static int parse_shape(const char *text, char *name, size_t name_size, tg_input_shape *s) {
@@ -47,14 +38,9 @@ static int parse_shape(const char *text, char *name, size_t name_size, tg_input_
   return s->rank > 0;
 }
 
-static int compare_u64(const void *a, const void *b) {
-  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv) {
   char buf[1024], name[256];
-  const char *path = argc > 1 ? argv[1] : default_model(buf, sizeof buf);
+  const char *path = argc > 1 ? argv[1] : bench_model_path(buf, sizeof buf, "ch_PP-OCRv4_det_infer.onnx");
   const char *shape_text = argc > 2 ? argv[2] : "x:1x3x640x640";
   int runs = argc > 3 ? atoi(argv[3]) : 5;
   if (runs < 1 || runs > 1000) runs = 5;
@@ -100,9 +86,9 @@ int main(int argc, char **argv) {
     tg_evaluation_destroy(ev);
     tg_model_destroy(m);
   }
-  qsort(read_us, (size_t)runs, sizeof read_us[0], compare_u64);
-  qsort(eval_us, (size_t)runs, sizeof eval_us[0], compare_u64);
-  qsort(total_us, (size_t)runs, sizeof total_us[0], compare_u64);
+  qsort(read_us, (size_t)runs, sizeof read_us[0], bench_cmp_u64);
+  qsort(eval_us, (size_t)runs, sizeof eval_us[0], bench_cmp_u64);
+  qsort(total_us, (size_t)runs, sizeof total_us[0], bench_cmp_u64);
   double median = (double)total_us[runs / 2] / 1000.0;
   printf("bench_onnx: %s at %s: %zu tensors, %zu ops\n", path, shape_text, tensors, ops);
   printf("  %zu storage x mode x strategy results planned and validated (%zu invalid)\n", plans, invalid);

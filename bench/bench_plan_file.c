@@ -21,25 +21,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #include "tangram/backend.h"
 #include "tangram/layout.h"
 #include "tangram/model.h"
 #include "tangram/plan_file.h"
 #include "tangram/planner.h"
 
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double median(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  qsort(t, (size_t)n, sizeof *t, bench_cmp_double);
   return t[n / 2];
 }
 
@@ -55,9 +46,9 @@ static double time_realise(tg_device *dev, const tg_plan *plan, const tg_record_
   tg_error_info err = {{0}};
   for (int i = -1; i < iterations; ++i) { /* i = -1: warm-up */
     tg_realization *z = NULL;
-    double a = now_ms();
+    double a = bench_now_ms();
     tg_status st = tg_realization_create(dev, &desc, NULL, &z, &err);
-    double b = now_ms();
+    double b = bench_now_ms();
     if (st != TG_OK) {
       fprintf(stderr, "bench_plan_file: realise: %s\n", err.message);
       return -1;
@@ -71,11 +62,8 @@ static double time_realise(tg_device *dev, const tg_plan *plan, const tg_record_
 int main(int argc, char **argv) {
   int iterations = argc > 1 ? atoi(argv[1]) : 30;
   if (iterations < 1) iterations = 1;
-  const char *cache = getenv("TANGRAM_MODEL_CACHE");
-  const char *home = getenv("HOME");
   char dir[900];
-  if (cache && *cache) snprintf(dir, sizeof dir, "%s", cache);
-  else snprintf(dir, sizeof dir, "%s/.cache/tangram/models", home ? home : ".");
+  bench_model_dir(dir, sizeof dir);
   char plan_path[128];
   snprintf(plan_path, sizeof plan_path, "/tmp/bench_plan_file_%ld.tgplan", (long)getpid());
 
@@ -135,9 +123,9 @@ int main(int argc, char **argv) {
       for (int i = 0; i < iterations; ++i) {
         tg_plan_destroy(plan);
         plan = NULL;
-        double a = now_ms();
+        double a = bench_now_ms();
         tg_status st = tg_plan_compute(set->records, set->count, set->dims, &opt, NULL, &plan);
-        t[i] = now_ms() - a;
+        t[i] = bench_now_ms() - a;
         if (st != TG_OK) {
           fprintf(stderr, "bench_plan_file: plan: %s\n", tg_status_string(st));
           goto next;
@@ -153,9 +141,9 @@ int main(int argc, char **argv) {
       for (int i = 0; i < iterations; ++i) {
         tg_plan_file_destroy(pf);
         pf = NULL;
-        double a = now_ms();
+        double a = bench_now_ms();
         tg_status st = tg_plan_file_load(plan_path, NULL, &pf, &err);
-        t[i] = now_ms() - a;
+        t[i] = bench_now_ms() - a;
         if (st != TG_OK) {
           fprintf(stderr, "bench_plan_file: load: %s\n", err.message);
           goto next;
@@ -163,9 +151,9 @@ int main(int argc, char **argv) {
       }
       double load_ms = median(t, iterations);
       for (int i = 0; i < iterations; ++i) {
-        double a = now_ms();
+        double a = bench_now_ms();
         tg_status st = tg_plan_file_match(pf, set->records, names, set->count, set->dims, NULL, NULL, &err);
-        t[i] = now_ms() - a;
+        t[i] = bench_now_ms() - a;
         if (st != TG_OK) {
           fprintf(stderr, "bench_plan_file: match: %s\n", err.message);
           goto next;

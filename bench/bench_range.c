@@ -53,6 +53,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
+
 #include "bench/bench_rng.h"
 #include "tangram/layout.h"
 #include "tangram/model.h"
@@ -65,11 +67,6 @@ static double now_us(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
 }
 
 typedef struct range_case {
@@ -400,11 +397,7 @@ static int run_case(const range_case *c, const bench_opts *bo) {
   const size_t n = tg_range_records_count(c->rr);
   const uint32_t dims = tg_range_records_dims(c->rr);
   const uint64_t points = tg_size_range_point_count(range);
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = c->mode;
-  o.strategy = TG_STRATEGY_BEST;
-  o.time_limit_ms = bo->time_limit;
+  tg_plan_options o = {.mode = c->mode, .strategy = TG_STRATEGY_BEST, .time_limit_ms = bo->time_limit};
   tg_range_plan *plan = NULL;
   tg_error_info err;
   memset(&err, 0, sizeof err);
@@ -495,7 +488,7 @@ static int run_case(const range_case *c, const bench_opts *bo) {
       times[k * points + p] = now_us() - a;
     }
   }
-  qsort(times, points * rounds, sizeof *times, cmp_double);
+  qsort(times, points * rounds, sizeof *times, bench_cmp_double);
   double inst_us = times[points * rounds / 2];
   /* Planning one size from scratch: the worst size, with the library's default search and none. */
   double replan_ms[2] = {0, 0};

@@ -107,6 +107,22 @@ void *tg__realloc(const tg_allocator *a, void *ptr, size_t old_size, size_t new_
   return p;
 }
 
+int tg__grow(const tg_allocator *a, void **array, size_t *capacity, size_t need, size_t size) {
+  if (need <= *capacity) return 1;
+  size_t cap = *capacity ? *capacity : 8;
+  while (cap < need) {
+    if (cap > SIZE_MAX / 2) return 0;
+    cap *= 2;
+  }
+  size_t old_bytes, new_bytes;
+  if (!tg__mul_size(*capacity, size, &old_bytes) || !tg__mul_size(cap, size, &new_bytes)) return 0;
+  void *p = tg__realloc(a, *array, old_bytes, new_bytes);
+  if (p == NULL) return 0;
+  *array = p;
+  *capacity = cap;
+  return 1;
+}
+
 void tg__free(const tg_allocator *a, void *ptr) {
   if (ptr == NULL) return;
   a = tg__alloc_or_default(a);

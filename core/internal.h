@@ -19,6 +19,9 @@ void *tg__calloc(const tg_allocator *a, size_t n, size_t size);
 /* Grow or shrink; on failure returns NULL and leaves `ptr` untouched. */
 void *tg__realloc(const tg_allocator *a, void *ptr, size_t old_size, size_t new_size);
 void tg__free(const tg_allocator *a, void *ptr);
+/* Grow `*array` (`*capacity` elements of `size` bytes) to hold at least `need`, doubling from
+ * 8: 1, or 0 on overflow or allocation failure (the array and capacity unchanged). */
+int tg__grow(const tg_allocator *a, void **array, size_t *capacity, size_t need, size_t size);
 /* Duplicate a string (NULL -> NULL with *ok unchanged); returns NULL on allocation failure. */
 char *tg__strdup(const tg_allocator *a, const char *s);
 char *tg__strndup(const tg_allocator *a, const char *s, size_t n);
@@ -117,5 +120,35 @@ struct tg_usage_record;
 struct tg_in_place_pair;
 int tg__in_place_pair_fits(const struct tg_usage_record *records, size_t count, const struct tg_in_place_pair *pair,
                            size_t index, char *why, size_t why_size);
+
+/* A max-heap of op numbers in caller memory holding `*n` entries: push one, pop the largest.
+ * The schedulers of out-of-order checks take the highest-numbered ready op first. */
+static inline void tg__op_heap_push(uint32_t *heap, size_t *n, uint32_t v) {
+  size_t i = (*n)++;
+  heap[i] = v;
+  while (i > 0 && heap[(i - 1) / 2] < heap[i]) {
+    uint32_t t = heap[i];
+    heap[i] = heap[(i - 1) / 2];
+    heap[(i - 1) / 2] = t;
+    i = (i - 1) / 2;
+  }
+}
+
+static inline uint32_t tg__op_heap_pop(uint32_t *heap, size_t *n) {
+  uint32_t top = heap[0];
+  size_t hn = --*n;
+  heap[0] = heap[hn];
+  for (size_t i = 0;;) {
+    size_t l = 2 * i + 1, r = l + 1, m = i;
+    if (l < hn && heap[l] > heap[m]) m = l;
+    if (r < hn && heap[r] > heap[m]) m = r;
+    if (m == i) break;
+    uint32_t t = heap[i];
+    heap[i] = heap[m];
+    heap[m] = t;
+    i = m;
+  }
+  return top;
+}
 
 #endif

@@ -57,28 +57,17 @@ int main(void) {
 
   tg_spaces *sp = NULL;
   CHECK(tg_spaces_create(g, l, mr, proc, NULL, &sp, &err));
-  tg_space_plan plans[TG_SET_COUNT];
-  memset(plans, 0, sizeof plans);
-  tg_space_options opt;
-  memset(&opt, 0, sizeof opt);
-  opt.plan.strategy = TG_STRATEGY_BEST;
-  opt.policy = TG_POLICY_SERIAL; /* the GPU runs its ops in order, the CPU too */
-  for (size_t k = 0; k < TG_SET_COUNT; ++k) CHECK(tg_spaces_plan_set(sp, s, k, NULL, &opt, NULL, &plans[k], &err));
-  for (int space = 0; space < TG_SPACE_COUNT; ++space) {
-    uint64_t bytes = 0;
-    for (int k = 0; k < TG_SET_COUNT; ++k)
-      if (sp->sets[k].space == (tg_space)space) bytes += plans[k].bytes;
+  /* Every set planned alone (best strategy; the GPU runs its ops in order, the CPU too), and the
+   * waits between the processors. */
+  tg_space_options opt[TG_SET_COUNT];
+  for (int k = 0; k < TG_SET_COUNT; ++k)
+    opt[k] = (tg_space_options){.plan = {.strategy = TG_STRATEGY_BEST}, .policy = TG_POLICY_SERIAL};
+  tg_spaces_plan plan;
+  CHECK(tg_spaces_plan_all(sp, s, opt, NULL, 0, 1, NULL, &plan, &err));
+  for (int space = 0; space < TG_SPACE_COUNT; ++space)
     printf("%-6s %zu tensors, %llu bytes\n", tg_space_name((tg_space)space), tg_spaces_count(sp, (tg_space)space),
-           (unsigned long long)bytes);
-  }
-
-  tg_space_plan_ref refs[TG_SET_COUNT];
-  for (int k = 0; k < TG_SET_COUNT; ++k) {
-    refs[k].plan = plans[k].plan;
-    refs[k].records = sp->sets[k].records->records;
-  }
-  tg_spaces_waits *w = NULL;
-  CHECK(tg_spaces_compute_waits(sp, s, refs, 1, NULL, &w, &err));
+           (unsigned long long)plan.bytes[space]);
+  const tg_spaces_waits *w = plan.waits;
   for (size_t e = 0; e < w->cross_count; ++e)
     printf("wait: op %u (%s) after op %u (%s), for tensor %s\n", w->cross[e].op, tg_processor_name(proc[w->cross[e].op]),
            w->cross[e].after, tg_processor_name(proc[w->cross[e].after]), g->tensors[w->cross[e].tensor].name);
@@ -95,7 +84,7 @@ int main(void) {
     if (res[k] == NULL) return 1;
     for (size_t r = 0; r < rs->count; ++r)
       res[k][r] = (tg_tensor_resource){TG_STORAGE_BUFFER, rs->records[r].size, rs->records[r].size.w};
-    sets[k] = (tg_hetero_set_desc){sp->sets[k].space, plans[k].plan, rs->records, rs->count, 1, res[k],
+    sets[k] = (tg_hetero_set_desc){sp->sets[k].space, plan.sets[k].plan, rs->records, rs->count, 1, res[k],
                                    sp->sets[k].tensor_of};
   }
   tg_hetero_realize_desc rd = {sets, TG_SET_COUNT, TG_PRECISION_FP32, 0};
@@ -128,11 +117,8 @@ int main(void) {
 
   tg_hetero_realization_destroy(z);
   tg_device_close(dev);
-  for (int k = 0; k < TG_SET_COUNT; ++k) {
-    free(res[k]);
-    tg_space_plan_free(&plans[k]);
-  }
-  tg_spaces_waits_destroy(w);
+  for (int k = 0; k < TG_SET_COUNT; ++k) free(res[k]);
+  tg_spaces_plan_free(&plan);
   tg_spaces_destroy(sp);
   tg_model_records_destroy(mr);
   tg_schedule_destroy(s);

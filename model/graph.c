@@ -277,3 +277,20 @@ tg_status tg_graph_run_order(const tg_graph *g, uint32_t branch, uint32_t iterat
   *count = r.count;
   return TG_OK;
 }
+
+int tg__dims_equal(const int64_t *a, uint32_t a_rank, const int64_t *b, uint32_t b_rank) {
+  if (a_rank != b_rank) return 0;
+  for (uint32_t d = 0; d < a_rank; ++d)
+    if (a[d] != b[d]) return 0;
+  return 1;
+}
+
+int tg__tensor_same_shape(const tg_tensor *a, const tg_tensor *b) {
+  return tg__dims_equal(a->shape, a->rank, b->shape, b->rank);
+}
+
+int tg__tensor_zero_elements(const tg_tensor *t) {
+  for (uint32_t d = 0; d < t->rank && d < TG_MAX_RANK; ++d)
+    if (t->shape[d] == 0) return 1;
+  return 0;
+}

@@ -115,11 +115,7 @@ static tg_status onnx_input(onnx_ctx *c, const Onnx__ValueInfoProto *vi, size_t 
 
 static tg_status onnx_inputs(const void *data, size_t length, const char *source, const tg_allocator *alloc,
                              tg_model_inputs **out, tg_error_info *err) {
-  onnx_ctx c;
-  memset(&c, 0, sizeof c);
-  c.source = source;
-  c.err = err;
-  c.alloc = alloc;
+  onnx_ctx c = {.source = source, .err = err, .alloc = alloc};
   c.arena.alloc = alloc;
   onnx_decoded *d = NULL;
   const Onnx__ModelProto *m = NULL;

@@ -47,12 +47,6 @@ static int32_t loop_end_after(const tg_graph *g, size_t reader, int32_t producer
   return until;
 }
 
-static int zero_elements(const tg_tensor *t) {
-  for (uint32_t d = 0; d < t->rank && d < TG_MAX_RANK; ++d)
-    if (t->shape[d] == 0) return 1;
-  return 0;
-}
-
 tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_options *options,
                                      const tg_allocator *alloc, tg_lifetimes **out,
                                      tg_error_info *err) {
@@ -114,7 +108,7 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
       }
       tg_tensor_lifetime *tl = &l->tensors[t];
       /* A zero-element tensor holds nothing: read like an absent input, never planned. */
-      if (zero_elements(&g->tensors[t])) continue;
+      if (tg__tensor_zero_elements(&g->tensors[t])) continue;
       if (tl->producer < 0 && !(io[t] & 1) && !tl->constant) {
         st = tg__error(err, TG_ERROR_GRAPH, "%s: op %zu (%s) reads tensor '%s' before it is written",
                        src, i, op_name(op), g->tensors[t].name ? g->tensors[t].name : "?");
@@ -174,7 +168,7 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
     else tl->first_task = -1;
     tl->last_task = last_reader >= 0 ? last_reader : tl->first_task;
     if (until[t] > tl->last_task) tl->last_task = until[t];
-    if (tl->constant || zero_elements(&g->tensors[t])) {
+    if (tl->constant || tg__tensor_zero_elements(&g->tensors[t])) {
       tl->planned = 0; /* a zero-element tensor holds nothing */
     } else if (!tl->persistent) {
       tl->planned = tl->producer >= 0;
@@ -197,7 +191,7 @@ tg_status tg_graph_compute_lifetimes(const tg_graph *g, const tg_lifetime_option
     const tg_op *op = &g->ops[i];
     for (uint32_t k = 0; k < op->input_count; ++k) {
       int32_t t = op->inputs[k];
-      if (t == -1 || zero_elements(&g->tensors[t])) continue;
+      if (t == -1 || tg__tensor_zero_elements(&g->tensors[t])) continue;
       tg_tensor_lifetime *tl = &l->tensors[t];
       int n = io[t];
       if (n > 0 && tl->consumers[n - 1] == (uint32_t)i) continue;

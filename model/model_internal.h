@@ -80,4 +80,14 @@ void tg__input_shape_text(const struct tg_input_shape *s, char *buf, size_t size
 /* "1x3x640x640" ("?" for negative entries, "scalar" for rank 0), truncated to `size`. */
 void tg__shape_text(const int64_t *dims, uint32_t rank, char *buf, size_t size);
 
+/* When two shapes are equal: the same rank and the same size in every dimension. The one
+ * definition the readers and the in-place rule use. */
+int tg__dims_equal(const int64_t *a, uint32_t a_rank, const int64_t *b, uint32_t b_rank);
+/* tg__dims_equal on two tensors' shapes. */
+int tg__tensor_same_shape(const struct tg_tensor *a, const struct tg_tensor *b);
+
+/* 1 when a tensor has a dimension of size 0: it holds nothing (docs/models.md), so reading it
+ * needs no writer and it is never planned. */
+int tg__tensor_zero_elements(const struct tg_tensor *t);
+
 #endif

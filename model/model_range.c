@@ -474,16 +474,10 @@ tg_status tg_model_range_parse(const void *data, size_t length, const char *sour
   if ((unsigned)desc->storage >= TG_STORAGE_COUNT || (unsigned)desc->precision >= TG_PRECISION_COUNT)
     return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "tg_model_range_parse: storage or precision out of range");
   alloc = tg__alloc_or_default(alloc);
-  loader l;
-  memset(&l, 0, sizeof l);
-  l.source = source ? source : "<memory>";
-  l.data = data;
-  l.length = length;
-  l.desc = desc;
-  l.options = desc->options;
-  l.alloc = alloc;
-  l.err = err;
-  l.format = tg_model_detect_format(data, length);
+  loader l = {
+      .source = source ? source : "<memory>", .data = data, .length = length, .desc = desc,
+      .options = desc->options, .alloc = alloc, .err = err, .format = tg_model_detect_format(data, length)
+  };
   tg_model_options none = {NULL, 0};
   if (l.options == NULL) l.options = &none;
   tg_status st = tg__check_input_shapes_with(l.source, l.options, 1, err);

@@ -599,10 +599,7 @@ static void describe_shape(const onnx_value *v, char *buf, size_t size) {
 }
 
 static int same_shape(const onnx_value *a, const onnx_value *b) {
-  if (!a->has_shape || !b->has_shape || a->rank != b->rank) return 0;
-  for (uint32_t d = 0; d < a->rank; ++d)
-    if (a->dims[d] != b->dims[d]) return 0;
-  return 1;
+  return a->has_shape && b->has_shape && tg__dims_equal(a->dims, a->rank, b->dims, b->rank);
 }
 
 /* The value named output k of subgraph s (read from inside s). */
@@ -1287,11 +1284,7 @@ tg_status tg__onnx_open(const void *data, size_t length, const char *source, con
   if (f == NULL) return tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "%s: out of memory", source);
   f->source = source;
   f->alloc = alloc;
-  onnx_ctx c;
-  memset(&c, 0, sizeof c);
-  c.source = source;
-  c.err = err;
-  c.alloc = alloc;
+  onnx_ctx c = {.source = source, .err = err, .alloc = alloc};
   c.arena.alloc = alloc;
   tg_status st = onnx_decode(&c, data, length, &f->decoded, &f->model);
   onnx_arena_free(&c.arena);
@@ -1308,15 +1301,10 @@ static void visit_values(reader *r, onnx_value_visit visit, void *user) {
   for (size_t v = 0; v < r->value_count; ++v) {
     const onnx_value *x = &r->values[v];
     uint32_t s = r->scope_of_value[v];
-    onnx_value_report rep;
-    memset(&rep, 0, sizeof rep);
-    rep.name = x->name;
-    rep.scope = r->scopes[s].name;
-    rep.type = x->type;
-    rep.live = scope_live(r, s);
-    rep.has_shape = x->has_shape;
-    rep.rank = x->has_shape ? x->rank : 0;
-    rep.dims = x->dims;
+    onnx_value_report rep = {
+        .name = x->name, .scope = r->scopes[s].name, .type = x->type, .live = scope_live(r, s),
+        .has_shape = x->has_shape, .rank = x->has_shape ? x->rank : 0, .dims = x->dims
+    };
     if (x->has_data) {
       rep.count = x->count;
       rep.ints = x->is_float ? NULL : x->i;

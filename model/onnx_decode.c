@@ -364,11 +364,7 @@ tg_status onnx_decode(onnx_ctx *c, const uint8_t *data, size_t length, onnx_deco
     return onnx_fail(c, TG_ERROR_PARSE, "%zu bytes is more than the 2 GiB a protobuf message may hold",
                      length);
   if (length == 0) return onnx_fail(c, TG_ERROR_PARSE, "empty file: no ModelProto");
-  scan_state s;
-  memset(&s, 0, sizeof s);
-  s.c = c;
-  s.data = data;
-  s.length = length;
+  scan_state s = {.c = c, .data = data, .length = length};
   tg_status st = scan_message(&s, &onnx__model_proto__descriptor, 0, length);
   if (st != TG_OK) return st;
   /* Decoding copies the file's bytes (weights included) and adds a struct per message. The

@@ -354,12 +354,7 @@ tg_status tg_graph_parse_text(const char *text, size_t length, const char *sourc
   if (text == NULL && length > 0)
     return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "text is NULL");
   alloc = tg__alloc_or_default(alloc);
-  text_reader r;
-  memset(&r, 0, sizeof r);
-  r.text = text;
-  r.length = length;
-  r.source = source ? source : "<memory>";
-  r.err = err;
+  text_reader r = {.text = text, .length = length, .source = source ? source : "<memory>", .err = err};
 
   /* Pass 1: count, and reject unknown line kinds early. */
   size_t tensors = 0, ops = 0;

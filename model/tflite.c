@@ -877,13 +877,6 @@ static tg_status cf_add_scope(cf_builder *b, uint32_t parent, tg_subgraph_kind k
   return TG_OK;
 }
 
-static int cf_same_shape(const tg_tensor *x, const tg_tensor *y) {
-  if (x->rank != y->rank) return 0;
-  for (uint32_t d = 0; d < x->rank; ++d)
-    if (x->shape[d] != y->shape[d]) return 0;
-  return 1;
-}
-
 static tg_status cf_emit(cf_builder *b, const tflite_model *mk, const tg_graph *gk, uint32_t scope,
                          const int32_t *alias, int32_t **map_out);
 
@@ -1003,7 +996,7 @@ static tg_status cf_flow(cf_builder *b, const tflite_model *mk, const tg_graph *
     if (st != TG_OK) goto done;
     for (size_t k = 0; k < gs[1]->output_count; ++k) {
       const tg_tensor *in = &b->tensors[maps[1][gs[1]->inputs[k]]], *o = &b->tensors[maps[1][gs[1]->outputs[k]]];
-      if (!cf_same_shape(in, o)) {
+      if (!tg__tensor_same_shape(in, o)) {
         char a[120], c2[120];
         tg__shape_text(in->shape, in->rank, a, sizeof a);
         tg__shape_text(o->shape, o->rank, c2, sizeof c2);
@@ -1107,11 +1100,7 @@ static tg_status inline_subgraphs(fb_reader *r, const tflite_model *m, tg_graph 
   int any = 0;
   for (size_t i = 0; i < g0->op_count && !any; ++i) any = is_flow_op(g0->ops[i].name);
   if (!any) return TG_OK;
-  cf_builder b;
-  memset(&b, 0, sizeof b);
-  b.r = r;
-  b.m = m;
-  b.a = &g0->alloc;
+  cf_builder b = {.r = r, .m = m, .a = &g0->alloc};
   b.stack[0] = 0;
   uint32_t main_scope;
   tg_status st = cf_grow(&b, (void **)&b.subs, &b.cs, 1, sizeof *b.subs);
@@ -1772,12 +1761,10 @@ static tg_status tfl_infer_op(tfl_infer *x) {
 
 /* Infer subgraph 0's shapes again (the graph inputs hold the sizes given). */
 static tg_status tflite_infer_shapes(fb_reader *r, const tflite_model *m, tg_graph *g) {
-  tfl_infer x;
-  memset(&x, 0, sizeof x);
-  x.r = r;
-  x.m = m;
-  x.g = g;
-  x.val = tg__calloc(&g->alloc, g->tensor_count ? g->tensor_count : 1, sizeof *x.val);
+  tfl_infer x = {
+      .r = r, .m = m, .g = g,
+      .val = tg__calloc(&g->alloc, g->tensor_count ? g->tensor_count : 1, sizeof *x.val)
+  };
   if (x.val == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
   tg_status st = TG_OK;
   r->where[0] = '\0';
@@ -1866,12 +1853,7 @@ static tg_status parse_tflite(const void *data, size_t length, const char *sourc
   if (data == NULL && length > 0)
     return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "data is NULL");
   alloc = tg__alloc_or_default(alloc);
-  fb_reader r;
-  memset(&r, 0, sizeof r);
-  r.data = data;
-  r.length = length;
-  r.source = source ? source : "<memory>";
-  r.err = err;
+  fb_reader r = {.data = data, .length = length, .source = source ? source : "<memory>", .err = err};
   if (!tg__mul_u64((uint64_t)length, TG_TFLITE_EXPANSION, &r.budget) ||
       !tg__add_u64(r.budget, (uint64_t)1 << 20, &r.budget))
     r.budget = UINT64_MAX;

@@ -409,6 +409,47 @@ fail:
   return st;
 }
 
+/* ---- planning every set ---- */
+
+void tg_spaces_plan_free(tg_spaces_plan *p) {
+  if (p == NULL) return;
+  for (int k = 0; k < TG_SET_COUNT; ++k) tg_space_plan_free(&p->sets[k]);
+  tg_spaces_waits_destroy(p->waits);
+  memset(p, 0, sizeof *p);
+}
+
+tg_status tg_spaces_plan_all(const tg_spaces *sp, const tg_schedule *s, const tg_space_options *options,
+                             const tg_record_set *const *planned, uint64_t device_budget, int gpu_in_order,
+                             const tg_allocator *alloc, tg_spaces_plan *out, tg_error_info *err) {
+  if (out == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "tg_spaces_plan_all: out is NULL");
+  memset(out, 0, sizeof *out);
+  if (sp == NULL || s == NULL || options == NULL)
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "tg_spaces_plan_all: spaces, schedule or options is NULL");
+  for (int k = 0; k < TG_SET_COUNT; ++k) {
+    if (sp->sets[k].records->count == 0) continue;
+    tg_status st = tg_spaces_plan_set(sp, s, (size_t)k, planned ? planned[k] : NULL, &options[k], alloc,
+                                      &out->sets[k], err);
+    if (st != TG_OK) return st;
+    tg_space space = sp->sets[k].space;
+    out->bytes[space] += out->sets[k].bytes;
+    out->lower_bound_bytes[space] += out->sets[k].lower_bound_bytes;
+    out->allocations[space] += out->sets[k].allocations;
+  }
+  if (device_budget && out->bytes[TG_SPACE_DEVICE] > device_budget)
+    return tg__error(err, TG_ERROR_BUDGET, "device space: the plans need %llu bytes, the budget is %llu",
+                     (unsigned long long)out->bytes[TG_SPACE_DEVICE], (unsigned long long)device_budget);
+  for (int space = 0; space < TG_SPACE_COUNT; ++space) {
+    out->total_bytes += out->bytes[space];
+    out->total_lower_bound_bytes += out->lower_bound_bytes[space];
+  }
+  tg_space_plan_ref refs[TG_SET_COUNT];
+  for (int k = 0; k < TG_SET_COUNT; ++k) {
+    refs[k].plan = out->sets[k].plan;
+    refs[k].records = planned && planned[k] ? planned[k]->records : sp->sets[k].records->records;
+  }
+  return tg_spaces_compute_waits(sp, s, refs, gpu_in_order, alloc, &out->waits, err);
+}
+
 /* ---- waits ---- */
 
 void tg_spaces_waits_destroy(tg_spaces_waits *w) {
@@ -602,18 +643,13 @@ tg_status tg_spaces_compute_waits(const tg_spaces *sp, const tg_schedule *s,
   w->cross_count = ncand;
   w->cross = cand;
   cand = NULL;
-  tg__free(alloc, to_start);
-  tg__free(alloc, to_idx);
-  tg__free(alloc, from_start);
-  tg__free(alloc, from_idx);
-  tg__closure_free(alloc, &reach);
-  tg__free(alloc, reuse);
-  tg__free(alloc, reuse_tensor);
   *out = w;
-  return TG_OK;
+  w = NULL; /* the caller's now */
+  st = TG_OK;
+  goto fail;
 oom:
   st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "spaces: waits: out of host memory");
-fail:
+fail: /* also the way out on success, with nothing of the result left here */
   tg__free(alloc, to_start);
   tg__free(alloc, to_idx);
   tg__free(alloc, from_start);

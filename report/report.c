@@ -256,15 +256,10 @@ static tg_status plan_timed(const tg_usage_record *recs, size_t count, uint32_t 
                             tg_mode mode, tg_strategy strategy, const tg_share_relation *rel,
                             size_t mcf_max, uint64_t max_allocation, const tg_in_place_pair *pairs,
                             size_t pair_count, const tg_allocator *alloc, tg_plan **out, uint64_t *us) {
-  tg_plan_options opt;
-  memset(&opt, 0, sizeof opt);
-  opt.in_place = pairs;
-  opt.in_place_count = pair_count;
-  opt.mode = mode;
-  opt.strategy = strategy;
-  opt.fit = TG_FIT_BEST;
-  opt.relation = rel;
-  opt.mcf_max_records = mcf_max;
+  tg_plan_options opt = {
+      .in_place = pairs, .in_place_count = pair_count, .mode = mode, .strategy = strategy,
+      .fit = TG_FIT_BEST, .relation = rel, .mcf_max_records = mcf_max
+  };
   /* Objects of 2D/3D records hold texels: the caller checks their bytes. */
   opt.max_allocation = mode == TG_MODE_OFFSETS || dims == 1 ? max_allocation : 0;
   uint64_t t0 = tg__now_us();

@@ -3,6 +3,8 @@
  * policies (policy.c) and the waits (waits.c) need. */
 #include "schedule/schedule_internal.h"
 
+#include "model/model_internal.h"
+
 #include <string.h>
 
 static const char *op_name(const tg_graph *g, size_t op) {
@@ -65,13 +67,6 @@ static tg_status find_producers(tg_schedule *s, const tg_graph *g, tg_error_info
 }
 
 /* Pass 2: inputs in range and written before they are read; consumers per tensor; folding. */
-/* A zero-element tensor holds nothing (docs/models.md): reading it needs no writer. */
-static int zero_elements(const tg_tensor *t) {
-  for (uint32_t d = 0; d < t->rank && d < TG_MAX_RANK; ++d)
-    if (t->shape[d] == 0) return 1;
-  return 0;
-}
-
 static tg_status check_inputs(tg_schedule *s, const tg_graph *g, int keep_constant_ops,
                               uint8_t *is_const, uint8_t *is_input, tg_error_info *err) {
   for (size_t t = 0; t < s->tensor_count; ++t) {
@@ -96,7 +91,7 @@ static tg_status check_inputs(tg_schedule *s, const tg_graph *g, int keep_consta
                          "op %zu (%s) reads tensor %d ('%s') before op %d writes it: ops are not "
                          "in a topological order",
                          i, op_name(g, i), (int)t, tensor_name(g, (size_t)t), (int)s->producer[t]);
-      if (s->producer[t] < 0 && !is_input[t] && !is_const[t] && zero_elements(&g->tensors[t])) continue;
+      if (s->producer[t] < 0 && !is_input[t] && !is_const[t] && tg__tensor_zero_elements(&g->tensors[t])) continue;
       if (s->producer[t] < 0 && !is_input[t] && !is_const[t])
         return tg__error(err, TG_ERROR_GRAPH,
                          "op %zu (%s) reads tensor %d ('%s'), which no op writes and which is "

@@ -5,17 +5,23 @@
 #   scripts/build-matrix.sh --all           every build type with clang too
 #   scripts/build-matrix.sh --no-werror     report warnings instead of failing on them
 #   scripts/build-matrix.sh --full          tests, demos and benchmarks too
+#   scripts/build-matrix.sh --skip CC:TYPE  leave out a build made elsewhere (scripts/test-deep.sh:
+#                                           gcc:RelWithDebInfo, which is scripts/test.sh's build/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all=0 werror=ON parts=OFF
-for arg in "$@"; do
-  case "$arg" in
+skip=()
+while [ $# -gt 0 ]; do
+  case "$1" in
     --all) all=1 ;;
     --no-werror) werror=OFF ;;
     --full) parts=ON ;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-    *) echo "build-matrix.sh: unknown option '$arg'" >&2; exit 2 ;;
+    --skip) [ $# -ge 2 ] || { echo "build-matrix.sh: --skip needs CC:TYPE" >&2; exit 2; }
+            skip+=("$2"); shift ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "build-matrix.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
+  shift
 done
 jobs=$(nproc 2>/dev/null || echo 2)
 generator=()
@@ -31,6 +37,10 @@ fi
 failed=0
 for b in "${builds[@]}"; do
   cc=${b%%:*} type=${b#*:}
+  if [ ${#skip[@]} -gt 0 ] && printf '%s\n' "${skip[@]}" | grep -qxF "$b"; then
+    printf '%-6s %-15s %s\n' "$cc" "$type" "skipped (built elsewhere)"
+    continue
+  fi
   dir="build-matrix/$cc-$type-$parts"
   log="$dir.log"
   mkdir -p build-matrix

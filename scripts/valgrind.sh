@@ -7,13 +7,15 @@
 #   scripts/valgrind.sh              the CI set: see `subset` below (about 4 min on 2 cores)
 #   scripts/valgrind.sh test_host    only the named test binaries, each complete
 #   TANGRAM_VALGRIND_FULL=1 scripts/valgrind.sh   every backend test, complete (20+ min)
+#   TANGRAM_VALGRIND_BUILD=build scripts/valgrind.sh   in an existing plain RelWithDebInfo build
+#                                                     (scripts/test-deep.sh: scripts/test.sh's)
 # The sanitizer build covers the library code in every other test. Valgrind is for the
 # backends, because it also sees what the library hands to an uninstrumented driver
 # (uninitialised bytes in uploads, use of freed driver objects), which ASan cannot see.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-build=build-valgrind
+build=${TANGRAM_VALGRIND_BUILD:-build-valgrind}
 jobs=$(nproc 2>/dev/null || echo 2)
 if ! command -v valgrind >/dev/null 2>&1; then
   echo "valgrind.sh: valgrind is not installed (scripts/setup.sh installs it)" >&2
@@ -47,8 +49,14 @@ declare -A subset=(
 )
 
 echo "=== valgrind: build $build"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANGRAM_WERROR="${TANGRAM_WERROR:-OFF}" \
-  -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF >/dev/null
+if [ -z "${TANGRAM_VALGRIND_BUILD:-}" ]; then
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTANGRAM_WERROR="${TANGRAM_WERROR:-OFF}" \
+    -DTANGRAM_BUILD_BENCH=OFF -DTANGRAM_BUILD_DEMOS=OFF >/dev/null
+elif ! grep -q '^CMAKE_BUILD_TYPE:STRING=RelWithDebInfo$' "$build/CMakeCache.txt" 2>/dev/null ||
+     grep -qE '^TANGRAM_(SANITIZE|TSAN|FUZZ):BOOL=ON$' "$build/CMakeCache.txt"; then
+  echo "valgrind.sh: $build is not a plain RelWithDebInfo build (no sanitizers)" >&2
+  exit 2
+fi
 # The tests of the backend labels that this configuration defines (a backend whose SDK is
 # missing has none), or the ones named on the command line.
 targets=("$@")

@@ -39,23 +39,19 @@ typedef struct hetero {
   tg_record_set *arena[TG_SET_COUNT];     /* run, offsets mode: the device's real sizes */
   tg_tensor_resource *resources[TG_SET_COUNT];
   tg_space_options options[TG_SET_COUNT];
-  tg_space_plan plans[TG_SET_COUNT];
-  tg_spaces_waits *waits;
+  tg_spaces_plan p;                       /* every set's plan, the totals, the waits */
   tg_partition_baseline baseline;
-  uint64_t bytes[TG_SPACE_COUNT], lower[TG_SPACE_COUNT], allocations[TG_SPACE_COUNT];
-  uint64_t total, total_lower;
   uint64_t plan_us;
   const char *note;                       /* e.g. textures fell back to objects mode */
   const tg_allocator *alloc;
 } hetero;
 
 static void hetero_free(hetero *h) {
+  tg_spaces_plan_free(&h->p);
   for (int k = 0; k < TG_SET_COUNT; ++k) {
-    tg_space_plan_free(&h->plans[k]);
     tg_record_set_destroy(h->arena[k]);
     tg__free(h->alloc, h->resources[k]);
   }
-  tg_spaces_waits_destroy(h->waits);
   tg_spaces_destroy(h->spaces);
   tg__free(h->alloc, h->processor_of);
   tg_cli_input_free(&h->in);
@@ -129,7 +125,6 @@ static tg_status plan_all(const tg_cli_place_request *req, tg_device *dev, tg_mo
     tg_status st = tg_cli_resources(ss->records, ss->storage, sp->precision, alloc, &h->resources[k]);
     if (st != TG_OK) return tg__error(err, st, "resources: %s", tg_status_string(st));
     if (ss->records->count == 0) continue;
-    const tg_record_set *planned = NULL;
     if (mode == TG_MODE_OFFSETS && ss->records->dims != 1) {
       if (dev == NULL)
         return tg__error(err, TG_ERROR_INVALID_ARGUMENT,
@@ -145,32 +140,11 @@ static tg_status plan_all(const tg_cli_place_request *req, tg_device *dev, tg_mo
                                            ss->records->count, sp->precision, alloc, &h->arena[k]);
       if (st != TG_OK)
         return tg__error(err, st, "%s records for an arena: %s", k_set_names[k], tg_status_string(st));
-      planned = h->arena[k];
     }
-    st = tg_spaces_plan_set(sp, h->in.schedule, (size_t)k, planned, o, alloc, &h->plans[k], err);
-    if (st != TG_OK) return st;
   }
   /* Budgets hold per space: the device set and its fallback buffers together. */
-  memset(h->bytes, 0, sizeof h->bytes);
-  memset(h->lower, 0, sizeof h->lower);
-  memset(h->allocations, 0, sizeof h->allocations);
-  for (int k = 0; k < TG_SET_COUNT; ++k) {
-    tg_space space = sp->sets[k].space;
-    h->bytes[space] += h->plans[k].bytes;
-    h->lower[space] += h->plans[k].lower_bound_bytes;
-    h->allocations[space] += h->plans[k].allocations;
-  }
-  if (budget && h->bytes[TG_SPACE_DEVICE] > budget)
-    return tg__error(err, TG_ERROR_BUDGET, "device space: the plans need %llu bytes, the budget is %llu",
-                     (unsigned long long)h->bytes[TG_SPACE_DEVICE], (unsigned long long)budget);
-  h->total = h->bytes[0] + h->bytes[1] + h->bytes[2];
-  h->total_lower = h->lower[0] + h->lower[1] + h->lower[2];
-  tg_space_plan_ref refs[TG_SET_COUNT];
-  for (int k = 0; k < TG_SET_COUNT; ++k) {
-    refs[k].plan = h->plans[k].plan;
-    refs[k].records = h->arena[k] ? h->arena[k]->records : sp->sets[k].records->records;
-  }
-  tg_status st = tg_spaces_compute_waits(sp, h->in.schedule, refs, gpu_in_order, alloc, &h->waits, err);
+  const tg_record_set *planned[TG_SET_COUNT] = {h->arena[0], h->arena[1], h->arena[2], h->arena[3]};
+  tg_status st = tg_spaces_plan_all(sp, h->in.schedule, h->options, planned, budget, gpu_in_order, alloc, &h->p, err);
   if (st != TG_OK) return st;
   st = tg_spaces_partition_baseline(sp, h->in.model_records, &h->options[TG_SET_DEVICE],
                                     &h->options[TG_SET_HOST], alloc, &h->baseline, err);
@@ -185,7 +159,7 @@ static double gap_pct(uint64_t bytes, uint64_t lower) {
 }
 
 static int64_t saved_bytes(const hetero *h) {
-  return (int64_t)h->baseline.total_bytes - (int64_t)h->total;
+  return (int64_t)h->baseline.total_bytes - (int64_t)h->p.total_bytes;
 }
 
 static void json_placement(tg__strbuf *b, const tg_cli_place_request *req, const hetero *h) {
@@ -207,14 +181,14 @@ static void json_spaces(tg__strbuf *b, const hetero *h, const tg_hetero_stats *s
   for (int s = 0; s < TG_SPACE_COUNT; ++s) {
     size_t records = tg_spaces_count(sp, (tg_space)s), objects = 0;
     for (int k = 0; k < TG_SET_COUNT; ++k)
-      if (sp->sets[k].space == (tg_space)s && h->plans[k].plan)
-        objects += h->plans[k].plan->mode == TG_MODE_OBJECTS ? h->plans[k].plan->object_count : 0;
+      if (sp->sets[k].space == (tg_space)s && h->p.sets[k].plan)
+        objects += h->p.sets[k].plan->mode == TG_MODE_OBJECTS ? h->p.sets[k].plan->object_count : 0;
     tg__strbuf_printf(b, "%s{\"space\":\"%s\",\"records\":%zu,\"total\":%llu,\"lower_bound\":%llu,"
                          "\"allocations\":%llu,\"objects\":%zu,\"gap_percent\":%.2f",
                       s ? "," : "", tg_space_name((tg_space)s), records,
-                      (unsigned long long)h->bytes[s], (unsigned long long)h->lower[s],
-                      (unsigned long long)(stats ? stats->allocations[s] : h->allocations[s]), objects,
-                      gap_pct(h->bytes[s], h->lower[s]));
+                      (unsigned long long)h->p.bytes[s], (unsigned long long)h->p.lower_bound_bytes[s],
+                      (unsigned long long)(stats ? stats->allocations[s] : h->p.allocations[s]), objects,
+                      gap_pct(h->p.bytes[s], h->p.lower_bound_bytes[s]));
     if (stats)
       tg__strbuf_printf(b, ",\"allocated_bytes\":%llu", (unsigned long long)stats->allocated_bytes[s]);
     tg__strbuf_puts(b, ",\"sets\":[");
@@ -222,11 +196,11 @@ static void json_spaces(tg__strbuf *b, const hetero *h, const tg_hetero_stats *s
     for (int k = 0; k < TG_SET_COUNT; ++k) {
       const tg_space_set *ss = &sp->sets[k];
       if (ss->space != (tg_space)s || (k == TG_SET_DEVICE_FALLBACK && ss->records->count == 0)) continue;
-      const tg_plan *p = h->plans[k].plan;
+      const tg_plan *p = h->p.sets[k].plan;
       tg__strbuf_printf(b, "%s{\"set\":\"%s\",\"storage\":\"%s\",\"records\":%zu,\"total\":%llu,"
                            "\"mode\":\"%s\",\"winner\":",
                         first ? "" : ",", k_set_names[k], tg_storage_name(ss->storage),
-                        ss->records->count, (unsigned long long)h->plans[k].bytes,
+                        ss->records->count, (unsigned long long)h->p.sets[k].bytes,
                         tg_mode_name(h->options[k].plan.mode));
       if (p) tg__strbuf_printf(b, "\"%s\"", tg_strategy_name(p->strategy));
       else tg__strbuf_puts(b, "null");
@@ -251,12 +225,12 @@ static void json_spaces(tg__strbuf *b, const hetero *h, const tg_hetero_stats *s
                        "\"total\":%llu,\"copies\":%llu,\"copy_bytes\":%llu},\"bytes_saved\":%lld,"
                        "\"saved_percent\":%.2f",
                     (unsigned long long)bl->copies, (unsigned long long)bl->copy_bytes,
-                    (unsigned long long)h->total, (unsigned long long)h->total_lower,
+                    (unsigned long long)h->p.total_bytes, (unsigned long long)h->p.total_lower_bound_bytes,
                     (unsigned long long)bl->gpu_bytes, (unsigned long long)bl->cpu_bytes,
                     (unsigned long long)bl->total_bytes, (unsigned long long)bl->copies,
                     (unsigned long long)bl->copy_bytes, (long long)saved_bytes(h),
                     bl->total_bytes ? 100.0 * (double)saved_bytes(h) / (double)bl->total_bytes : 0.0);
-  const tg_spaces_waits *w = h->waits;
+  const tg_spaces_waits *w = h->p.waits;
   const tg_graph *g = h->in.graph;
   tg__strbuf_printf(b, ",\"waits_added\":%zu,\"cross_data_edges\":%zu,\"reuse_edges\":%zu,\"cross_waits\":[",
                     w->cross_count, w->cross_data_edges, w->reuse_edge_count);
@@ -316,7 +290,7 @@ static void json_plans(tg__strbuf *b, const hetero *h) {
   int first = 1;
   for (int k = 0; k < TG_SET_COUNT; ++k) {
     const tg_space_set *ss = &sp->sets[k];
-    const tg_plan *p = h->plans[k].plan;
+    const tg_plan *p = h->p.sets[k].plan;
     if (p == NULL) continue;
     tg__strbuf_printf(b, "%s{\"set\":\"%s\",\"space\":\"%s\",\"storage\":\"%s\",\"mode\":\"%s\","
                          "\"winner\":\"%s\",\"total\":%llu,\"objects\":%zu,\"tensor_of\":[",
@@ -351,17 +325,17 @@ static void text_spaces(tg__strbuf *b, const hetero *h, const tg_hetero_stats *s
   for (int s = 0; s < TG_SPACE_COUNT; ++s) {
     size_t objects = 0;
     for (int k = 0; k < TG_SET_COUNT; ++k)
-      if (sp->sets[k].space == (tg_space)s && h->plans[k].plan && h->plans[k].plan->mode == TG_MODE_OBJECTS)
-        objects += h->plans[k].plan->object_count;
+      if (sp->sets[k].space == (tg_space)s && h->p.sets[k].plan && h->p.sets[k].plan->mode == TG_MODE_OBJECTS)
+        objects += h->p.sets[k].plan->object_count;
     tg__strbuf_printf(b, "%-8s %8zu %8zu %14llu %12s %14llu %7.2f%% %12llu\n", tg_space_name((tg_space)s),
-                      tg_spaces_count(sp, (tg_space)s), objects, (unsigned long long)h->bytes[s],
-                      tg_report_format_bytes(h->bytes[s], h1, sizeof h1), (unsigned long long)h->lower[s],
-                      gap_pct(h->bytes[s], h->lower[s]),
-                      (unsigned long long)(stats ? stats->allocations[s] : h->allocations[s]));
+                      tg_spaces_count(sp, (tg_space)s), objects, (unsigned long long)h->p.bytes[s],
+                      tg_report_format_bytes(h->p.bytes[s], h1, sizeof h1), (unsigned long long)h->p.lower_bound_bytes[s],
+                      gap_pct(h->p.bytes[s], h->p.lower_bound_bytes[s]),
+                      (unsigned long long)(stats ? stats->allocations[s] : h->p.allocations[s]));
   }
   tg__strbuf_printf(b, "%-8s %8zu %8s %14llu %12s %14llu %7.2f%%\n", "total", sp->record_count, "",
-                    (unsigned long long)h->total, tg_report_format_bytes(h->total, h2, sizeof h2),
-                    (unsigned long long)h->total_lower, gap_pct(h->total, h->total_lower));
+                    (unsigned long long)h->p.total_bytes, tg_report_format_bytes(h->p.total_bytes, h2, sizeof h2),
+                    (unsigned long long)h->p.total_lower_bound_bytes, gap_pct(h->p.total_bytes, h->p.total_lower_bound_bytes));
   if (sp->sets[TG_SET_DEVICE_FALLBACK].records->count)
     tg__strbuf_printf(b, "  (device: %zu tensors do not fit %s and are buffers)\n",
                       sp->sets[TG_SET_DEVICE_FALLBACK].records->count, tg_storage_name(sp->storage));
@@ -378,7 +352,7 @@ static void text_spaces(tg__strbuf *b, const hetero *h, const tg_hetero_stats *s
                          "without a copy\n",
                       sp->images_as_buffers, tg_storage_name(sp->storage));
   tg__strbuf_printf(b, "waits between processors: %zu (%zu graph edges cross processors)\n",
-                    h->waits->cross_count, h->waits->cross_data_edges);
+                    h->p.waits->cross_count, h->p.waits->cross_data_edges);
   const tg_partition_baseline *bl = &h->baseline;
   char a1[32], a2[32], a3[32], a4[32], a5[32];
   tg__strbuf_printf(b, "partition by partition: gpu %s + cpu %s = %s, %llu copies of %s per run\n",
@@ -389,7 +363,7 @@ static void text_spaces(tg__strbuf *b, const hetero *h, const tg_hetero_stats *s
   int64_t saved = saved_bytes(h);
   uint64_t mag = saved >= 0 ? (uint64_t)saved : (uint64_t)(-saved);
   tg__strbuf_printf(b, "heterogeneous plan: %s, %s %s (%.2f%%); %llu copies (%s per run) avoided\n",
-                    tg_report_format_bytes(h->total, a5, sizeof a5),
+                    tg_report_format_bytes(h->p.total_bytes, a5, sizeof a5),
                     tg_report_format_bytes(mag, a2, sizeof a2), saved >= 0 ? "less" : "more",
                     bl->total_bytes ? 100.0 * (double)mag / (double)bl->total_bytes : 0.0,
                     (unsigned long long)bl->copies, tg_report_format_bytes(bl->copy_bytes, a1, sizeof a1));
@@ -514,7 +488,7 @@ int tg_cli_place_schedule(const tg_cli_place_request *req) {
                       ss.op_count, ss.folded_count, ss.wave_count, ss.branch_count, tg_storage_name(req->storage),
                       tg_mode_name(req->mode), tg_strategy_name(req->strategy), tg_policy_name(req->policy));
     text_spaces(&b, &h, NULL);
-    const tg_spaces_waits *w = h.waits;
+    const tg_spaces_waits *w = h.p.waits;
     tg__strbuf_printf(&b, "reuse edges (all spaces): %zu\n", w->reuse_edge_count);
     if (w->cross_count)
       tg__strbuf_puts(&b, "\nwaits between processors (OP waits for AFTER on the other processor):\n");
@@ -589,14 +563,14 @@ int tg_cli_place_evaluate(const tg_cli_place_request *req) {
         continue;
       }
       row->ok = 1;
-      memcpy(row->bytes, h.bytes, sizeof row->bytes);
-      row->total = h.total;
-      row->lower = h.total_lower;
+      memcpy(row->bytes, h.p.bytes, sizeof row->bytes);
+      row->total = h.p.total_bytes;
+      row->lower = h.p.total_lower_bound_bytes;
       row->baseline = h.baseline.total_bytes;
       row->copies = h.baseline.copies;
       row->copy_bytes = h.baseline.copy_bytes;
       row->zero_copy = h.spaces->sets[TG_SET_SHARED].records->count;
-      row->waits = h.waits->cross_count;
+      row->waits = h.p.waits->cross_count;
       row->saved = saved_bytes(&h);
       if (best == SIZE_MAX || row->total < rows[best].total) {
         best = nrows - 1;
@@ -754,7 +728,7 @@ int tg_cli_place_run(const tg_cli_place_request *req) {
         snprintf(why_not, sizeof why_not, "%s: %s", tg_storage_name(s), perr.message);
         break;
       }
-      if (!have || h.total < chosen.total) {
+      if (!have || h.p.total_bytes < chosen.p.total_bytes) {
         if (have) hetero_free(&chosen);
         chosen = h;
         have = 1;
@@ -776,7 +750,7 @@ int tg_cli_place_run(const tg_cli_place_request *req) {
   for (int k = 0; k < TG_SET_COUNT; ++k) {
     const tg_space_set *ss = &sp->sets[k];
     const tg_record_set *planned = chosen.arena[k] ? chosen.arena[k] : ss->records;
-    sets[k] = (tg_hetero_set_desc){ss->space, chosen.plans[k].plan, planned->records, planned->count,
+    sets[k] = (tg_hetero_set_desc){ss->space, chosen.p.sets[k].plan, planned->records, planned->count,
                                    planned->dims, chosen.resources[k], ss->tensor_of};
   }
   tg_hetero_realize_desc rd = {sets, TG_SET_COUNT, sp->precision, 0};
@@ -796,8 +770,8 @@ int tg_cli_place_run(const tg_cli_place_request *req) {
   if (st == TG_OK) {
     /* With --no-reuse-edges the waits are the graph's edges alone. */
     tg_hetero_check_desc cd = {chosen.in.graph, chosen.processor_of, req->out_of_order,
-                               req->no_reuse_edges ? NULL : chosen.waits->wait_start,
-                               req->no_reuse_edges ? NULL : chosen.waits->waits};
+                               req->no_reuse_edges ? NULL : chosen.p.waits->wait_start,
+                               req->no_reuse_edges ? NULL : chosen.p.waits->waits};
     result.mismatches = mismatches;
     t0 = tg__now_us();
     st = tg_hetero_realization_check(z, &cd, &result, &err);

@@ -82,27 +82,18 @@ static tg_status probe_kind(tg_device *dev, const tg_graph *g, const tg_lifetime
     st = tg_plan_compute(mr->records->records, mr->records->count, mr->records->dims, &opt, alloc, &plan);
   }
   if (st == TG_OK) {
-    tg_realize_desc d;
-    memset(&d, 0, sizeof d);
-    d.plan = plan;
-    d.records = mr->records->records;
-    d.record_count = mr->records->count;
-    d.dims = mr->records->dims;
-    d.resources = res;
-    d.precision = precision;
+    tg_realize_desc d = {
+        .plan = plan, .records = mr->records->records, .record_count = mr->records->count,
+        .dims = mr->records->dims, .resources = res, .precision = precision
+    };
     st = tg_realization_create(dev, &d, alloc, &z, err);
   }
   double op_ms[OP_COUNT] = {0};
   if (st == TG_OK) {
     tg_speed_part part = {z, mr->tensor_of};
-    tg_speed_desc d;
-    memset(&d, 0, sizeof d);
-    d.graph = g;
-    d.parts = &part;
-    d.part_count = 1;
-    d.repeats = repeats;
-    d.warmup = 1;
-    d.op_ms = op_ms;
+    tg_speed_desc d = {
+        .graph = g, .parts = &part, .part_count = 1, .repeats = repeats, .warmup = 1, .op_ms = op_ms
+    };
     tg_speed_result r;
     st = tg_realization_time(&d, &r, err);
   }

@@ -148,14 +148,10 @@ static tg_status realise_part(tg_device *dev, const tg_evaluation_part *part, tg
       const tg_extent a = recs[p->input].size, b = recs[p->output].size;
       if ((p->view || !elementwise) && a.w == b.w && a.h == b.h && a.d == b.d) pairs[kept++] = *p;
     }
-    tg_plan_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.mode = plan->mode;
-    opt.strategy = strategy;
-    opt.fit = TG_FIT_BEST;
-    opt.in_place = pairs;
-    opt.in_place_count = kept;
-    opt.max_allocation = offsets || set->dims == 1 ? max_allocation : 0;
+    tg_plan_options opt = {
+        .mode = plan->mode, .strategy = strategy, .fit = TG_FIT_BEST, .in_place = pairs,
+        .in_place_count = kept, .max_allocation = offsets || set->dims == 1 ? max_allocation : 0
+    };
     st = tg_plan_compute(recs, set->count, offsets ? 1 : set->dims, &opt, alloc, &out->plan);
     tg__free(alloc, pairs);
     if (st != TG_OK) return tg__error(err, st, "planning again: %s", tg_status_string(st));
@@ -169,14 +165,10 @@ static tg_status realise_part(tg_device *dev, const tg_evaluation_part *part, tg
                  elementwise == 1 ? "" : "s");
   }
   *bytes = plan->total * (!offsets && set->dims > 1 ? tg_precision_texel_bytes(precision) : 1);
-  tg_realize_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = plan;
-  d.records = recs;
-  d.record_count = set->count;
-  d.dims = offsets ? 1 : set->dims;
-  d.resources = out->resources;
-  d.precision = precision;
+  tg_realize_desc d = {
+      .plan = plan, .records = recs, .record_count = set->count, .dims = offsets ? 1 : set->dims,
+      .resources = out->resources, .precision = precision
+  };
   return tg_realization_create(dev, &d, alloc, &out->z, err);
 }
 
@@ -200,13 +192,7 @@ static void time_one(tg_device *dev, const tg_graph *graph, const tg_evaluation 
     sp[i] = (tg_speed_part){rs[i].z, parts[i].tensor_of};
   }
   if (st == TG_OK) {
-    tg_speed_desc d;
-    memset(&d, 0, sizeof d);
-    d.graph = graph;
-    d.parts = sp;
-    d.part_count = n;
-    d.repeats = repeats;
-    d.warmup = 1;
+    tg_speed_desc d = {.graph = graph, .parts = sp, .part_count = n, .repeats = repeats, .warmup = 1};
     st = tg_realization_time(&d, &row->speed, &err);
   }
   if (st == TG_OK) {

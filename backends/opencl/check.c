@@ -343,17 +343,6 @@ static tg_status enqueue_access(ocl_device *d, cl_command_queue q, const ocl_vie
   return TG_OK;
 }
 
-int tg__ocl_grow(const tg_allocator *al, void **p, size_t *cap, size_t need, size_t elem) {
-  if (need <= *cap) return 1;
-  size_t n = *cap ? *cap : 16;
-  while (n < need) n *= 2;
-  void *q = tg__realloc(al, *p, *cap * elem, n * elem);
-  if (q == NULL) return 0;
-  *p = q;
-  *cap = n;
-  return 1;
-}
-
 tg_status tg__ocl_check_op(void *impl, size_t op, const tg__check_access *reads,
                            size_t read_count, const tg__check_access *writes,
                            size_t write_count, const uint32_t *waits, size_t wait_count) {
@@ -391,9 +380,9 @@ tg_status tg__ocl_check_op(void *impl, size_t op, const tg__check_access *reads,
     d->op_access_start[o] = d->access_count;
     d->op_wait_start[o] = d->wait_count;
   }
-  if (!tg__ocl_grow(&d->alloc, (void **)&d->accesses, &d->access_capacity,
+  if (!tg__grow(&d->alloc, (void **)&d->accesses, &d->access_capacity,
             d->access_count + read_count + write_count, sizeof *d->accesses) ||
-      !tg__ocl_grow(&d->alloc, (void **)&d->waits, &d->wait_capacity, d->wait_count + wait_count,
+      !tg__grow(&d->alloc, (void **)&d->waits, &d->wait_capacity, d->wait_count + wait_count,
             sizeof *d->waits))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   for (size_t i = 0; i < read_count; ++i)
@@ -417,7 +406,7 @@ static tg_status submit_op(ocl_device *d, size_t op) {
   size_t w0 = d->op_wait_start[op], w1 = d->op_wait_start[op + 1];
   size_t a0 = d->op_access_start[op], a1 = d->op_access_start[op + 1];
   size_t cap = (w1 - w0) + 2 * (a1 - a0) + 1;
-  if (!tg__ocl_grow(&d->alloc, (void **)&d->scratch_events, &d->scratch_capacity, cap,
+  if (!tg__grow(&d->alloc, (void **)&d->scratch_events, &d->scratch_capacity, cap,
             sizeof *d->scratch_events))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   cl_event *ev = d->scratch_events;
@@ -517,38 +506,15 @@ static tg_status submit_range(ocl_device *d, size_t from, size_t to) {
   }
   /* Max-heap of ready ops. */
   size_t hn = 0, submitted = 0;
-#define HEAP_PUSH(v)                                  \
-  do {                                                \
-    size_t i_ = hn++;                                 \
-    heap[i_] = (v);                                   \
-    while (i_ > 0 && heap[(i_ - 1) / 2] < heap[i_]) { \
-      uint32_t t_ = heap[i_];                         \
-      heap[i_] = heap[(i_ - 1) / 2];                  \
-      heap[(i_ - 1) / 2] = t_;                        \
-      i_ = (i_ - 1) / 2;                              \
-    }                                                 \
-  } while (0)
   for (size_t o = 0; o < n; ++o)
-    if (pending[o] == 0) HEAP_PUSH((uint32_t)o);
+    if (pending[o] == 0) tg__op_heap_push(heap, &hn, (uint32_t)o);
   while (hn > 0 && st == TG_OK) {
-    uint32_t op = heap[0];
-    heap[0] = heap[--hn];
-    for (size_t i = 0;;) {
-      size_t l = 2 * i + 1, r = l + 1, m = i;
-      if (l < hn && heap[l] > heap[m]) m = l;
-      if (r < hn && heap[r] > heap[m]) m = r;
-      if (m == i) break;
-      uint32_t t = heap[i];
-      heap[i] = heap[m];
-      heap[m] = t;
-      i = m;
-    }
+    uint32_t op = tg__op_heap_pop(heap, &hn);
     st = submit_op(d, from + op);
     ++submitted;
     for (size_t i = succ_start[op]; i < succ_start[op + 1]; ++i)
-      if (--pending[succ[i]] == 0) HEAP_PUSH(succ[i]);
+      if (--pending[succ[i]] == 0) tg__op_heap_push(heap, &hn, succ[i]);
   }
-#undef HEAP_PUSH
   if (st == TG_OK && submitted != n) st = TG_ERROR_INVALID_ARGUMENT; /* waits form a cycle */
   if (st == TG_OK) d->submitted = to;
 done:

@@ -337,6 +337,15 @@ static tg_status describe(ocl_device *d, tg_device_info *info, tg_error_info *er
 /* A device on the engine's objects (tangram/opencl.h): the same state as opencl_open's, with
  * the engine's context, device and queue in place of created ones, after checking that they
  * belong together. */
+/* A refusal of the engine's objects in tg__opencl_wrap: the driver's code `e` (CL_SUCCESS:
+ * none) kept for native_error(), `err` saying why, then the cleanup at `fail`. */
+#define REFUSE(status, e, ...)                       \
+  do {                                               \
+    if ((e) != CL_SUCCESS) d->last_error = (e);      \
+    st = tg__error(err, (status), __VA_ARGS__);      \
+    goto fail;                                       \
+  } while (0)
+
 tg_status tg__opencl_wrap(const void *borrowed, const tg_device_options *options,
                           const tg_allocator *alloc, void **impl, tg_device_info *info,
                           tg_error_info *err) {
@@ -360,38 +369,23 @@ tg_status tg__opencl_wrap(const void *borrowed, const tg_device_options *options
   /* The device must be one of the context's. */
   size_t bytes = 0;
   e = a->GetContextInfo(desc->context, CL_CONTEXT_DEVICES, 0, NULL, &bytes);
-  if (e != CL_SUCCESS || bytes < sizeof *devices) {
-    d->last_error = e;
-    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                   "OpenCL device: desc->context is not a usable cl_context "
-                   "(clGetContextInfo: %d)",
-                   (int)e);
-    goto fail;
-  }
+  if (e != CL_SUCCESS || bytes < sizeof *devices)
+    REFUSE(TG_ERROR_INVALID_ARGUMENT, e,
+           "OpenCL device: desc->context is not a usable cl_context (clGetContextInfo: %d)", (int)e);
   size_t ndev = bytes / sizeof *devices, found = 0;
   devices = tg__calloc(alloc, ndev, sizeof *devices);
-  if (devices == NULL) {
-    st = tg__error(err, TG_ERROR_OUT_OF_HOST_MEMORY, "out of host memory");
-    goto fail;
-  }
+  if (devices == NULL) REFUSE(TG_ERROR_OUT_OF_HOST_MEMORY, CL_SUCCESS, "out of host memory");
   if ((e = a->GetContextInfo(desc->context, CL_CONTEXT_DEVICES, ndev * sizeof *devices, devices,
-                             NULL)) != CL_SUCCESS) {
-    d->last_error = e;
-    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                   "OpenCL device: desc->context is not a usable cl_context "
-                   "(clGetContextInfo: %d)",
-                   (int)e);
-    goto fail;
-  }
+                             NULL)) != CL_SUCCESS)
+    REFUSE(TG_ERROR_INVALID_ARGUMENT, e,
+           "OpenCL device: desc->context is not a usable cl_context "
+           "(clGetContextInfo: %d)", (int)e);
   for (size_t i = 0; i < ndev && !found; ++i) found = devices[i] == desc->device;
   tg__free(alloc, devices);
   devices = NULL;
-  if (!found) {
-    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                   "OpenCL device: desc->device is not one of the %zu device(s) of desc->context",
-                   ndev);
-    goto fail;
-  }
+  if (!found)
+    REFUSE(TG_ERROR_INVALID_ARGUMENT, CL_SUCCESS,
+           "OpenCL device: desc->device is not one of the %zu device(s) of desc->context", ndev);
   /* The queue must be a host queue of that context, on that device. */
   cl_context qcontext = NULL;
   cl_device_id qdevice = NULL;
@@ -401,52 +395,32 @@ tg_status tg__opencl_wrap(const void *borrowed, const tg_device_options *options
       (e = a->GetCommandQueueInfo(desc->queue, CL_QUEUE_DEVICE, sizeof qdevice, &qdevice, NULL)) !=
           CL_SUCCESS ||
       (e = a->GetCommandQueueInfo(desc->queue, CL_QUEUE_PROPERTIES, sizeof qprops, &qprops,
-                                  NULL)) != CL_SUCCESS) {
-    d->last_error = e;
-    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                   "OpenCL device: desc->queue is not a usable cl_command_queue "
-                   "(clGetCommandQueueInfo: %d)",
-                   (int)e);
-    goto fail;
-  }
-  if (qcontext != desc->context) {
-    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                   "OpenCL device: desc->queue belongs to another cl_context than desc->context");
-    goto fail;
-  }
-  if (qdevice != desc->device) {
-    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                   "OpenCL device: desc->queue is on another device of the context than "
-                   "desc->device");
-    goto fail;
-  }
-  if (qprops & OCL_QUEUE_ON_DEVICE) {
-    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                   "OpenCL device: desc->queue is an on-device queue; a host queue is needed");
-    goto fail;
-  }
+                                  NULL)) != CL_SUCCESS)
+    REFUSE(TG_ERROR_INVALID_ARGUMENT, e,
+           "OpenCL device: desc->queue is not a usable cl_command_queue "
+           "(clGetCommandQueueInfo: %d)", (int)e);
+  if (qcontext != desc->context)
+    REFUSE(TG_ERROR_INVALID_ARGUMENT, CL_SUCCESS,
+           "OpenCL device: desc->queue belongs to another cl_context than desc->context");
+  if (qdevice != desc->device)
+    REFUSE(TG_ERROR_INVALID_ARGUMENT, CL_SUCCESS,
+           "OpenCL device: desc->queue is on another device of the context than desc->device");
+  if (qprops & OCL_QUEUE_ON_DEVICE)
+    REFUSE(TG_ERROR_INVALID_ARGUMENT, CL_SUCCESS,
+           "OpenCL device: desc->queue is an on-device queue; a host queue is needed");
   char version[256] = {0};
   if ((e = a->GetDeviceInfo(desc->device, CL_DEVICE_VERSION, sizeof version - 1, version, NULL)) !=
-      CL_SUCCESS) {
-    d->last_error = e;
-    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                   "OpenCL device: desc->device is not a usable cl_device_id "
-                   "(clGetDeviceInfo: %d)",
-                   (int)e);
-    goto fail;
-  }
-  if (parse_version(version) < 102) {
-    st = tg__error(err, TG_ERROR_UNSUPPORTED,
-                   "OpenCL device: desc->device is '%s'; OpenCL 1.2 or later is needed", version);
-    goto fail;
-  }
+      CL_SUCCESS)
+    REFUSE(TG_ERROR_INVALID_ARGUMENT, e,
+           "OpenCL device: desc->device is not a usable cl_device_id (clGetDeviceInfo: %d)",
+           (int)e);
+  if (parse_version(version) < 102)
+    REFUSE(TG_ERROR_UNSUPPORTED, CL_SUCCESS,
+           "OpenCL device: desc->device is '%s'; OpenCL 1.2 or later is needed", version);
   if ((e = a->GetDeviceInfo(desc->device, CL_DEVICE_PLATFORM, sizeof d->platform, &d->platform,
-                            NULL)) != CL_SUCCESS) {
-    d->last_error = e;
-    st = tg__error(err, TG_ERROR_INVALID_ARGUMENT,
-                   "OpenCL device: desc->device has no platform (clGetDeviceInfo: %d)", (int)e);
-    goto fail;
-  }
+                            NULL)) != CL_SUCCESS)
+    REFUSE(TG_ERROR_INVALID_ARGUMENT, e,
+           "OpenCL device: desc->device has no platform (clGetDeviceInfo: %d)", (int)e);
   d->context = desc->context;
   d->device = desc->device;
   d->queue = desc->queue;
@@ -464,6 +438,7 @@ fail:
   opencl_close(d);
   return st;
 }
+#undef REFUSE
 
 static void opencl_close(void *impl) {
   ocl_device *d = impl;

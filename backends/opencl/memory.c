@@ -77,6 +77,22 @@ static void release_mem(ocl_device *d, cl_mem m) {
   d->live_mem_objects--;
 }
 
+/* The end of an allocation: `m` with its cl_mem made (`e` the driver's code, `made` 0 when the
+ * call gave no object it should have), counted as live and returned in *memory, or freed. */
+static tg_status finish_allocation(ocl_device *d, ocl_memory *m, cl_int e, int made, void **memory) {
+  if (e != CL_SUCCESS || !made) {
+    if (m->mem) d->api.ReleaseMemObject(m->mem);
+    tg__free(&d->alloc, m);
+    return tg__ocl_fail_cl(d, e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE);
+  }
+  if (m->mem) {
+    d->live_mem_objects++;
+    d->mem_objects_created++;
+  }
+  *memory = m;
+  return TG_OK;
+}
+
 tg_status tg__ocl_allocate(void *impl, const tg_tensor_resource *r, tg_precision precision,
                            int arena, void **memory) {
   ocl_device *d = impl;
@@ -134,17 +150,7 @@ tg_status tg__ocl_allocate(void *impl, const tg_tensor_resource *r, tg_precision
       m->mem = a->CreateImage(d->context, CL_MEM_READ_WRITE, &format, &desc, NULL, &e);
     }
   }
-  if (e != CL_SUCCESS || (m->mem == NULL && m->bytes > 0 && kind < 0)) {
-    if (m->mem) a->ReleaseMemObject(m->mem);
-    tg__free(&d->alloc, m);
-    return tg__ocl_fail_cl(d, e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE);
-  }
-  if (m->mem) {
-    d->live_mem_objects++;
-    d->mem_objects_created++;
-  }
-  *memory = m;
-  return TG_OK;
+  return finish_allocation(d, m, e, !(m->mem == NULL && m->bytes > 0 && kind < 0), memory);
 }
 
 void tg__ocl_release(void *impl, void *memory) {
@@ -233,13 +239,10 @@ tg_status tg__ocl_bind(void *impl, void *memory, const tg_tensor_resource *objec
     return TG_OK;
   }
   cl_image_format format = {CL_RGBA, precision == TG_PRECISION_FP16 ? CL_HALF_FLOAT : CL_FLOAT};
-  cl_image_desc desc;
-  memset(&desc, 0, sizeof desc);
-  desc.image_type = CL_MEM_OBJECT_IMAGE2D;
-  desc.image_width = (size_t)tensor->extent.w;
-  desc.image_height = (size_t)tensor->extent.h;
-  desc.image_row_pitch = (size_t)pitch;
-  desc.buffer = sub;
+  cl_image_desc desc = {
+      .image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = (size_t)tensor->extent.w,
+      .image_height = (size_t)tensor->extent.h, .image_row_pitch = (size_t)pitch, .buffer = sub
+  };
   cl_mem img = a->CreateImage(d->context, CL_MEM_READ_WRITE, &format, &desc, NULL, &e);
   if (img == NULL || e != CL_SUCCESS) {
     if (img) a->ReleaseMemObject(img);
@@ -302,17 +305,7 @@ tg_status tg__ocl_allocate_shared(void *impl, const tg_tensor_resource *r,
   if (m->bytes > 0)
     m->mem = d->api.CreateBuffer(d->context, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR,
                                  (size_t)m->bytes, NULL, &e);
-  if (e != CL_SUCCESS || (m->mem == NULL && m->bytes > 0)) {
-    if (m->mem) d->api.ReleaseMemObject(m->mem);
-    tg__free(&d->alloc, m);
-    return tg__ocl_fail_cl(d, e != CL_SUCCESS ? e : CL_MEM_OBJECT_ALLOCATION_FAILURE);
-  }
-  if (m->mem) {
-    d->live_mem_objects++;
-    d->mem_objects_created++;
-  }
-  *memory = m;
-  return TG_OK;
+  return finish_allocation(d, m, e, !(m->mem == NULL && m->bytes > 0), memory);
 }
 
 tg_status tg__ocl_map(void *impl, void *memory, void **host) {

@@ -225,7 +225,6 @@ void tg__ocl_check_reset(ocl_device *d);
 tg_status tg__ocl_check_begin(void *impl, size_t record_count, size_t op_count,
                               int out_of_order, tg_precision precision);
 tg_status tg__ocl_reset_memory(ocl_device *d, ocl_memory *m);
-int tg__ocl_grow(const tg_allocator *al, void **p, size_t *cap, size_t need, size_t elem);
 tg_status tg__ocl_check_op(void *impl, size_t op, const tg__check_access *reads,
                            size_t read_count, const tg__check_access *writes,
                            size_t write_count, const uint32_t *waits, size_t wait_count);

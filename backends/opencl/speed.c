@@ -149,11 +149,10 @@ static tg_status proxy_image_buffer(ocl_device *d, const tg__proxy_tensor *t, cl
     if (first + n > (uint64_t)INT32_MAX || first + n > d->max_image_buffer_texels) return TG_ERROR_UNSUPPORTED;
     cl_image_format format = {CL_RGBA, d->proxy_precision == TG_PRECISION_FP16 ? CL_UNSIGNED_INT16
                                                                                : CL_UNSIGNED_INT32};
-    cl_image_desc desc;
-    memset(&desc, 0, sizeof desc);
-    desc.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
-    desc.image_width = (size_t)(first + n);
-    desc.buffer = v->memory->mem;
+    cl_image_desc desc = {
+        .image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER, .image_width = (size_t)(first + n),
+        .buffer = v->memory->mem
+    };
     cl_int e = CL_SUCCESS;
     cl_mem img = d->api.CreateImage(d->context, CL_MEM_READ_WRITE, &format, &desc, NULL, &e);
     if (img == NULL || e != CL_SUCCESS) {
@@ -306,9 +305,9 @@ tg_status tg__ocl_speed_dispatch(void *impl, const tg__proxy_dispatch *x) {
   if (global % local) global += local - global % local;
   cl_event ev = NULL;
   if (d->proxy_timed) {
-    if (!tg__ocl_grow(&d->alloc, (void **)&d->proxy_events, &d->proxy_event_capacity, d->proxy_event_count + 1,
+    if (!tg__grow(&d->alloc, (void **)&d->proxy_events, &d->proxy_event_capacity, d->proxy_event_count + 1,
               sizeof *d->proxy_events) ||
-        !tg__ocl_grow(&d->alloc, (void **)&d->proxy_event_ops, &d->proxy_event_op_capacity,
+        !tg__grow(&d->alloc, (void **)&d->proxy_event_ops, &d->proxy_event_op_capacity,
               d->proxy_event_count + 1, sizeof *d->proxy_event_ops))
       return TG_ERROR_OUT_OF_HOST_MEMORY;
     e = a->EnqueueNDRangeKernel(d->profiling_queue, k, 1, NULL, &global, &local, 0, NULL, &ev);

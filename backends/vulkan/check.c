@@ -90,25 +90,6 @@ typedef struct shader_params {
 #define COUNTER_SLOTS 1024u   /* mismatch counters per counter buffer */
 #define POOL_SETS 256u        /* descriptor sets per descriptor pool */
 
-/* ---- small helpers ---- */
-
-/* Grow `*array` (of `*capacity` elements of `size` bytes) to hold at least `need`. */
-int tg__vk_grow(const tg_allocator *a, void **array, size_t *capacity, size_t need, size_t size) {
-  if (need <= *capacity) return 1;
-  size_t cap = *capacity ? *capacity : 8;
-  while (cap < need) {
-    if (cap > SIZE_MAX / 2) return 0;
-    cap *= 2;
-  }
-  size_t old_bytes, new_bytes;
-  if (!tg__mul_size(*capacity, size, &old_bytes) || !tg__mul_size(cap, size, &new_bytes)) return 0;
-  void *p = tg__realloc(a, *array, old_bytes, new_bytes);
-  if (p == NULL) return 0;
-  *array = p;
-  *capacity = cap;
-  return 1;
-}
-
 /* ---- check objects (made on the first check, kept until close) ---- */
 
 tg_status tg__vk_make_set_layout(vk_device *v, VkDescriptorType type, VkDescriptorSetLayout *out) {
@@ -124,18 +105,23 @@ tg_status tg__vk_make_set_layout(vk_device *v, VkDescriptorType type, VkDescript
   return r == VK_SUCCESS ? TG_OK : tg__vk_fail(v, r);
 }
 
+tg_status tg__vk_make_pipeline_layout(vk_device *v, const VkDescriptorSetLayout *sets, uint32_t set_count,
+                                      uint32_t push_bytes, VkPipelineLayout *out) {
+  VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, push_bytes};
+  VkPipelineLayoutCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                   .setLayoutCount = set_count, .pSetLayouts = sets,
+                                   .pushConstantRangeCount = 1, .pPushConstantRanges = &pc};
+  VkResult r = v->vk.vkCreatePipelineLayout(v->device, &ci, v->vk_alloc, out);
+  if (r == VK_SUCCESS) return TG_OK;
+  *out = VK_NULL_HANDLE;
+  return tg__vk_fail(v, r);
+}
+
 static tg_status make_pipeline_layout(vk_device *v, VkDescriptorSetLayout tensor,
                                       VkPipelineLayout *out) {
   /* Set 0: the tensor; set 1: the counter (verify shaders only). Same push constants for all. */
   VkDescriptorSetLayout sets[2] = {tensor, v->counter_layout};
-  VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(shader_params)};
-  VkPipelineLayoutCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  ci.setLayoutCount = 2;
-  ci.pSetLayouts = sets;
-  ci.pushConstantRangeCount = 1;
-  ci.pPushConstantRanges = &pc;
-  VkResult r = v->vk.vkCreatePipelineLayout(v->device, &ci, v->vk_alloc, out);
-  return r == VK_SUCCESS ? TG_OK : tg__vk_fail(v, r);
+  return tg__vk_make_pipeline_layout(v, sets, 2, sizeof(shader_params), out);
 }
 
 void tg__vk_destroy_check_objects(vk_device *v) {
@@ -337,7 +323,7 @@ tg_status tg__vk_allocate_set(vk_device *v, VkDescriptorSetLayout layout, VkDesc
     if (r == VK_SUCCESS) return TG_OK;
     if (r != VK_ERROR_OUT_OF_POOL_MEMORY && r != VK_ERROR_FRAGMENTED_POOL) return tg__vk_fail(v, r);
   }
-  if (!tg__vk_grow(&v->alloc, (void **)&run->pools, &run->pool_capacity, run->pool_count + 1,
+  if (!tg__grow(&v->alloc, (void **)&run->pools, &run->pool_capacity, run->pool_count + 1,
             sizeof *run->pools))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   VkDescriptorPoolSize sizes[4] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, POOL_SETS},
@@ -362,12 +348,12 @@ tg_status tg__vk_allocate_set(vk_device *v, VkDescriptorSetLayout layout, VkDesc
 static tg_status take_counter(vk_device *v, size_t record, VkDescriptorSet *set, uint32_t *offset) {
   check_run *run = &v->run;
   size_t slot = run->slot_count;
-  if (!tg__vk_grow(&v->alloc, (void **)&run->slot_record, &run->slot_capacity, slot + 1,
+  if (!tg__grow(&v->alloc, (void **)&run->slot_record, &run->slot_capacity, slot + 1,
             sizeof *run->slot_record))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   size_t chunk = slot / COUNTER_SLOTS;
   if (chunk == run->chunk_count) {
-    if (!tg__vk_grow(&v->alloc, (void **)&run->chunks, &run->chunk_capacity, chunk + 1, sizeof *run->chunks))
+    if (!tg__grow(&v->alloc, (void **)&run->chunks, &run->chunk_capacity, chunk + 1, sizeof *run->chunks))
       return TG_ERROR_OUT_OF_HOST_MEMORY;
     counter_chunk *c = &run->chunks[run->chunk_count++];
     memset(c, 0, sizeof *c);
@@ -503,7 +489,7 @@ tg_status tg__vk_add_transition(vk_device *v, vk_view *w, size_t *count, VkAcces
   check_run *run = &v->run;
   for (size_t i = 0; i < *count; ++i)
     if (run->barrier_scratch[i].image == w->vk_image) return TG_OK;
-  if (!tg__vk_grow(&v->alloc, (void **)&run->barrier_scratch, &run->barrier_capacity, *count + 1,
+  if (!tg__grow(&v->alloc, (void **)&run->barrier_scratch, &run->barrier_capacity, *count + 1,
             sizeof *run->barrier_scratch))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   VkImageMemoryBarrier *b = &run->barrier_scratch[(*count)++];
@@ -633,39 +619,38 @@ tg_status tg__vk_check_op(void *impl, size_t op, const tg__check_access *reads,
   return TG_OK;
 }
 
+/* Make the shader writes recorded so far visible to the host, end the command buffer, submit
+ * it and wait for it. The failing call's status otherwise (`pending` set once submitted). */
+static tg_status submit_and_wait(vk_device *v) {
+  check_run *run = &v->run;
+  VkCommandBuffer cb = v->command_buffer;
+  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                        .dstAccessMask = VK_ACCESS_HOST_READ_BIT};
+  v->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
+                             0, 1, &mb, 0, NULL, 0, NULL);
+  VkResult r = v->vk.vkEndCommandBuffer(cb);
+  if (r != VK_SUCCESS) return tg__vk_fail(v, r);
+  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cb};
+  if ((r = v->vk.vkQueueSubmit(v->queue, 1, &si, v->fence)) != VK_SUCCESS) return tg__vk_fail(v, r);
+  run->pending = 1;
+  if ((r = v->vk.vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX)) != VK_SUCCESS)
+    return tg__vk_fail(v, r);
+  v->vk.vkResetFences(v->device, 1, &v->fence);
+  run->pending = 0;
+  return TG_OK;
+}
+
 tg_status tg__vk_check_end(void *impl, uint64_t *mismatches, uint64_t *checked_bytes) {
   vk_device *v = impl;
   check_run *run = &v->run;
   if (!run->active) return TG_ERROR_INVALID_ARGUMENT;
-  VkCommandBuffer cb = v->command_buffer;
   /* Counters become visible to the host once everything has run. */
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  v->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                             0, 1, &mb, 0, NULL, 0, NULL);
-  VkResult r = v->vk.vkEndCommandBuffer(cb);
-  if (r != VK_SUCCESS) {
-    tg__vk_check_abort(v);
-    return tg__vk_fail(v, r);
-  }
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cb;
-  r = v->vk.vkQueueSubmit(v->queue, 1, &si, v->fence);
-  if (r != VK_SUCCESS) {
-    tg__vk_check_abort(v);
-    return tg__vk_fail(v, r);
-  }
-  run->pending = 1;
-  r = v->vk.vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX);
-  if (r != VK_SUCCESS) {
-    tg_status st = tg__vk_fail(v, r);
+  tg_status st = submit_and_wait(v);
+  if (st != TG_OK) {
     tg__vk_check_abort(v);
     return st;
   }
-  v->vk.vkResetFences(v->device, 1, &v->fence);
-  run->pending = 0;
+  VkResult r;
   for (size_t c = 0; c < run->chunk_count; ++c) {
     if (!run->chunks[c].memory.coherent) {
       VkMappedMemoryRange mr = {.sType = VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE};
@@ -695,23 +680,9 @@ tg_status tg__vk_check_sync(void *impl) {
   check_run *run = &v->run;
   if (!run->active || run->pending) return TG_ERROR_INVALID_ARGUMENT;
   VkCommandBuffer cb = v->command_buffer;
-  VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER};
-  mb.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
-  mb.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-  v->vk.vkCmdPipelineBarrier(cb, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT,
-                             0, 1, &mb, 0, NULL, 0, NULL);
-  VkResult r = v->vk.vkEndCommandBuffer(cb);
-  if (r != VK_SUCCESS) return tg__vk_fail(v, r);
-  VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO};
-  si.commandBufferCount = 1;
-  si.pCommandBuffers = &cb;
-  r = v->vk.vkQueueSubmit(v->queue, 1, &si, v->fence);
-  if (r != VK_SUCCESS) return tg__vk_fail(v, r);
-  run->pending = 1;
-  r = v->vk.vkWaitForFences(v->device, 1, &v->fence, VK_TRUE, UINT64_MAX);
-  if (r != VK_SUCCESS) return tg__vk_fail(v, r);
-  v->vk.vkResetFences(v->device, 1, &v->fence);
-  run->pending = 0;
+  tg_status st = submit_and_wait(v);
+  if (st != TG_OK) return st;
+  VkResult r;
   if ((r = v->vk.vkResetCommandPool(v->device, v->command_pool, 0)) != VK_SUCCESS) return tg__vk_fail(v, r);
   VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;

@@ -171,17 +171,8 @@ static tg_status ensure_proxy_pipeline(vk_device *v, int out, int in, int fp16) 
   if (*layout == VK_NULL_HANDLE) {
     VkDescriptorSetLayout in_layout = proxy_set_layout(v, proxy_class(in));
     VkDescriptorSetLayout sets[3] = {proxy_set_layout(v, proxy_class(out)), in_layout, in_layout};
-    VkPushConstantRange pc = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(proxy_params)};
-    VkPipelineLayoutCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-    ci.setLayoutCount = 3;
-    ci.pSetLayouts = sets;
-    ci.pushConstantRangeCount = 1;
-    ci.pPushConstantRanges = &pc;
-    VkResult r = v->vk.vkCreatePipelineLayout(v->device, &ci, v->vk_alloc, layout);
-    if (r != VK_SUCCESS) {
-      *layout = VK_NULL_HANDLE;
-      return tg__vk_fail(v, r);
-    }
+    tg_status st = tg__vk_make_pipeline_layout(v, sets, 3, sizeof(proxy_params), layout);
+    if (st != TG_OK) return st;
   }
   return tg__vk_create_pipeline(v, k_proxy_shaders[out][in][fp16].words, k_proxy_shaders[out][in][fp16].bytes, *layout,
                          &v->proxy_pipelines[out][in][fp16]);
@@ -207,7 +198,7 @@ tg_status tg__vk_speed_begin(void *impl, size_t op_count, size_t dispatch_count,
   /* Timestamps need a queue that writes them. */
   if (timestamp_bits(v) == 0 || v->props.limits.timestampPeriod <= 0) return TG_ERROR_UNSUPPORTED;
   if (dispatch_count >= UINT32_MAX - 1) return TG_ERROR_LIMIT;
-  if (!tg__vk_grow(&v->alloc, (void **)&v->proxy_op_of, &v->proxy_op_capacity, dispatch_count + 1, sizeof *v->proxy_op_of))
+  if (!tg__grow(&v->alloc, (void **)&v->proxy_op_of, &v->proxy_op_capacity, dispatch_count + 1, sizeof *v->proxy_op_of))
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   tg_status st = tg__vk_check_begin(impl, 0, op_count, 0, precision);
   if (st != TG_OK) return st;

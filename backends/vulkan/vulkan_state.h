@@ -232,7 +232,10 @@ tg_status tg__vk_unmap(void *impl, void *memory);
 
 /* ---- check.c: the shadow run (the vtable's check_*). ---- */
 
-int tg__vk_grow(const tg_allocator *a, void **array, size_t *capacity, size_t need, size_t size);
+/* A pipeline layout of `set_count` descriptor sets and `push_bytes` of push constants for the
+ * compute stage; *out is VK_NULL_HANDLE on failure. */
+tg_status tg__vk_make_pipeline_layout(vk_device *v, const VkDescriptorSetLayout *sets, uint32_t set_count,
+                                      uint32_t push_bytes, VkPipelineLayout *out);
 tg_status tg__vk_make_set_layout(vk_device *v, VkDescriptorType type, VkDescriptorSetLayout *out);
 void tg__vk_destroy_check_objects(vk_device *v);
 tg_status tg__vk_create_pipeline(vk_device *v, const uint32_t *words, size_t bytes, VkPipelineLayout layout,

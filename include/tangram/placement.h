@@ -281,6 +281,33 @@ tg_status tg_spaces_compute_waits(const tg_spaces *spaces, const tg_schedule *sc
 void tg_spaces_waits_destroy(tg_spaces_waits *waits);
 
 /* ------------------------------------------------------------------------------------------ */
+/* Every set at once. */
+
+/* The plans of every set of a heterogeneous graph, their totals per space and the waits. */
+typedef struct tg_spaces_plan {
+  tg_space_plan sets[TG_SET_COUNT];
+  uint64_t bytes[TG_SPACE_COUNT];              /* per space: its sets' plans */
+  uint64_t lower_bound_bytes[TG_SPACE_COUNT];  /* per space: its sets' lower bounds */
+  uint64_t allocations[TG_SPACE_COUNT];        /* per space: what realising it allocates */
+  uint64_t total_bytes, total_lower_bound_bytes;
+  tg_spaces_waits *waits;
+} tg_spaces_plan;
+
+/* Plan every set (tg_spaces_plan_set with options[k] and planned[k]; `planned` may be NULL,
+ * and so may its entries), add the plans up per space, and compute the waits
+ * (tg_spaces_compute_waits with `gpu_in_order`). `device_budget` (0: none) bounds the device
+ * space as a whole, its fallback buffers included: over it, TG_ERROR_BUDGET with `err` naming
+ * both numbers. Statuses of those calls. On failure `*out` holds what was computed before it
+ * (free it with tg_spaces_plan_free either way). */
+tg_status tg_spaces_plan_all(const tg_spaces *spaces, const tg_schedule *schedule,
+                             const tg_space_options *options, const tg_record_set *const *planned,
+                             uint64_t device_budget, int gpu_in_order, const tg_allocator *alloc,
+                             tg_spaces_plan *out, tg_error_info *err);
+
+/* Free every set's plan and the waits, and zero `plan`. NULL is a no-op. */
+void tg_spaces_plan_free(tg_spaces_plan *plan);
+
+/* ------------------------------------------------------------------------------------------ */
 /* The partition-by-partition baseline (TFLite's and MNN's approach). */
 
 /* Each processor's partition planned alone, every boundary (shared) tensor in both memories:

@@ -602,13 +602,7 @@ tg_status tg__offsets_allocation_tree(const tg__plan_input *in, tg_plan **out) {
     *out = NULL;
     return TG_ERROR_UNSUPPORTED;
   }
-  at_tree t;
-  memset(&t, 0, sizeof t);
-  t.in = in;
-  t.a = in->alloc;
-  t.root = AT_NONE;
-  t.align = 1;
-  t.chunk_next = 4096 + 64 * n;
+  at_tree t = {.in = in, .a = in->alloc, .root = AT_NONE, .align = 1, .chunk_next = 4096 + 64 * n};
   for (size_t r = 0; r < n && st == TG_OK; ++r) {
     if (in->volumes[r] == 0) continue;
     uint64_t a = tg__record_alignment(in, r), l = 0;

@@ -12,6 +12,24 @@
 #include "tangram/placement.h"
 #include "tangram/schedule.h"
 
+/* A small mixed graph: two Custom ops (the CPU's under "auto") among GPU ops, with tensors
+ * of every space (the GPU backends' modes and rollback tests). */
+static inline const char *hetero_mixed_graph(void) {
+  return "tensor x 1x8x8x4 float32 input\n"
+         "tensor a 1x8x8x4 float32\n"
+         "tensor h 1x16x8x4 float32\n"
+         "tensor b 1x8x8x7 float32\n"
+         "tensor c 1x8x8x4 float32\n"
+         "tensor d 1x8x8x4 float32\n"
+         "tensor y 1x8x8x4 float32 output\n"
+         "op CONV_2D inputs=x outputs=a\n"
+         "op Custom inputs=a outputs=h\n"
+         "op CONV_2D inputs=x outputs=b\n"
+         "op CONV_2D inputs=b outputs=c\n"
+         "op ADD inputs=c outputs=d\n"
+         "op Custom inputs=h,b,d outputs=y\n";
+}
+
 /* ---- everything a heterogeneous run needs ---- */
 
 typedef struct case_data {

@@ -144,7 +144,7 @@ static void public_models(tg_backend_kind backend) {
   if (d == NULL) return;
   tg_error_info err = {{0}};
   const tg_device_info *info = tg_device_get_info(d);
-  const size_t models = getenv("TANGRAM_TEST_QUICK") ? 1 : sizeof k_names / sizeof *k_names;
+  const size_t models = tg_test_quick() ? 1 : sizeof k_names / sizeof *k_names;
   size_t runs = 0, used = 0;
   for (size_t m = 0; m < models; ++m) {
     tg_test_model tm;
@@ -412,13 +412,5 @@ static void vulkan_out_of_order(void **state) {
   race_cli("vulkan");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(host),
-      cmocka_unit_test(opencl),
-      cmocka_unit_test(vulkan),
-      cmocka_unit_test(opencl_out_of_order),
-      cmocka_unit_test(vulkan_out_of_order),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(host), cmocka_unit_test(opencl), cmocka_unit_test(vulkan),
+             cmocka_unit_test(opencl_out_of_order), cmocka_unit_test(vulkan_out_of_order))

@@ -32,10 +32,5 @@ static void every_length_matches_the_bitwise_definition(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(known_values),
-      cmocka_unit_test(every_length_matches_the_bitwise_definition),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(known_values),
+             cmocka_unit_test(every_length_matches_the_bitwise_definition))

@@ -336,16 +336,8 @@ static void create_survives_allocation_failures(void **state) {
   free(sizes);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(parses_ranges),
-      cmocka_unit_test(refuses_bad_ranges),
-      cmocka_unit_test(checks_ranges),
-      cmocka_unit_test(points_and_indices_round_trip),
-      cmocka_unit_test(records_at_equal_the_table),
-      cmocka_unit_test(sizes_are_stored_compactly),
-      cmocka_unit_test(refuses_bad_records),
-      cmocka_unit_test(create_survives_allocation_failures),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(parses_ranges), cmocka_unit_test(refuses_bad_ranges),
+             cmocka_unit_test(checks_ranges), cmocka_unit_test(points_and_indices_round_trip),
+             cmocka_unit_test(records_at_equal_the_table),
+             cmocka_unit_test(sizes_are_stored_compactly), cmocka_unit_test(refuses_bad_records),
+             cmocka_unit_test(create_survives_allocation_failures))

@@ -57,10 +57,4 @@ static void streaming_equals_one_call(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(known_digests),
-      cmocka_unit_test(streaming_equals_one_call),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(known_digests), cmocka_unit_test(streaming_equals_one_call))

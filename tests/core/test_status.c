@@ -30,10 +30,5 @@ static void failing_allocator_fails_the_nth(void **state) {
   assert_int_equal(fa.failures, 1);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(status_strings_are_stable),
-      cmocka_unit_test(failing_allocator_fails_the_nth),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(status_strings_are_stable),
+             cmocka_unit_test(failing_allocator_fails_the_nth))

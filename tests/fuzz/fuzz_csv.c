@@ -39,11 +39,9 @@ static void check_set(const tg_record_set *set) {
 /* Plan the set in `mode` with `best`, validate, and compare with the bounds (when known). */
 static void plan_and_check(const tg_record_set *set, tg_mode mode, const tg_bounds *bounds,
                            int bounds_ok, const tg_allocator *a) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = TG_STRATEGY_BEST;
-  o.mcf_max_records = FUZZ_CSV_MCF_MAX_RECORDS;
+  tg_plan_options o = {
+      .mode = mode, .strategy = TG_STRATEGY_BEST, .mcf_max_records = FUZZ_CSV_MCF_MAX_RECORDS
+  };
   tg_plan *p = NULL;
   tg_status st = tg_plan_compute(set->records, set->count, set->dims, &o, a, &p);
   if (st != TG_OK) {

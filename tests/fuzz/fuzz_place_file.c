@@ -35,33 +35,21 @@ static void exercise(const tg_graph *g, const tg_lifetimes *l, const tg_schedule
     if (sp != NULL || err.message[0] == '\0') abort();
     return;
   }
-  tg_space_plan plans[TG_SET_COUNT];
-  memset(plans, 0, sizeof plans);
-  tg_space_options o;
-  memset(&o, 0, sizeof o);
-  o.plan.strategy = TG_STRATEGY_BEST;
-  o.policy = (tg_policy)(proc[0] == TG_PROCESSOR_CPU ? TG_POLICY_PARALLEL_SAFE : TG_POLICY_SERIAL);
-  tg_status st = TG_OK;
-  for (size_t k = 0; k < TG_SET_COUNT && st == TG_OK; ++k)
-    st = tg_spaces_plan_set(sp, s, k, NULL, &o, a, &plans[k], &err);
+  tg_space_options o[TG_SET_COUNT];
+  for (int k = 0; k < TG_SET_COUNT; ++k)
+    o[k] = (tg_space_options){.plan = {.strategy = TG_STRATEGY_BEST},
+                              .policy = proc[0] == TG_PROCESSOR_CPU ? TG_POLICY_PARALLEL_SAFE : TG_POLICY_SERIAL};
+  tg_spaces_plan plan;
+  tg_status st = tg_spaces_plan_all(sp, s, o, NULL, 0, proc[1] == TG_PROCESSOR_GPU, a, &plan, &err);
   if (st == TG_OK) {
-    tg_space_plan_ref refs[TG_SET_COUNT];
-    for (int k = 0; k < TG_SET_COUNT; ++k) {
-      refs[k].plan = plans[k].plan;
-      refs[k].records = sp->sets[k].records->records;
-    }
-    tg_spaces_waits *w = NULL;
-    st = tg_spaces_compute_waits(sp, s, refs, proc[1] == TG_PROCESSOR_GPU, a, &w, &err);
-    if (st == TG_OK) {
-      for (size_t e = 0; e < w->cross_count; ++e)
-        if (proc[w->cross[e].op] == proc[w->cross[e].after] || w->cross[e].after >= w->cross[e].op) abort();
-      tg_spaces_waits_destroy(w);
-      tg_partition_baseline bl;
-      st = tg_spaces_partition_baseline(sp, mr, &o, &o, a, &bl, &err);
-    }
+    const tg_spaces_waits *w = plan.waits;
+    for (size_t e = 0; e < w->cross_count; ++e)
+      if (proc[w->cross[e].op] == proc[w->cross[e].after] || w->cross[e].after >= w->cross[e].op) abort();
+    tg_partition_baseline bl;
+    st = tg_spaces_partition_baseline(sp, mr, &o[0], &o[0], a, &bl, &err);
   }
   if (st != TG_OK && err.message[0] == '\0') abort();
-  for (int k = 0; k < TG_SET_COUNT; ++k) tg_space_plan_free(&plans[k]);
+  tg_spaces_plan_free(&plan);
   tg_spaces_destroy(sp);
 }
 

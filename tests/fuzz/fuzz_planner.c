@@ -308,14 +308,10 @@ static int in_best(const input *in, tg_strategy s) {
 }
 
 static tg_plan_options options_for(const input *in, tg_mode mode, tg_strategy s, tg_fit fit) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = s;
-  o.fit = fit;
-  o.alignment = in->alignment;
-  o.relation = in->use_relation ? &in->relation : NULL;
-  o.mcf_max_records = in->mcf_max_records;
+  tg_plan_options o = {
+      .mode = mode, .strategy = s, .fit = fit, .alignment = in->alignment,
+      .relation = in->use_relation ? &in->relation : NULL, .mcf_max_records = in->mcf_max_records
+  };
   /* Beam: a width from the input (0 = the default); best: no search, so that it is the
    * smallest of its strategies' plans (the search is checked by the property test). */
   o.beam_width = in->beam_width;

@@ -299,7 +299,7 @@ static size_t clobbers(const tg_graph *g, const tg_lifetimes *l, const uint32_t 
 
 static void random_graphs_never_clobber(void **state) {
   (void)state;
-  const size_t graphs = getenv("TANGRAM_TEST_DEEP") ? 50000 : 4000;
+  const size_t graphs = tg_test_scale(4000, 4000, 50000);
   size_t runs = 0, loops = 0, ops = 0, steps = 0;
   for (size_t i = 0; i < graphs; ++i) {
     tg_graph *g = random_graph(0x5eedull + i);
@@ -328,10 +328,5 @@ static void random_graphs_never_clobber(void **state) {
                 graphs, ops, loops, runs, steps);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(outer_values_live_to_the_loop_end),
-      cmocka_unit_test(random_graphs_never_clobber),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(outer_values_live_to_the_loop_end),
+             cmocka_unit_test(random_graphs_never_clobber))

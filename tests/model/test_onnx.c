@@ -64,11 +64,6 @@ static void assert_contains(const char *haystack, const char *needle) {
   if (strstr(haystack, needle) == NULL) fail_msg("'%s' does not contain '%s'", haystack, needle);
 }
 
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q != NULL && q[0] == '1';
-}
-
 static unsigned char *read_all(const char *path, size_t *length) {
   FILE *f = fopen(path, "rb");
   if (f == NULL) fail_msg("cannot open %s", path);
@@ -1264,7 +1259,7 @@ static void truncation_and_byte_flips(void **state) {
     /* Every prefix fails cleanly: a protobuf cut anywhere leaves a length, a tag or a varint
      * unfinished, or drops the graph's end (then the opset, written last, is missing). Quick
      * mode (sanitizer builds): every 7th prefix of the largest seed. */
-    size_t stride = quick() && length > 20000 ? 7 : 1;
+    size_t stride = tg_test_quick() && length > 20000 ? 7 : 1;
     for (size_t len = 0; len < length; len += stride, ++prefixes)
       if (parse_everything(data, len, NULL) == TG_OK) fail_msg("%s: prefix of %zu bytes parsed", k_seeds[s], len);
     /* The graph cut short inside: ModelProto's length for it rewritten to match, so the cut
@@ -1296,7 +1291,7 @@ static void truncation_and_byte_flips(void **state) {
     }
     assert_true(graph_len > 0);
     size_t graph_payload = graph_end - graph_len;
-    size_t cuts = quick() ? 500 : 2000, step = graph_len / cuts + 1;
+    size_t cuts = tg_test_quick() ? 500 : 2000, step = graph_len / cuts + 1;
     for (size_t cut = 0; cut < graph_len; cut += step, ++inner_cuts) {
       pb m = {0};
       pb_raw(&m, data, graph_at);
@@ -1310,7 +1305,7 @@ static void truncation_and_byte_flips(void **state) {
     unsigned char *work = malloc(length);
     assert_non_null(work);
     int every = length <= 4096;
-    size_t n = every ? length : quick() ? 300 : 1500;
+    size_t n = every ? length : tg_test_quick() ? 300 : 1500;
     for (size_t k = 0; k < n; ++k) {
       size_t at = every ? k : (size_t)tg_test_rng_range(&rng, 0, length - 1);
       memcpy(work, data, length);

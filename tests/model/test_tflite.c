@@ -1102,26 +1102,19 @@ static void out_of_memory_everywhere(void **state) {
   assert_true(sites > 1000);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(real_models_match_reference_records),
-      cmocka_unit_test(example_model_parses),
-      cmocka_unit_test(builtin_codes_follow_tflite),
-      cmocka_unit_test(constants_from_offset_and_variables),
-      cmocka_unit_test(bad_indices_name_the_op),
-      cmocka_unit_test(bad_shapes_are_rejected),
-      cmocka_unit_test(bad_structure_is_rejected),
-      cmocka_unit_test(shared_objects_cannot_amplify),
-      cmocka_unit_test(order_errors_come_from_lifetimes),
-      cmocka_unit_test(tiny_model_byte_flips),
-      cmocka_unit_test(dynamic_dimensions_need_input_shapes),
-      cmocka_unit_test(inputs_are_listed_without_loading),
-      cmocka_unit_test(data_dependent_dimensions_are_refused),
-      cmocka_unit_test(subgraph_dynamic_dimensions),
-      cmocka_unit_test(loop_values_are_never_constant),
-      cmocka_unit_test(input_shapes_for_static_formats),
-      cmocka_unit_test(truncation_and_byte_flips),
-      cmocka_unit_test(out_of_memory_everywhere),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(real_models_match_reference_records),
+             cmocka_unit_test(example_model_parses), cmocka_unit_test(builtin_codes_follow_tflite),
+             cmocka_unit_test(constants_from_offset_and_variables),
+             cmocka_unit_test(bad_indices_name_the_op), cmocka_unit_test(bad_shapes_are_rejected),
+             cmocka_unit_test(bad_structure_is_rejected),
+             cmocka_unit_test(shared_objects_cannot_amplify),
+             cmocka_unit_test(order_errors_come_from_lifetimes),
+             cmocka_unit_test(tiny_model_byte_flips),
+             cmocka_unit_test(dynamic_dimensions_need_input_shapes),
+             cmocka_unit_test(inputs_are_listed_without_loading),
+             cmocka_unit_test(data_dependent_dimensions_are_refused),
+             cmocka_unit_test(subgraph_dynamic_dimensions),
+             cmocka_unit_test(loop_values_are_never_constant),
+             cmocka_unit_test(input_shapes_for_static_formats),
+             cmocka_unit_test(truncation_and_byte_flips),
+             cmocka_unit_test(out_of_memory_everywhere))

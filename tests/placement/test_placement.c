@@ -303,6 +303,24 @@ static void spaces_known(void **state) {
   assert_int_equal(bl.copy_bytes, 3 * 1024);
   assert_int_equal(bl.gpu_bytes, 2 * 1024); /* a [0,0] shares with c [3,3]; b [2,3] */
   assert_int_equal(bl.total_bytes, bl.gpu_bytes + bl.cpu_bytes);
+  /* Every set at once: the same plans, added up per space, and the same waits; over a device
+   * budget, the space as a whole is refused. */
+  tg_space_options all[TG_SET_COUNT] = {o, o, o, o};
+  for (int k = 0; k < TG_SET_COUNT; ++k) all[k].budget = 0;
+  tg_spaces_plan sp_plan;
+  assert_int_equal(tg_spaces_plan_all(sp, b.schedule, all, NULL, 0, 1, NULL, &sp_plan, &err), TG_OK);
+  for (int k = 0; k < TG_SET_COUNT; ++k) assert_int_equal(sp_plan.sets[k].bytes, plans[k].bytes);
+  assert_int_equal(sp_plan.bytes[TG_SPACE_SHARED], 3 * 1024);
+  assert_int_equal(sp_plan.bytes[TG_SPACE_HOST], 1024);
+  assert_int_equal(sp_plan.allocations[TG_SPACE_SHARED], 3);
+  assert_int_equal(sp_plan.total_bytes, sp_plan.bytes[0] + sp_plan.bytes[1] + sp_plan.bytes[2]);
+  assert_true(sp_plan.total_lower_bound_bytes <= sp_plan.total_bytes);
+  assert_int_equal(sp_plan.waits->cross_count, 2);
+  assert_int_equal(sp_plan.waits->cross[1].op, 4);
+  assert_int_equal(sp_plan.waits->cross[1].after, 3);
+  tg_spaces_plan_free(&sp_plan);
+  tg_spaces_plan_free(&sp_plan); /* zeroed: a second free is harmless */
+  assert_int_equal(tg_spaces_plan_all(sp, b.schedule, NULL, NULL, 0, 1, NULL, &sp_plan, &err), TG_ERROR_INVALID_ARGUMENT);
   for (int k = 0; k < TG_SET_COUNT; ++k) tg_space_plan_free(&plans[k]);
   tg_spaces_destroy(sp);
   built_free(&b);
@@ -353,6 +371,17 @@ static void all_gpu_is_unchanged(void **state) {
          * CPU has no op. */
         assert_int_equal(sp_plan.plan->total, plain->total);
         assert_memory_equal(sp_plan.plan->object_of, plain->object_of, rs->count * sizeof *plain->object_of);
+        /* Every set at once: the device space is that plan; one byte less of budget refuses it. */
+        tg_space_options all[TG_SET_COUNT] = {o, o, o, o};
+        tg_spaces_plan every;
+        assert_int_equal(tg_spaces_plan_all(sp, b.schedule, all, NULL, 0, 0, NULL, &every, &err), TG_OK);
+        assert_int_equal(every.bytes[TG_SPACE_DEVICE], sp_plan.bytes);
+        assert_int_equal(every.total_bytes, sp_plan.bytes);
+        tg_spaces_plan_free(&every);
+        assert_int_equal(tg_spaces_plan_all(sp, b.schedule, all, NULL, sp_plan.bytes - 1, 0, NULL, &every, &err),
+                         TG_ERROR_BUDGET);
+        assert_non_null(strstr(err.message, "device space: the plans need"));
+        tg_spaces_plan_free(&every);
         tg_plan_destroy(plain);
         tg_policy_relation_destroy(rel);
         tg_space_plan_free(&sp_plan);
@@ -601,8 +630,7 @@ static size_t check_sets(const model_check *m, const tg_graph *g, const tg_space
 static void random_dags(void **state) {
   (void)state;
   tg_test_rng rng = {2024};
-  const char *quick = getenv("TANGRAM_TEST_QUICK");
-  size_t instances = (quick && strcmp(quick, "1") == 0) ? 600 : 3000;
+  size_t instances = tg_test_quick() ? 600 : 3000;
   size_t pairs = 0, cross_pairs = 0, shared_records = 0, refused = 0;
   for (size_t it = 0; it < instances; ++it) {
     size_t nops = (size_t)tg_test_rng_range(&rng, 2, MAX_OPS);
@@ -734,16 +762,7 @@ static void random_dags(void **state) {
   assert_true(refused > 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(names),
-      cmocka_unit_test(specs),
-      cmocka_unit_test(place_files),
-      cmocka_unit_test(spaces_known),
-      cmocka_unit_test(all_gpu_is_unchanged),
-      cmocka_unit_test(bad_inputs),
-      cmocka_unit_test(allocation_failures),
-      cmocka_unit_test(random_dags),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(names), cmocka_unit_test(specs), cmocka_unit_test(place_files),
+             cmocka_unit_test(spaces_known), cmocka_unit_test(all_gpu_is_unchanged),
+             cmocka_unit_test(bad_inputs), cmocka_unit_test(allocation_failures),
+             cmocka_unit_test(random_dags))

@@ -15,11 +15,6 @@
 #include "tangram/model.h"
 #include "tangram/plan_file.h"
 
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q != NULL && *q != '\0' && strcmp(q, "0") != 0;
-}
-
 static const char *const k_models[] = {"face_detection_short_range", "hand_landmark_lite", "pose_landmark_lite",
                                        "selfie_segmentation"};
 
@@ -41,19 +36,11 @@ static tg_record_set *load(const char *model, const char *suffix) {
 
 static tg_plan_file_desc desc_for(const tg_record_set *set, const tg_plan *plan, tg_storage storage,
                                   tg_strategy strategy, uint64_t alignment, const char *source) {
-  tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = plan;
-  d.records = set->records;
-  d.names = (const char *const *)set->names;
-  d.record_count = set->count;
-  d.dims = set->dims;
-  d.storage = storage;
-  d.precision = TG_PRECISION_FP32;
-  d.policy = TG_POLICY_SERIAL;
-  d.strategy = strategy;
-  d.alignment = alignment;
-  d.source = source;
+  tg_plan_file_desc d = {
+      .plan = plan, .records = set->records, .names = (const char *const *)set->names,
+      .record_count = set->count, .dims = set->dims, .storage = storage, .precision = TG_PRECISION_FP32,
+      .policy = TG_POLICY_SERIAL, .strategy = strategy, .alignment = alignment, .source = source
+  };
   return d;
 }
 
@@ -163,20 +150,12 @@ static void tiny(tg_usage_record rec[3], const char *names[3], tg_plan **plan) {
 }
 
 static tg_plan_file_desc tiny_desc(const tg_usage_record *rec, const char **names, const tg_plan *plan) {
-  tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = plan;
-  d.records = rec;
-  d.names = names;
-  d.record_count = 3;
-  d.dims = 1;
-  d.storage = TG_STORAGE_BUFFER;
-  d.precision = TG_PRECISION_FP16;
-  d.policy = TG_POLICY_SERIAL;
-  d.strategy = TG_STRATEGY_BEST;
-  d.alignment = 1;
-  d.flags = TG_PLAN_FILE_IO_PLANNED;
-  d.source = "tiny.tflite";
+  tg_plan_file_desc d = {
+      .plan = plan, .records = rec, .names = names, .record_count = 3, .dims = 1,
+      .storage = TG_STORAGE_BUFFER, .precision = TG_PRECISION_FP16, .policy = TG_POLICY_SERIAL,
+      .strategy = TG_STRATEGY_BEST, .alignment = 1, .flags = TG_PLAN_FILE_IO_PLANNED,
+      .source = "tiny.tflite"
+  };
   return d;
 }
 
@@ -299,12 +278,10 @@ static void round_trip_every_strategy_storage_mode(void **state) {
           if (!tg_strategy_applies((tg_strategy)sg, (tg_mode)mode, set->dims)) continue;
           int fits = mode == TG_MODE_OFFSETS && sg == TG_STRATEGY_GREEDY_IN_ORDER ? 3 : 1;
           for (int fit = 0; fit < fits; ++fit) {
-            tg_plan_options o;
-            memset(&o, 0, sizeof o);
-            o.mode = (tg_mode)mode;
-            o.strategy = (tg_strategy)sg;
-            o.fit = (tg_fit)fit;
-            o.alignment = mode == TG_MODE_OFFSETS ? (uint64_t)64 << (trips % 3) : 0;
+            tg_plan_options o = {
+                .mode = (tg_mode)mode, .strategy = (tg_strategy)sg, .fit = (tg_fit)fit,
+                .alignment = mode == TG_MODE_OFFSETS ? (uint64_t)64 << (trips % 3) : 0
+            };
             tg_plan *plan = NULL;
             assert_int_equal(tg_plan_compute(set->records, set->count, set->dims, &o, NULL, &plan), TG_OK);
             tg_plan_file_desc d = desc_for(set, plan, k_storages[s].storage, (tg_strategy)sg, o.alignment, k_models[m]);
@@ -345,11 +322,7 @@ static void round_trip_edge_cases(void **state) {
   for (int mode = 0; mode <= 1; ++mode) {
     tg_plan *plan = NULL;
     assert_int_equal(tg_plan_compute(NULL, 0, 1, &(tg_plan_options){.mode = (tg_mode)mode}, NULL, &plan), TG_OK);
-    tg_plan_file_desc d;
-    memset(&d, 0, sizeof d);
-    d.plan = plan;
-    d.dims = 1;
-    d.strategy = TG_STRATEGY_NAIVE;
+    tg_plan_file_desc d = {.plan = plan, .dims = 1, .strategy = TG_STRATEGY_NAIVE};
     uint8_t *data = NULL;
     size_t size = 0;
     write_ok(&d, &data, &size);
@@ -367,14 +340,10 @@ static void round_trip_edge_cases(void **state) {
   tg_plan *plan = NULL;
   assert_int_equal(
       tg_plan_compute(rec, 200, 3, &(tg_plan_options){.strategy = TG_STRATEGY_GREEDY_BY_SIZE}, NULL, &plan), TG_OK);
-  tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = plan;
-  d.records = rec;
-  d.record_count = 200;
-  d.dims = 3;
-  d.storage = TG_STORAGE_TEXTURE_3D;
-  d.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
+  tg_plan_file_desc d = {
+      .plan = plan, .records = rec, .record_count = 200, .dims = 3, .storage = TG_STORAGE_TEXTURE_3D,
+      .strategy = TG_STRATEGY_GREEDY_BY_SIZE
+  };
   uint8_t *data = NULL;
   size_t size = 0;
   write_ok(&d, &data, &size);
@@ -473,7 +442,7 @@ static void byte_flips_are_refused_or_valid(void **state) {
   (void)state;
   sample s[SAMPLES];
   size_t n = samples(s);
-  size_t rounds = quick() ? 2000 : 10000;
+  size_t rounds = tg_test_quick() ? 2000 : 10000;
   size_t raw_refused = 0, accepted = 0, parse_refused = 0, invalid_refused = 0;
   tg_test_rng rng = {7};
   for (size_t round = 0; round < rounds; ++round) {
@@ -665,8 +634,7 @@ static void fingerprint_mismatch_names_the_model(void **state) {
  * relation passes; matching with a relation that lets nothing share refuses it. */
 static void policies_on_a_model(void **state) {
   (void)state;
-  char path[1024];
-  if (!tg_test_model_path(path, sizeof path, "selfie_segmentation.tflite")) skip();
+  const char *path = tg_test_cached_model("selfie_segmentation.tflite");
   tg_model *model = NULL;
   tg_error_info err = {{0}};
   assert_int_equal(tg_model_load(path, NULL, &model, &err), TG_OK);
@@ -926,22 +894,13 @@ static void in_place_section(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(golden_bytes),
-      cmocka_unit_test(version_1_file_loads),
-      cmocka_unit_test(arenas_and_limits_round_trip),
-      cmocka_unit_test(round_trip_every_strategy_storage_mode),
-      cmocka_unit_test(round_trip_edge_cases),
-      cmocka_unit_test(every_prefix_is_refused),
-      cmocka_unit_test(byte_flips_are_refused_or_valid),
-      cmocka_unit_test(damaged_fields_named),
-      cmocka_unit_test(in_place_section),
-      cmocka_unit_test(fingerprint_mismatch_names_the_model),
-      cmocka_unit_test(policies_on_a_model),
-      cmocka_unit_test(writer_refuses_bad_descriptions),
-      cmocka_unit_test(save_and_load_files),
-      cmocka_unit_test(allocation_failures_are_clean),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(golden_bytes), cmocka_unit_test(version_1_file_loads),
+             cmocka_unit_test(arenas_and_limits_round_trip),
+             cmocka_unit_test(round_trip_every_strategy_storage_mode),
+             cmocka_unit_test(round_trip_edge_cases), cmocka_unit_test(every_prefix_is_refused),
+             cmocka_unit_test(byte_flips_are_refused_or_valid),
+             cmocka_unit_test(damaged_fields_named), cmocka_unit_test(in_place_section),
+             cmocka_unit_test(fingerprint_mismatch_names_the_model),
+             cmocka_unit_test(policies_on_a_model),
+             cmocka_unit_test(writer_refuses_bad_descriptions),
+             cmocka_unit_test(save_and_load_files), cmocka_unit_test(allocation_failures_are_clean))

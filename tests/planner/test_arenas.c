@@ -11,11 +11,6 @@
 static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
                                        "hand_landmark_lite", "pose_landmark_lite"};
 
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q != NULL && q[0] == '1';
-}
-
 /* Checks every capped plan must pass, whatever the strategy. */
 static void check_capped(const tg_usage_record *records, size_t n, const tg_plan *p, uint64_t cap,
                          uint64_t alignment, const tg_share_relation *rel, uint64_t peak_live) {
@@ -53,17 +48,15 @@ static void models_capped(void **state) {
       if (set->records[r].size.w > largest) largest = set->records[r].size.w;
     for (size_t s = 0; s < sizeof strategies / sizeof strategies[0]; ++s) {
       for (uint64_t alignment = 0; alignment <= 256; alignment += 256) {
-        tg_plan_options o;
-        memset(&o, 0, sizeof o);
-        o.mode = TG_MODE_OFFSETS;
-        o.strategy = strategies[s];
-        o.alignment = alignment;
-        o.time_limit_ms = TG_TIME_LIMIT_NONE;
+        tg_plan_options o = {
+            .mode = TG_MODE_OFFSETS, .strategy = strategies[s], .alignment = alignment,
+            .time_limit_ms = TG_TIME_LIMIT_NONE
+        };
         tg_plan *uncapped = NULL;
         assert_int_equal(tg_plan_compute(set->records, set->count, 1, &o, NULL, &uncapped), TG_OK);
         assert_int_equal(uncapped->arena_count, 1);
         /* Caps from the largest record up to the uncapped total, geometric steps. */
-        const int steps = quick() ? 4 : 10;
+        const int steps = tg_test_quick() ? 4 : 10;
         for (int i = 0; i <= steps; ++i) {
           /* The largest record, twice it, then evenly up to the uncapped total. */
           uint64_t cap = i == 0 ? largest
@@ -103,11 +96,9 @@ static void models_capped(void **state) {
       }
     }
     /* Below the largest record: a limit error, in both modes. */
-    tg_plan_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = TG_MODE_OFFSETS;
-    o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-    o.max_allocation = largest - 1;
+    tg_plan_options o = {
+        .mode = TG_MODE_OFFSETS, .strategy = TG_STRATEGY_GREEDY_BY_SIZE, .max_allocation = largest - 1
+    };
     tg_plan *p = (tg_plan *)1;
     assert_int_equal(tg_plan_compute(set->records, set->count, 1, &o, NULL, &p), TG_ERROR_LIMIT);
     assert_null(p);
@@ -134,7 +125,7 @@ static void models_capped(void **state) {
 static void random_capped(void **state) {
   (void)state;
   tg_test_rng rng = {32};
-  const int rounds = quick() ? 60 : 400;
+  const int rounds = tg_test_quick() ? 60 : 400;
   for (int round = 0; round < rounds; ++round) {
     tg_test_random_spec spec = {1, (size_t)tg_test_rng_range(&rng, 1, 120), 60, 20, 1000,
                                 round % 5 == 0, round % 3 == 0};
@@ -148,13 +139,12 @@ static void random_capped(void **state) {
     assert_int_equal(tg_bounds_compute(rec, spec.count, 1, NULL, &b), TG_OK);
     tg_share_relation never = {tg_test_share_never, NULL, NULL, 0, NULL};
     const tg_share_relation *relation = round % 4 == 1 ? &never : NULL;
-    tg_plan_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = TG_MODE_OFFSETS;
-    o.strategy = round % 2 ? TG_STRATEGY_GREEDY_BY_SIZE : TG_STRATEGY_GREEDY_IN_ORDER;
-    o.alignment = round % 3 == 2 ? 64 : 0;
-    o.relation = relation;
-    o.max_allocation = tg_test_rng_range(&rng, largest, largest * 4);
+    tg_plan_options o = {
+        .mode = TG_MODE_OFFSETS,
+        .strategy = round % 2 ? TG_STRATEGY_GREEDY_BY_SIZE : TG_STRATEGY_GREEDY_IN_ORDER,
+        .alignment = round % 3 == 2 ? 64 : 0, .relation = relation,
+        .max_allocation = tg_test_rng_range(&rng, largest, largest * 4)
+    };
     tg_plan *p = NULL;
     assert_int_equal(tg_plan_compute(rec, spec.count, 1, &o, NULL, &p), TG_OK);
     check_capped(rec, spec.count, p, o.max_allocation, o.alignment, relation, b.peak_live);
@@ -264,7 +254,7 @@ static void empty_arenas_dropped(void **state) {
   tg_plan_destroy(p);
   /* Random one-arena plans (records at random aligned offsets, kept when valid). */
   tg_test_rng rng = {41};
-  const int rounds = quick() ? 300 : 3000;
+  const int rounds = tg_test_quick() ? 300 : 3000;
   int split = 0;
   for (int round = 0; round < rounds; ++round) {
     size_t n = (size_t)tg_test_rng_range(&rng, 2, 7);
@@ -299,13 +289,6 @@ static void empty_arenas_dropped(void **state) {
   assert_true(split > rounds / 10);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(models_capped),
-      cmocka_unit_test(random_capped),
-      cmocka_unit_test(validator_arenas),
-      cmocka_unit_test(arena_count_bound),
-      cmocka_unit_test(empty_arenas_dropped),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(models_capped), cmocka_unit_test(random_capped),
+             cmocka_unit_test(validator_arenas), cmocka_unit_test(arena_count_bound),
+             cmocka_unit_test(empty_arenas_dropped))

@@ -193,7 +193,7 @@ static int hashed_in_place(void *user, size_t input, size_t output, uint32_t op,
  * and never below the in-place bounds. */
 static void random_graphs(void **state) {
   (void)state;
-  const size_t sets = getenv("TANGRAM_TEST_QUICK") ? 40 : 150;
+  const size_t sets = tg_test_quick() ? 40 : 150;
   tg_test_rng rng = {33};
   size_t used_total = 0, lower_total = 0;
   for (size_t set = 0; set < sets; ++set) {
@@ -470,16 +470,11 @@ static void search_budget_shared(void **state) {
       }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(known_answers),
-      cmocka_unit_test(bad_pairs_refused),
-      cmocka_unit_test(validator_exactly_the_declared_pairs),
-      cmocka_unit_test(validator_pair_input_born_at_its_op),
-      cmocka_unit_test(random_graphs),
-      cmocka_unit_test(op_table),
-      cmocka_unit_test(candidates_follow_lifetimes_and_batch),
-      cmocka_unit_test(search_budget_shared),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(known_answers),
+             cmocka_unit_test(bad_pairs_refused),
+             cmocka_unit_test(validator_exactly_the_declared_pairs),
+             cmocka_unit_test(validator_pair_input_born_at_its_op),
+             cmocka_unit_test(random_graphs),
+             cmocka_unit_test(op_table),
+             cmocka_unit_test(candidates_follow_lifetimes_and_batch),
+             cmocka_unit_test(search_budget_shared))

@@ -93,7 +93,4 @@ static void every_model_every_storage(void **state) {
   if (models == 0) skip();
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(every_model_every_storage)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(every_model_every_storage))

@@ -25,12 +25,7 @@ static tg_record_set *load(const char *model) {
 }
 
 static tg_plan *plan(const tg_record_set *set, tg_strategy s, tg_fit fit, uint64_t alignment) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = s;
-  o.fit = fit;
-  o.alignment = alignment;
+  tg_plan_options o = {.mode = TG_MODE_OFFSETS, .strategy = s, .fit = fit, .alignment = alignment};
   tg_plan *p = NULL;
   tg_status st = tg_plan_compute(set->records, set->count, 1, &o, NULL, &p);
   if (st != TG_OK) fail_msg("%s: %s", tg_strategy_name(s), tg_status_name(st));
@@ -101,10 +96,4 @@ static void model_objects_to_offsets(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(model_offsets),
-      cmocka_unit_test(model_objects_to_offsets),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(model_offsets), cmocka_unit_test(model_objects_to_offsets))

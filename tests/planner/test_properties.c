@@ -7,8 +7,9 @@
  * unaligned); planning twice gives the same plan; bounds do not depend on record
  * order.
  *
- * Set TG_PROPERTY_SETS to change the number of sets (default 10000; 2000 with
- * TANGRAM_TEST_QUICK). A failure names the set index, which reproduces it. */
+ * Set TG_PROPERTY_SETS to change the number of sets (default 3000; 2000 with
+ * TANGRAM_TEST_QUICK, 10000 with TANGRAM_TEST_DEEP). A failure names the set index, which
+ * reproduces it. */
 #include "support/tg_test.h"
 
 #include <stdio.h>
@@ -107,15 +108,10 @@ typedef struct run_ctx {
  * budget) are checked for everything but determinism. */
 static uint64_t run_with(const run_ctx *c, tg_mode mode, tg_strategy s, tg_fit fit, uint32_t limit,
                          uint32_t width) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = s;
-  o.fit = fit;
-  o.time_limit_ms = limit;
-  o.beam_width = width;
-  o.alignment = mode == TG_MODE_OFFSETS ? c->spec->alignment : 0;
-  o.relation = c->relation;
+  tg_plan_options o = {
+      .mode = mode, .strategy = s, .fit = fit, .time_limit_ms = limit, .beam_width = width,
+      .alignment = mode == TG_MODE_OFFSETS ? c->spec->alignment : 0, .relation = c->relation
+  };
   const size_t n = c->spec->count;
   const uint32_t dims = c->spec->dims;
   tg_plan *p = NULL, *q = NULL;
@@ -258,17 +254,12 @@ static void one_set(size_t index) {
 
 static void random_sets(void **state) {
   (void)state;
-  /* TANGRAM_TEST_QUICK (the sanitizer runs): a fifth. */
-  size_t sets = getenv("TANGRAM_TEST_QUICK") ? 2000 : 10000;
+  /* 3000 sets; TANGRAM_TEST_QUICK (the sanitizer runs): 2000; TANGRAM_TEST_DEEP: 10000. */
+  size_t sets = tg_test_scale(2000, 3000, 10000);
   const char *env = getenv("TG_PROPERTY_SETS");
   if (env != NULL && *env != '\0') sets = (size_t)strtoull(env, NULL, 10);
   for (size_t i = 0; i < sets; ++i) one_set(i);
   print_message("%zu random record sets checked\n", sets);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(random_sets),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(random_sets))

@@ -13,11 +13,6 @@
 #include "tangram/range.h"
 #include "tangram/range_plan.h"
 
-static int deep(void) {
-  const char *d = getenv("TANGRAM_TEST_DEEP");
-  return d != NULL && strcmp(d, "1") == 0;
-}
-
 /* Records over `range` from a size function. */
 typedef tg_extent (*size_fn)(size_t r, const int64_t *dims, void *user);
 
@@ -488,19 +483,19 @@ static void random_case(uint64_t seed, size_t n, int two_dims, tg_mode mode, uin
 
 static void random_offsets_one_dim(void **state) {
   (void)state;
-  int cases = deep() ? 400 : 40;
-  for (int k = 0; k < cases; ++k) random_case(100 + (uint64_t)k, 8 + (size_t)k % (deep() ? 57 : 25), 0, TG_MODE_OFFSETS, 1);
+  int cases = tg_test_deep() ? 400 : 40;
+  for (int k = 0; k < cases; ++k) random_case(100 + (uint64_t)k, 8 + (size_t)k % (tg_test_deep() ? 57 : 25), 0, TG_MODE_OFFSETS, 1);
 }
 
 static void random_offsets_two_dims(void **state) {
   (void)state;
-  int cases = deep() ? 200 : 15;
+  int cases = tg_test_deep() ? 200 : 15;
   for (int k = 0; k < cases; ++k) random_case(900 + (uint64_t)k, 8 + (size_t)k % 20, 1, TG_MODE_OFFSETS, 1);
 }
 
 static void random_objects(void **state) {
   (void)state;
-  int cases = deep() ? 300 : 30;
+  int cases = tg_test_deep() ? 300 : 30;
   for (int k = 0; k < cases; ++k)
     random_case(5000 + (uint64_t)k, 6 + (size_t)k % 18, k % 2, TG_MODE_OBJECTS, 1 + (uint32_t)k % 3);
 }
@@ -596,19 +591,14 @@ static void time_limit_holds_for_the_range(void **state) {
   tg_range_records_destroy(rr);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(offsets_known_answer),
-      cmocka_unit_test(objects_texture_extents_and_pieces),
-      cmocka_unit_test(in_place_pairs_hold_at_every_size),
-      cmocka_unit_test(max_allocation_holds_or_is_refused),
-      cmocka_unit_test(empty_and_single_size),
-      cmocka_unit_test(refuses_bad_input),
-      cmocka_unit_test(random_offsets_one_dim),
-      cmocka_unit_test(random_offsets_two_dims),
-      cmocka_unit_test(random_objects),
-      cmocka_unit_test(survives_allocation_failures),
-      cmocka_unit_test(time_limit_holds_for_the_range),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(offsets_known_answer),
+             cmocka_unit_test(objects_texture_extents_and_pieces),
+             cmocka_unit_test(in_place_pairs_hold_at_every_size),
+             cmocka_unit_test(max_allocation_holds_or_is_refused),
+             cmocka_unit_test(empty_and_single_size),
+             cmocka_unit_test(refuses_bad_input),
+             cmocka_unit_test(random_offsets_one_dim),
+             cmocka_unit_test(random_offsets_two_dims),
+             cmocka_unit_test(random_objects),
+             cmocka_unit_test(survives_allocation_failures),
+             cmocka_unit_test(time_limit_holds_for_the_range))

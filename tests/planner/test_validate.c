@@ -289,11 +289,7 @@ static void planner_output_is_valid_and_breakage_is_caught(void **state) {
     assert_non_null(r);
     tg_test_random_spec spec = {1, n, (uint32_t)n, 6, 1000, 0, 0};
     tg_test_random_records(&rng, &spec, r);
-    tg_plan_options o;
-    memset(&o, 0, sizeof o);
-    o.mode = TG_MODE_OFFSETS;
-    o.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-    o.alignment = 8;
+    tg_plan_options o = {.mode = TG_MODE_OFFSETS, .strategy = TG_STRATEGY_GREEDY_BY_SIZE, .alignment = 8};
     tg_plan *p = NULL;
     assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
     expect_valid(r, n, 1, p, 8, NULL);
@@ -328,28 +324,15 @@ static void allocation_failures(void **state) {
     tg_failing_allocator_init(&fa, NULL, k);
     tg_error_info err;
     tg_status st = tg_plan_validate(k_chain, 5, 1, p, 0, &rel, &fa.base, &err);
-    assert_int_equal(fa.live_blocks, 0);
-    if (fa.failures == 0) {
-      assert_int_equal(st, TG_ERROR_INVALID_PLAN);
-      break;
-    }
-    assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+    if (tg_test_walk_step(&fa, st, TG_ERROR_INVALID_PLAN)) break;
   }
   tg_plan_destroy(p);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(objects_valid),
-      cmocka_unit_test(objects_rejected),
-      cmocka_unit_test(objects_too_small_in_one_dimension),
-      cmocka_unit_test(objects_and_relation),
-      cmocka_unit_test(offsets_valid),
-      cmocka_unit_test(offsets_rejected),
-      cmocka_unit_test(offsets_and_relation),
-      cmocka_unit_test(mismatches_and_bad_arguments),
-      cmocka_unit_test(planner_output_is_valid_and_breakage_is_caught),
-      cmocka_unit_test(allocation_failures),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(objects_valid), cmocka_unit_test(objects_rejected),
+             cmocka_unit_test(objects_too_small_in_one_dimension),
+             cmocka_unit_test(objects_and_relation), cmocka_unit_test(offsets_valid),
+             cmocka_unit_test(offsets_rejected), cmocka_unit_test(offsets_and_relation),
+             cmocka_unit_test(mismatches_and_bad_arguments),
+             cmocka_unit_test(planner_output_is_valid_and_breakage_is_caught),
+             cmocka_unit_test(allocation_failures))

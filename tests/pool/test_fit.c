@@ -157,11 +157,6 @@ static void frees_merge_back_to_whole_blocks(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(tlsf_mapping_by_hand),
-      cmocka_unit_test(walker_accepts_good_and_names_each_fault),
-      cmocka_unit_test(frees_merge_back_to_whole_blocks),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(tlsf_mapping_by_hand),
+             cmocka_unit_test(walker_accepts_good_and_names_each_fault),
+             cmocka_unit_test(frees_merge_back_to_whole_blocks))

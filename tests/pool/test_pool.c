@@ -678,15 +678,10 @@ static void random_run(tg_pool_policy policy, uint64_t seed, int ops, const tg_r
   ref_destroy(&r);
 }
 
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q && strcmp(q, "1") == 0;
-}
-
 static void every_policy_matches_the_reference(void **state) {
   (void)state;
   tg_record_set *model = tg_test_load_records("records/pose_landmark_lite.buffer.csv");
-  int seeds = quick() ? 6 : 24, ops = quick() ? 1500 : 3000;
+  int seeds = tg_test_quick() ? 6 : 24, ops = tg_test_quick() ? 1500 : 3000;
   for (int pol = 0; pol < TG_POOL_POLICY_COUNT; ++pol)
     for (int s = 0; s < seeds; ++s) random_run((tg_pool_policy)pol, 1000u * (uint64_t)pol + (uint64_t)s + 1, ops, model);
   tg_record_set_destroy(model);
@@ -871,24 +866,16 @@ static void unsynchronized_pool_behaves_the_same(void **state) {
   tg_pool_destroy(p);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(policy_names_round_trip),
-      cmocka_unit_test(bad_options_are_refused),
-      cmocka_unit_test(seed_004_exact_reuses_t_a_for_t_d),
-      cmocka_unit_test(seed_004_one_byte_less_fails_cleanly),
-      cmocka_unit_test(seed_004_fit_policies_peak_lower),
-      cmocka_unit_test(capacity_edges),
-      cmocka_unit_test(zero_and_absurd_sizes),
-      cmocka_unit_test(bad_frees_change_nothing),
-      cmocka_unit_test(trim_gives_back_only_unused_blocks),
-      cmocka_unit_test(images_are_pooled_whole),
-      cmocka_unit_test(every_policy_matches_the_reference),
-      cmocka_unit_test(tlsf_classes_hold_what_they_promise),
-      cmocka_unit_test(host_alloc_failures_leave_the_pool_unchanged),
-      cmocka_unit_test(host_device_pool_hands_out_real_memory),
-      cmocka_unit_test(host_device_failures_roll_back),
-      cmocka_unit_test(unsynchronized_pool_behaves_the_same),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(policy_names_round_trip), cmocka_unit_test(bad_options_are_refused),
+             cmocka_unit_test(seed_004_exact_reuses_t_a_for_t_d),
+             cmocka_unit_test(seed_004_one_byte_less_fails_cleanly),
+             cmocka_unit_test(seed_004_fit_policies_peak_lower), cmocka_unit_test(capacity_edges),
+             cmocka_unit_test(zero_and_absurd_sizes), cmocka_unit_test(bad_frees_change_nothing),
+             cmocka_unit_test(trim_gives_back_only_unused_blocks),
+             cmocka_unit_test(images_are_pooled_whole),
+             cmocka_unit_test(every_policy_matches_the_reference),
+             cmocka_unit_test(tlsf_classes_hold_what_they_promise),
+             cmocka_unit_test(host_alloc_failures_leave_the_pool_unchanged),
+             cmocka_unit_test(host_device_pool_hands_out_real_memory),
+             cmocka_unit_test(host_device_failures_roll_back),
+             cmocka_unit_test(unsynchronized_pool_behaves_the_same))

@@ -7,6 +7,7 @@
  *
  * Outside CI a backend that cannot open is skipped loudly; under CI (CI=true) that fails. */
 #include "support/tg_test.h"
+#include "support/tg_vulkan_leaks.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -27,28 +28,6 @@
 
 #define MiB (1024ull * 1024ull)
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TG_TEST_ASAN 1
-#endif
-#endif
-
-#ifdef TG_TEST_ASAN
-/* LeakSanitizer: lavapipe (and its LLVM) and the validation layer keep allocations past their
- * own teardown, as in tests/backends/vulkan; main() keeps those libraries loaded so that the
- * reports name them and these suppressions match. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-  return "leak:libLLVM\nleak:libvulkan_lvp.so\nleak:libVkLayer_khronos_validation.so\n";
-}
-#endif
-
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q && strcmp(q, "1") == 0;
-}
 
 /* Open a backend with fault injection at `fail_at` (0: none). NULL when it cannot open
  * outside CI (skipped with a note); a failure under CI. */
@@ -248,7 +227,7 @@ static void models_run_clean_through_every_policy(void **state) {
   for (size_t b = 0; b < k_backend_count; ++b) {
     tg_device *d = open_backend(k_backends[b], 0);
     if (d == NULL) continue;
-    size_t nmodels = quick() && k_backends[b] != TG_BACKEND_HOST ? 1 : 4;
+    size_t nmodels = tg_test_quick() && k_backends[b] != TG_BACKEND_HOST ? 1 : 4;
     for (size_t m = 0; m < nmodels; ++m)
       for (int kind = 0; kind < 2; ++kind) {
         if (kind == 1 && !tg_device_get_info(d)->images) continue;
@@ -349,7 +328,7 @@ static void device_failures_roll_back(void **state) {
     const char *csv = images ? "records/hand_landmark_lite.tex2.csv" : "records/hand_landmark_lite.buffer.csv";
     for (int pol = 0; pol < TG_POOL_POLICY_COUNT; ++pol) {
       int failed = 1;
-      uint64_t step = (quick() || k_backends[b] != TG_BACKEND_HOST) ? 7 : 1;
+      uint64_t step = (tg_test_quick() || k_backends[b] != TG_BACKEND_HOST) ? 7 : 1;
       for (uint64_t at = 1; failed; at += (at < 8 ? 1 : step)) {
         tg_device *d = open_backend(k_backends[b], at);
         assert_non_null(d);
@@ -402,10 +381,7 @@ int main(int argc, char **argv) {
     k_backends[0] = kind;
     k_backend_count = 1;
   }
-#ifdef TG_TEST_ASAN
-  static const char *const keep[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"};
-  for (size_t i = 0; i < sizeof keep / sizeof keep[0]; ++i) (void)dlopen(keep[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-#endif
+  tg_test_keep_vulkan_loaded();
   if (argc >= 2) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(seed_004_on_every_device),

@@ -496,16 +496,9 @@ static void models_cli(void **state) {
   assert_int_equal(run_cli(args, out), 2);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(small_graph_with_fallbacks),
-      cmocka_unit_test(small_graph_fallback_chain),
-      cmocka_unit_test(policies_restrict_sharing),
-      cmocka_unit_test(usage_records_evaluate_their_own_storage),
-      cmocka_unit_test(allocation_failures_leak_nothing),
-      cmocka_unit_test(bad_arguments),
-      cmocka_unit_test(models_library),
-      cmocka_unit_test(models_cli),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(small_graph_with_fallbacks),
+             cmocka_unit_test(small_graph_fallback_chain),
+             cmocka_unit_test(policies_restrict_sharing),
+             cmocka_unit_test(usage_records_evaluate_their_own_storage),
+             cmocka_unit_test(allocation_failures_leak_nothing), cmocka_unit_test(bad_arguments),
+             cmocka_unit_test(models_library), cmocka_unit_test(models_cli))

@@ -48,11 +48,7 @@ static void parts_are_the_rows_plans(void **state) {
   size_t checked = 0, grouped = 0;
   for (int policy = 0; policy < TG_POLICY_COUNT; ++policy)
     for (int in_place = 0; in_place < 2; ++in_place) {
-      tg_evaluation_options opt;
-      memset(&opt, 0, sizeof opt);
-      opt.policy = (tg_policy)policy;
-      opt.limits = &limits;
-      opt.in_place = in_place;
+      tg_evaluation_options opt = {.policy = (tg_policy)policy, .limits = &limits, .in_place = in_place};
       tg_evaluation *ev = NULL;
       if (tg_evaluation_create_from_graph(g, &opt, NULL, &ev, &err) != TG_OK) fail_msg("%s", err.message);
       for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
@@ -131,9 +127,4 @@ static void parts_are_the_rows_plans(void **state) {
   tg_graph_destroy(g);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(parts_are_the_rows_plans),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(parts_are_the_rows_plans))

@@ -406,14 +406,8 @@ static void chromium_renders_charts(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(svg_is_well_formed_with_escaped_names),
-      cmocka_unit_test(svg_without_bound_or_names),
-      cmocka_unit_test(svg_rejects_mismatched_input),
-      cmocka_unit_test(csv_round_trips),
-      cmocka_unit_test(allocation_failures_leak_nothing),
-      cmocka_unit_test(chromium_renders_charts),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(svg_is_well_formed_with_escaped_names),
+             cmocka_unit_test(svg_without_bound_or_names),
+             cmocka_unit_test(svg_rejects_mismatched_input), cmocka_unit_test(csv_round_trips),
+             cmocka_unit_test(allocation_failures_leak_nothing),
+             cmocka_unit_test(chromium_renders_charts))

@@ -366,13 +366,7 @@ static void exact_equals_brute_force(void **state) {
     int plan_io = (int)tg_test_rng_range(&rng, 0, 3) == 0;
     prepared p;
     prepare(g, plan_io, &p);
-    brute b;
-    memset(&b, 0, sizeof b);
-    b.g = g;
-    b.lt = p.lt;
-    b.sizes = p.sizes;
-    b.n = g->op_count;
-    b.best = UINT64_MAX;
+    brute b = {.g = g, .lt = p.lt, .sizes = p.sizes, .n = g->op_count, .best = UINT64_MAX};
     for (size_t i = 0; i < 16; ++i) b.pos[i] = -1;
     brute_rec(&b, 0);
     total_orders += b.orders;
@@ -585,18 +579,13 @@ static void control_flow_keeps_its_order(void **state) {
 #endif
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(two_branches_halve_the_peak),
-      cmocka_unit_test(diamond),
-      cmocka_unit_test(chain_keeps_its_order),
-      cmocka_unit_test(errors),
-      cmocka_unit_test(exact_equals_brute_force),
-      cmocka_unit_test(heuristic_valid_and_never_worse),
-      cmocka_unit_test(exact_limits),
-      cmocka_unit_test(allocation_failures),
-      cmocka_unit_test(mediapipe_models),
-      cmocka_unit_test(control_flow_keeps_its_order),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(two_branches_halve_the_peak),
+             cmocka_unit_test(diamond),
+             cmocka_unit_test(chain_keeps_its_order),
+             cmocka_unit_test(errors),
+             cmocka_unit_test(exact_equals_brute_force),
+             cmocka_unit_test(heuristic_valid_and_never_worse),
+             cmocka_unit_test(exact_limits),
+             cmocka_unit_test(allocation_failures),
+             cmocka_unit_test(mediapipe_models),
+             cmocka_unit_test(control_flow_keeps_its_order))

@@ -1030,7 +1030,7 @@ static size_t check_relation_facts(const tg_share_relation *rel, const graph_rec
 static void random_dags(void **state) {
   (void)state;
   tg_test_rng rng = {20240611};
-  size_t dags = 5000, shared_pairs = 0, serial_edges = 0, vouched = 0;
+  size_t dags = tg_test_scale(1000, 1500, 5000), shared_pairs = 0, serial_edges = 0, vouched = 0;
   for (size_t it = 0; it < dags; ++it) {
     /* Mostly small graphs (fast, many shapes), some up to 300 ops. */
     size_t ops = (it % 50 == 0) ? tg_test_rng_range(&rng, 100, 300) : tg_test_rng_range(&rng, 1, 40);
@@ -1192,21 +1192,10 @@ static void public_models(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(diamond),
-      cmocka_unit_test(inception),
-      cmocka_unit_test(residual_chain),
-      cmocka_unit_test(two_heads),
-      cmocka_unit_test(io_records),
-      cmocka_unit_test(policy_names),
-      cmocka_unit_test(not_topological),
-      cmocka_unit_test(folded_constants),
-      cmocka_unit_test(empty_graph),
-      cmocka_unit_test(tflite_reallocation_graph),
-      cmocka_unit_test(allocation_failures),
-      cmocka_unit_test(random_dags),
-      cmocka_unit_test(public_models),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(diamond), cmocka_unit_test(inception),
+             cmocka_unit_test(residual_chain), cmocka_unit_test(two_heads),
+             cmocka_unit_test(io_records), cmocka_unit_test(policy_names),
+             cmocka_unit_test(not_topological), cmocka_unit_test(folded_constants),
+             cmocka_unit_test(empty_graph), cmocka_unit_test(tflite_reallocation_graph),
+             cmocka_unit_test(allocation_failures), cmocka_unit_test(random_dags),
+             cmocka_unit_test(public_models))

@@ -91,6 +91,14 @@ tg_record_set *tg_test_load_records(const char *relative) {
   return set;
 }
 
+const char *tg_test_cached_model(const char *file) {
+  static char buf[8][1024];
+  static int i;
+  i = (i + 1) % 8;
+  if (tg_test_model_path(buf[i], sizeof buf[i], file) == NULL) skip();
+  return buf[i];
+}
+
 int tg_test_in_ci(void) {
   const char *ci = getenv("CI");
   return ci != NULL && (strcmp(ci, "true") == 0 || strcmp(ci, "1") == 0);
@@ -119,6 +127,14 @@ int tg_test_same_plan(const tg_plan *a, const tg_plan *b) {
     return memcmp(a->offset_of, b->offset_of, a->record_count * sizeof *a->offset_of) == 0;
   return a->object_count == b->object_count &&
          memcmp(a->object_of, b->object_of, a->record_count * sizeof *a->object_of) == 0;
+}
+
+tg_plan *tg_test_one_object_plan(size_t count, uint32_t dims, tg_extent object) {
+  tg_plan *plan = NULL;
+  assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, dims, count, 1, NULL, &plan), TG_OK);
+  plan->object_sizes[0] = object;
+  assert_int_equal(tg_extent_volume(object, &plan->total), TG_OK);
+  return plan;
 }
 
 void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t dims,
@@ -391,4 +407,87 @@ uint64_t tg_test_limit_allowance_us(uint64_t limit_ms) {
 #endif
 #endif
   return limit_ms * 1100 + fixed_us;
+}
+
+void tg_test_expect(const cli_result *r, int code, const char *in_out, const char *in_err) {
+  if (r->code != code) fail_msg("exit %d, not %d; stderr: %s", r->code, code, r->err);
+  if (in_out && strstr(r->out, in_out) == NULL) fail_msg("stdout lacks '%s': %.2000s", in_out, r->out);
+  if (in_err && strstr(r->err, in_err) == NULL) fail_msg("stderr lacks '%s': %s", in_err, r->err);
+}
+
+void cli_expect(int code, const char *in_out, const char *in_err, const char *fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  cli_result r = cli("%s", args);
+  tg_test_expect(&r, code, in_out, in_err);
+  cli_free(&r);
+}
+
+int tg_test_backend_usable(const char *backend) {
+  char file[] = "/tmp/tg_probe_XXXXXX";
+  int fd = mkstemp(file);
+  assert_true(fd >= 0);
+  FILE *f = fdopen(fd, "w");
+  assert_non_null(f);
+  fputs("tensor x 1x1x1x4 float32 input\ntensor y 1x1x1x4 float32\ntensor z 1x1x1x4 float32 output\n"
+        "op ADD inputs=x outputs=y\nop ADD inputs=y outputs=z\n", f);
+  fclose(f);
+  cli_result r = cli("run %s --backend %s --json", file, backend);
+  unlink(file);
+  int ok = r.code == 0 && strstr(r.out, "\"corrupted_tensors\":0") != NULL;
+  if (!ok) {
+    if (tg_test_in_ci() || strcmp(backend, "host") == 0)
+      fail_msg("the %s backend does not run%s: %s", backend, tg_test_in_ci() ? " under CI" : "", r.err);
+    fprintf(stderr, "SKIPPING the %s backend: %s\n", backend, r.err);
+  }
+  cli_free(&r);
+  return ok;
+}
+
+const char *tg_test_data(const char *relative) {
+  static char buf[8][1024];
+  static int i;
+  i = (i + 1) % 8;
+  return tg_test_data_path(buf[i], sizeof buf[i], relative);
+}
+
+void tg_test_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "wb");
+  if (f == NULL) fail_msg("cannot write %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+double tg_test_json_number(const char *json, const char *key) {
+  char pat[128];
+  snprintf(pat, sizeof pat, "\"%s\":", key);
+  const char *p = json ? strstr(json, pat) : NULL;
+  if (p == NULL) fail_msg("JSON lacks %s: %.300s", key, json ? json : "(null)");
+  return strtod(p + strlen(pat), NULL);
+}
+
+static int env_set(const char *name) {
+  const char *v = getenv(name);
+  return v != NULL && *v != '\0' && strcmp(v, "0") != 0;
+}
+
+int tg_test_quick(void) { return env_set("TANGRAM_TEST_QUICK"); }
+
+int tg_test_deep(void) { return env_set("TANGRAM_TEST_DEEP"); }
+
+size_t tg_test_scale(size_t quick, size_t normal, size_t deep) {
+  return tg_test_deep() ? deep : tg_test_quick() ? quick : normal;
+}
+
+int tg_test_walk_step(const tg_failing_allocator *fa, tg_status st, tg_status done) {
+  assert_int_equal(fa->live_blocks, 0);
+  if (fa->failures == 0) {
+    assert_int_equal(st, done);
+    return 1;
+  }
+  assert_int_equal(st, TG_ERROR_OUT_OF_HOST_MEMORY);
+  return 0;
 }

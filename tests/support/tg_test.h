@@ -57,6 +57,10 @@ tg_record_set *tg_test_load_records(const char *relative);
  * model cache does not hold it. Under CI (CI=true) a missing model fails the test instead. */
 const char *tg_test_model_path(char *buf, size_t size, const char *file);
 
+/* The path of the cached model `file` in one of 8 rotating buffers (valid for the next 7 calls);
+ * the test is skipped when the cache does not hold it (under CI: fails, as tg_test_model_path). */
+const char *tg_test_cached_model(const char *file);
+
 /* 1 when running under CI (environment CI=true). */
 int tg_test_in_ci(void);
 
@@ -64,6 +68,11 @@ int tg_test_in_ci(void);
  * and 20 ms), with the fixed part scaled by 4 in a sanitizer build, where the steps that cannot
  * be interrupted run several times slower. Microseconds. */
 uint64_t tg_test_limit_allowance_us(uint64_t limit_ms);
+
+/* An objects plan of `count` records of `dims` dimensions, all in object 0 of extent
+ * `object` (its total the object's volume): what a test realises with skip_validation to
+ * share memory the planner would not. Fails the test when it cannot be made. */
+tg_plan *tg_test_one_object_plan(size_t count, uint32_t dims, tg_extent object);
 
 /* Run the validator on a plan and fail the test with its message if invalid. */
 void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t dims,
@@ -73,6 +82,11 @@ void tg_test_assert_valid(const tg_usage_record *records, size_t count, uint32_t
 /* 1 when two plans place every record the same (offsets, or objects and their count) with the
  * same total: what determinism tests compare. */
 int tg_test_same_plan(const tg_plan *a, const tg_plan *b);
+
+/* One run of a host-allocation fault walk ended with `st` under `fa`: nothing is left
+ * allocated; when no allocation failed the run must have returned `done` and the walk is over
+ * (returns 1), else it must have returned TG_ERROR_OUT_OF_HOST_MEMORY (returns 0). */
+int tg_test_walk_step(const tg_failing_allocator *fa, tg_status st, tg_status done);
 
 /* Plan with the 1st, 2nd, ... host allocation failing until a run makes no allocation fail:
  * every failing run must return TG_ERROR_OUT_OF_HOST_MEMORY with no plan, the last one TG_OK,
@@ -93,6 +107,13 @@ uint64_t tg_test_json_u64(const char *json, const char *key);
  * returns their count; the first `max` go to `out` (may be NULL), their sum to `*sum` (may be
  * NULL). */
 size_t tg_test_json_u64s(const char *json, const char *key, uint64_t *out, size_t max, uint64_t *sum);
+
+/* A test program's main(): runs the given cmocka_unit_test(...) entries as one group. */
+#define TG_TEST_MAIN(...)                                           \
+  int main(void) {                                                  \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                \
+    return cmocka_run_group_tests(tests, NULL, NULL);               \
+  }
 
 /* Three cmocka cases NAME_host, NAME_opencl and NAME_vulkan calling NAME("host"), ... */
 #define TG_TEST_ON_BACKENDS(name)                                   \
@@ -121,3 +142,38 @@ cli_result cli(const char *fmt, ...)
 #endif
     ;
 void cli_free(cli_result *r);
+
+/* The exit status is `code`, stdout holds `in_out` and stderr `in_err` (either may be NULL);
+ * otherwise the test fails, saying which and showing the output. */
+void tg_test_expect(const cli_result *r, int code, const char *in_out, const char *in_err);
+
+/* Run `tangram ARGS` (printf-style, as cli) and check the run as tg_test_expect does. */
+void cli_expect(int code, const char *in_out, const char *in_err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
+/* Does `backend` ("host", "opencl", "vulkan") run here? A two-op graph run through the CLI on
+ * it says. 0 outside CI with a SKIPPING line on stderr; under CI (CI=true), and for the host
+ * backend anywhere, an unusable backend fails the test. */
+int tg_test_backend_usable(const char *backend);
+
+/* The path of tests/data/`relative` in one of 8 rotating buffers (valid for the next 7 calls). */
+const char *tg_test_data(const char *relative);
+
+/* Write `text` to `path` (fails the test when it cannot). */
+void tg_test_write_file(const char *path, const char *text);
+
+/* The number after the first "KEY": in `json` as a double (fractions and exponents too); fails
+ * the test when the key is missing. */
+double tg_test_json_number(const char *json, const char *key);
+
+/* The test-size levels: TANGRAM_TEST_QUICK=1 (sanitizer, emulator and valgrind runs: the
+ * longest loops trimmed) and TANGRAM_TEST_DEEP=1 (scripts/test-deep.sh: long property runs
+ * at full size). Any value but empty or "0" counts as set. */
+int tg_test_quick(void);
+int tg_test_deep(void);
+/* The size of a long property run at the current level: `deep` under TANGRAM_TEST_DEEP=1
+ * (which wins when both are set), `quick` under TANGRAM_TEST_QUICK=1, else `normal`. */
+size_t tg_test_scale(size_t quick, size_t normal, size_t deep);

@@ -100,9 +100,4 @@ static void four_threads_share_a_pool(void **state) {
   tg_device_close(dev);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(four_threads_share_a_pool),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(four_threads_share_a_pool))

@@ -95,7 +95,4 @@ static void four_threads_plan_the_same(void **state) {
   for (int d = 0; d < 3; ++d) tg_record_set_destroy(sets[d]);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(four_threads_plan_the_same)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(four_threads_plan_the_same))

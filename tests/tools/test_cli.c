@@ -11,39 +11,16 @@
 
 
 
-static const char *data(const char *rel) {
-  static char buf[4][1024];
-  static int i;
-  i = (i + 1) % 4;
-  return tg_test_data_path(buf[i], sizeof buf[i], rel);
-}
-
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
-}
-
 static void usage_and_help(void **state) {
   (void)state;
 
-  cli_result r = cli("%s", "");
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "usage: tangram"));
-  cli_free(&r);
+  cli_expect(2, NULL, "usage: tangram", "%s", "");
   static const char *const cmds[] = {"plan", "run", "evaluate", "schedule"};
   for (int i = 0; i < 4; ++i) {
-    r = cli("%s --help", cmds[i]);
-    assert_int_equal(r.code, 0);
-    assert_non_null(strstr(r.out, "usage: tangram"));
-    cli_free(&r);
+    cli_expect(0, "usage: tangram", NULL, "%s --help", cmds[i]);
   }
-  r = cli("frobnicate");
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "unknown command 'frobnicate'"));
-  cli_free(&r);
-  r = cli("plan %s --strategy bogus", data("records/pose_landmark_lite.buffer.csv"));
+  cli_expect(2, NULL, "unknown command 'frobnicate'", "frobnicate");
+  cli_result r = cli("plan %s --strategy bogus", tg_test_data("records/pose_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "bogus"));
   assert_string_equal(r.out, "");
@@ -63,24 +40,21 @@ static void bad_input(void **state) {
       {"name,size,first,last\na,99999999999999999999,0,1\n", "too large"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-    write_file(path, cases[i].text);
+    tg_test_write_file(path, cases[i].text);
     cli_result r = cli("plan %s --json", path);
     assert_int_equal(r.code, 2);
     if (strstr(r.err, cases[i].message) == NULL) fail_msg("stderr '%s' lacks '%s'", r.err, cases[i].message);
     assert_string_equal(r.out, "");
     cli_free(&r);
   }
-  cli_result r = cli("plan /nonexistent/records.csv");
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "/nonexistent/records.csv"));
-  cli_free(&r);
+  cli_expect(2, NULL, "/nonexistent/records.csv", "plan /nonexistent/records.csv");
   remove(path);
 }
 
 /* `plan --json`: exactly one JSON object with the documented keys and per-record arrays. */
 static void plan_json_contract(void **state) {
   (void)state;
-  cli_result r = cli("plan %s --json", data("records/face_detection_short_range.buffer.csv"));
+  cli_result r = cli("plan %s --json", tg_test_data("records/face_detection_short_range.buffer.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   static const char *const keys[] = {"\"records\":88", "\"dims\":1", "\"mode\":\"objects\"", "\"naive\":",
@@ -91,14 +65,14 @@ static void plan_json_contract(void **state) {
     if (strstr(r.out, keys[i]) == NULL) fail_msg("JSON lacks %s", keys[i]);
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
-  r = cli("plan %s --mode offsets --alignment 128 --json", data("records/face_detection_short_range.buffer.csv"));
+  r = cli("plan %s --mode offsets --alignment 128 --json", tg_test_data("records/face_detection_short_range.buffer.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"offset_of\":["));
   assert_non_null(strstr(r.out, "\"fit\":\"first\""));
   assert_non_null(strstr(r.out, "\"alignment\":128"));
   cli_free(&r);
-  r = cli("plan %s --strategy greedy-in-order --json", data("records/hand_landmark_lite.tex3.csv"));
+  r = cli("plan %s --strategy greedy-in-order --json", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"dims\":3"));
@@ -108,48 +82,33 @@ static void plan_json_contract(void **state) {
   assert_non_null(strstr(r.out, "\"positional_max\":288512"));
   assert_non_null(strstr(r.out, "\"shape_bound\":401408"));
   cli_free(&r);
-  r = cli("plan %s --strategy greedy-in-order", data("records/hand_landmark_lite.tex3.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "shape-aware bound 401408 texels"));
-  cli_free(&r);
+  cli_expect(0, "shape-aware bound 401408 texels", NULL, "plan %s --strategy greedy-in-order", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   /* The subset bound: 537040 texels, which `best` with a search reaches (so that plan is
    * optimal); only for objects plans. */
   r = cli("plan %s --strategy best --time-limit 100 --subset-bound --json",
-          data("records/hand_landmark_lite.tex3.csv"));
+          tg_test_data("records/hand_landmark_lite.tex3.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"subset_bound\":537040"));
   assert_non_null(strstr(r.out, "\"total\":537040"));
   cli_free(&r);
-  r = cli("plan %s --strategy best --subset-bound", data("records/hand_landmark_lite.tex3.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "subset bound 537040 texels"));
-  cli_free(&r);
-  r = cli("plan %s --mode offsets --subset-bound", data("records/hand_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--subset-bound"));
-  cli_free(&r);
+  cli_expect(0, "subset bound 537040 texels", NULL, "plan %s --strategy best --subset-bound", tg_test_data("records/hand_landmark_lite.tex3.csv"));
+  cli_expect(2, NULL, "--subset-bound", "plan %s --mode offsets --subset-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   /* The LP bound: 143744 texels on face_detection_short_range's 3D textures, where the shape
    * and subset bounds stop at 119808 and 136704; best reaches it (so the plan is optimal). */
   r = cli("plan %s --strategy best --time-limit 2000 --lp-bound --json",
-          data("records/face_detection_short_range.tex3.csv"));
+          tg_test_data("records/face_detection_short_range.tex3.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"lp_bound\":143744"));
   assert_non_null(strstr(r.out, "\"total\":143744"));
   cli_free(&r);
-  r = cli("plan %s --strategy greedy-in-order --lp-bound", data("records/face_detection_short_range.tex3.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "LP bound 143744 texels"));
-  cli_free(&r);
-  r = cli("plan %s --mode offsets --lp-bound", data("records/hand_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--lp-bound"));
-  cli_free(&r);
+  cli_expect(0, "LP bound 143744 texels", NULL, "plan %s --strategy greedy-in-order --lp-bound", tg_test_data("records/face_detection_short_range.tex3.csv"));
+  cli_expect(2, NULL, "--lp-bound", "plan %s --mode offsets --lp-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   /* Offsets: each result's lower bound and its source. Two 3-byte records that meet, offsets
    * multiples of 4: peak-live 6 (the top-level lower_bound, unchanged), the subset-exact bound
    * 7, which the plans meet; --exact proves 7. */
-  write_file("bound_offsets.csv", "name,size,first,last\nA,3,0,1\nB,3,1,2\n");
+  tg_test_write_file("bound_offsets.csv", "name,size,first,last\nA,3,0,1\nB,3,1,2\n");
   r = cli("plan bound_offsets.csv --mode offsets --alignment 4 --exact --json");
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
@@ -158,28 +117,21 @@ static void plan_json_contract(void **state) {
   assert_non_null(strstr(r.out, "\"proved_optimal\":true"));
   assert_null(strstr(r.out, "\"source\":\"peak-live\""));
   cli_free(&r);
-  r = cli("plan %s --mode offsets --json", data("records/hand_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}"));
-  cli_free(&r);
-  r = cli("evaluate %s --json", data("records/hand_landmark_lite.buffer.csv"));
+  cli_expect(0, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}", NULL, "plan %s --mode offsets --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
+  r = cli("evaluate %s --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}"));
   cli_free(&r);
   remove("bound_offsets.csv");
   /* Textures have no offsets mode of their own. */
-  r = cli("plan %s --mode offsets", data("records/hand_landmark_lite.tex2.csv"));
-  assert_int_equal(r.code, 2);
-  cli_free(&r);
+  cli_expect(2, NULL, NULL, "plan %s --mode offsets", tg_test_data("records/hand_landmark_lite.tex2.csv"));
 }
 
 static void plan_csv_out(void **state) {
   (void)state;
-  cli_result r = cli("plan %s --mode offsets --strategy best --csv-out /tmp/tg_cli_plan.csv",
-                     data("records/selfie_segmentation.buffer.csv"));
-  assert_int_equal(r.code, 0);
-  cli_free(&r);
+  cli_expect(0, NULL, NULL, "plan %s --mode offsets --strategy best --csv-out /tmp/tg_cli_plan.csv",
+                     tg_test_data("records/selfie_segmentation.buffer.csv"));
   FILE *f = fopen("/tmp/tg_cli_plan.csv", "rb");
   assert_non_null(f);
   char line[4096];
@@ -195,8 +147,7 @@ static void plan_csv_out(void **state) {
 /* Models: plan with a storage and every policy; JSON carries what lets anyone check safety. */
 static void plan_model_policies(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "selfie_segmentation.tflite")) skip();
+  const char *model = tg_test_cached_model("selfie_segmentation.tflite");
   cli_result r = cli("plan %s --storage texture_2d --policy all --json", model);
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
@@ -207,17 +158,13 @@ static void plan_model_policies(void **state) {
     if (strstr(r.out, keys[i]) == NULL) fail_msg("JSON lacks %s", keys[i]);
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
-  r = cli("plan %s --policy parallel-safe", data("records/pose_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "needs a model"));
-  cli_free(&r);
+  cli_expect(2, NULL, "needs a model", "plan %s --policy parallel-safe", tg_test_data("records/pose_landmark_lite.buffer.csv"));
 }
 
 /* The main job on the host backend, with the documented JSON keys. */
 static void run_json_contract(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result r = cli("run %s --backend host --json", model);
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
@@ -244,8 +191,7 @@ static void run_json_contract(void **state) {
 /* A budget nothing fits: a clear error with what is needed and available, exit 1. */
 static void run_budget(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result r = cli("run %s --backend host --budget 64K", model);
   assert_int_equal(r.code, 1);
   assert_non_null(strstr(r.err, "the budget is 65536"));
@@ -262,14 +208,10 @@ static void run_budget(void **state) {
  * nothing to verify for them, and must not report them corrupted (it once did). */
 static void run_plan_io(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "hand_landmark_lite.tflite")) skip();
+  const char *model = tg_test_cached_model("hand_landmark_lite.tflite");
   const char *modes[] = {"objects", "offsets"};
   for (int m = 0; m < 2; ++m) {
-    cli_result r = cli("run %s --backend host --plan-io --mode %s --json", model, modes[m]);
-    assert_int_equal(r.code, 0);
-    assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
-    cli_free(&r);
+    cli_expect(0, "\"corrupted_tensors\":0", NULL, "run %s --backend host --plan-io --mode %s --json", model, modes[m]);
   }
 }
 
@@ -288,25 +230,19 @@ static void run_texel_records(void **state) {
     assert_null(strstr(r.out, "\"storage\":\"buffer\""));
     cli_free(&r);
   }
-  cli_result r = cli("run %s --backend host --storage buffer", tg_test_data_path(path, sizeof path, files[0]));
-  assert_int_equal(r.code, 1);
-  assert_non_null(strstr(r.err, "2D texel extents, which buffer cannot hold"));
-  cli_free(&r);
+  cli_expect(1, NULL, "2D texel extents, which buffer cannot hold", "run %s --backend host --storage buffer", tg_test_data_path(path, sizeof path, files[0]));
 }
 
 /* Out of order: a serial plan without its reuse edges is refused; parallel-safe needs none. */
 static void run_out_of_order(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "selfie_segmentation.tflite")) skip();
+  const char *model = tg_test_cached_model("selfie_segmentation.tflite");
   cli_result r = cli("run %s --backend host --policy parallel-safe --out-of-order --json", model);
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
   assert_non_null(strstr(r.out, "\"reuse_edges\":0"));
   cli_free(&r);
-  r = cli("run %s --backend host --policy serial --out-of-order --json", model);
-  assert_int_equal(r.code, 0);
-  cli_free(&r);
+  cli_expect(0, NULL, NULL, "run %s --backend host --policy serial --out-of-order --json", model);
   r = cli("run %s --backend host --policy serial --out-of-order --no-reuse-edges", model);
   if (r.code == 0 && strstr(r.out, "reuse_edges\":0")) {
     /* No reuse edge needed on this model: nothing to refuse. */
@@ -321,7 +257,7 @@ static void run_out_of_order(void **state) {
 static void host_allocation_failures(void **state) {
   (void)state;
   const char *path = "/tmp/tg_cli_small.csv";
-  write_file(path, "name,size,first,last\na,32,0,1\nb,32,1,4\nc,8,2,5\nd,16,3,5\ne,8,4,5\n"
+  tg_test_write_file(path, "name,size,first,last\na,32,0,1\nb,32,1,4\nc,8,2,5\nd,16,3,5\ne,8,4,5\n"
                    "f,64,5,7\ng,8,6,8\nh,8,7,8\ni,16,8,9\n");
   int n;
   for (n = 1; n < 5000; ++n) {
@@ -375,20 +311,10 @@ static void runner_reruns_only_sanitizer_self_failures(void **state) {
   assert_int_equal(tg_test_run(cmd, NULL, 0, NULL, 0), 0);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(runner_reruns_only_sanitizer_self_failures),
-      cmocka_unit_test(usage_and_help),
-      cmocka_unit_test(bad_input),
-      cmocka_unit_test(plan_json_contract),
-      cmocka_unit_test(plan_csv_out),
-      cmocka_unit_test(plan_model_policies),
-      cmocka_unit_test(run_json_contract),
-      cmocka_unit_test(run_budget),
-      cmocka_unit_test(run_out_of_order),
-      cmocka_unit_test(run_plan_io),
-      cmocka_unit_test(run_texel_records),
-      cmocka_unit_test(host_allocation_failures),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(runner_reruns_only_sanitizer_self_failures),
+             cmocka_unit_test(usage_and_help), cmocka_unit_test(bad_input),
+             cmocka_unit_test(plan_json_contract), cmocka_unit_test(plan_csv_out),
+             cmocka_unit_test(plan_model_policies), cmocka_unit_test(run_json_contract),
+             cmocka_unit_test(run_budget), cmocka_unit_test(run_out_of_order),
+             cmocka_unit_test(run_plan_io), cmocka_unit_test(run_texel_records),
+             cmocka_unit_test(host_allocation_failures))

@@ -196,27 +196,14 @@ static void tflite_hostile_subgraphs(void **state) {
 
 #ifdef TANGRAM_HAVE_ONNX
 
-static const char *data(const char *name) {
-  static char buf[4][1024];
-  static int i;
-  i = (i + 1) % 4;
-  return tg_test_data_path(buf[i], sizeof buf[i], name);
-}
-
-static void expect(const cli_result *r, int code, const char *in_out, const char *in_err) {
-  if (r->code != code) fail_msg("exit %d, not %d; stderr: %s", r->code, code, r->err);
-  if (in_out && strstr(r->out, in_out) == NULL) fail_msg("stdout lacks '%s': %.2000s", in_out, r->out);
-  if (in_err && strstr(r->err, in_err) == NULL) fail_msg("stderr lacks '%s': %s", in_err, r->err);
-}
-
 /* Plan (JSON, every strategy validated) and run with every branch and the given iteration
  * counts: on the host always, on the GPU backends when `gpu` (one run per branch: each run
  * there costs a kernel build). `shape` may be empty. */
 static void plan_and_run(const char *path, const char *shape, const char *subgraph, const int *iterations,
                          size_t n_iterations, int gpu) {
   cli_result r = cli("plan %s %s --json", path, shape);
-  expect(&r, 0, "\"subgraph_of\":[", NULL);
-  if (subgraph) expect(&r, 0, subgraph, NULL);
+  tg_test_expect(&r, 0, "\"subgraph_of\":[", NULL);
+  if (subgraph) tg_test_expect(&r, 0, subgraph, NULL);
   assert_true(tg_test_json_valid(r.out));
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
@@ -232,7 +219,7 @@ static void plan_and_run(const char *path, const char *shape, const char *subgra
           cli_free(&r);
           goto next_backend;
         }
-        expect(&r, 0, "\"corrupted_tensors\":0", NULL);
+        tg_test_expect(&r, 0, "\"corrupted_tensors\":0", NULL);
         cli_free(&r);
       }
   next_backend:;
@@ -241,18 +228,18 @@ static void plan_and_run(const char *path, const char *shape, const char *subgra
 static void hand_made_models(void **state) {
   (void)state;
   static const int its[] = {0, 1, 3};
-  int gpu = getenv("TANGRAM_TEST_QUICK") == NULL;
-  plan_and_run(data("onnx/control_flow/loop.onnx"), "", "\"node 2.body\"", its, 3, gpu);
-  plan_and_run(data("onnx/control_flow/scan.onnx"), "", "\"node 1.body\"", its, 3, 0);
-  plan_and_run(data("onnx/control_flow/if_nested.onnx"), "", "\"node 3.then_branch/node 1.else_branch\"", its, 1,
+  int gpu = !tg_test_quick();
+  plan_and_run(tg_test_data("onnx/control_flow/loop.onnx"), "", "\"node 2.body\"", its, 3, gpu);
+  plan_and_run(tg_test_data("onnx/control_flow/scan.onnx"), "", "\"node 1.body\"", its, 3, 0);
+  plan_and_run(tg_test_data("onnx/control_flow/if_nested.onnx"), "", "\"node 3.then_branch/node 1.else_branch\"", its, 1,
                gpu);
   /* The layout: Loop writes the body's carried input and the stacked output, Loop.iteration
    * (in the body) the iteration number and condition, Loop.end the final value. */
-  cli_result r = cli("plan %s --json", data("onnx/control_flow/loop.onnx"));
-  expect(&r, 0, "\"tensors\":15,\"ops\":10,", NULL);
+  cli_result r = cli("plan %s --json", tg_test_data("onnx/control_flow/loop.onnx"));
+  tg_test_expect(&r, 0, "\"tensors\":15,\"ops\":10,", NULL);
   cli_free(&r);
-  r = cli("plan %s", data("onnx/control_flow/loop.onnx"));
-  expect(&r, 0, "node 2.body                              body         5        7", NULL);
+  r = cli("plan %s", tg_test_data("onnx/control_flow/loop.onnx"));
+  tg_test_expect(&r, 0, "node 2.body                              body         5        7", NULL);
   cli_free(&r);
 }
 
@@ -266,15 +253,15 @@ static void hostile_subgraphs(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     char rel[128];
     snprintf(rel, sizeof rel, "onnx/control_flow/%s.onnx", bad[i].file);
-    cli_result r = cli("plan %s", data(rel));
-    expect(&r, 2, NULL, bad[i].message);
+    cli_result r = cli("plan %s", tg_test_data(rel));
+    tg_test_expect(&r, 2, NULL, bad[i].message);
     cli_free(&r);
-    r = cli("run %s --backend host", data(rel));
-    expect(&r, 2, NULL, bad[i].message);
+    r = cli("run %s --backend host", tg_test_data(rel));
+    tg_test_expect(&r, 2, NULL, bad[i].message);
     cli_free(&r);
   }
-  cli_result r = cli("run %s --backend host --branch x", data("onnx/control_flow/loop.onnx"));
-  expect(&r, 2, NULL, "--branch takes a count");
+  cli_result r = cli("run %s --backend host --branch x", tg_test_data("onnx/control_flow/loop.onnx"));
+  tg_test_expect(&r, 2, NULL, "--branch takes a count");
   cli_free(&r);
 }
 
@@ -309,7 +296,7 @@ static void openwakeword_models(void **state) {
       {"weather_v0.1.tflite", {""}, NULL},
   };
   static const int its[] = {2};
-  int quick = getenv("TANGRAM_TEST_QUICK") != NULL;
+  int quick = tg_test_quick();
   for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m) {
     char rel[128], path[1024];
     snprintf(rel, sizeof rel, "openwakeword/%s", models[m].file);
@@ -321,25 +308,12 @@ static void openwakeword_models(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(tflite_while_and_if),
-      cmocka_unit_test(tflite_hostile_subgraphs),
-      cmocka_unit_test(hand_made_models),
-      cmocka_unit_test(hostile_subgraphs),
-      cmocka_unit_test(openwakeword_models),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(tflite_while_and_if), cmocka_unit_test(tflite_hostile_subgraphs),
+             cmocka_unit_test(hand_made_models), cmocka_unit_test(hostile_subgraphs),
+             cmocka_unit_test(openwakeword_models))
 
 #else
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(tflite_while_and_if),
-      cmocka_unit_test(tflite_hostile_subgraphs),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(tflite_while_and_if), cmocka_unit_test(tflite_hostile_subgraphs))
 
 #endif

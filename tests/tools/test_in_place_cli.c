@@ -8,18 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The number after `"key":` in `text` (the first occurrence after `from`), or -1. */
-static long long number_after(const char *text, const char *key) {
-  char pat[128];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(text, pat);
-  return p ? strtoll(p + strlen(pat), NULL, 10) : -1;
-}
-
 static void plan_json(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "selfie_segmentation.tflite")) skip();
+  const char *model = tg_test_cached_model("selfie_segmentation.tflite");
   cli_result a = cli("plan %s --mode offsets --strategy best --time-limit 200 --json", model);
   cli_result b = cli("plan %s --mode offsets --strategy best --time-limit 200 --in-place --json", model);
   assert_int_equal(a.code, 0);
@@ -29,31 +20,26 @@ static void plan_json(void **state) {
   assert_non_null(strstr(b.out, "\"in_place\":[{\"op\":"));
   assert_non_null(strstr(b.out, "\"in_place_candidates\":64"));
   /* Each pair names records: the first pair's output is born at its op (producer_of). */
-  const long long without = number_after(strstr(a.out, "\"results\""), "total");
-  const long long with = number_after(strstr(b.out, "\"results\""), "total");
+  const uint64_t without = tg_test_json_u64(strstr(a.out, "\"results\""), "total");
+  const uint64_t with = tg_test_json_u64(strstr(b.out, "\"results\""), "total");
   assert_true(with > 0 && with <= without);
   assert_int_equal(with, 3145792); /* the in-place peak of live bytes: 0.857x */
-  assert_int_equal(number_after(b.out, "lower_bound"), 3145792);
+  assert_int_equal(tg_test_json_u64(b.out, "lower_bound"), 3145792);
   cli_free(&a);
   cli_free(&b);
   /* Views are marked: the ONNX recognizer's Reshape/Flatten outputs. */
-  if (tg_test_model_path(model, sizeof model, "ch_ppocr_mobile_v2.0_cls_infer.onnx")) {
-    cli_result c = cli("plan %s --input-shape x:1x3x48x192 --mode offsets --strategy best --time-limit 200 "
-                       "--in-place --json", model);
-    assert_int_equal(c.code, 0);
-    assert_non_null(strstr(c.out, ",\"view\":true}"));
-    cli_free(&c);
+  char cls[1024];
+  if (tg_test_model_path(cls, sizeof cls, "ch_ppocr_mobile_v2.0_cls_infer.onnx")) {
+    cli_expect(0, ",\"view\":true}", NULL, "plan %s --input-shape x:1x3x48x192 --mode offsets --strategy best --time-limit 200 "
+                       "--in-place --json", cls);
   }
   /* Heterogeneous plans do not take pairs. */
-  cli_result d = cli("plan %s --in-place --place auto", model);
-  assert_int_equal(d.code, 2);
-  cli_free(&d);
+  cli_expect(2, NULL, NULL, "plan %s --in-place --place auto", model);
 }
 
 static void evaluate_and_run(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result e = cli("evaluate %s --json", model);
   assert_int_equal(e.code, 0);
   assert_non_null(strstr(e.out, "\"in_place_enabled\":false"));
@@ -73,7 +59,7 @@ static void evaluate_and_run(void **state) {
     assert_int_equal(r.code, 0);
     assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
     assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":"));
-    assert_int_equal(number_after(r.out, "planned_bytes"), 1310720); /* 0.952x of 1376256 */
+    assert_int_equal(tg_test_json_u64(r.out, "planned_bytes"), 1310720); /* 0.952x of 1376256 */
     cli_free(&r);
   }
 }
@@ -82,8 +68,7 @@ static void evaluate_and_run(void **state) {
  * keep only the views there; Vulkan and the host keep the elementwise pairs. */
 static void opencl_images_keep_views_only(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   static const char *const storages[] = {"image_buffer", "texture_2d"};
   static const char *const backends[] = {"host", "opencl", "vulkan"};
   for (size_t s = 0; s < 2; ++s)
@@ -110,11 +95,5 @@ static void opencl_images_keep_views_only(void **state) {
     }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(plan_json),
-      cmocka_unit_test(evaluate_and_run),
-      cmocka_unit_test(opencl_images_keep_views_only),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(plan_json), cmocka_unit_test(evaluate_and_run),
+             cmocka_unit_test(opencl_images_keep_views_only))

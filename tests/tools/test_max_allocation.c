@@ -10,17 +10,6 @@
 #include <string.h>
 #include <unistd.h>
 
-static int backend_runs(const char *backend, const char *model) {
-  cli_result r = cli("run %s --backend %s --json", model, backend);
-  int ok = r.code == 0 && strstr(r.out, "\"corrupted_tensors\":0") != NULL;
-  cli_free(&r);
-  if (!ok) {
-    if (strcmp(backend, "host") == 0 || tg_test_in_ci()) fail_msg("backend %s does not run", backend);
-    fprintf(stderr, "SKIPPING: the %s backend is not available here\n", backend);
-  }
-  return ok;
-}
-
 /* A realised run: several arenas, one allocation each, 0 corrupted; returns the arena count. */
 static size_t check_run(const cli_result *r, const char *what) {
   if (r->code != 0) fail_msg("%s: exit %d: %s", what, r->code, r->err);
@@ -37,9 +26,8 @@ static size_t check_run(const cli_result *r, const char *what) {
 }
 
 static void runs_on(const char *backend) {
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
-  if (!backend_runs(backend, model)) return;
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
+  if (!tg_test_backend_usable(backend)) return;
   char what[256];
   snprintf(what, sizeof what, "%s offsets 1M", backend);
   cli_result r = cli("run %s --backend %s --mode offsets --max-allocation 1M --json", model, backend);
@@ -64,10 +52,7 @@ static void runs_on(const char *backend) {
   assert_int_equal(tg_test_json_u64(r.out, "planned_bytes"), tg_test_json_u64(strstr(p.out, "\"saved\":"), "total"));
   cli_free(&r);
   /* A smaller cap than the file's arenas need: exit 2, naming the cap. */
-  r = cli("run %s --plan %s --backend %s --max-allocation 500K", model, file, backend);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "allocation cap: arena 0 of the plan takes"));
-  cli_free(&r);
+  cli_expect(2, NULL, "allocation cap: arena 0 of the plan takes", "run %s --plan %s --backend %s --max-allocation 500K", model, file, backend);
   cli_free(&p);
   remove(file);
 }
@@ -77,8 +62,7 @@ TG_TEST_ON_BACKENDS(runs_on)
 /* plan --json: arenas and arena_of per result; the arena bound; the text table. */
 static void plan_reports_arenas(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "pose_landmark_lite.tflite")) skip();
+  const char *model = tg_test_cached_model("pose_landmark_lite.tflite");
   cli_result r = cli("plan %s --mode offsets --strategy greedy-by-size --max-allocation 3M --json", model);
   if (r.code != 0) fail_msg("plan: exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
@@ -92,17 +76,13 @@ static void plan_reports_arenas(void **state) {
   size_t records = tg_test_json_u64(r.out, "records");
   assert_int_equal(tg_test_json_u64s(strstr(r.out, "\"results\":"), "arena_of", NULL, 0, NULL), records);
   cli_free(&r);
-  r = cli("plan %s --mode offsets --max-allocation 3M", model);
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "allocation cap 3145728 bytes: at least 3 arenas"));
-  cli_free(&r);
+  cli_expect(0, "allocation cap 3145728 bytes: at least 3 arenas", NULL, "plan %s --mode offsets --max-allocation 3M", model);
 }
 
 /* Bad caps: exit 2 with the reason, on every command. */
 static void bad_caps(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   static const char *const commands[] = {"plan", "evaluate", "run"};
   static const struct {
     const char *value, *words;
@@ -139,13 +119,6 @@ static void bad_caps(void **state) {
   cli_free(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(bad_caps),
-      cmocka_unit_test(plan_reports_arenas),
-      cmocka_unit_test(runs_on_host),
-      cmocka_unit_test(runs_on_opencl),
-      cmocka_unit_test(runs_on_vulkan),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(bad_caps), cmocka_unit_test(plan_reports_arenas),
+             cmocka_unit_test(runs_on_host), cmocka_unit_test(runs_on_opencl),
+             cmocka_unit_test(runs_on_vulkan))

@@ -19,17 +19,11 @@ static const char *seed(const char *name) {
   return buf[i];
 }
 
-static void expect(const cli_result *r, int code, const char *in_out, const char *in_err) {
-  if (r->code != code) fail_msg("exit %d, not %d; stderr: %s", r->code, code, r->err);
-  if (in_out && strstr(r->out, in_out) == NULL) fail_msg("stdout lacks '%s': %.2000s", in_out, r->out);
-  if (in_err && strstr(r->err, in_err) == NULL) fail_msg("stderr lacks '%s': %s", in_err, r->err);
-}
-
 static void input_shape_option(void **state) {
   (void)state;
   const char *cls = seed("cls_whole"); /* input x: 1x3x48x64 in the file */
   cli_result r = cli("plan %s --input-shape x:1x3x48x64 --strategy best --json", cls);
-  expect(&r, 0, "\"shape_of\":[[1,8,24,32],", NULL);
+  tg_test_expect(&r, 0, "\"shape_of\":[[1,8,24,32],", NULL);
   assert_true(tg_test_json_valid(r.out));
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
@@ -49,20 +43,20 @@ static void input_shape_option(void **state) {
     for (int cmd = 0; cmd < 4; ++cmd) {
       static const char *const cmds[] = {"plan", "evaluate", "schedule", "run --backend host"};
       r = cli("%s %s --input-shape '%s'", cmds[cmd], cls, bad[i].arg);
-      expect(&r, 2, NULL, bad[i].message);
+      tg_test_expect(&r, 2, NULL, bad[i].message);
       assert_string_equal(r.out, "");
       cli_free(&r);
     }
   r = cli("plan %s --input-shape x:1x3x48x64 --input-shape x:1x3x48x64", cls);
-  expect(&r, 2, NULL, "input 'x' is given twice");
+  tg_test_expect(&r, 2, NULL, "input 'x' is given twice");
   cli_free(&r);
   char csv[1024];
   tg_test_data_path(csv, sizeof csv, "records/pose_landmark_lite.buffer.csv");
   r = cli("plan %s --input-shape x:1x2", csv);
-  expect(&r, 2, NULL, "holds usage records, which have no inputs to give shapes to");
+  tg_test_expect(&r, 2, NULL, "holds usage records, which have no inputs to give shapes to");
   cli_free(&r);
   r = cli("plan --help");
-  expect(&r, 0, "--input-shape NAME:DxDx...", NULL);
+  tg_test_expect(&r, 0, "--input-shape NAME:DxDx...", NULL);
   cli_free(&r);
 }
 
@@ -71,25 +65,25 @@ static void every_command_reads_onnx(void **state) {
   (void)state;
   const char *rec = seed("rec_attention"), *det = seed("det_neck_head");
   cli_result r = cli("evaluate %s --json", rec);
-  expect(&r, 0, "\"best_per_storage\"", NULL);
+  tg_test_expect(&r, 0, "\"best_per_storage\"", NULL);
   assert_true(tg_test_json_valid(r.out));
   cli_free(&r);
   r = cli("schedule %s --policy parallel-safe --json", det);
-  expect(&r, 0, "\"waves\"", NULL);
+  tg_test_expect(&r, 0, "\"waves\"", NULL);
   assert_true(tg_test_json_valid(r.out));
   cli_free(&r);
   r = cli("plan %s --storage texture_2d --policy all --json", det);
-  expect(&r, 0, "\"shape_of\":[[", NULL);
+  tg_test_expect(&r, 0, "\"shape_of\":[[", NULL);
   assert_true(tg_test_json_valid(r.out));
   cli_free(&r);
   r = cli("plan %s --reorder --mode offsets --json", rec);
-  expect(&r, 0, "\"reorder\"", NULL);
+  tg_test_expect(&r, 0, "\"reorder\"", NULL);
   cli_free(&r);
   /* A .tflite model's shapes are NHWC: the face detector's input is 1x128x128x3. */
   char face[1024];
   if (tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) {
     r = cli("plan %s --plan-io --strategy naive --json", face);
-    expect(&r, 0, "\"shape_of\":[[1,128,128,3]", NULL);
+    tg_test_expect(&r, 0, "\"shape_of\":[[1,128,128,3]", NULL);
     cli_free(&r);
   }
 }
@@ -106,7 +100,7 @@ static void run_on_every_backend(void **state) {
         cli_free(&r);
         break;
       }
-      expect(&r, 0, "\"corrupted_tensors\":0", NULL);
+      tg_test_expect(&r, 0, "\"corrupted_tensors\":0", NULL);
       assert_non_null(strstr(r.out, "\"shape_of\":[[1,8,24,32]"));
       assert_true(tg_test_json_valid(r.out));
       cli_free(&r);
@@ -124,20 +118,20 @@ static void real_models(void **state) {
   static const char *const cmds[] = {"plan", "evaluate", "schedule", "run --backend host"};
   for (int c = 0; c < 4; ++c) {
     cli_result r = cli("%s %s", cmds[c], det);
-    expect(&r, 2, NULL, "input 'x' (?x3x?x?): dynamic dimensions 0 ('p2o.DynamicDimension.0')");
+    tg_test_expect(&r, 2, NULL, "input 'x' (?x3x?x?): dynamic dimensions 0 ('p2o.DynamicDimension.0')");
     assert_non_null(strstr(r.err, "--input-shape x:?x3x?x?"));
     cli_free(&r);
     r = cli("%s %s --input-shape x:1x3x48x192", cmds[c], cls);
-    expect(&r, 0, NULL, NULL);
+    tg_test_expect(&r, 0, NULL, NULL);
     cli_free(&r);
   }
   cli_result r = cli("plan %s --input-shape x:1x3x640x640 --strategy best --json", det);
-  expect(&r, 0, "\"tensors\":673,\"ops\":330", NULL);
+  tg_test_expect(&r, 0, "\"tensors\":673,\"ops\":330", NULL);
   assert_non_null(strstr(r.out, "\"records\":329"));
   assert_non_null(strstr(r.out, "\"shape_of\":[[1,16,320,320]"));
   cli_free(&r);
   r = cli("run %s --input-shape x:1x3x640x640 --backend host --json", det);
-  expect(&r, 0, "\"corrupted_tensors\":0", NULL);
+  tg_test_expect(&r, 0, "\"corrupted_tensors\":0", NULL);
   cli_free(&r);
 }
 
@@ -151,41 +145,41 @@ static void inputs_and_assumed_shapes(void **state) {
       tg_test_model_path(mel, sizeof mel, "openwakeword/melspectrogram.onnx") == NULL)
     skip();
   cli_result r = cli("inputs %s", det);
-  expect(&r, 0, "needs --input-shape x:?x3x?x?", NULL);
+  tg_test_expect(&r, 0, "needs --input-shape x:?x3x?x?", NULL);
   cli_free(&r);
   r = cli("inputs %s --json", det);
-  expect(&r, 0, "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[-1,3,-1,-1],\"dynamic\":[0,2,3]", NULL);
+  tg_test_expect(&r, 0, "\"inputs\":[{\"name\":\"x\",\"dtype\":\"float32\",\"shape\":[-1,3,-1,-1],\"dynamic\":[0,2,3]", NULL);
   assert_non_null(strstr(r.out, "\"needs_shape\":true"));
   assert_true(tg_test_json_valid(r.out));
   cli_free(&r);
   r = cli("inputs %s --json", mel);
-  expect(&r, 0, "\"dim_names\":{\"0\":\"batch_size\",\"1\":\"samples\"}", NULL);
+  tg_test_expect(&r, 0, "\"dim_names\":{\"0\":\"batch_size\",\"1\":\"samples\"}", NULL);
   cli_free(&r);
   r = cli("inputs %s", emb);
-  expect(&r, 0, "1x76x32x1", NULL);
+  tg_test_expect(&r, 0, "1x76x32x1", NULL);
   assert_null(strstr(r.out, "needs --input-shape"));
   cli_free(&r);
   static const char *const cmds[] = {"plan", "evaluate", "run --backend host"};
   for (int c = 0; c < 3; ++c) {
     r = cli("%s %s --json", cmds[c], emb);
-    expect(&r, 0, "\"assumed_input_shapes\":[{\"name\":\"serving_default_input_1:0\",\"shape\":[1,76,32,1],\"dynamic\":[0]}]",
+    tg_test_expect(&r, 0, "\"assumed_input_shapes\":[{\"name\":\"serving_default_input_1:0\",\"shape\":[1,76,32,1],\"dynamic\":[0]}]",
            "input 'serving_default_input_1:0' has dynamic dimensions; planned at 1x76x32x1");
     assert_true(tg_test_json_valid(r.out));
     cli_free(&r);
   }
   /* Given explicitly, nothing is assumed. */
   r = cli("plan %s --input-shape serving_default_input_1:0:1x76x32x1 --json", emb);
-  expect(&r, 0, "\"assumed_input_shapes\":[]", NULL);
+  tg_test_expect(&r, 0, "\"assumed_input_shapes\":[]", NULL);
   assert_null(strstr(r.err, "planned at"));
   cli_free(&r);
   r = cli("inputs");
-  expect(&r, 2, NULL, "usage: tangram inputs");
+  tg_test_expect(&r, 2, NULL, "usage: tangram inputs");
   cli_free(&r);
   r = cli("inputs %s --bogus", det);
-  expect(&r, 2, NULL, "inputs: unknown option '--bogus'");
+  tg_test_expect(&r, 2, NULL, "inputs: unknown option '--bogus'");
   cli_free(&r);
   r = cli("inputs /nonexistent/m.onnx");
-  expect(&r, 2, NULL, "/nonexistent/m.onnx");
+  tg_test_expect(&r, 2, NULL, "/nonexistent/m.onnx");
   cli_free(&r);
 }
 

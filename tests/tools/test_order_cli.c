@@ -42,14 +42,8 @@ static void plan_text_and_help(void **state) {
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   assert_non_null(strstr(r.out, "reorder: peak live 132096 -> 67584 bytes (48.8% less)"));
   cli_free(&r);
-  r = cli("%s", "plan --help");
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "--reorder"));
-  cli_free(&r);
-  r = cli("%s", "evaluate --help");
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "--reorder"));
-  cli_free(&r);
+  cli_expect(0, "--reorder", NULL, "%s", "plan --help");
+  cli_expect(0, "--reorder", NULL, "%s", "evaluate --help");
 }
 
 static void serial_only_and_graph_only(void **state) {
@@ -58,14 +52,8 @@ static void serial_only_and_graph_only(void **state) {
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
   static const char *const k_policies[] = {"parallel-safe", "branch-local", "all"};
   for (size_t i = 0; i < 3; ++i) {
-    cli_result r = cli("plan %s --reorder --policy %s", path, k_policies[i]);
-    assert_int_equal(r.code, 2);
-    assert_non_null(strstr(r.err, "--reorder works only with --policy serial"));
-    cli_free(&r);
-    r = cli("evaluate %s --reorder --policy %s", path, k_policies[i]);
-    assert_int_equal(r.code, 2);
-    assert_non_null(strstr(r.err, "--reorder works only with --policy serial"));
-    cli_free(&r);
+    cli_expect(2, NULL, "--reorder works only with --policy serial", "plan %s --reorder --policy %s", path, k_policies[i]);
+    cli_expect(2, NULL, "--reorder works only with --policy serial", "evaluate %s --reorder --policy %s", path, k_policies[i]);
   }
   char csv[1024];
   tg_test_data_path(csv, sizeof csv, "records/pose_landmark_lite.buffer.csv");
@@ -78,14 +66,8 @@ static void serial_only_and_graph_only(void **state) {
     fputs("size,first,last\n16,0,1\n32,1,2\n", f);
   }
   fclose(f);
-  cli_result r = cli("plan %s --reorder", csv);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--reorder needs a model"));
-  cli_free(&r);
-  r = cli("evaluate %s --reorder", csv);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--reorder needs a model"));
-  cli_free(&r);
+  cli_expect(2, NULL, "--reorder needs a model", "plan %s --reorder", csv);
+  cli_expect(2, NULL, "--reorder needs a model", "evaluate %s --reorder", csv);
 }
 
 static void evaluate_json(void **state) {
@@ -115,13 +97,6 @@ static void model(void **state) {
   cli_free(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(plan_json),
-      cmocka_unit_test(plan_text_and_help),
-      cmocka_unit_test(serial_only_and_graph_only),
-      cmocka_unit_test(evaluate_json),
-      cmocka_unit_test(model),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(plan_json), cmocka_unit_test(plan_text_and_help),
+             cmocka_unit_test(serial_only_and_graph_only), cmocka_unit_test(evaluate_json),
+             cmocka_unit_test(model))

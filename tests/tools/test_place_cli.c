@@ -157,10 +157,7 @@ static void errors(void **state) {
     assert_string_equal(r.out, "");
     cli_free(&r);
   }
-  cli_result r = cli("plan %s --place auto", csv);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--place needs a model's graph"));
-  cli_free(&r);
+  cli_expect(2, NULL, "--place needs a model's graph", "plan %s --place auto", csv);
   /* A place file with a bad line: exit 2, the line named. */
   char file[] = "/tmp/tg_place_bad_XXXXXX";
   int fd = mkstemp(file);
@@ -168,7 +165,7 @@ static void errors(void **state) {
   FILE *f = fdopen(fd, "w");
   fputs("0 cpu\n1 cpu\n99999 cpu\n", f);
   fclose(f);
-  r = cli("run %s --backend host --place-file %s", path, file);
+  cli_result r = cli("run %s --backend host --place-file %s", path, file);
   assert_int_equal(r.code, 2);
   char want[128];
   snprintf(want, sizeof want, "%s:3: op 99999 is out of range", file);
@@ -199,13 +196,6 @@ static void budget(void **state) {
   cli_free(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(contract),
-      cmocka_unit_test(all_gpu_matches_default),
-      cmocka_unit_test(place_file_and_every_op_on_cpu),
-      cmocka_unit_test(errors),
-      cmocka_unit_test(budget),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(contract), cmocka_unit_test(all_gpu_matches_default),
+             cmocka_unit_test(place_file_and_every_op_on_cpu), cmocka_unit_test(errors),
+             cmocka_unit_test(budget))

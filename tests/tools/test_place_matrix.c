@@ -2,7 +2,9 @@
  * k-th scheduled op on the CPU (k = 2, 3, 5) and every op on the CPU, on the host, OpenCL
  * (PoCL) and Vulkan (lavapipe, validation on) backends, in buffers and textures, in order and
  * out of order: 0 corrupted tensors, 0 validation messages, and every run's spaces checked
- * against its placement from its JSON alone. TANGRAM_TEST_QUICK=1 runs a subset.
+ * against its placement from its JSON alone. That whole matrix (240 runs) under
+ * TANGRAM_TEST_DEEP=1 (scripts/test-deep.sh); otherwise a subset of 48 runs: per model, auto
+ * placement and one k, buffers in order and textures out of order, on every backend.
  *
  * A backend that cannot be opened is skipped outside CI and fails under CI (CI=true). */
 #define _POSIX_C_SOURCE 200809L
@@ -21,11 +23,6 @@ static const char *const k_backends[] = {"host", "opencl", "vulkan"};
 /* Textures: a different kind per model, so that all three are covered. */
 static const char *const k_textures[] = {"texture_2d", "texture_array", "texture_3d", "texture_2d"};
 #define PLACEMENTS 5 /* auto, k = 2, 3, 5, cpu:* */
-
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q && strcmp(q, "1") == 0;
-}
 
 /* A place file putting every k-th scheduled op (not folded) on the CPU. */
 static void write_every_kth(const char *model_path, int k, char *file, size_t size) {
@@ -53,34 +50,13 @@ static void write_every_kth(const char *model_path, int k, char *file, size_t si
   free(folded);
 }
 
-/* Does the backend open here? A two-op graph run through it says. */
-static int backend_usable(const char *backend) {
-  char file[] = "/tmp/tg_probe_XXXXXX";
-  int fd = mkstemp(file);
-  assert_true(fd >= 0);
-  FILE *f = fdopen(fd, "w");
-  assert_non_null(f);
-  fputs("tensor x 1x1x1x4 float32 input\ntensor y 1x1x1x4 float32\ntensor z 1x1x1x4 float32 output\n"
-        "op ADD inputs=x outputs=y\nop ADD inputs=y outputs=z\n", f);
-  fclose(f);
-  cli_result r = cli("run %s --backend %s --json", file, backend);
-  unlink(file);
-  int ok = r.code == 0;
-  if (!ok) {
-    if (tg_test_in_ci()) fail_msg("the %s backend does not open under CI: %s", backend, r.err);
-    fprintf(stderr, "SKIPPING the %s backend: %s\n", backend, r.err);
-  }
-  cli_free(&r);
-  return ok;
-}
-
 static void matrix(void **state) {
   (void)state;
-  int q = quick();
+  int q = !tg_test_deep();
   size_t runs = 0, shared_records = 0, corrupted = 0, messages = 0;
   size_t per_backend[3] = {0, 0, 0};
   int usable[3];
-  for (int b = 0; b < 3; ++b) usable[b] = backend_usable(k_backends[b]);
+  for (int b = 0; b < 3; ++b) usable[b] = tg_test_backend_usable(k_backends[b]);
   for (size_t m = 0; m < sizeof k_models / sizeof k_models[0]; ++m) {
     char path[1024], file[256];
     char files[PLACEMENTS][256];
@@ -89,7 +65,7 @@ static void matrix(void **state) {
     static const int ks[3] = {2, 3, 5};
     for (int i = 0; i < 3; ++i) write_every_kth(path, ks[i], files[1 + i], sizeof files[1 + i]);
     for (int p = 0; p < PLACEMENTS; ++p) {
-      /* Quick: auto and one k per model, rotating. */
+      /* The subset: auto and one k per model, rotating. */
       if (q && p != 0 && p != 1 + (int)(m % 3)) continue;
       char place[1400]; /* room for any of files[] after the option name */
       if (p == 0) snprintf(place, sizeof place, "--place auto");
@@ -99,7 +75,7 @@ static void matrix(void **state) {
         if (!usable[b]) continue;
         for (int s = 0; s < 2; ++s) {
           for (int ooo = 0; ooo <= 1; ++ooo) {
-            if (q && s != ooo) continue; /* quick: buffers in order, textures out of order */
+            if (q && s != ooo) continue; /* subset: buffers in order, textures out of order */
             const char *storage = s ? k_textures[m] : "buffer";
             /* In order: serial, objects. Out of order: buffers in offsets (one arena per
              * space), serial plans with their reuse edges or parallel-safe plans in turn. */

@@ -38,13 +38,6 @@ static int teardown(void **state) {
   return system(cmd) == 0 ? 0 : -1;
 }
 
-static int backend_available(const char *backend, const char *model) {
-  cli_result r = cli("run %s --backend %s --json", model, backend);
-  int ok = r.code == 0 && strstr(r.out, "\"corrupted_tensors\":0") != NULL;
-  cli_free(&r);
-  return ok;
-}
-
 /* Save with `plan_options`, run it with --plan on `backend`: no corruption; and with
  * `run_options` (the same choices; NULL: none), a run that plans itself realises the same bytes. */
 static void save_and_run(const char *model, const char *backend, const char *plan_options, const char *run_options) {
@@ -78,13 +71,8 @@ static void save_and_run(const char *model, const char *backend, const char *pla
 }
 
 static void run_on(const char *backend) {
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
-  if (!backend_available(backend, model)) {
-    if (strcmp(backend, "host") == 0 || tg_test_in_ci()) fail_msg("backend %s does not run", backend);
-    fprintf(stderr, "SKIPPING: the %s backend is not available here\n", backend);
-    return;
-  }
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
+  if (!tg_test_backend_usable(backend)) return;
   /* Compared with a run that plans itself: strategies without `best`'s clock-bounded search,
    * so both sides plan the same. */
   save_and_run(model, backend, "--strategy greedy-by-size", "--storage buffer --strategy greedy-by-size");
@@ -96,10 +84,7 @@ static void run_on(const char *backend) {
   save_and_run(model, backend, "--storage texture_3d --strategy best", NULL);
   /* --strategy all saves the smallest and says which. */
   const char *file = tmp("all.tgplan");
-  cli_result p = cli("plan %s --save %s", model, file);
-  assert_int_equal(p.code, 0);
-  assert_non_null(strstr(p.out, "saved the smallest plan, "));
-  cli_free(&p);
+  cli_expect(0, "saved the smallest plan, ", NULL, "plan %s --save %s", model, file);
   cli_result r = cli("run %s --plan %s --backend %s", model, file, backend);
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "plan loaded from "));
@@ -118,9 +103,7 @@ static void refusals(void **state) {
       !tg_test_model_path(hand, sizeof hand, "hand_landmark_lite.tflite"))
     skip();
   const char *file = tmp("pose.tgplan");
-  cli_result r = cli("plan %s --strategy best --time-limit 0 --save %s", pose, file);
-  assert_int_equal(r.code, 0);
-  cli_free(&r);
+  cli_expect(0, NULL, NULL, "plan %s --strategy best --time-limit 0 --save %s", pose, file);
   struct {
     const char *model, *options, *message;
   } cases[] = {
@@ -132,7 +115,7 @@ static void refusals(void **state) {
       {pose, "--budget 1M", "the plan needs 7635456 bytes, the budget is 1048576 (allocated nothing)"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
-    r = cli("run %s --plan %s --backend host %s", cases[i].model, file, cases[i].options);
+    cli_result r = cli("run %s --plan %s --backend host %s", cases[i].model, file, cases[i].options);
     assert_int_equal(r.code, 2);
     assert_string_equal(r.out, "");
     if (strstr(r.err, cases[i].message) == NULL) fail_msg("case %zu: '%s' lacks '%s'", i, r.err, cases[i].message);
@@ -151,7 +134,7 @@ static void refusals(void **state) {
              {pose, "not a Tangram plan file"},
              {tmp("none.tgplan"), "cannot open"}};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-    r = cli("run %s --plan %s --backend host", pose, bad[i].file);
+    cli_result r = cli("run %s --plan %s --backend host", pose, bad[i].file);
     assert_int_equal(r.code, 2);
     if (strstr(r.err, bad[i].message) == NULL) fail_msg("'%s' lacks '%s'", r.err, bad[i].message);
     cli_free(&r);
@@ -163,17 +146,11 @@ static void refusals(void **state) {
  * offsets plan has offsets of 64 modulo 128. */
 static void offsets_without_the_device_alignment(void **state) {
   (void)state;
-  char hand[1024];
-  if (!tg_test_model_path(hand, sizeof hand, "hand_landmark_lite.tflite")) skip();
-  if (!backend_available("opencl", hand)) {
-    if (tg_test_in_ci()) fail_msg("backend opencl does not run");
-    skip();
-  }
+  const char *hand = tg_test_cached_model("hand_landmark_lite.tflite");
+  if (!tg_test_backend_usable("opencl")) skip();
   const char *file = tmp("hand_offsets.tgplan");
-  cli_result r = cli("plan %s --mode offsets --strategy best --save %s", hand, file);
-  assert_int_equal(r.code, 0);
-  cli_free(&r);
-  r = cli("run %s --plan %s --backend opencl", hand, file);
+  cli_expect(0, NULL, NULL, "plan %s --mode offsets --strategy best --save %s", hand, file);
+  cli_result r = cli("run %s --plan %s --backend opencl", hand, file);
   if (r.code == 0) {
     /* A device whose alignment this plan happens to meet: nothing to refuse. */
     assert_non_null(strstr(r.out, "0 corrupted tensors"));
@@ -188,13 +165,8 @@ static void offsets_without_the_device_alignment(void **state) {
   unsigned long long alignment = strtoull(hint + strlen("plan with --alignment "), NULL, 10);
   assert_true(alignment > 1);
   cli_free(&r);
-  r = cli("plan %s --mode offsets --strategy best --alignment %llu --save %s", hand, alignment, file);
-  assert_int_equal(r.code, 0);
-  cli_free(&r);
-  r = cli("run %s --plan %s --backend opencl", hand, file);
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "0 corrupted tensors"));
-  cli_free(&r);
+  cli_expect(0, NULL, NULL, "plan %s --mode offsets --strategy best --alignment %llu --save %s", hand, alignment, file);
+  cli_expect(0, "0 corrupted tensors", NULL, "run %s --plan %s --backend opencl", hand, file);
 }
 
 /* run --plan with the Nth device allocation failing, for every N, and with the Nth host
@@ -202,12 +174,9 @@ static void offsets_without_the_device_alignment(void **state) {
  * sanitizer builds no leak. */
 static void allocation_failures(void **state) {
   (void)state;
-  char face[1024];
-  if (!tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) skip();
+  const char *face = tg_test_cached_model("face_detection_short_range.tflite");
   const char *file = tmp("face_faults.tgplan");
-  cli_result r = cli("plan %s --storage texture_2d --strategy best --save %s", face, file);
-  assert_int_equal(r.code, 0);
-  cli_free(&r);
+  cli_expect(0, NULL, NULL, "plan %s --storage texture_2d --strategy best --save %s", face, file);
   int n;
   for (n = 1; n < 500; ++n) {
     char cmd[4096];
@@ -238,28 +207,18 @@ static void allocation_failures(void **state) {
 
 static void save_refusals_and_help(void **state) {
   (void)state;
-  char face[1024];
-  if (!tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) skip();
-  cli_result r = cli("plan %s --reorder --save %s", face, tmp("x.tgplan"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--save does not work with --reorder"));
-  cli_free(&r);
+  const char *face = tg_test_cached_model("face_detection_short_range.tflite");
+  cli_expect(2, NULL, "--save does not work with --reorder", "plan %s --reorder --save %s", face, tmp("x.tgplan"));
   char csv[1024];
   tg_test_data_path(csv, sizeof csv, "records/hand_landmark_lite.tex2.csv");
-  r = cli("plan %s --save %s", csv, tmp("x.tgplan"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "these records are 2D; --storage buffer gives 1D records (use texture_2d"));
-  cli_free(&r);
-  r = cli("plan %s --storage texture_2d --save %s --json", csv, tmp("csv.tgplan"));
+  cli_expect(2, NULL, "these records are 2D; --storage buffer gives 1D records (use texture_2d", "plan %s --save %s", csv, tmp("x.tgplan"));
+  cli_result r = cli("plan %s --storage texture_2d --save %s --json", csv, tmp("csv.tgplan"));
   assert_int_equal(r.code, 0);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"saved\":{\"file\":"));
   assert_non_null(strstr(r.out, "\"fingerprint\":\""));
   cli_free(&r);
-  r = cli("plan %s --save /nonexistent-dir/x.tgplan", face);
-  assert_int_equal(r.code, 1);
-  assert_non_null(strstr(r.err, "/nonexistent-dir/x.tgplan: cannot create"));
-  cli_free(&r);
+  cli_expect(1, NULL, "/nonexistent-dir/x.tgplan: cannot create", "plan %s --save /nonexistent-dir/x.tgplan", face);
   r = cli("plan --help");
   assert_non_null(strstr(r.out, "--save FILE"));
   cli_free(&r);
@@ -314,19 +273,12 @@ static void pairs_checked_against_the_model(void **state) {
   assert_int_equal(tg_plan_set_in_place(p, &conv_pair, 1), TG_OK);
   tg_test_assert_valid(set->records, set->count, 1, p, 0, NULL);
   tg_device_limits limits = tg_device_limits_default();
-  tg_plan_file_desc d;
-  memset(&d, 0, sizeof d);
-  d.plan = p;
-  d.records = set->records;
-  d.names = (const char *const *)set->names;
-  d.record_count = set->count;
-  d.dims = 1;
-  d.storage = TG_STORAGE_BUFFER;
-  d.precision = TG_PRECISION_FP32;
-  d.policy = TG_POLICY_SERIAL;
-  d.strategy = TG_STRATEGY_GREEDY_BY_SIZE;
-  d.source = "conv_pair.graph";
-  d.limits = &limits;
+  tg_plan_file_desc d = {
+      .plan = p, .records = set->records, .names = (const char *const *)set->names,
+      .record_count = set->count, .dims = 1, .storage = TG_STORAGE_BUFFER, .precision = TG_PRECISION_FP32,
+      .policy = TG_POLICY_SERIAL, .strategy = TG_STRATEGY_GREEDY_BY_SIZE, .source = "conv_pair.graph",
+      .limits = &limits
+  };
   const char *file = tmp("conv_pair.tgplan");
   assert_int_equal(tg_plan_file_save(&d, file, NULL, &err), TG_OK);
   tg_plan_destroy(p);
@@ -354,10 +306,7 @@ static void pairs_checked_against_the_model(void **state) {
         "op RELU inputs=c outputs=y\n",
         f);
   fclose(f);
-  r = cli("plan %s --in-place --strategy greedy-by-size --save %s --json", chain, file);
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":1,"));
-  cli_free(&r);
+  cli_expect(0, "\"in_place\":[{\"op\":1,", NULL, "plan %s --in-place --strategy greedy-by-size --save %s --json", chain, file);
   r = cli("run %s --plan %s --backend host --json", chain, file);
   if (r.code != 0) fail_msg("the model's own pairs: exit %d: %s", r.code, r.err);
   assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":1,"));
@@ -366,21 +315,14 @@ static void pairs_checked_against_the_model(void **state) {
 
   /* A texture plan saved with --in-place holds elementwise pairs: fine on the host, refused
    * on OpenCL, naming the pair. */
-  char face[1024];
-  if (!tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) skip();
+  const char *face = tg_test_cached_model("face_detection_short_range.tflite");
   const char *tex = tmp("face_in_place.tgplan");
-  r = cli("plan %s --storage texture_2d --in-place --strategy greedy-by-size --save %s --json", face, tex);
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":"));
-  cli_free(&r);
+  cli_expect(0, "\"in_place\":[{\"op\":", NULL, "plan %s --storage texture_2d --in-place --strategy greedy-by-size --save %s --json", face, tex);
   r = cli("run %s --plan %s --backend host --json", face, tex);
   if (r.code != 0) fail_msg("texture pairs on the host: exit %d: %s", r.code, r.err);
   assert_int_equal(tg_test_json_u64(r.out, "corrupted_tensors"), 0);
   cli_free(&r);
-  if (!backend_available("opencl", face)) {
-    if (tg_test_in_ci()) fail_msg("backend opencl does not run");
-    return;
-  }
+  if (!tg_test_backend_usable("opencl")) return;
   r = cli("run %s --plan %s --backend opencl", face, tex);
   if (r.code != 2) fail_msg("elementwise texture pairs on OpenCL: exit %d, stdout %.200s", r.code, r.out);
   assert_string_equal(r.out, "");

@@ -15,12 +15,6 @@
 
 #include "model/range_models.h"
 
-static void expect(const cli_result *r, int code, const char *in_out, const char *in_err) {
-  if (r->code != code) fail_msg("exit %d, not %d; stderr: %s", r->code, code, r->err);
-  if (in_out && strstr(r->out, in_out) == NULL) fail_msg("stdout lacks '%s': %.2000s", in_out, r->out);
-  if (in_err && strstr(r->err, in_err) == NULL) fail_msg("stderr lacks '%s': %s", in_err, r->err);
-}
-
 /* Write `model` (consumed) to `path`. */
 static void write_model(pb *model, const char *path) {
   FILE *f = fopen(path, "wb");
@@ -61,7 +55,7 @@ static int teardown(void **state) {
 static void records_per_size(void **state) {
   fixture *f = *state;
   cli_result r = cli("inputs %s --input-shape x:1x4x5..100/5 --json", f->model);
-  expect(&r, 0, "\"points\":20,\"storage\":\"buffer\",\"precision\":\"fp32\",\"records\":2,", NULL);
+  tg_test_expect(&r, 0, "\"points\":20,\"storage\":\"buffer\",\"precision\":\"fp32\",\"records\":2,", NULL);
   assert_true(tg_test_json_valid(r.out));
   assert_non_null(strstr(r.out, "\"dims\":[{\"lo\":5,\"hi\":100,\"step\":5,\"axes\":[{\"input\":\"x\",\"axis\":2}]}]"));
   for (int w = 5; w <= 100; w += 5) {
@@ -72,7 +66,7 @@ static void records_per_size(void **state) {
   cli_free(&r);
   /* Two dimensions (N, W), W fastest; textures, fp16 (8-byte texels). */
   r = cli("inputs %s --input-shape x:1..3x4x8..24/8 --storage texture_2d --precision fp16 --json", f->model);
-  expect(&r, 0, "\"points\":9,\"storage\":\"texture_2d\",\"precision\":\"fp16\"", NULL);
+  tg_test_expect(&r, 0, "\"points\":9,\"storage\":\"texture_2d\",\"precision\":\"fp16\"", NULL);
   assert_true(tg_test_json_valid(r.out));
   const char *at = strstr(r.out, "\"sizes\":[");
   assert_non_null(at);
@@ -88,14 +82,14 @@ static void records_per_size(void **state) {
   cli_free(&r);
   /* The table. */
   r = cli("inputs %s --input-shape x:1..2x4x10", f->model);
-  expect(&r, 0, "2 sizes, 2 records in buffer fp32 at every size, 1 in-place pairs at every size", NULL);
+  tg_test_expect(&r, 0, "2 sizes, 2 records in buffer fp32 at every size, 1 in-place pairs at every size", NULL);
   char row[128];
   snprintf(row, sizeof row, "\n%-12s %16d %16d\n%-12s %16d %16d\n", "1", 512, 256, "2", 1024, 512);
   if (strstr(r.out, row) == NULL) fail_msg("lacks %s: %s", row, r.out);
   cli_free(&r);
   /* Without a range, the listing says how to give one. */
   r = cli("inputs %s", f->model);
-  expect(&r, 0, "needs --input-shape x:?x4x?", NULL);
+  tg_test_expect(&r, 0, "needs --input-shape x:?x4x?", NULL);
   assert_non_null(strstr(r.out, "A dynamic dimension may be a range, LO..HI or LO..HI/STEP"));
   cli_free(&r);
 }
@@ -121,7 +115,7 @@ static void bad_ranges(void **state) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
     cli_result r = cli("inputs %s --input-shape '%s' --json", f->model, bad[i].shape);
-    expect(&r, 2, NULL, bad[i].message);
+    tg_test_expect(&r, 2, NULL, bad[i].message);
     assert_string_equal(r.out, "");
     cli_free(&r);
   }
@@ -132,26 +126,26 @@ static void bad_ranges(void **state) {
   tg_test_nchw_relu_onnx(&model);
   write_model(&model, three);
   cli_result r = cli("inputs %s --input-shape x:1..2x3x8..16x8..16", three);
-  expect(&r, 2, NULL, "ranges on 3 dimensions (x[0], x[2], x[3]): at most 2 may vary; give the others one size");
+  tg_test_expect(&r, 2, NULL, "ranges on 3 dimensions (x[0], x[2], x[3]): at most 2 may vary; give the others one size");
   cli_free(&r);
   unlink(three);
   /* A text graph's dimensions are all static; usage records have no inputs. */
   char graph_path[1024];
   tg_test_data_path(graph_path, sizeof graph_path, "graphs/example.graph");
   r = cli("inputs %s --input-shape image:1..2x64x64x3", graph_path);
-  expect(&r, 2, NULL, "example.graph: input 'image': dimension 0 is static (1 in the file, 1x64x64x3)");
+  tg_test_expect(&r, 2, NULL, "example.graph: input 'image': dimension 0 is static (1 in the file, 1x64x64x3)");
   cli_free(&r);
   char csv[1024];
   tg_test_data_path(csv, sizeof csv, "records/pose_landmark_lite.buffer.csv");
   r = cli("inputs %s --input-shape x:1..2x8", csv);
-  expect(&r, 2, NULL, "holds usage records, which have no inputs to give ranges to");
+  tg_test_expect(&r, 2, NULL, "holds usage records, which have no inputs to give ranges to");
   cli_free(&r);
   /* Options that go with a range only. */
   r = cli("inputs %s --storage texture_2d", f->model);
-  expect(&r, 2, NULL, "--storage, --precision and --plan-io go with --input-shape and a range");
+  tg_test_expect(&r, 2, NULL, "--storage, --precision and --plan-io go with --input-shape and a range");
   cli_free(&r);
   r = cli("inputs %s --input-shape x:1x4x8..9 --storage nope", f->model);
-  expect(&r, 2, NULL, "--storage 'nope'");
+  tg_test_expect(&r, 2, NULL, "--storage 'nope'");
   cli_free(&r);
 }
 
@@ -162,18 +156,18 @@ static void commands_refuse_ranges(void **state) {
   static const char *const cmds[] = {"schedule", "run --backend host --runtime-pool exact"};
   for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; ++c) {
     cli_result r = cli("%s %s --input-shape x:1x4x8..64/8", cmds[c], f->model);
-    expect(&r, 2, NULL, "--input-shape x:1x4x8..64/8: ranges: not supported by this command yet");
+    tg_test_expect(&r, 2, NULL, "--input-shape x:1x4x8..64/8: ranges: not supported by this command yet");
     assert_string_equal(r.out, "");
     cli_free(&r);
     /* One size still works. */
     r = cli("%s %s --input-shape x:1x4x64", cmds[c], f->model);
-    expect(&r, 0, NULL, NULL);
+    tg_test_expect(&r, 0, NULL, NULL);
     cli_free(&r);
   }
   static const char *const helps[] = {"plan", "evaluate", "schedule", "run", "inputs"};
   for (size_t c = 0; c < sizeof helps / sizeof helps[0]; ++c) {
     cli_result r = cli("%s --help", helps[c]);
-    expect(&r, 0, "LO..HI", NULL);
+    tg_test_expect(&r, 0, "LO..HI", NULL);
     assert_non_null(strstr(r.out, "x:1x3x48x32..1600/8"));
     cli_free(&r);
   }
@@ -186,12 +180,12 @@ static void real_recogniser(void **state) {
   char rec[1024];
   if (tg_test_model_path(rec, sizeof rec, "ch_PP-OCRv4_rec_infer.onnx") == NULL) return;
   cli_result r = cli("inputs %s --input-shape x:1x3x48x32..1600/8 --json", rec);
-  expect(&r, 0, "\"points\":197,\"storage\":\"buffer\",\"precision\":\"fp32\",\"records\":402,", NULL);
+  tg_test_expect(&r, 0, "\"points\":197,\"storage\":\"buffer\",\"precision\":\"fp32\",\"records\":402,", NULL);
   assert_true(tg_test_json_valid(r.out));
   static const int widths[] = {32, 320, 808, 1600};
   for (size_t i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
     cli_result p = cli("plan %s --input-shape x:1x3x48x%d --json", rec, widths[i]);
-    expect(&p, 0, NULL, NULL);
+    tg_test_expect(&p, 0, NULL, NULL);
     uint64_t naive = tg_test_json_u64(p.out, "naive");
     char want[128];
     snprintf(want, sizeof want, "{\"dims\":[%d],\"bytes\":%llu,", widths[i], (unsigned long long)naive);
@@ -201,7 +195,7 @@ static void real_recogniser(void **state) {
   cli_free(&r);
   /* Widths below 8 leave the pooling without input: the op and the width are named. */
   r = cli("inputs %s --input-shape x:1x3x48x1..1600/8", rec);
-  expect(&r, 2, NULL, "at x:1x3x48x1: node 556 'p2o.AveragePool.0' (AveragePool): ");
+  tg_test_expect(&r, 2, NULL, "at x:1x3x48x1: node 556 'p2o.AveragePool.0' (AveragePool): ");
   cli_free(&r);
 }
 

@@ -8,24 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int backend_available(const char *backend, const char *model) {
-  char cmd[2048];
-  snprintf(cmd, sizeof cmd, "%s run %s --backend %s --time-limit 10 --json", tg_test_cli(), model, backend);
-  char *out = malloc(1 << 20);
-  int code = tg_test_run(cmd, out, 1 << 20, NULL, 0);
-  int ok = code == 0 && strstr(out, "\"corrupted_tensors\":0") != NULL;
-  free(out);
-  return ok;
-}
-
 static void walk_backend(const char *backend, const char *mode, const char *storage) {
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
-  if (!backend_available(backend, model)) {
-    if (strcmp(backend, "host") == 0 || tg_test_in_ci()) fail_msg("backend %s does not run", backend);
-    fprintf(stderr, "SKIPPING: the %s backend is not available here\n", backend);
-    return;
-  }
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
+  if (!tg_test_backend_usable(backend)) return;
   int n;
   char *err = malloc(1 << 16);
   for (n = 1; n < 2000; ++n) {
@@ -44,12 +29,9 @@ static void walk_backend(const char *backend, const char *mode, const char *stor
                 mode, storage, n - 1);
 }
 
-/* TANGRAM_TEST_QUICK (set for sanitizer builds, where every run costs seconds) walks one
- * storage and mode per backend instead of two. */
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q != NULL && *q != '\0' && strcmp(q, "0") != 0;
-}
+/* The host walks two storages and modes; a GPU backend one, and its second only under
+ * TANGRAM_TEST_DEEP=1 (scripts/test-deep.sh): every walk runs the CLI once per failure point,
+ * a hundred runs, each opening the device. */
 
 static void host_backend(void **state) {
   (void)state;
@@ -60,20 +42,14 @@ static void host_backend(void **state) {
 static void opencl_backend(void **state) {
   (void)state;
   walk_backend("opencl", "objects", "texture_2d");
-  if (!quick()) walk_backend("opencl", "offsets", "buffer");
+  if (tg_test_deep()) walk_backend("opencl", "offsets", "buffer");
 }
 
 static void vulkan_backend(void **state) {
   (void)state;
   walk_backend("vulkan", "offsets", "texture_2d");
-  if (!quick()) walk_backend("vulkan", "objects", "texture_3d");
+  if (tg_test_deep()) walk_backend("vulkan", "objects", "texture_3d");
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(host_backend),
-      cmocka_unit_test(opencl_backend),
-      cmocka_unit_test(vulkan_backend),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(host_backend), cmocka_unit_test(opencl_backend),
+             cmocka_unit_test(vulkan_backend))

@@ -9,18 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *data(const char *rel) {
-  static char buf[4][1024];
-  static int i;
-  i = (i + 1) % 4;
-  return tg_test_data_path(buf[i], sizeof buf[i], rel);
-}
-
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q && strcmp(q, "1") == 0;
-}
-
 /* The keys of the object after `"name":{` in `json`, in order, comma-separated into `keys`. */
 static void object_keys(const char *json, const char *name, char *keys, size_t cap) {
   char pat[128];
@@ -47,14 +35,6 @@ static void object_keys(const char *json, const char *name, char *keys, size_t c
   }
 }
 
-static double number_after(const char *json, const char *key) {
-  char pat[128];
-  snprintf(pat, sizeof pat, "\"%s\":", key);
-  const char *p = strstr(json, pat);
-  if (p == NULL) fail_msg("JSON lacks %s", pat);
-  return strtod(p + strlen(pat), NULL);
-}
-
 /* One pooled run's JSON: the contract and its internal agreement. */
 static void check_pool_json(const char *out, const char *policy, double records) {
   assert_true(tg_test_json_valid(out));
@@ -65,15 +45,15 @@ static void check_pool_json(const char *out, const char *policy, double records)
   char want[64];
   snprintf(want, sizeof want, "\"policy\":\"%s\"", policy);
   assert_non_null(strstr(out, want));
-  double peak = number_after(out, "peak_reserved"), in_use = number_after(out, "peak_in_use");
-  double plan = number_after(out, "plan_total"), ratio = number_after(out, "ratio_to_plan");
+  double peak = tg_test_json_number(out, "peak_reserved"), in_use = tg_test_json_number(out, "peak_in_use");
+  double plan = tg_test_json_number(out, "plan_total"), ratio = tg_test_json_number(out, "ratio_to_plan");
   assert_true(peak >= in_use && in_use > 0 && plan > 0);
   assert_true(ratio > peak / plan - 1e-4 && ratio < peak / plan + 1e-4);
-  assert_true(number_after(out, "allocs") == number_after(out, "frees"));
-  if (records > 0) assert_true(number_after(out, "allocs") == records);
-  assert_true(number_after(out, "driver_allocations") >= 1);
-  assert_true(number_after(out, "corrupted_tensors") == 0);
-  assert_true(number_after(out, "checked_bytes") > 0);
+  assert_true(tg_test_json_number(out, "allocs") == tg_test_json_number(out, "frees"));
+  if (records > 0) assert_true(tg_test_json_number(out, "allocs") == records);
+  assert_true(tg_test_json_number(out, "driver_allocations") >= 1);
+  assert_true(tg_test_json_number(out, "corrupted_tensors") == 0);
+  assert_true(tg_test_json_number(out, "checked_bytes") > 0);
 }
 
 static const char *const k_policies[] = {"exact", "best-fit", "first-fit", "tlsf"};
@@ -81,7 +61,7 @@ static const char *const k_policies[] = {"exact", "best-fit", "first-fit", "tlsf
 static void csv_json_contract_every_policy(void **state) {
   (void)state;
   for (int p = 0; p < 4; ++p) {
-    cli_result r = cli("run %s --runtime-pool %s --backend host --json", data("records/pose_landmark_lite.buffer.csv"),
+    cli_result r = cli("run %s --runtime-pool %s --backend host --json", tg_test_data("records/pose_landmark_lite.buffer.csv"),
                        k_policies[p]);
     if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
     check_pool_json(r.out, k_policies[p], 124);
@@ -89,14 +69,14 @@ static void csv_json_contract_every_policy(void **state) {
     cli_free(&r);
   }
   /* Texture records from a CSV: images, planned in objects mode. */
-  cli_result r = cli("run %s --runtime-pool best-fit --backend host --json", data("records/hand_landmark_lite.tex3.csv"));
+  cli_result r = cli("run %s --runtime-pool best-fit --backend host --json", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   check_pool_json(r.out, "best-fit", 0);
   assert_non_null(strstr(r.out, "\"storage\":\"texture_array\""));
   assert_non_null(strstr(r.out, "\"plan_mode\":\"objects\""));
   cli_free(&r);
   /* Text output names the figures. */
-  r = cli("run %s --runtime-pool tlsf --backend host --block-size 1M", data("records/hand_landmark_lite.buffer.csv"));
+  r = cli("run %s --runtime-pool tlsf --backend host --block-size 1M", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "peak reserved:"));
   assert_non_null(strstr(r.out, "ahead-of-time plan:"));
@@ -107,7 +87,7 @@ static void csv_json_contract_every_policy(void **state) {
 
 static void seed_004_through_the_cli(void **state) {
   (void)state;
-  cli_result r = cli("run %s --runtime-pool exact --capacity 300M --backend host --json", data("records/seed_004.csv"));
+  cli_result r = cli("run %s --runtime-pool exact --capacity 300M --backend host --json", tg_test_data("records/seed_004.csv"));
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   check_pool_json(r.out, "exact", 4);
   assert_non_null(strstr(r.out, "\"capacity\":314572800"));
@@ -116,7 +96,7 @@ static void seed_004_through_the_cli(void **state) {
   assert_non_null(strstr(r.out, "\"ratio_to_plan\":1.2000"));
   assert_non_null(strstr(r.out, "\"driver_allocations\":3"));
   cli_free(&r);
-  r = cli("run %s --runtime-pool exact --capacity 314572799 --backend host --json", data("records/seed_004.csv"));
+  r = cli("run %s --runtime-pool exact --capacity 314572799 --backend host --json", tg_test_data("records/seed_004.csv"));
   assert_int_equal(r.code, 1);
   assert_string_equal(r.out, "");
   assert_non_null(strstr(r.err, "tensor T_C"));
@@ -124,10 +104,7 @@ static void seed_004_through_the_cli(void **state) {
   assert_non_null(strstr(r.err, "capacity 314572799"));
   cli_free(&r);
   /* Splitting blocks, the fit policies need no more than the plan. */
-  r = cli("run %s --runtime-pool best-fit --capacity 314572799 --backend host --json", data("records/seed_004.csv"));
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "\"peak_reserved\":262144000"));
-  cli_free(&r);
+  cli_expect(0, "\"peak_reserved\":262144000", NULL, "run %s --runtime-pool best-fit --capacity 314572799 --backend host --json", tg_test_data("records/seed_004.csv"));
 }
 
 static void models_in_buffers_and_textures(void **state) {
@@ -139,7 +116,7 @@ static void models_in_buffers_and_textures(void **state) {
     cli_result r = cli("run %s --runtime-pool %s --storage %s --backend host --json", model, k_policies[s + 1], storages[s]);
     if (r.code != 0) fail_msg("%s: exit %d: %s", storages[s], r.code, r.err);
     check_pool_json(r.out, k_policies[s + 1], 0);
-    if (s == 2) assert_true(number_after(r.out, "fallback_tensors") > 0); /* C > 4: buffers */
+    if (s == 2) assert_true(tg_test_json_number(r.out, "fallback_tensors") > 0); /* C > 4: buffers */
     cli_free(&r);
   }
 }
@@ -147,7 +124,7 @@ static void models_in_buffers_and_textures(void **state) {
 static void gpu_backends_when_present(void **state) {
   (void)state;
   static const char *const backends[] = {"opencl", "vulkan"};
-  const char *csv = data("records/face_detection_short_range.tex2.csv");
+  const char *csv = tg_test_data("records/face_detection_short_range.tex2.csv");
   for (int b = 0; b < 2; ++b) {
     /* Available = a planned run works there (as tests/tools/test_run_faults.c decides). */
     cli_result r = cli("run %s --backend %s --json", csv, backends[b]);
@@ -184,23 +161,20 @@ static void views_allocate_nothing(void **state) {
     if (views.code != 0) fail_msg("%s --in-place: exit %d: %s", backends[b], views.code, views.err);
     check_pool_json(plain.out, "tlsf", 0);
     check_pool_json(views.out, "tlsf", 0);
-    assert_true(number_after(plain.out, "views") == 0);
-    double v = number_after(views.out, "views");
+    assert_true(tg_test_json_number(plain.out, "views") == 0);
+    double v = tg_test_json_number(views.out, "views");
     assert_true(v == 1);
-    assert_true(number_after(views.out, "allocs") == number_after(plain.out, "allocs") - v);
-    assert_true(number_after(views.out, "records") == number_after(plain.out, "records"));
+    assert_true(tg_test_json_number(views.out, "allocs") == tg_test_json_number(plain.out, "allocs") - v);
+    assert_true(tg_test_json_number(views.out, "records") == tg_test_json_number(plain.out, "records"));
     cli_free(&plain);
     cli_free(&views);
   }
-  cli_result r = cli("run %s --runtime-pool tlsf --in-place --backend host", model);
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "views (--in-place, no allocation): 1"));
-  cli_free(&r);
+  cli_expect(0, "views (--in-place, no allocation): 1", NULL, "run %s --runtime-pool tlsf --in-place --backend host", model);
 }
 
 static void usage_errors(void **state) {
   (void)state;
-  const char *csv = data("records/hand_landmark_lite.buffer.csv");
+  const char *csv = tg_test_data("records/hand_landmark_lite.buffer.csv");
   static const struct { const char *args, *message; } cases[] = {
       {"--runtime-pool bogus", "must be exact, best-fit, first-fit or tlsf, not 'bogus'"},
       {"--runtime-pool", "needs a value"},
@@ -220,15 +194,9 @@ static void usage_errors(void **state) {
     assert_string_equal(r.out, "");
     cli_free(&r);
   }
-  cli_result r = cli("run %s --runtime-pool exact --backend host --storage buffer", data("records/hand_landmark_lite.tex2.csv"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "2D records"));
-  cli_free(&r);
-  r = cli("run %s --runtime-pool tlsf --help", csv);
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "usage: tangram run"));
-  cli_free(&r);
-  r = cli("run --help");
+  cli_expect(2, NULL, "2D records", "run %s --runtime-pool exact --backend host --storage buffer", tg_test_data("records/hand_landmark_lite.tex2.csv"));
+  cli_expect(0, "usage: tangram run", NULL, "run %s --runtime-pool tlsf --help", csv);
+  cli_result r = cli("run --help");
   assert_int_equal(r.code, 0);
   assert_non_null(strstr(r.out, "--runtime-pool exact|best-fit|first-fit|tlsf"));
   assert_non_null(strstr(r.out, "--capacity BYTES"));
@@ -240,9 +208,9 @@ static void usage_errors(void **state) {
  * passes (leaks show under the sanitizers and valgrind). */
 static void device_failures_walked(void **state) {
   (void)state;
-  const char *csv = data("records/hand_landmark_lite.buffer.csv");
+  const char *csv = tg_test_data("records/hand_landmark_lite.buffer.csv");
   int passed = 0;
-  for (int at = 1; at < 400 && !passed; at += quick() ? 9 : 1) {
+  for (int at = 1; at < 400 && !passed; at += tg_test_quick() ? 9 : 1) {
     char cmd[2048];
     char *out = malloc(1 << 20), *err = malloc(1 << 16);
     assert_true(out && err);
@@ -261,15 +229,8 @@ static void device_failures_walked(void **state) {
   assert_true(passed);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(csv_json_contract_every_policy),
-      cmocka_unit_test(seed_004_through_the_cli),
-      cmocka_unit_test(models_in_buffers_and_textures),
-      cmocka_unit_test(gpu_backends_when_present),
-      cmocka_unit_test(views_allocate_nothing),
-      cmocka_unit_test(usage_errors),
-      cmocka_unit_test(device_failures_walked),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(csv_json_contract_every_policy),
+             cmocka_unit_test(seed_004_through_the_cli),
+             cmocka_unit_test(models_in_buffers_and_textures),
+             cmocka_unit_test(gpu_backends_when_present), cmocka_unit_test(views_allocate_nothing),
+             cmocka_unit_test(usage_errors), cmocka_unit_test(device_failures_walked))

@@ -64,33 +64,21 @@ static void text_table(void **state) {
 static void exit_codes(void **state) {
   (void)state;
   char path[1024], args[1200];
-  cli_result r = cli("schedule %s", "--help");
-  assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "usage: tangram schedule"));
-  cli_free(&r);
-  r = cli("schedule %s", "");
-  assert_int_equal(r.code, 2);
-  cli_free(&r);
+  cli_expect(0, "usage: tangram schedule", NULL, "schedule %s", "--help");
+  cli_expect(2, NULL, NULL, "schedule %s", "");
   snprintf(args, sizeof args, "%s --policy bogus", graph_path(path, sizeof path));
-  r = cli("schedule %s", args);
+  cli_result r = cli("schedule %s", args);
   assert_int_equal(r.code, 2);
   assert_non_null(strstr(r.err, "bogus"));
   assert_string_equal(r.out, "");
   cli_free(&r);
   snprintf(args, sizeof args, "%s --frobnicate", graph_path(path, sizeof path));
-  r = cli("schedule %s", args);
-  assert_int_equal(r.code, 2);
-  cli_free(&r);
+  cli_expect(2, NULL, NULL, "schedule %s", args);
   /* Usage records have no graph. */
   snprintf(args, sizeof args, "%s",
            tg_test_data_path(path, sizeof path, "records/hand_landmark_lite.buffer.csv"));
-  r = cli("schedule %s", args);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "not a graph"));
-  cli_free(&r);
-  r = cli("schedule %s", "/nonexistent/model.tflite");
-  assert_int_equal(r.code, 2);
-  cli_free(&r);
+  cli_expect(2, NULL, "not a graph", "schedule %s", args);
+  cli_expect(2, NULL, NULL, "schedule %s", "/nonexistent/model.tflite");
   /* A graph whose ops are out of order. */
   const char *bad = "/tmp/tg_schedule_cli_bad.graph";
   FILE *f = fopen(bad, "wb");
@@ -124,12 +112,5 @@ static void public_models(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(json_contract),
-      cmocka_unit_test(text_table),
-      cmocka_unit_test(exit_codes),
-      cmocka_unit_test(public_models),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(json_contract), cmocka_unit_test(text_table),
+             cmocka_unit_test(exit_codes), cmocka_unit_test(public_models))

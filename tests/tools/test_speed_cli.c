@@ -122,10 +122,7 @@ static void bad_requests_exit_2(void **state) {
     cli_free(&r);
   }
   char rec[1024];
-  cli_result r = cli("evaluate %s --speed", tg_test_data_path(rec, sizeof rec, "records/pose_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--speed needs a model"));
-  cli_free(&r);
+  cli_expect(2, NULL, "--speed needs a model", "evaluate %s --speed", tg_test_data_path(rec, sizeof rec, "records/pose_landmark_lite.buffer.csv"));
 }
 
 /* probe --save, then evaluate --speed --profile: estimated times without a device, and bad
@@ -202,13 +199,8 @@ static void probe_and_profile(void **state) {
   f = fopen("/tmp/tg_speed_cli_v7.profile", "wb");
   fwrite(text, 1, len, f);
   fclose(f);
-  r = cli("evaluate %s --speed --profile /tmp/tg_speed_cli_v7.profile", graph_path());
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "profile version 7"));
-  cli_free(&r);
-  r = cli("evaluate %s --speed --profile /nonexistent/x.profile", graph_path());
-  assert_int_equal(r.code, 2);
-  cli_free(&r);
+  cli_expect(2, NULL, "profile version 7", "evaluate %s --speed --profile /tmp/tg_speed_cli_v7.profile", graph_path());
+  cli_expect(2, NULL, NULL, "evaluate %s --speed --profile /nonexistent/x.profile", graph_path());
 }
 
 /* Each timed row times the plan whose bytes it shows (the search's plan, its in-place pairs,

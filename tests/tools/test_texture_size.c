@@ -46,8 +46,7 @@ static const struct {
 
 static void plan_groups_fallbacks_by_storage(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   for (size_t i = 0; i < sizeof k_expected / sizeof k_expected[0]; ++i) {
     cli_result r = cli("plan %s --storage %s --strategy greedy-by-size --max-texture-size %s --json", model,
                        k_expected[i].storage, k_expected[i].size);
@@ -72,25 +71,15 @@ static void plan_groups_fallbacks_by_storage(void **state) {
   assert_non_null(strstr(r.err, "does not fit texture_3d"));
   assert_non_null(strstr(r.err, "tensor depthwise_conv2d_5 does not fit texture_3d: extent 16x16x11 exceeds max 3D 256x256x8"));
   cli_free(&r);
-  r = cli("plan %s --storage texture_3d --max-texture-size 256x256x8 --save /dev/null", model);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "to texture_2d"));
-  cli_free(&r);
+  cli_expect(2, NULL, "to texture_2d", "plan %s --storage texture_3d --max-texture-size 256x256x8 --save /dev/null", model);
   /* Where the chain does not apply, the options are refused rather than ignored. */
-  r = cli("run %s --backend host --place gpu --max-texture-size 64x64", model);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "do not combine with --place"));
-  cli_free(&r);
-  r = cli("evaluate %s --place gpu --max-texture-size 64x64", model);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "do not combine with --place"));
-  cli_free(&r);
+  cli_expect(2, NULL, "do not combine with --place", "run %s --backend host --place gpu --max-texture-size 64x64", model);
+  cli_expect(2, NULL, "do not combine with --place", "evaluate %s --place gpu --max-texture-size 64x64", model);
 }
 
 static void plan_counts_fallbacks(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result all = cli("plan %s --storage texture_2d --strategy greedy-by-size --json", model);
   assert_int_equal(all.code, 0);
   unsigned long long none = json_u64(all.out, "fallback_tensors");
@@ -124,20 +113,11 @@ static void plan_counts_fallbacks(void **state) {
 }
 
 static void runs_on(const char *backend) {
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
-  cli_result probe = cli("run %s --backend %s --json", model, backend);
-  int ok = probe.code == 0;
-  cli_free(&probe);
-  if (!ok) {
-    if (strcmp(backend, "host") == 0 || tg_test_in_ci()) fail_msg("backend %s does not run", backend);
-    fprintf(stderr, "SKIPPING: the %s backend is not available here\n", backend);
-    return;
-  }
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
+  if (!tg_test_backend_usable(backend)) return;
   /* Every group realised in its storage: 0 corrupted, in order and out of order (with the
    * schedule's waits), objects and offsets. */
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  const int quick = q != NULL && q[0] != '\0' && strcmp(q, "0") != 0;
+  const int quick = tg_test_quick();
   for (size_t s = 0; s < sizeof k_expected / sizeof k_expected[0]; ++s)
     for (int variant = 0; variant < 3; ++variant) {
       static const char *const extra[] = {"", "--mode offsets", "--out-of-order"};
@@ -167,17 +147,13 @@ static void runs_on(const char *backend) {
   assert_int_equal(json_u64(p.out, "fallback_tensors"), 67);
   assert_int_equal(json_u64(p.out, "records"), 21);
   cli_free(&p);
-  cli_result r = cli("run %s --backend %s --storage texture_2d --max-texture-size 64x64 --no-fallback", model, backend);
-  assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "--no-fallback"));
-  cli_free(&r);
+  cli_expect(2, NULL, "--no-fallback", "run %s --backend %s --storage texture_2d --max-texture-size 64x64 --no-fallback", model, backend);
 }
 
 /* evaluate --max-texture-size: the same groups, each planned in its storage, every row valid. */
 static void evaluate_groups_fallbacks(void **state) {
   (void)state;
-  char model[1024];
-  if (!tg_test_model_path(model, sizeof model, "face_detection_short_range.tflite")) skip();
+  const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result r = cli("evaluate %s --max-texture-size 256x256x8 --json", model);
   if (r.code != 0) fail_msg("evaluate: exit %d: %s", r.code, r.err);
   assert_true(tg_test_json_valid(r.out));
@@ -204,9 +180,7 @@ static void evaluate_groups_fallbacks(void **state) {
   assert_non_null(strstr(r.out, "a tensor does not fit this storage (no fallback)"));
   assert_null(strstr(r.out, "\"best_per_storage\":[{\"storage\":\"texture_2d\""));
   cli_free(&r);
-  r = cli("evaluate %s --max-texture-size 64x64 --no-limits", model);
-  assert_int_equal(r.code, 2);
-  cli_free(&r);
+  cli_expect(2, NULL, NULL, "evaluate %s --max-texture-size 64x64 --no-limits", model);
 }
 
 /* The reuse policy holds in every fallback group, in run and evaluate alike: inception's four
@@ -249,15 +223,8 @@ static void policy_holds_in_fallback_groups(void **state) {
 
 TG_TEST_ON_BACKENDS(runs_on)
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(plan_counts_fallbacks),
-      cmocka_unit_test(plan_groups_fallbacks_by_storage),
-      cmocka_unit_test(evaluate_groups_fallbacks),
-      cmocka_unit_test(policy_holds_in_fallback_groups),
-      cmocka_unit_test(runs_on_host),
-      cmocka_unit_test(runs_on_opencl),
-      cmocka_unit_test(runs_on_vulkan),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(plan_counts_fallbacks),
+             cmocka_unit_test(plan_groups_fallbacks_by_storage),
+             cmocka_unit_test(evaluate_groups_fallbacks),
+             cmocka_unit_test(policy_holds_in_fallback_groups), cmocka_unit_test(runs_on_host),
+             cmocka_unit_test(runs_on_opencl), cmocka_unit_test(runs_on_vulkan))

@@ -134,10 +134,7 @@ static void dynamic_twins(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(twins_agree), cmocka_unit_test(dynamic_twins)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(twins_agree), cmocka_unit_test(dynamic_twins))
 
 #else
 

@@ -179,10 +179,7 @@ static void shared_image_regions(void **state) {
   (void)state;
   tg_device *d = open_host();
   tg_usage_record recs[2] = {{{8, 4, 1}, 0, 2, 0}, {{4, 8, 1}, 1, 1, 0}};
-  tg_plan *plan = NULL;
-  assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, 2, 2, 1, NULL, &plan), TG_OK);
-  plan->object_sizes[0] = (tg_extent){8, 8, 1};
-  plan->total = 64;
+  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
   tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {8, 4, 1}, 8 * 4 * 16},
                                {TG_STORAGE_TEXTURE_2D, {4, 8, 1}, 4 * 8 * 16}};
   tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
@@ -367,16 +364,10 @@ static void signatures_are_exact_in_half(void **state) {
   assert_true(tg_signature_word(1, 0) != tg_signature_word(2, 0));
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(host_realises_model_records),
-      cmocka_unit_test(broken_plan_is_caught_and_named),
-      cmocka_unit_test(shared_image_regions),
-      cmocka_unit_test(device_alloc_failures_roll_back),
-      cmocka_unit_test(host_alloc_failures_roll_back),
-      cmocka_unit_test(unordered_reuse_is_refused),
-      cmocka_unit_test(backend_choice),
-      cmocka_unit_test(signatures_are_exact_in_half),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(host_realises_model_records),
+             cmocka_unit_test(broken_plan_is_caught_and_named),
+             cmocka_unit_test(shared_image_regions),
+             cmocka_unit_test(device_alloc_failures_roll_back),
+             cmocka_unit_test(host_alloc_failures_roll_back),
+             cmocka_unit_test(unordered_reuse_is_refused), cmocka_unit_test(backend_choice),
+             cmocka_unit_test(signatures_are_exact_in_half))

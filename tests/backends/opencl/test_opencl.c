@@ -717,10 +717,7 @@ static void shared_image_regions_use_the_object_pitch(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   tg_usage_record recs[2] = {{{8, 4, 1}, 0, 2, 0}, {{4, 8, 1}, 1, 1, 0}};
-  tg_plan *plan = NULL;
-  assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, 2, 2, 1, NULL, &plan), TG_OK);
-  plan->object_sizes[0] = (tg_extent){8, 8, 1};
-  plan->total = 64;
+  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
   tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {8, 4, 1}, 8 * 4 * 16},
                                {TG_STORAGE_TEXTURE_2D, {4, 8, 1}, 4 * 8 * 16}};
   tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};

@@ -15,21 +15,6 @@
 #include "backends/opencl/opencl_debug.h"
 #endif
 
-static const char k_graph[] =
-    "tensor x 1x8x8x4 float32 input\n"
-    "tensor a 1x8x8x4 float32\n"
-    "tensor h 1x16x8x4 float32\n"
-    "tensor b 1x8x8x7 float32\n"
-    "tensor c 1x8x8x4 float32\n"
-    "tensor d 1x8x8x4 float32\n"
-    "tensor y 1x8x8x4 float32 output\n"
-    "op CONV_2D inputs=x outputs=a\n"
-    "op Custom inputs=a outputs=h\n"
-    "op CONV_2D inputs=x outputs=b\n"
-    "op CONV_2D inputs=b outputs=c\n"
-    "op ADD inputs=c outputs=d\n"
-    "op Custom inputs=h,b,d outputs=y\n";
-
 static tg_device *open_device(uint64_t fail_at) {
   tg_device_options opt;
   memset(&opt, 0, sizeof opt);
@@ -61,7 +46,7 @@ static void modes_and_rollback(void **state) {
   if (probe == NULL) skip();
   for (int mode = 0; mode < 2; ++mode) {
     case_data c;
-    case_text(&c, k_graph, "auto");
+    case_text(&c, hetero_mixed_graph(), "auto");
     plan_case_device(&c, probe, (tg_mode)mode);
     assert_int_equal(realise_check(probe, &c, 0, NULL, NULL), 0);
     assert_int_equal(realise_check(probe, &c, 1, c.waits->wait_start, c.waits->waits), 0);
@@ -78,8 +63,7 @@ static void modes_and_rollback(void **state) {
       tg_hetero_realization_destroy(z);
     }
     uint64_t points = stats.allocations[TG_SPACE_DEVICE] + stats.allocations[TG_SPACE_SHARED] + stats.views;
-    const char *q = getenv("TANGRAM_TEST_QUICK");
-    int quick = q && strcmp(q, "1") == 0;
+    int quick = tg_test_quick();
     size_t creations = 0;
     for (uint64_t n = 1;; ++n) {
       if (quick && n > 1 && n < points && n != points / 2) continue;
@@ -111,7 +95,4 @@ static void modes_and_rollback(void **state) {
   tg_device_close(probe);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(modes_and_rollback)};
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(modes_and_rollback))

@@ -2,38 +2,14 @@
 /* Speed proxies on a real Vulkan driver (lavapipe on CI), with the validation and
  * synchronization validation layers on: tests/backends/speed_case.h. */
 #include "support/tg_test.h"
+#include "support/tg_vulkan_leaks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tangram/backend.h"
-#ifdef TANGRAM_TEST_HAVE_VULKAN
-#include "backends/backend_internal.h"
-#include "backends/vulkan/vulkan_internal.h"
-#endif
-
-/* Vulkan objects alive on the device (0 without the backend). */
-static int64_t live_objects(const tg_device *d) {
-#ifdef TANGRAM_TEST_HAVE_VULKAN
-  return tg__vulkan_live_objects(tg__device_impl(d));
-#else
-  (void)d;
-  return 0;
-#endif
-}
-
 #define SPEED_BACKEND TG_BACKEND_VULKAN
 #define SPEED_NAME "vulkan"
-#define SPEED_LIVE_OBJECTS live_objects
+#define SPEED_LIVE_OBJECTS tg_test_vulkan_live
 #include "backends/speed_case.h"
-
-#ifdef TG_TEST_ASAN
-/* LeakSanitizer: lavapipe, its LLVM and the validation layer keep some allocations past their
- * own teardown (as in test_vulkan.c). */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-  return "leak:libLLVM\nleak:libvulkan_lvp.so\nleak:libVkLayer_khronos_validation.so\n";
-}
-#endif
 
 int main(void) { return speed_main(); }

@@ -5,10 +5,13 @@
  * scheduler's waits as events), buffers and images mixed in one arena, a broken plan caught
  * and named, a dropped wait caught, and rollback of every device object creation of a full
  * realisation. Any validation message fails a test unless the test provokes it on purpose.
+ * TANGRAM_TEST_QUICK=1 (the sanitizer and valgrind runs) takes half of the model sweeps and of
+ * the driver-call walks, in turn; the normal build runs them all.
  *
  * Outside CI a machine without a Vulkan device skips these tests loudly; under CI (CI=true) a
  * missing device fails them. */
 #include "support/tg_test.h"
+#include "support/tg_vulkan_leaks.h"
 #include "support/tg_models.h"
 
 #include <dlfcn.h>
@@ -32,23 +35,6 @@
 
 extern char **environ;
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TG_TEST_ASAN 1
-#endif
-#endif
-
-#ifdef TG_TEST_ASAN
-/* LeakSanitizer: the Vulkan driver (lavapipe and its LLVM) and the validation layer keep some
- * allocations past their own teardown. They are not ours; main() keeps those libraries loaded
- * so that the reports name them and these suppressions match. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-  return "leak:libLLVM\nleak:libvulkan_lvp.so\nleak:libVkLayer_khronos_validation.so\n";
-}
-#endif
 
 static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
                                        "hand_landmark_lite", "pose_landmark_lite"};
@@ -74,15 +60,6 @@ static tg_status open_vulkan(const tg_device_options *base, const tg_allocator *
   opt.backend = TG_BACKEND_VULKAN;
   opt.validation = 1;
   return tg_device_open(&opt, alloc, out, NULL, NULL, err);
-}
-
-static int64_t live_objects(tg_device *d) {
-#ifdef TANGRAM_TEST_HAVE_VULKAN
-  return tg__vulkan_live_objects(tg__device_impl(d));
-#else
-  (void)d;
-  return 0;
-#endif
 }
 
 static const char *first_message(tg_device *d) {
@@ -261,7 +238,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   tg_waits_destroy(w);
   free(mism);
   tg_realization_destroy(z);
-  assert_int_equal(live_objects(d), 0);
+  assert_int_equal(tg_test_vulkan_live(d), 0);
 }
 
 /* The records of a model in `storage`, and one realisation per set: the primary records, and
@@ -450,7 +427,7 @@ static void device_info_is_sane(void **state) {
   /* Beyond the device's limits. */
   tg_tensor_resource huge = {TG_STORAGE_TEXTURE_2D, {i->limits.max_texture_2d_width + 1, 1, 1}, 0};
   assert_int_equal(tg_device_compute_requirements(dev, &huge, TG_PRECISION_FP32, &req), TG_ERROR_LIMIT);
-  assert_int_equal(live_objects(dev), 0);
+  assert_int_equal(tg_test_vulkan_live(dev), 0);
   assert_no_messages(dev, "requirements");
 
   /* Selection by index and by name; a device that does not exist. */
@@ -599,7 +576,7 @@ static void record_sets_realise_clean(void **state) {
             assert_int_equal(r.corrupted_records, 0);
             assert_true(r.checked_bytes > 0);
             tg_realization_destroy(z);
-            assert_int_equal(live_objects(dev), 0);
+            assert_int_equal(tg_test_vulkan_live(dev), 0);
             assert_no_messages(dev, file);
             tg_plan_destroy(plan);
             tg_record_set_destroy(arena);
@@ -628,6 +605,9 @@ static void models_realise_clean(void **state) {
       uint64_t bytes[2][2] = {{0, 0}, {0, 0}};
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
+          /* TANGRAM_TEST_QUICK (the sanitizer run): one policy per model, storage and mode, in
+           * turn; the normal build runs both. */
+          if (tg_test_quick() && pi != (m + si + (size_t)mode) % 2) continue;
           case_result r;
           run_case(dev, &md, k_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32, &r);
           print_message("%-27s %-13s %-7s %-13s %4zu %5llu %10llu %4llu %4llu %5zu %4llu %8.1f %8.1f %8.1f%s\n",
@@ -674,6 +654,7 @@ static void models_realise_clean_fp16(void **state) {
     if (!tg_test_model_open(k_models[m], &md)) continue;
     for (size_t si = 1; si < STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode) {
+        if (tg_test_quick() && (size_t)mode != (m + si) % 2) continue; /* one mode each, in turn */
         case_result r;
         run_case(dev, &md, k_storages[si], (tg_mode)mode, TG_POLICY_SERIAL, TG_PRECISION_FP16, &r);
         print_message("%-27s %-13s %-7s fp16: %llu allocations, %llu bytes, %llu corrupted\n",
@@ -829,7 +810,7 @@ static void broken_plan_is_caught_and_named(void **state) {
         free(mism);
         tg_realization_destroy(z);
       }
-      assert_int_equal(live_objects(d), 0);
+      assert_int_equal(tg_test_vulkan_live(d), 0);
       tg_plan_destroy(plan);
       tg_record_set_destroy(arena);
       free(res);
@@ -947,7 +928,7 @@ static void dropped_wait_is_caught(void **state) {
       op_waits_free(&ow);
       tg_waits_destroy(w);
       tg_realization_destroy(z);
-      assert_int_equal(live_objects(d), 0);
+      assert_int_equal(tg_test_vulkan_live(d), 0);
       tg_plan_destroy(plan);
       free(res);
       tg_model_records_destroy(mr);
@@ -1007,7 +988,7 @@ static void odd_sizes_and_unordered_reads(void **state) {
     tg_check_desc bad = {NULL, NULL, 1, 4, bad_counts, bad_lists};
     assert_int_equal(tg_realization_check(z, &bad, &r, &err), TG_ERROR_INVALID_ARGUMENT);
     tg_realization_destroy(z);
-    assert_int_equal(live_objects(d), 0);
+    assert_int_equal(tg_test_vulkan_live(d), 0);
     tg_plan_destroy(plan);
     tg_record_set_destroy(arena);
     tg_device_close(d);
@@ -1131,10 +1112,7 @@ static void misplaced_resources_are_refused(void **state) {
   }
   /* An object smaller than its member (only with skip_validation). */
   tg_usage_record recs[2] = {{{64, 64, 1}, 0, 0, 0}, {{8, 8, 1}, 1, 1, 0}};
-  tg_plan *plan = NULL;
-  assert_int_equal(tg_plan_create(TG_MODE_OBJECTS, 2, 2, 1, NULL, &plan), TG_OK);
-  plan->object_sizes[0] = (tg_extent){8, 8, 1};
-  plan->total = 64;
+  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
   tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {64, 64, 1}, 64 * 64 * 16},
                                {TG_STORAGE_TEXTURE_2D, {8, 8, 1}, 8 * 8 * 16}};
   tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
@@ -1145,7 +1123,7 @@ static void misplaced_resources_are_refused(void **state) {
   assert_int_equal(st, TG_ERROR_INVALID_PLAN);
   assert_null(z);
   tg_plan_destroy(plan);
-  assert_int_equal(live_objects(dev), 0);
+  assert_int_equal(tg_test_vulkan_live(dev), 0);
   assert_no_messages(dev, "misplaced");
   close_clean(dev);
 }
@@ -1183,7 +1161,7 @@ static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *m
       assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
       assert_int_equal(r.corrupted_records, 0);
       tg_realization_destroy(z);
-      assert_int_equal(live_objects(d), 0);
+      assert_int_equal(tg_test_vulkan_live(d), 0);
       close_clean(d);
       assert_int_equal(fa.live_blocks, 0);
       break;
@@ -1191,8 +1169,8 @@ static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *m
     if (st != TG_ERROR_OUT_OF_DEVICE_MEMORY) fail_msg("N=%llu: %s", (unsigned long long)n, err.message);
     assert_null(z);
     assert_non_null(strstr(err.message, "TANGRAM_FAIL_DEVICE_ALLOC_AT"));
-    if (live_objects(d) != 0)
-      fail_msg("N=%llu: %lld Vulkan objects leaked", (unsigned long long)n, (long long)live_objects(d));
+    if (tg_test_vulkan_live(d) != 0)
+      fail_msg("N=%llu: %lld Vulkan objects leaked", (unsigned long long)n, (long long)tg_test_vulkan_live(d));
     close_clean(d);
     assert_int_equal(fa.live_blocks, 0);
   }
@@ -1241,8 +1219,8 @@ static void walk_driver_failures(const suite *s, tg_device *dev, const tg_test_m
                tg_status_name(st), err.message);
     assert_null(z);
     assert_int_equal(tg_device_get_native_error(dev), -2 /* VK_ERROR_OUT_OF_DEVICE_MEMORY */);
-    if (live_objects(dev) != 0)
-      fail_msg("call %llu: %lld Vulkan objects leaked", (unsigned long long)n, (long long)live_objects(dev));
+    if (tg_test_vulkan_live(dev) != 0)
+      fail_msg("call %llu: %lld Vulkan objects leaked", (unsigned long long)n, (long long)tg_test_vulkan_live(dev));
   }
   tg__vulkan_fail_call_at(impl, 0);
   print_message("%s %s %s: %llu driver calls, each failure rolled back\n", md->name,
@@ -1272,7 +1250,8 @@ static void device_alloc_failures_roll_back(void **state) {
   uint64_t calls = 0;
   for (size_t si = 0; si < STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode)
-      walk_driver_failures(s, dev, &md, k_storages[si], (tg_mode)mode, &calls);
+      if (!tg_test_quick() || (size_t)mode == si % 2) /* quick: one mode per storage */
+        walk_driver_failures(s, dev, &md, k_storages[si], (tg_mode)mode, &calls);
   print_message("%llu driver call failures in all\n", (unsigned long long)calls);
 #endif
   close_clean(dev);
@@ -1316,7 +1295,7 @@ static void host_alloc_failures_roll_back(void **state) {
       }
       tg_realization_destroy(z);
       if (d) {
-        assert_int_equal(live_objects(d), 0);
+        assert_int_equal(tg_test_vulkan_live(d), 0);
         close_clean(d);
       }
       assert_int_equal(fa.live_blocks, 0);
@@ -1342,13 +1321,7 @@ int main(int argc, char **argv) {
       snprintf(g_self, sizeof g_self, "%s", buf);
     }
   }
-#ifdef TG_TEST_ASAN
-  /* The loader unloads drivers and layers with their instance; keep them (see the leak
-   * suppressions above). Missing libraries are simply not loaded. */
-  static const char *const keep[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"};
-  for (size_t i = 0; i < sizeof keep / sizeof keep[0]; ++i)
-    (void)dlopen(keep[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-#endif
+  tg_test_keep_vulkan_loaded();
   /* `test_vulkan PATTERN` runs the tests whose names match (cmocka's * and ? wildcards). */
   if (argc >= 2) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {

@@ -23,6 +23,7 @@
  * loudly; under CI (CI=true) that fails them. */
 #define VK_NO_PROTOTYPES /* as an engine on volk: every call through the entry point */
 #include "support/tg_test.h"
+#include "support/tg_vulkan_leaks.h"
 #include "support/tg_models.h"
 
 #include <dlfcn.h>
@@ -47,23 +48,6 @@ int main(void) {
 #include "backends/vulkan/vulkan_internal.h"
 #include "tangram/vulkan.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TG_TEST_ASAN 1
-#endif
-#endif
-
-#ifdef TG_TEST_ASAN
-/* LeakSanitizer: the Vulkan driver (lavapipe and its LLVM) and the validation layer keep some
- * allocations past their own teardown. main() keeps those libraries loaded so that the reports
- * name them and these suppressions match. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-  return "leak:libLLVM\nleak:libvulkan_lvp.so\nleak:libVkLayer_khronos_validation.so\n";
-}
-#endif
 
 /* The SPIR-V of the shadow run's buffer writer: the engine's own compute shader here. */
 static const uint32_t k_engine_spv[] =
@@ -76,11 +60,6 @@ static const char *const k_models[] = {"selfie_segmentation", "face_detection_sh
 static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
                                         TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
 #define STORAGE_COUNT (sizeof k_storages / sizeof k_storages[0])
-
-static int quick(void) {
-  const char *q = getenv("TANGRAM_TEST_QUICK");
-  return q != NULL && strcmp(q, "1") == 0;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* The engine: its own loader, instance (validation + synchronization validation), device,
@@ -1246,7 +1225,7 @@ static void borrowed_models_realise_clean(void **state) {
     print_message("%s memory:\n", engine_memory ? "the engine's" : "Tangram's own");
     print_message("%-27s %-13s %-7s %-13s %4s %5s %10s %4s %4s %5s\n", "model", "storage", "mode",
                   "policy", "recs", "alloc", "bytes", "corr", "ooo", "reuse");
-    size_t models = quick() ? 1 : (engine_memory ? MODEL_COUNT : 1);
+    size_t models = tg_test_quick() ? 1 : (engine_memory ? MODEL_COUNT : 1);
     for (size_t mi = 0; mi < models; ++mi) {
       tg_test_model md;
       /* Tangram's own memory: one model (the other path of the same code). */
@@ -1254,7 +1233,7 @@ static void borrowed_models_realise_clean(void **state) {
       for (size_t si = 0; si < STORAGE_COUNT; ++si)
         for (int mode = 0; mode < 2; ++mode)
           for (size_t pi = 0; pi < 2; ++pi) {
-            if (quick() && (si + (size_t)mode + pi) % 2) continue;
+            if (tg_test_quick() && (si + (size_t)mode + pi) % 2) continue;
             case_result r;
             run_case(d, &e, &md, k_storages[si], (tg_mode)mode, policies[pi],
                      engine_memory ? &w.memory : NULL, &r);
@@ -1469,13 +1448,13 @@ static void borrowed_alloc_failures_roll_back(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   tg_test_model md;
-  if (!tg_test_model_open(quick() ? "face_detection_short_range" : "pose_landmark_lite", &md)) skip();
+  if (!tg_test_model_open(tg_test_quick() ? "face_detection_short_range" : "pose_landmark_lite", &md)) skip();
   engine e;
   new_engine(&e);
   uint64_t points = 0;
   for (size_t si = 0; si < STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode) {
-      if (quick() && !((si == 0 && mode == 0) || (si == 1 && mode == 1))) continue;
+      if (tg_test_quick() && !((si == 0 && mode == 0) || (si == 1 && mode == 1))) continue;
       walk_case(&e, &md, k_storages[si], (tg_mode)mode, &points);
     }
   print_message("%llu failure points in all, the engine's device correct after each walk\n",
@@ -1537,11 +1516,7 @@ static void borrowed_host_alloc_failures_roll_back(void **state) {
 }
 
 int main(int argc, char **argv) {
-#ifdef TG_TEST_ASAN
-  static const char *const keep[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"};
-  for (size_t i = 0; i < sizeof keep / sizeof keep[0]; ++i)
-    (void)dlopen(keep[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-#endif
+  tg_test_keep_vulkan_loaded();
   /* `test_vulkan_borrowed PATTERN` runs the tests whose names match. */
   if (argc >= 2) cmocka_set_test_filter(argv[1]);
   const struct CMUnitTest tests[] = {

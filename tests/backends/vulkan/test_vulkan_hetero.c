@@ -7,6 +7,7 @@
  *
  * Outside CI a machine without Vulkan skips; under CI (CI=true) it fails. */
 #include "support/tg_test.h"
+#include "support/tg_vulkan_leaks.h"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -17,47 +18,6 @@
 #include "backends/backend_internal.h"
 #include "backends/vulkan/vulkan_internal.h"
 #endif
-
-#if defined(__SANITIZE_ADDRESS__)
-#define TG_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define TG_TEST_ASAN 1
-#endif
-#endif
-
-#ifdef TG_TEST_ASAN
-/* LeakSanitizer: lavapipe, its LLVM and the validation layer keep allocations past their own
- * teardown (see test_vulkan.c). */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void) {
-  return "leak:libLLVM\nleak:libvulkan_lvp.so\nleak:libVkLayer_khronos_validation.so\n";
-}
-#endif
-
-static const char k_graph[] =
-    "tensor x 1x8x8x4 float32 input\n"
-    "tensor a 1x8x8x4 float32\n"
-    "tensor h 1x16x8x4 float32\n"
-    "tensor b 1x8x8x7 float32\n"
-    "tensor c 1x8x8x4 float32\n"
-    "tensor d 1x8x8x4 float32\n"
-    "tensor y 1x8x8x4 float32 output\n"
-    "op CONV_2D inputs=x outputs=a\n"
-    "op Custom inputs=a outputs=h\n"
-    "op CONV_2D inputs=x outputs=b\n"
-    "op CONV_2D inputs=b outputs=c\n"
-    "op ADD inputs=c outputs=d\n"
-    "op Custom inputs=h,b,d outputs=y\n";
-
-static int64_t live(tg_device *d) {
-#ifdef TANGRAM_TEST_HAVE_VULKAN
-  return tg__vulkan_live_objects(tg__device_impl(d));
-#else
-  (void)d;
-  return 0;
-#endif
-}
 
 static void modes_and_rollback(void **state) {
   (void)state;
@@ -73,11 +33,11 @@ static void modes_and_rollback(void **state) {
   }
   for (int mode = 0; mode < 2; ++mode) {
     case_data c;
-    case_text(&c, k_graph, "auto");
+    case_text(&c, hetero_mixed_graph(), "auto");
     plan_case_device(&c, d, (tg_mode)mode);
     assert_int_equal(realise_check(d, &c, 0, NULL, NULL), 0);
     assert_int_equal(realise_check(d, &c, 1, c.waits->wait_start, c.waits->waits), 0);
-    assert_int_equal(live(d), 0);
+    assert_int_equal(tg_test_vulkan_live(d), 0);
     if (tg_device_get_validation_messages(d))
       fail_msg("%s mode: %llu validation messages", tg_mode_name((tg_mode)mode),
                (unsigned long long)tg_device_get_validation_messages(d));
@@ -90,7 +50,7 @@ static void modes_and_rollback(void **state) {
       tg_hetero_realization *z = NULL;
       tg_status st = tg_hetero_realization_create(d, &rd, NULL, &z, &err);
       tg_hetero_realization_destroy(z);
-      assert_int_equal(live(d), 0);
+      assert_int_equal(tg_test_vulkan_live(d), 0);
       if (st == TG_OK) break;
       assert_int_equal(st, TG_ERROR_OUT_OF_DEVICE_MEMORY);
       ++points;
@@ -107,11 +67,7 @@ static void modes_and_rollback(void **state) {
 }
 
 int main(void) {
-#ifdef TG_TEST_ASAN
-  static const char *const keep[] = {"libvulkan_lvp.so", "libVkLayer_khronos_validation.so"};
-  for (size_t i = 0; i < sizeof keep / sizeof keep[0]; ++i)
-    (void)dlopen(keep[i], RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-#endif
+  tg_test_keep_vulkan_loaded();
   const struct CMUnitTest tests[] = {cmocka_unit_test(modes_and_rollback)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

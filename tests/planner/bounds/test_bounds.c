@@ -534,24 +534,12 @@ static void lp_bound_errors(void **state) {
   assert_true(bound_fault_walk(lp_bound, r, 30, 2, 40) >= 10);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(tflite_vectors),
-      cmocka_unit_test(texture_vectors),
-      cmocka_unit_test(matches_brute_force),
-      cmocka_unit_test(huge_task_indices),
-      cmocka_unit_test(overflow_and_bad_input),
-      cmocka_unit_test(large_input),
-      cmocka_unit_test(shape_bound_brute_force),
-      cmocka_unit_test(shape_bound_known_answer),
-      cmocka_unit_test(shape_bound_below_every_plan),
-      cmocka_unit_test(shape_bound_errors),
-      cmocka_unit_test(subset_bound_exact_on_small_sets),
-      cmocka_unit_test(subset_bound_below_every_plan),
-      cmocka_unit_test(subset_bound_errors),
-      cmocka_unit_test(lp_bound_brute_force),
-      cmocka_unit_test(lp_bound_below_every_plan),
-      cmocka_unit_test(lp_bound_errors),
-  };
-  return cmocka_run_group_tests(tests, NULL, NULL);
-}
+TG_TEST_MAIN(cmocka_unit_test(tflite_vectors), cmocka_unit_test(texture_vectors),
+             cmocka_unit_test(matches_brute_force), cmocka_unit_test(huge_task_indices),
+             cmocka_unit_test(overflow_and_bad_input), cmocka_unit_test(large_input),
+             cmocka_unit_test(shape_bound_brute_force), cmocka_unit_test(shape_bound_known_answer),
+             cmocka_unit_test(shape_bound_below_every_plan), cmocka_unit_test(shape_bound_errors),
+             cmocka_unit_test(subset_bound_exact_on_small_sets),
+             cmocka_unit_test(subset_bound_below_every_plan), cmocka_unit_test(subset_bound_errors),
+             cmocka_unit_test(lp_bound_brute_force), cmocka_unit_test(lp_bound_below_every_plan),
+             cmocka_unit_test(lp_bound_errors))

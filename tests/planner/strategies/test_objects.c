@@ -24,11 +24,7 @@ static const tg_strategy k_object_strategies[] = {
 static tg_status plan_objects(const tg_usage_record *records, size_t count, uint32_t dims,
                               tg_strategy strategy, const tg_share_relation *relation,
                               const tg_allocator *alloc, tg_plan **out) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OBJECTS;
-  o.strategy = strategy;
-  o.relation = relation;
+  tg_plan_options o = {.mode = TG_MODE_OBJECTS, .strategy = strategy, .relation = relation};
   o.time_limit_ms = TG_TIME_LIMIT_NONE; /* `best` here: the smallest strategy (search: tests/planner/search) */
   return tg_plan_compute(records, count, dims, &o, alloc, out);
 }
@@ -329,15 +325,11 @@ static void random_records(void **state) {
     for (uint32_t dims = 1; dims <= 3; ++dims)
       for (int variant = 0; variant < 3; ++variant) {
         const size_t n = counts[c];
-        tg_test_random_spec spec;
-        memset(&spec, 0, sizeof spec);
-        spec.dims = dims;
-        spec.count = n;
-        spec.max_task = (uint32_t)(variant == 2 ? n / 4 + 1 : 2 * n + 5);
-        spec.max_length = variant == 0 ? 4 : (uint32_t)(n / 5 + 1);
-        spec.max_size = dims == 1 ? 1u << 20 : 64;
-        spec.allow_zero_size = variant == 1;
-        spec.few_distinct_sizes = variant == 2;
+        tg_test_random_spec spec = {
+            .dims = dims, .count = n, .max_task = (uint32_t)(variant == 2 ? n / 4 + 1 : 2 * n + 5),
+            .max_length = variant == 0 ? 4 : (uint32_t)(n / 5 + 1), .max_size = dims == 1 ? 1u << 20 : 64,
+            .allow_zero_size = variant == 1, .few_distinct_sizes = variant == 2
+        };
         tg_usage_record *r = malloc(n * sizeof *r);
         assert_non_null(r);
         tg_test_random_records(&rng, &spec, r);
@@ -411,14 +403,10 @@ static void relation_is_honoured(void **state) {
     for (uint32_t dims = 1; dims <= 3; ++dims)
       for (size_t k = 0; k < COUNT(allowed); ++k) {
         const size_t n = counts[c];
-        tg_test_random_spec spec;
-        memset(&spec, 0, sizeof spec);
-        spec.dims = dims;
-        spec.count = n;
-        spec.max_task = (uint32_t)(n + 5);
-        spec.max_length = 6;
-        spec.max_size = dims == 1 ? 4096 : 16;
-        spec.few_distinct_sizes = (c + k) % 2;
+        tg_test_random_spec spec = {
+            .dims = dims, .count = n, .max_task = (uint32_t)(n + 5), .max_length = 6,
+            .max_size = dims == 1 ? 4096 : 16, .few_distinct_sizes = (c + k) % 2
+        };
         tg_usage_record *r = malloc(n * sizeof *r);
         assert_non_null(r);
         tg_test_random_records(&rng, &spec, r);
@@ -465,19 +453,14 @@ static void allocation_failures(void **state) {
         const tg_strategy strategy = k_object_strategies[s];
         const int large = dims == 1 && !with_rel &&
                           (strategy == TG_STRATEGY_GREEDY_BY_SIZE || strategy == TG_STRATEGY_BEST);
-        tg_test_random_spec spec;
-        memset(&spec, 0, sizeof spec);
-        spec.dims = dims;
-        spec.count = large ? 600 : 80;
-        spec.max_task = (uint32_t)spec.count + 100;
-        spec.max_length = 20;
-        spec.max_size = 32;
+        tg_test_random_spec spec = {
+            .dims = dims, .count = large ? 600 : 80, .max_task = (uint32_t)spec.count + 100,
+            .max_length = 20, .max_size = 32
+        };
         tg_test_random_records(&rng, &spec, r);
-        tg_plan_options o;
-        memset(&o, 0, sizeof o);
-        o.mode = TG_MODE_OBJECTS;
-        o.strategy = strategy;
-        o.relation = with_rel ? &rel : NULL;
+        tg_plan_options o = {
+            .mode = TG_MODE_OBJECTS, .strategy = strategy, .relation = with_rel ? &rel : NULL
+        };
         o.time_limit_ms = TG_TIME_LIMIT_NONE; /* the same plan however fast the run */
         tg_test_plan_fault_walk(r, spec.count, dims, &o);
       }

@@ -26,13 +26,9 @@
 static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
                           tg_strategy s, uint32_t width, uint64_t alignment,
                           const tg_share_relation *rel) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = s;
-  o.beam_width = width;
-  o.alignment = alignment;
-  o.relation = rel;
+  tg_plan_options o = {
+      .mode = mode, .strategy = s, .beam_width = width, .alignment = alignment, .relation = rel
+  };
   tg_plan *p = NULL;
   tg_status st = tg_plan_compute(r, n, dims, &o, NULL, &p);
   if (st != TG_OK) fail_msg("%s %s: %s", tg_mode_name(mode), tg_strategy_name(s), tg_status_name(st));
@@ -699,7 +695,7 @@ static void random_set(tg_test_rng *rng, tg_usage_record *r, size_t n, int zero_
 static void against_references(void **state) {
   (void)state;
   tg_test_rng rng = {0xBEA7ull};
-  size_t sets = getenv("TANGRAM_TEST_QUICK") ? 150 : 600, improved = 0, climbs = 0;
+  size_t sets = tg_test_quick() ? 150 : 600, improved = 0, climbs = 0;
   for (size_t set = 0; set < sets; ++set) {
     size_t n = (size_t)tg_test_rng_range(&rng, 1, set % 10 == 0 ? MAXN : 16);
     tg_usage_record r[MAXN];
@@ -763,8 +759,7 @@ static void against_references(void **state) {
   print_message("hill-climb improved %zu of %zu sets above the bound\n", improved, climbs);
   /* The climb is time-bounded, and the quick run (TANGRAM_TEST_QUICK, under the sanitizers) has
    * too few sets for the rate: there it must still never end above its start (checked above). */
-  const char *quick = getenv("TANGRAM_TEST_QUICK");
-  if (quick == NULL || *quick == '\0' || *quick == '0') assert_true(climbs > 10 && improved > climbs / 10);
+  if (!tg_test_quick()) assert_true(climbs > 10 && improved > climbs / 10);
 }
 
 int main(void) {

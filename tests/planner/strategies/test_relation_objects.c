@@ -166,11 +166,7 @@ static void check_transitive(const tg_usage_record *r, size_t n, relation *rl) {
  * validator's not counted). */
 static tg_plan *plan_ok(const tg_usage_record *r, size_t n, uint32_t dims, tg_strategy strategy,
                         const tg_share_relation *rel, uint64_t *calls) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = TG_MODE_OBJECTS;
-  o.strategy = strategy;
-  o.relation = rel;
+  tg_plan_options o = {.mode = TG_MODE_OBJECTS, .strategy = strategy, .relation = rel};
   o.time_limit_ms = TG_TIME_LIMIT_NONE; /* `best` here: the smallest strategy, no clock */
   tg_plan *p = NULL;
   relation *rl = rel != NULL && rel->may_share == may_share_rel ? rel->user : NULL;
@@ -229,7 +225,8 @@ static void transitive_matches_full_scan(void **state) {
   tg_test_rng rng = {2024};
   size_t sets = 0, differing_by_size = 0;
   uint64_t calls[2] = {0, 0};
-  for (int round = 0; round < 2400; ++round) {
+  const int rounds = (int)tg_test_scale(600, 800, 2400);
+  for (int round = 0; round < rounds; ++round) {
     const uint32_t dims = round % 4 == 3 ? (uint32_t)tg_test_rng_range(&rng, 2, 3) : 1;
     const size_t n = round % 50 == 0 ? (size_t)tg_test_rng_range(&rng, 0, 3)
                                      : (size_t)tg_test_rng_range(&rng, 4, round % 7 ? 60 : 220);
@@ -356,11 +353,7 @@ static void allocation_failures(void **state) {
         relation rl;
         relation_make(&rl, &rng, r, spec.count, kind);
         tg_share_relation rel = share_of(&rl, 1);
-        tg_plan_options o;
-        memset(&o, 0, sizeof o);
-        o.mode = TG_MODE_OBJECTS;
-        o.strategy = strategy;
-        o.relation = &rel;
+        tg_plan_options o = {.mode = TG_MODE_OBJECTS, .strategy = strategy, .relation = &rel};
         o.time_limit_ms = TG_TIME_LIMIT_NONE; /* the same plan however fast the run */
         tg_test_plan_fault_walk(r, spec.count, dims, &o);
         relation_free(&rl);
