@@ -5,7 +5,8 @@
  *                 [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...]
  *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
  *                 [--alloc arena|malloc] [--exact-sets] [--perfect-seeds K]
- *                 [--time-sweep] [--bounds]
+ *                 [--time-sweep] [--bounds] [--regress FILE]
+ *                 [--regress-save FILE [--regress-set ci|full | --regress-from TABLE]]
  *
  * --json prints the rows and the summary as JSON; --markdown prints the same table as a Markdown
  * table (one more column, `note`, holds what the plain table prints on a line of its own: the
@@ -686,13 +687,18 @@ static void gen_instance(size_t f, size_t nf, size_t n, tg_usage_record *r) {
 /* ---- no-regression mode -------------------------------------------------------------------- */
 
 /* --regress FILE compares the search with a saved table of plans (a previous release's: see
- * docs/bench.md), row by row: instance, mode, limit, total. Limits: wN is work_limit N (no
- * clock: the plan is the same on every machine), tN time_limit_ms N, eN the exact mode with
- * time_limit_ms N. A row fails when its plan is more than 0.5% larger than the table's; time
- * rows also when the call overran its limit + 10% + 20 ms (the fastest of --reps runs, whose
- * median plan is compared). --regress-save FILE writes such a table for --regress-set ci (work
- * limits on small instances, the CI subset) or full (time limits 25-1600 ms and the exact
- * mode, the benchmark) with the library it is linked to. */
+ * docs/bench.md), row by row: instance, mode, limit, total [, peak-live, ms [, lo, hi]]. Limits:
+ * wN is work_limit N (no clock: the plan is the same on every machine), tN time_limit_ms N, eN
+ * the exact mode with time_limit_ms N. lo and hi, where the table has them, are the smallest
+ * and largest plan of the saved release's own runs of the row: its run-to-run spread. A row is
+ * more than 0.5% worse when its plan (the median of --reps runs) exceeds the table's total by
+ * that; such a row counts as a regression ('!') when the table has no spread for it or the
+ * plan also exceeds hi (worse than every run of the saved release), and as noise ('~') when it
+ * does not. The run fails on a regression, or when a time row's call (the fastest of the runs)
+ * overran its limit + 10% + 20 ms. --regress-save FILE writes such a table for --regress-set ci
+ * (work limits on small instances, the CI subset) or full (time limits 25-1600 ms and the exact
+ * mode, the benchmark) with the library it is linked to; with --regress-from TABLE it keeps
+ * TABLE's rows and totals and measures their spread (lo, hi over --reps runs) instead. */
 
 /* The records of a named instance: "FAMILY/N" (seeded as the sweep draws it), "compiler-trace/N",
  * "capacity-tight/N/SEED" (fewer than N records when the memory filled up first). NULL when the
@@ -733,6 +739,7 @@ typedef struct regress_row {
   char kind;      /* 'w' work limit, 't' time limit, 'e' exact */
   uint32_t limit;
   uint64_t total; /* the table's */
+  uint64_t lo, hi; /* the table's spread (0: none) */
 } regress_row;
 
 /* The sets --regress-save writes: instances and modes, times limits. */
@@ -1003,9 +1010,11 @@ static int cmp_u64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* The row's plan: the median total of `reps` runs (work rows: one), the fastest and slowest time. */
+/* The row's plan: the median total of `reps` runs (work rows: one), the smallest and largest
+ * (`lo`, `hi`; may be NULL), the fastest and slowest time. */
 static int regress_measure(const tg_usage_record *r, size_t n, const regress_row *row, int reps,
-                           uint64_t *total, double *fastest, double *slowest) {
+                           uint64_t *total, uint64_t *lo, uint64_t *hi, double *fastest,
+                           double *slowest) {
   uint64_t totals[16];
   if (row->kind == 'w' || reps < 1) reps = 1;
   if (reps > 15) reps = 15;
@@ -1019,6 +1028,8 @@ static int regress_measure(const tg_usage_record *r, size_t n, const regress_row
   }
   qsort(totals, (size_t)reps, sizeof *totals, cmp_u64);
   *total = totals[reps / 2];
+  if (lo != NULL) *lo = totals[0];
+  if (hi != NULL) *hi = totals[reps - 1];
   return 1;
 }
 
@@ -1055,7 +1066,106 @@ static int regress_load(regress_cache *c, const char *name) {
   return 1;
 }
 
-static int run_regress_save(const char *path, const char *set, int reps) {
+/* One line of a table: 1 and `*row` (`*fields` read; `*ms` the table's time, 0 when absent), 0
+ * for a comment or blank line, -1 (after a message naming path:line) when malformed. */
+static int regress_parse(const char *line, const char *path, unsigned lineno, regress_row *row,
+                         double *ms, int *fields) {
+  if (line[0] == '#' || line[0] == '\n') return 0;
+  char name[64], mode_s[16], limit_s[16];
+  unsigned long long total = 0, peak_col = 0, lo = 0, hi = 0;
+  *ms = 0;
+  *fields = sscanf(line, "%63s %15s %15s %llu %llu %lf %llu %llu", name, mode_s, limit_s, &total, &peak_col,
+                   ms, &lo, &hi);
+  memset(row, 0, sizeof *row);
+  if (*fields < 4) {
+    fprintf(stderr, "bench_planner: %s:%u: expected instance, mode, limit, total\n", path, lineno);
+    return -1;
+  }
+  snprintf(row->instance, sizeof row->instance, "%s", name);
+  row->total = total;
+  if (*fields >= 8 && lo > 0 && lo <= hi) {
+    row->lo = lo;
+    row->hi = hi;
+  }
+  if (tg_mode_from_name(mode_s, &row->mode) != TG_OK || !parse_limit(limit_s, &row->kind, &row->limit) ||
+      total == 0) {
+    fprintf(stderr, "bench_planner: %s:%u: bad mode or limit ('%s', '%s')\n", path, lineno, mode_s, limit_s);
+    return -1;
+  }
+  return 1;
+}
+
+/* Measures one row with the linked library and writes it: `total` and `ms` as given (a
+ * --regress-from table's) or measured (0: the median of the runs and the fastest time), and
+ * the spread (lo, hi: the smallest and largest of the runs and the given total). */
+static int regress_save_row(FILE *f, regress_cache *c, regress_row *row, int reps, uint64_t total,
+                            double ms) {
+  uint64_t median = 0, lo = 0, hi = 0;
+  double fastest, slowest;
+  if (!regress_measure(c->r, c->n, row, reps, &median, &lo, &hi, &fastest, &slowest)) return 0;
+  if (total == 0) {
+    total = median;
+    ms = fastest;
+  } else {
+    /* The table's own plan is one of that release's runs too. */
+    if (total < lo) lo = total;
+    if (total > hi) hi = total;
+  }
+  fprintf(f, "%s\t%s\t%c%u\t%" PRIu64 "\t%" PRIu64 "\t%.1f\t%" PRIu64 "\t%" PRIu64 "\n", row->instance,
+          tg_mode_name(row->mode), row->kind, (unsigned)row->limit, total, c->peak, ms, lo, hi);
+  fflush(f);
+  double pk = c->peak ? (double)c->peak : 1.0;
+  printf("%s %s %c%u: %.4f (runs %.4f-%.4f, %.1f ms)\n", row->instance, tg_mode_name(row->mode), row->kind,
+         (unsigned)row->limit, (double)total / pk, (double)lo / pk, (double)hi / pk, fastest);
+  fflush(stdout);
+  return 1;
+}
+
+static const char k_regress_columns[] = "# instance\tmode\tlimit\ttotal\tpeak_live\tms\tlo\thi\n";
+
+/* --regress-save FILE --regress-from TABLE: TABLE's rows and totals, each row's spread measured. */
+static int run_regress_spread(const char *path, const char *from, int reps) {
+  FILE *in = fopen(from, "r");
+  if (in == NULL) {
+    fprintf(stderr, "bench_planner: cannot read %s\n", from);
+    return 1;
+  }
+  FILE *f = fopen(path, "w");
+  if (f == NULL) {
+    fprintf(stderr, "bench_planner: cannot write %s\n", path);
+    fclose(in);
+    return 1;
+  }
+  regress_cache c;
+  memset(&c, 0, sizeof c);
+  char line[512];
+  int status = 0, header = 0;
+  for (unsigned lineno = 1; status == 0 && fgets(line, sizeof line, in) != NULL; ++lineno) {
+    regress_row row;
+    double ms;
+    int fields, k = regress_parse(line, from, lineno, &row, &ms, &fields);
+    if (k == 0) {
+      /* The table's own comments stay; its column line becomes this one. */
+      if (strncmp(line, "# instance", 10) != 0) fputs(line, f);
+      continue;
+    }
+    if (!header) {
+      fprintf(f, "# lo, hi: the smallest and largest plan of the row's total and %d run(s) of it with "
+                 "the library these totals came from (its run-to-run spread)\n%s",
+              row.kind == 'w' ? 1 : reps, k_regress_columns);
+      header = 1;
+    }
+    if (k < 0 || !regress_load(&c, row.instance) || !regress_save_row(f, &c, &row, reps, row.total, ms))
+      status = k < 0 ? 2 : 1;
+  }
+  free(c.r);
+  fclose(f);
+  fclose(in);
+  return status;
+}
+
+static int run_regress_save(const char *path, const char *set, const char *from, int reps) {
+  if (from != NULL) return run_regress_spread(path, from, reps);
   const int ci = strcmp(set, "ci") == 0;
   if (!ci && strcmp(set, "full") != 0) {
     fprintf(stderr, "bench_planner: --regress-set takes ci or full\n");
@@ -1066,8 +1176,8 @@ static int run_regress_save(const char *path, const char *set, int reps) {
     fprintf(stderr, "bench_planner: cannot write %s\n", path);
     return 1;
   }
-  fprintf(f, "# bench_planner --regress table (%s set, %d run(s) a time row, the median plan)\n"
-             "# instance\tmode\tlimit\ttotal\tpeak_live\tms\n", set, ci ? 1 : reps);
+  fprintf(f, "# bench_planner --regress table (%s set, %d run(s) a time row, the median plan; lo, hi: "
+             "the smallest and largest)\n%s", set, ci ? 1 : reps, k_regress_columns);
   const regress_case *cases = ci ? k_regress_ci : k_regress_full;
   size_t ncases = ci ? sizeof k_regress_ci / sizeof *k_regress_ci : sizeof k_regress_full / sizeof *k_regress_full;
   regress_cache c;
@@ -1084,25 +1194,14 @@ static int run_regress_save(const char *path, const char *set, int reps) {
                    : sizeof k_regress_full_ms / sizeof *k_regress_full_ms;
     size_t ne = !ci && cases[i].mode == TG_MODE_OFFSETS && (tight || big_trace)
                     ? sizeof k_regress_exact_ms / sizeof *k_regress_exact_ms : 0;
-    for (size_t l = 0; l < nl + ne; ++l) {
+    for (size_t l = 0; l < nl + ne && status == 0; ++l) {
       regress_row row;
       memset(&row, 0, sizeof row);
       snprintf(row.instance, sizeof row.instance, "%s", cases[i].instance);
       row.mode = cases[i].mode;
       row.kind = ci ? 'w' : l < nl ? 't' : 'e';
       row.limit = ci ? k_regress_ci_work[l] : l < nl ? k_regress_full_ms[l] : k_regress_exact_ms[l - nl];
-      uint64_t total = 0;
-      double fastest, slowest;
-      if (!regress_measure(c.r, c.n, &row, reps, &total, &fastest, &slowest)) {
-        status = 1;
-        break;
-      }
-      fprintf(f, "%s\t%s\t%c%u\t%" PRIu64 "\t%" PRIu64 "\t%.1f\n", row.instance, tg_mode_name(row.mode),
-              row.kind, (unsigned)row.limit, total, c.peak, fastest);
-      fflush(f);
-      printf("%s %s %c%u: %.4f (%.1f ms)\n", row.instance, tg_mode_name(row.mode), row.kind,
-             (unsigned)row.limit, c.peak ? (double)total / (double)c.peak : 0, fastest);
-      fflush(stdout);
+      if (!regress_save_row(f, &c, &row, reps, 0, 0)) status = 1;
     }
   }
   free(c.r);
@@ -1119,89 +1218,86 @@ static int run_regress(out *o, const char *path, int reps, limit_stats *limits) 
   regress_cache c;
   memset(&c, 0, sizeof c);
   char line[512];
-  int rows = 0, worse = 0, better = 0, status = 0, overran = 0;
+  int rows = 0, worse = 0, noise = 0, better = 0, status = 0, overran = 0;
   double worst = 0, sum_log = 0;
   char worst_row[160] = "-";
   if (o->markdown)
-    printf("| instance | records | mode | limit | peak-live | table / peak | plan / peak | plan / table | ms |\n"
-           "|---|---:|---|---|---:|---:|---:|---:|---:|\n");
+    printf("| instance | records | mode | limit | peak-live | table / peak | table's runs / table | plan / peak "
+           "| plan / table | ms |\n|---|---:|---|---|---:|---:|---:|---:|---:|---:|\n");
   else if (!o->json)
-    printf("| %-24s | %6s | %-7s | %-6s | %12s | %8s | %8s | %8s | %8s |\n", "instance", "n", "mode",
-           "limit", "peak-live", "table", "plan", "ratio", "ms");
+    printf("| %-24s | %6s | %-7s | %-6s | %12s | %8s | %-15s | %8s | %9s | %8s |\n", "instance", "n", "mode",
+           "limit", "peak-live", "table", "table's runs", "plan", "ratio", "ms");
   if (o->json) printf("{\"regress\":[\n");
   for (unsigned lineno = 1; fgets(line, sizeof line, f) != NULL; ++lineno) {
-    if (line[0] == '#' || line[0] == '\n') continue;
-    char name[64], mode_s[16], limit_s[16];
-    unsigned long long total = 0, peak_col = 0;
-    double table_ms = 0;
-    int fields = sscanf(line, "%63s %15s %15s %llu %llu %lf", name, mode_s, limit_s, &total, &peak_col, &table_ms);
-    if (fields < 4) {
-      fprintf(stderr, "bench_planner: %s:%u: expected instance, mode, limit, total\n", path, lineno);
-      status = 2;
-      break;
-    }
     regress_row row;
-    memset(&row, 0, sizeof row);
-    snprintf(row.instance, sizeof row.instance, "%s", name);
-    row.total = total;
-    if (tg_mode_from_name(mode_s, &row.mode) != TG_OK || !parse_limit(limit_s, &row.kind, &row.limit) ||
-        total == 0) {
-      fprintf(stderr, "bench_planner: %s:%u: bad mode or limit ('%s', '%s')\n", path, lineno, mode_s, limit_s);
+    double table_ms;
+    int fields, k = regress_parse(line, path, lineno, &row, &table_ms, &fields);
+    if (k == 0) continue;
+    if (k < 0 || !regress_load(&c, row.instance)) {
       status = 2;
       break;
     }
-    if (!regress_load(&c, name)) {
-      status = 2;
-      break;
-    }
+    const char *mode_s = tg_mode_name(row.mode);
+    char limit_s[16];
+    snprintf(limit_s, sizeof limit_s, "%c%u", row.kind, (unsigned)row.limit);
     uint64_t plan = 0;
     double fastest, slowest;
-    if (!regress_measure(c.r, c.n, &row, reps, &plan, &fastest, &slowest)) {
+    if (!regress_measure(c.r, c.n, &row, reps, &plan, NULL, NULL, &fastest, &slowest)) {
       status = 1;
       break;
     }
-    if (row.kind != 'w') limit_check(limits, name, c.n, mode_s, row.limit, fastest);
+    if (row.kind != 'w') limit_check(limits, row.instance, c.n, mode_s, row.limit, fastest);
     double ratio = (double)plan / (double)row.total;
     /* A table row whose call overran its limit (the previous exact mode did, by seconds) is
      * no plan at that limit: not compared. */
     const int table_over = row.kind != 'w' && fields >= 6 && table_ms > row.limit + row.limit / 10.0 + 20.0;
-    const int bad = ratio > 1.005 && !table_over;
+    /* More than 0.5% worse: a regression unless the saved release's own runs of the row went
+     * at least as high (a work row has no spread: the same plan every run). */
+    const int beyond = ratio > 1.005 && !table_over;
+    const int spread = row.kind != 'w' && row.hi > 0;
+    const int within = beyond && spread && plan <= row.hi;
+    const int bad = beyond && !within;
     overran += table_over;
     ++rows;
     worse += bad;
+    noise += within;
     better += plan < row.total;
     sum_log += log(ratio);
     if (ratio > worst) {
       worst = ratio;
-      snprintf(worst_row, sizeof worst_row, "%s %s %s", name, mode_s, limit_s);
+      snprintf(worst_row, sizeof worst_row, "%s %s %s", row.instance, mode_s, limit_s);
     }
-    double pk = c.peak ? (double)c.peak : 1.0;
+    double pk = c.peak ? (double)c.peak : 1.0, tot = (double)row.total;
+    char runs[48] = "-";
+    if (spread) snprintf(runs, sizeof runs, "%.4f-%.4f", (double)row.lo / tot, (double)row.hi / tot);
+    const char *mark = bad ? "!" : within ? "~" : table_over ? "*" : " ";
     if (o->json)
       printf("%s{\"instance\":\"%s\",\"records\":%zu,\"mode\":\"%s\",\"limit\":\"%s\",\"peak_live\":%" PRIu64
-             ",\"table\":%llu,\"plan\":%" PRIu64 ",\"ratio\":%.4f,\"ms\":%.1f,\"compared\":%s}",
-             rows > 1 ? ",\n" : "", name, c.n, mode_s, limit_s, c.peak, total, plan, ratio, fastest,
-             table_over ? "false" : "true");
+             ",\"table\":%" PRIu64 ",\"table_lo\":%" PRIu64 ",\"table_hi\":%" PRIu64 ",\"plan\":%" PRIu64
+             ",\"ratio\":%.4f,\"ms\":%.1f,\"compared\":%s,\"beyond_half_percent\":%s,\"beyond_spread\":%s}",
+             rows > 1 ? ",\n" : "", row.instance, c.n, mode_s, limit_s, c.peak, row.total, row.lo, row.hi, plan,
+             ratio, fastest, table_over ? "false" : "true", beyond ? "true" : "false", bad ? "true" : "false");
     else if (o->markdown)
-      printf("| %s | %zu | %s | %s | %" PRIu64 " | %.4f | %.4f | %.4f%s | %.1f |\n", name, c.n, mode_s, limit_s,
-             c.peak, (double)total / pk, (double)plan / pk, ratio, bad ? " !" : table_over ? " (table over its limit)" : "",
-             fastest);
+      printf("| %s | %zu | %s | %s | %" PRIu64 " | %.4f | %s | %.4f | %.4f%s | %.1f |\n", row.instance, c.n, mode_s,
+             limit_s, c.peak, tot / pk, runs, (double)plan / pk, ratio,
+             bad ? " !" : within ? " ~" : table_over ? " (table over its limit)" : "", fastest);
     else
-      printf("| %-24s | %6zu | %-7s | %-6s | %12" PRIu64 " | %8.4f | %8.4f | %8.4f%s | %8.1f |\n", name, c.n,
-             mode_s, limit_s, c.peak, (double)total / pk, (double)plan / pk, ratio,
-             bad ? "!" : table_over ? "*" : " ", fastest);
+      printf("| %-24s | %6zu | %-7s | %-6s | %12" PRIu64 " | %8.4f | %-15s | %8.4f | %8.4f%s | %8.1f |\n",
+             row.instance, c.n, mode_s, limit_s, c.peak, tot / pk, runs, (double)plan / pk, ratio, mark, fastest);
     fflush(stdout);
   }
   fclose(f);
   free(c.r);
   if (o->json)
-    printf("\n],\"rows\":%d,\"worse\":%d,\"better\":%d,\"not_compared\":%d,\"worst\":%.4f,"
-           "\"geomean\":%.4f,\"limit_violations\":%d}\n", rows, worse, better, overran, worst,
+    printf("\n],\"rows\":%d,\"worse\":%d,\"within_spread\":%d,\"better\":%d,\"not_compared\":%d,\"worst\":%.4f,"
+           "\"geomean\":%.4f,\"limit_violations\":%d}\n", rows, worse, noise, better, overran, worst,
            rows ? exp(sum_log / rows) : 1.0, limits->violations);
   else
-    printf("\n%s%d rows against %s: %d more than 0.5%% worse (worst %.4f: %s), %d better, %d not "
-           "compared (*: the table's call overran its limit); geometric mean plan / table %.4f; time "
-           "limits exceeded: %d of %d\n",
-           o->markdown ? "- " : "", rows, path, worse, worst, worst_row, better, overran,
+    printf("\n%s%d rows against %s: %d more than 0.5%% worse, of which %d beyond the table's own "
+           "run-to-run spread (!: regressions) and %d within it (~: the saved release's runs went as "
+           "high); worst %.4f (%s); %d better; %d not compared (*: the table's call overran its "
+           "limit); geometric mean plan / table %.4f; time limits exceeded: %d of %d\n",
+           o->markdown ? "- " : "", rows, path, worse + noise, worse, noise, worst, worst_row, better, overran,
            rows ? exp(sum_log / rows) : 1.0, limits->violations, limits->rows);
   if (status != 0) return status;
   return worse == 0 && limits->violations == 0 && rows > 0 ? 0 : 1;
@@ -1216,6 +1312,7 @@ int main(int argc, char **argv) {
   int use_arena = 1;
   int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0, perfect_seeds = 1, sweep = 0;
   const char *family_name = NULL, *regress = NULL, *regress_save = NULL, *regress_set = "full";
+  const char *regress_from = NULL;
   size_t sizes[8] = {1000, 10000, 100000};
   size_t size_count = 3;
 #ifdef TG_SOURCE_DIR
@@ -1242,6 +1339,7 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--regress") == 0 && i + 1 < argc) regress = argv[++i];
     else if (strcmp(argv[i], "--regress-save") == 0 && i + 1 < argc) regress_save = argv[++i];
     else if (strcmp(argv[i], "--regress-set") == 0 && i + 1 < argc) regress_set = argv[++i];
+    else if (strcmp(argv[i], "--regress-from") == 0 && i + 1 < argc) regress_from = argv[++i];
     else if (strcmp(argv[i], "--models-only") == 0) models_only = 1;
     else if (strcmp(argv[i], "--exact-sets") == 0) exact_sets = 1;
     else if (strcmp(argv[i], "--perfect-seeds") == 0 && i + 1 < argc) {
@@ -1285,7 +1383,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: bench_planner [--json | --markdown] [--quick] [--records DIR] [--search-ms N] "
                       "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "
                       "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc] "
-                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N] [--time-sweep]\n");
+                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N] [--time-sweep] [--bounds] "
+                      "[--regress FILE] [--regress-save FILE [--regress-set ci|full | --regress-from TABLE]]\n");
       return 2;
     }
   }
@@ -1322,7 +1421,7 @@ int main(int argc, char **argv) {
   }
   if (regress_save != NULL) {
     free(ar.base);
-    return run_regress_save(regress_save, regress_set, cfg.reps > 0 ? cfg.reps : 3);
+    return run_regress_save(regress_save, regress_set, regress_from, cfg.reps > 0 ? cfg.reps : 3);
   }
   if (regress != NULL) {
     free(ar.base);

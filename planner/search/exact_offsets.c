@@ -644,10 +644,17 @@ static tg_status sky_trail_grow(sky *k) {
   return TG_OK;
 }
 
+/* The records a rise lifted (sky_lift_record): the points their spans cover, [lo, hi], and the
+ * highest skyline offset they got. */
+typedef struct sky_lifted {
+  uint32_t lo, hi;
+  uint64_t top;
+  int any;
+} sky_lifted;
+
 /* A floor under the unplaced record u rose to `to`: raise sp[u] to it (aligned), logging the
- * old value, and mark the points u covers. TG_ERROR_OUT_OF_HOST_MEMORY if the log cannot
- * grow. */
-static inline tg_status sky_lift_record(sky *k, size_t u, uint64_t to) {
+ * old value, and add u to `lf`. TG_ERROR_OUT_OF_HOST_MEMORY if the log cannot grow. */
+static inline tg_status sky_lift_record(sky *k, size_t u, uint64_t to, sky_lifted *lf) {
   uint64_t a;
   if (k->sp[u] >= to) return TG_OK;
   if (!tg__align_up(to, k->al[u], &a)) a = UINT64_MAX;
@@ -656,20 +663,35 @@ static inline tg_status sky_lift_record(sky *k, size_t u, uint64_t to) {
   k->trail_u[k->trail_len] = u;
   k->trail_sp[k->trail_len++] = k->sp[u];
   k->sp[u] = a;
-  /* The points u covers need their lookahead again, unless nothing there can fail (see
-   * sky_open; rem and the limit do not change before it runs). */
-  for (uint32_t q = k->pf[u]; q <= k->pl[u]; ++q) {
-    if (k->sp_max[q] < a) k->sp_max[q] = a;
+  if (!lf->any || k->pf[u] < lf->lo) lf->lo = k->pf[u];
+  if (!lf->any || k->pl[u] > lf->hi) lf->hi = k->pl[u];
+  if (a > lf->top) lf->top = a;
+  lf->any = 1;
+  return TG_OK;
+}
+
+/* The points the lifted records cover need their lookahead again, unless nothing there can
+ * fail (see sky_open; rem and the limit do not change before it runs). The lifted records
+ * all meet one point (a raised floor) or the placed record's span, so their spans make one
+ * run of points, each covered by one of them or by the placed record (whose floor is the
+ * rise: every record over it has sp at least that): at each, the largest sp is at least the
+ * rise, and `top` bounds it from above. One pass over the run instead of one per record (on
+ * wide DAGs, a placed record lifts a hundred records of a dozen points each). */
+static void sky_lifted_mark(sky *k, const sky_lifted *lf) {
+  if (!lf->any) return;
+  for (uint32_t q = lf->lo; q <= lf->hi; ++q) {
+    if (k->sp_max[q] < lf->top) k->sp_max[q] = lf->top;
     if (tg__add_sat_u64(k->sp_max[q], k->rem[q]) > k->limit) sky_dirty(k, q);
   }
-  return TG_OK;
 }
 
 /* The floor at t rose to `to`: lift the unplaced records over t. */
 static tg_status sky_lift(sky *k, size_t t, uint64_t to) {
   tg_status st = TG_OK;
+  sky_lifted lf = {0, 0, 0, 0};
   for (size_t i = k->cv_beg[t]; i < k->cv_beg[t] + k->cnt[t] && st == TG_OK; ++i)
-    st = sky_lift_record(k, k->cv_idx[i], to);
+    st = sky_lift_record(k, k->cv_idx[i], to, &lf);
+  sky_lifted_mark(k, &lf);
   return st;
 }
 
@@ -703,9 +725,13 @@ static tg_status sky_place(sky *k, size_t c, uint64_t f) {
   /* The unplaced records meeting c's span: those over its first point, and those starting
    * at a later one (each visited once, not once per point it shares with c). */
   uint64_t to = f + k->vol[c];
-  st = sky_lift(k, k->pf[c], to);
+  sky_lifted lf = {k->pf[c], k->pl[c], to, 1};
+  const size_t t = k->pf[c];
+  for (size_t i = k->cv_beg[t]; i < k->cv_beg[t] + k->cnt[t] && st == TG_OK; ++i)
+    st = sky_lift_record(k, k->cv_idx[i], to, &lf);
   for (size_t i = k->st_beg[k->pf[c] + 1]; i < k->st_beg[k->pl[c] + 1] && st == TG_OK; ++i)
-    if (!k->placed[k->st_idx[i]]) st = sky_lift_record(k, k->st_idx[i], to);
+    if (!k->placed[k->st_idx[i]]) st = sky_lift_record(k, k->st_idx[i], to, &lf);
+  sky_lifted_mark(k, &lf);
   return st;
 }
 
