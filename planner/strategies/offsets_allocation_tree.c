@@ -268,6 +268,17 @@ static uint32_t at_temporal_of(at_tree *t, uint32_t kid, const at_iv *ranges, ui
   return tn;
 }
 
+/* Make `left` and `right` the two children of the spatial node sp and size it. */
+static void at_spatial_join(at_tree *t, uint32_t sp, uint32_t left, uint32_t right) {
+  t->nodes[sp].left = left;
+  t->nodes[sp].right = right;
+  t->nodes[left].parent = sp;
+  t->nodes[left].pos = 0;
+  t->nodes[right].parent = sp;
+  t->nodes[right].pos = 1;
+  at_spatial_size(t, sp);
+}
+
 /* SpatialSplit(Temporal([kid]), Temporal([Empty(extra)])), kid's ranges given. */
 static uint32_t at_spatial_with_empty(at_tree *t, uint32_t kid, const at_iv *ranges, uint32_t nr,
                                       uint64_t extra) {
@@ -277,13 +288,7 @@ static uint32_t at_spatial_with_empty(at_tree *t, uint32_t kid, const at_iv *ran
   uint32_t right = at_temporal_of(t, empty, NULL, 0);
   uint32_t sp = at_new(t, AT_SPATIAL, 0);
   if (right == AT_NONE || sp == AT_NONE) return AT_NONE;
-  t->nodes[sp].left = left;
-  t->nodes[sp].right = right;
-  t->nodes[left].parent = sp;
-  t->nodes[left].pos = 0;
-  t->nodes[right].parent = sp;
-  t->nodes[right].pos = 1;
-  at_spatial_size(t, sp);
+  at_spatial_join(t, sp, left, right);
   return sp;
 }
 
@@ -517,13 +522,7 @@ static void at_on_top(at_tree *t, uint32_t r) {
   uint32_t nr = at_new(t, AT_TEMPORAL, 0);
   if (right == AT_NONE || sp == AT_NONE || nr == AT_NONE) return;
   uint32_t old = t->root;
-  t->nodes[sp].left = old;
-  t->nodes[sp].right = right;
-  t->nodes[old].parent = sp;
-  t->nodes[old].pos = 0;
-  t->nodes[right].parent = sp;
-  t->nodes[right].pos = 1;
-  at_spatial_size(t, sp);
+  at_spatial_join(t, sp, old, right);
   at_add_kid(t, nr, sp);
   if (t->failed) return;
   /* The new root's ranges: the old root's (one child now) and r's. */
