@@ -2,19 +2,12 @@
  * does, huge task indices, overflow and bad input; the shape-aware objects bound against
  * brute-force optima and every strategy's plans. */
 #include "support/tg_test.h"
+#include "support/tg_planner_test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define REC(size, first, last) {{(size), 1, 1}, (first), (last), 0}
-
-static const tg_usage_record k_chain[] = {
-    REC(16, 0, 1), REC(8, 1, 2), REC(64, 2, 3), REC(32, 3, 4), REC(8, 4, 5),
-};
-static const tg_usage_record k_complex[] = {
-    REC(32, 0, 1), REC(32, 1, 4), REC(8, 2, 5), REC(16, 3, 5), REC(8, 4, 5),
-    REC(64, 5, 7), REC(8, 6, 8),  REC(8, 7, 8), REC(16, 8, 9),
-};
 
 static tg_bounds bounds_ok(const tg_usage_record *r, size_t n, uint32_t dims) {
   tg_bounds b;
@@ -35,11 +28,11 @@ static void tflite_vectors(void **state) {
   assert_int_equal(b.peak_live, 16);
   assert_int_equal(b.positional_max, 16);
   assert_int_equal(b.naive, 16);
-  b = bounds_ok(k_chain, 5, 1);
+  b = bounds_ok(tg_test_tflite_chain, 5, 1);
   assert_int_equal(b.peak_live, 96);
   assert_int_equal(b.positional_max, 96);
   assert_int_equal(b.naive, 128);
-  b = bounds_ok(k_complex, 9, 1);
+  b = bounds_ok(tg_test_tflite_complex, 9, 1);
   assert_int_equal(b.peak_live, 96);
   assert_int_equal(b.positional_max, 112);
   assert_int_equal(b.naive, 192);

@@ -3,6 +3,7 @@
  * smallest), the may-share relation, allocation failures, and the real models' records with
  * totals per strategy printed. */
 #include "support/tg_test.h"
+#include "support/tg_planner_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,14 +150,10 @@ static void one_record(void **state) {
     expect_plan(r, 1, 1, k_object_strategies[s], ids, sizes, 1, 16);
 }
 
-static const tg_usage_record k_chain[] = {
-    REC(16, 0, 1), REC(8, 1, 2), REC(64, 2, 3), REC(32, 3, 4), REC(8, 4, 5),
-};
-
 static void chain_records(void **state) {
   (void)state;
-  const tg_usage_record *r = k_chain;
-  const size_t n = COUNT(k_chain);
+  const tg_usage_record *r = tg_test_tflite_chain;
+  const size_t n = COUNT(tg_test_tflite_chain);
   expect_plan(r, n, 1, TG_STRATEGY_NAIVE, (const uint32_t[]){0, 1, 2, 3, 4},
               (const tg_extent[]){E1(16), E1(8), E1(64), E1(32), E1(8)}, 5, 128);
   expect_plan(r, n, 1, TG_STRATEGY_EQUALITY, (const uint32_t[]){0, 1, 2, 3, 1},
@@ -171,15 +168,10 @@ static void chain_records(void **state) {
   expect_plan(r, n, 1, TG_STRATEGY_BEST, shared, two, 2, 96);
 }
 
-static const tg_usage_record k_complex[] = {
-    REC(32, 0, 1), REC(32, 1, 4), REC(8, 2, 5), REC(16, 3, 5), REC(8, 4, 5),
-    REC(64, 5, 7), REC(8, 6, 8),  REC(8, 7, 8), REC(16, 8, 9),
-};
-
 static void complex_records(void **state) {
   (void)state;
-  const tg_usage_record *r = k_complex;
-  const size_t n = COUNT(k_complex);
+  const tg_usage_record *r = tg_test_tflite_complex;
+  const size_t n = COUNT(tg_test_tflite_complex);
   expect_plan(r, n, 1, TG_STRATEGY_NAIVE, (const uint32_t[]){0, 1, 2, 3, 4, 5, 6, 7, 8},
               (const tg_extent[]){E1(32), E1(32), E1(8), E1(16), E1(8), E1(64), E1(8), E1(8),
                                   E1(16)},
@@ -280,8 +272,8 @@ static void shuffled_vectors(void **state) {
     const tg_usage_record *r;
     size_t n;
     uint32_t dims;
-  } sets[] = {{k_chain, COUNT(k_chain), 1},
-              {k_complex, COUNT(k_complex), 1},
+  } sets[] = {{tg_test_tflite_chain, COUNT(tg_test_tflite_chain), 1},
+              {tg_test_tflite_complex, COUNT(tg_test_tflite_complex), 1},
               {k_uint2, COUNT(k_uint2), 2},
               {k_uint3, COUNT(k_uint3), 3}};
   tg_test_rng rng = {20240611};
@@ -426,8 +418,8 @@ static void relation_is_honoured(void **state) {
 static void permissive_relation_changes_nothing(void **state) {
   (void)state;
   tg_share_relation rel = {tg_test_share_always, NULL, NULL, 0, NULL};
-  const tg_usage_record *sets[] = {k_chain, k_complex};
-  const size_t sizes[] = {COUNT(k_chain), COUNT(k_complex)};
+  const tg_usage_record *sets[] = {tg_test_tflite_chain, tg_test_tflite_complex};
+  const size_t sizes[] = {COUNT(tg_test_tflite_chain), COUNT(tg_test_tflite_complex)};
   for (size_t v = 0; v < 2; ++v)
     for (size_t s = 0; s < COUNT(k_object_strategies); ++s) {
       tg_plan *a = plan_ok(sets[v], sizes[v], 1, k_object_strategies[s], NULL);

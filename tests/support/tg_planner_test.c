@@ -1,0 +1,23 @@
+#include "support/tg_test.h"
+
+#include "support/tg_planner_test.h"
+
+#define REC(size, first, last) {{(size), 1, 1}, (first), (last), 0}
+
+const tg_usage_record tg_test_tflite_chain[5] = {
+    REC(16, 0, 1), REC(8, 1, 2), REC(64, 2, 3), REC(32, 3, 4), REC(8, 4, 5),
+};
+const tg_usage_record tg_test_tflite_complex[9] = {
+    REC(32, 0, 1), REC(32, 1, 4), REC(8, 2, 5), REC(16, 3, 5), REC(8, 4, 5),
+    REC(64, 5, 7), REC(8, 6, 8),  REC(8, 7, 8), REC(16, 8, 9),
+};
+
+uint64_t tg_test_pair_hash(uint64_t seed, size_t a, size_t b) {
+  if (a > b) {
+    size_t t = a;
+    a = b;
+    b = t;
+  }
+  tg_test_rng h = {seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)};
+  return tg_test_rng_next(&h);
+}
