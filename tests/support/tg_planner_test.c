@@ -2,6 +2,8 @@
 
 #include "support/tg_planner_test.h"
 
+#include <string.h>
+
 #define REC(size, first, last) {{(size), 1, 1}, (first), (last), 0}
 
 const tg_usage_record tg_test_tflite_chain[5] = {
@@ -20,4 +22,25 @@ uint64_t tg_test_pair_hash(uint64_t seed, size_t a, size_t b) {
   }
   tg_test_rng h = {seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)};
   return tg_test_rng_next(&h);
+}
+
+tg_plan_options tg_test_best_work_options(tg_mode mode, uint32_t work, uint64_t seed,
+                                          const tg_share_relation *rel) {
+  tg_plan_options o;
+  memset(&o, 0, sizeof o);
+  o.mode = mode;
+  o.strategy = TG_STRATEGY_BEST;
+  o.seed = seed;
+  o.relation = rel;
+  o.work_limit = work;
+  return o;
+}
+
+tg_plan *tg_test_best_work(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
+                           uint32_t work, uint64_t seed, const tg_share_relation *rel) {
+  tg_plan_options o = tg_test_best_work_options(mode, work, seed, rel);
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
+  tg_test_assert_valid(r, n, dims, p, 0, rel);
+  return p;
 }
