@@ -2,8 +2,6 @@
 
 #include "support/tg_planner_test.h"
 
-#include <string.h>
-
 #define REC(size, first, last) {{(size), 1, 1}, (first), (last), 0}
 
 const tg_usage_record tg_test_tflite_chain[5] = {
@@ -26,13 +24,9 @@ uint64_t tg_test_pair_hash(uint64_t seed, size_t a, size_t b) {
 
 tg_plan_options tg_test_best_work_options(tg_mode mode, uint32_t work, uint64_t seed,
                                           const tg_share_relation *rel) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = TG_STRATEGY_BEST;
-  o.seed = seed;
-  o.relation = rel;
-  o.work_limit = work;
+  tg_plan_options o = {
+      .mode = mode, .strategy = TG_STRATEGY_BEST, .seed = seed, .relation = rel, .work_limit = work
+  };
   return o;
 }
 

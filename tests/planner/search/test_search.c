@@ -55,13 +55,8 @@ static uint64_t perfect_packing(tg_test_rng *g, tg_usage_record *r, size_t n) {
  * most tests compare with), not the library's default budget. */
 static tg_plan_options best_options(tg_mode mode, uint32_t limit_ms, uint64_t seed,
                                     const tg_share_relation *rel) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = TG_STRATEGY_BEST;
+  tg_plan_options o = tg_test_best_work_options(mode, 0, seed, rel);
   o.time_limit_ms = limit_ms ? limit_ms : TG_TIME_LIMIT_NONE;
-  o.seed = seed;
-  o.relation = rel;
   return o;
 }
 
