@@ -22,6 +22,14 @@ uint64_t tg_test_pair_hash(uint64_t seed, size_t a, size_t b) {
   return tg_test_rng_next(&h);
 }
 
+tg_plan *tg_test_plan_valid(const tg_usage_record *r, size_t n, uint32_t dims,
+                            const tg_plan_options *o) {
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute(r, n, dims, o, NULL, &p), TG_OK);
+  tg_test_assert_valid(r, n, dims, p, o->alignment, o->relation);
+  return p;
+}
+
 tg_plan_options tg_test_best_work_options(tg_mode mode, uint32_t work, uint64_t seed,
                                           const tg_share_relation *rel) {
   tg_plan_options o = {
@@ -33,8 +41,5 @@ tg_plan_options tg_test_best_work_options(tg_mode mode, uint32_t work, uint64_t 
 tg_plan *tg_test_best_work(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
                            uint32_t work, uint64_t seed, const tg_share_relation *rel) {
   tg_plan_options o = tg_test_best_work_options(mode, work, seed, rel);
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
-  tg_test_assert_valid(r, n, dims, p, 0, rel);
-  return p;
+  return tg_test_plan_valid(r, n, dims, &o);
 }

@@ -19,6 +19,11 @@ extern const tg_usage_record tg_test_tflite_complex[9];
  * (b, a), so relations drawn from it are symmetric and pure. */
 uint64_t tg_test_pair_hash(uint64_t seed, size_t a, size_t b);
 
+/* The plan of r[0 .. n) under `o`, asserted computed and valid (under o's alignment and
+ * relation). */
+tg_plan *tg_test_plan_valid(const tg_usage_record *r, size_t n, uint32_t dims,
+                            const tg_plan_options *o);
+
 /* Options for `best` in `mode` under a work limit of `work` units and no clock (time_limit_ms
  * 0; tg_plan_options.work_limit): the plan depends only on the records and the options. `rel`
  * may be NULL. */

@@ -63,10 +63,7 @@ static tg_plan_options best_options(tg_mode mode, uint32_t limit_ms, uint64_t se
 static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
                           uint32_t limit_ms, uint64_t seed, const tg_share_relation *rel) {
   tg_plan_options o = best_options(mode, limit_ms, seed, rel);
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
-  tg_test_assert_valid(r, n, dims, p, 0, rel);
-  return p;
+  return tg_test_plan_valid(r, n, dims, &o);
 }
 
 /* The smallest total of the strategies that take about one greedy pass (all but
