@@ -376,11 +376,7 @@ static tg_status run_scratch(const ar_ctx *c, ar_try *t, ar_key *scratch) {
 }
 
 static void free_try(const tg_allocator *a, ar_try *t) {
-  tg__free(a, t->arena_of);
-  tg__free(a, t->offset_of);
-  tg__free(a, t->sizes);
-  tg__free(a, t->head);
-  tg__free(a, t->next);
+  TG__FREE_EACH(a, t->arena_of, t->offset_of, t->sizes, t->head, t->next);
   memset(t, 0, sizeof *t);
 }
 

@@ -281,25 +281,9 @@ static tg_status bb_init(bb *b, const tg__plan_input *in) {
 }
 
 static void bb_free(bb *b, const tg_allocator *a) {
-  tg__free(a, b->rec);
-  tg__free(a, b->vol);
-  tg__free(a, b->al);
-  tg__free(a, b->conf);
-  tg__free(a, b->pf);
-  tg__free(a, b->pl);
-  tg__free(a, b->byvol);
-  tg__free(a, b->lf);
-  tg__free(a, b->cand);
-  tg__free(a, b->items);
-  tg__free(a, b->tmp);
-  tg__free(a, b->off);
-  tg__free(a, b->inc_off);
-  tg__free(a, b->placed);
-  tg__free(a, b->stack);
-  tg__free(a, b->acc);
-  tg__free(a, b->twin);
-  tg__free(a, b->rank);
-  tg__free(a, b->byrank);
+  TG__FREE_EACH(a, b->rec, b->vol, b->al, b->conf, b->pf, b->pl, b->byvol, b->lf, b->cand, b->items,
+                b->tmp, b->off, b->inc_off, b->placed, b->stack, b->acc, b->twin, b->rank,
+                b->byrank);
 }
 
 /* ---- skyline branch-and-bound (serial relation) ------------------------------------------ */
@@ -412,15 +396,8 @@ typedef struct sky {
 } sky;
 
 static void sky_free(sky *k, const tg_allocator *a) {
-  tg__free(a, k->mem);
-  tg__free(a, k->seg);
-  tg__free(a, k->cv_idx);
-  tg__free(a, k->cv_base);
-  tg__free(a, k->cv_where);
-  tg__free(a, k->trail_u);
-  tg__free(a, k->trail_sp);
-  tg__free(a, k->frames);
-  tg__free(a, k->pool);
+  TG__FREE_EACH(a, k->mem, k->seg, k->cv_idx, k->cv_base, k->cv_where, k->trail_u, k->trail_sp,
+                k->frames, k->pool);
 }
 
 /* The per-record arrays of sky_init (and its two sort buffers), carved from one zeroed block. */
