@@ -129,6 +129,10 @@ void tg__free(const tg_allocator *a, void *ptr) {
   a->free(a->user, ptr);
 }
 
+void tg__free_each(const tg_allocator *a, void *const *ptrs, size_t count) {
+  for (size_t i = 0; i < count; ++i) tg__free(a, ptrs[i]);
+}
+
 char *tg__strndup(const tg_allocator *a, const char *s, size_t n) {
   if (s == NULL) return NULL;
   char *p = tg__malloc(a, n + 1);

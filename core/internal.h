@@ -19,6 +19,13 @@ void *tg__calloc(const tg_allocator *a, size_t n, size_t size);
 /* Grow or shrink; on failure returns NULL and leaves `ptr` untouched. */
 void *tg__realloc(const tg_allocator *a, void *ptr, size_t old_size, size_t new_size);
 void tg__free(const tg_allocator *a, void *ptr);
+/* tg__free on each of ptrs[0 .. count) (NULL entries are skipped). */
+void tg__free_each(const tg_allocator *a, void *const *ptrs, size_t count);
+/* tg__free_each over the pointers listed, in order: TG__FREE_EACH(a, s->x, s->y, ...), for the
+ * arrays of a struct at teardown. */
+#define TG__FREE_EACH(a, ...)                                                                   \
+  tg__free_each((a), (void *const[]){__VA_ARGS__},                                              \
+                sizeof((void *const[]){__VA_ARGS__}) / sizeof(void *))
 /* Grow `*array` (`*capacity` elements of `size` bytes) to hold at least `need`, doubling from
  * 8: 1, or 0 on overflow or allocation failure (the array and capacity unchanged). */
 int tg__grow(const tg_allocator *a, void **array, size_t *capacity, size_t need, size_t size);

@@ -60,19 +60,9 @@ static size_t upper_count(const uint64_t *a, size_t n, uint64_t v) { /* entries 
   return lo;
 }
 
-static size_t lower_count(const uint64_t *a, size_t n, uint64_t v) { /* entries < v */
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (a[mid] < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 /* Bytes of the records with off < c < off + size. */
 static uint64_t straddling(const ar_ctx *c, uint64_t cut) {
-  size_t s = lower_count(c->starts_sorted, c->count, cut);
+  size_t s = tg__lower_bound_u64(c->starts_sorted, c->count, cut);
   size_t e = upper_count(c->ends_sorted, c->count, cut);
   return c->start_prefix[s] - c->end_prefix[e];
 }
@@ -150,7 +140,7 @@ static size_t conflicting(const ar_ctx *c, const ar_try *t, size_t r, ar_conf *o
   const tg_usage_record *x = &c->records[r];
   if (c->relation == NULL) {
     uint64_t lo = x->first_task > c->max_len ? x->first_task - c->max_len : 0;
-    size_t i = lower_count(c->first_sorted, c->count, lo);
+    size_t i = tg__lower_bound_u64(c->first_sorted, c->count, lo);
     for (; i < c->count && c->first_sorted[i] <= x->last_task; ++i) {
       size_t q = c->by_first[i];
       if (q == r || t->arena_of[q] == UINT32_MAX || c->vol[q] == 0 || c->records[q].last_task < x->first_task)
@@ -322,7 +312,7 @@ static tg_status run_try(const ar_ctx *c, unsigned low, ar_try *t, ar_key *scrat
       cut = hi;
       uint64_t best = straddling(c, hi);
       if (low < 1000) {
-        size_t i = lower_count(c->starts_sorted, n, lo);
+        size_t i = tg__lower_bound_u64(c->starts_sorted, n, lo);
         for (; i < n && c->starts_sorted[i] < hi && best > 0; ++i) {
           uint64_t x = c->starts_sorted[i], v = straddling(c, x);
           if (v < best) {
@@ -386,11 +376,7 @@ static tg_status run_scratch(const ar_ctx *c, ar_try *t, ar_key *scratch) {
 }
 
 static void free_try(const tg_allocator *a, ar_try *t) {
-  tg__free(a, t->arena_of);
-  tg__free(a, t->offset_of);
-  tg__free(a, t->sizes);
-  tg__free(a, t->head);
-  tg__free(a, t->next);
+  TG__FREE_EACH(a, t->arena_of, t->offset_of, t->sizes, t->head, t->next);
   memset(t, 0, sizeof *t);
 }
 

@@ -6,13 +6,7 @@
 
 void tg__range_nodes_free(tg__range_nodes *n, const tg_allocator *alloc) {
   if (n == NULL) return;
-  tg__free(alloc, n->rep);
-  tg__free(alloc, n->node_of);
-  tg__free(alloc, n->first);
-  tg__free(alloc, n->last);
-  tg__free(alloc, n->align);
-  tg__free(alloc, n->conf_start);
-  tg__free(alloc, n->conf);
+  TG__FREE_EACH(alloc, n->rep, n->node_of, n->first, n->last, n->align, n->conf_start, n->conf);
   memset(n, 0, sizeof *n);
 }
 
@@ -174,10 +168,7 @@ tg_status tg__range_nodes_build(const tg_usage_record *at, size_t count, uint32_
 
 void tg__range_structure_free(tg__range_structure *s, const tg_allocator *alloc) {
   if (s == NULL) return;
-  tg__free(alloc, s->order);
-  tg__free(alloc, s->pred_start);
-  tg__free(alloc, s->pred);
-  tg__free(alloc, s->object_of);
+  TG__FREE_EACH(alloc, s->order, s->pred_start, s->pred, s->object_of);
   memset(s, 0, sizeof *s);
 }
 

@@ -10,13 +10,8 @@
 void tg__pool_run_free(tg__pool_run *run) {
   if (run == NULL || run->alloc == NULL) return;
   const tg_allocator *a = run->alloc;
-  tg__free(a, run->memory_of);
-  tg__free(a, run->offset_of);
-  tg__free(a, run->block_of);
-  tg__free(a, run->size_of);
-  tg__free(a, run->memories);
-  tg__free(a, run->objects);
-  tg__free(a, run->memory_block);
+  TG__FREE_EACH(a, run->memory_of, run->offset_of, run->block_of, run->size_of, run->memories,
+                run->objects, run->memory_block);
   size_t failed = run->failed_record;
   memset(run, 0, sizeof *run);
   run->failed_record = failed;

@@ -623,11 +623,7 @@ typedef struct dp_search {
 } dp_search;
 
 static void layer_free(const tg_allocator *a, dp_layer *l) {
-  tg__free(a, l->bits);
-  tg__free(a, l->live);
-  tg__free(a, l->best);
-  tg__free(a, l->id);
-  tg__free(a, l->slots);
+  TG__FREE_EACH(a, l->bits, l->live, l->best, l->id, l->slots);
   memset(l, 0, sizeof *l);
 }
 

@@ -110,27 +110,32 @@ static tg_status check_inputs(tg_schedule *s, const tg_graph *g, int keep_consta
   return TG_OK;
 }
 
-/* Consumers per tensor (CSR), ascending and distinct because ops are visited in order. */
-static tg_status build_consumers(tg_schedule *s, const tg_graph *g) {
-  const tg_allocator *a = &s->alloc;
-  s->consumer_start = alloc_array(a, s->tensor_count + 1, sizeof *s->consumer_start);
-  if (s->consumer_start == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
-  size_t total = 0;
-  /* last_reader[t] = 1 + the last op counted for t, so an op reading t twice counts once. */
-  uint32_t *last_reader = alloc_array(a, s->tensor_count, sizeof *last_reader);
-  if (last_reader == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+/* One pass over the reads, each (op, tensor) once although an op may read a tensor twice:
+ * without `fill`, counts each tensor's readers into consumer_start[t + 1]; with it, writes
+ * them into consumers. last_reader[t] = 1 + the last op met for t (zeroed before the pass). */
+static void consumers_pass(tg_schedule *s, const tg_graph *g, uint32_t *last_reader, size_t *fill) {
   for (size_t i = 0; i < s->op_count; ++i) {
     const tg_op *op = &g->ops[i];
     for (uint32_t k = 0; k < op->input_count; ++k) {
       int32_t t = op->inputs[k];
       if (t < 0 || last_reader[t] == i + 1) continue;
       last_reader[t] = (uint32_t)(i + 1);
-      s->consumer_start[t + 1]++;
-      ++total;
+      if (fill == NULL) s->consumer_start[t + 1]++;
+      else s->consumers[s->consumer_start[t] + fill[t]++] = (uint32_t)i;
     }
   }
+}
+
+/* Consumers per tensor (CSR), ascending and distinct because ops are visited in order. */
+static tg_status build_consumers(tg_schedule *s, const tg_graph *g) {
+  const tg_allocator *a = &s->alloc;
+  s->consumer_start = alloc_array(a, s->tensor_count + 1, sizeof *s->consumer_start);
+  if (s->consumer_start == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  uint32_t *last_reader = alloc_array(a, s->tensor_count, sizeof *last_reader);
+  if (last_reader == NULL) return TG_ERROR_OUT_OF_HOST_MEMORY;
+  consumers_pass(s, g, last_reader, NULL);
   for (size_t t = 0; t < s->tensor_count; ++t) s->consumer_start[t + 1] += s->consumer_start[t];
-  s->consumers = alloc_array(a, total, sizeof *s->consumers);
+  s->consumers = alloc_array(a, s->consumer_start[s->tensor_count], sizeof *s->consumers);
   if (s->consumers == NULL) {
     tg__free(a, last_reader);
     return TG_ERROR_OUT_OF_HOST_MEMORY;
@@ -141,15 +146,7 @@ static tg_status build_consumers(tg_schedule *s, const tg_graph *g) {
     tg__free(a, last_reader);
     return TG_ERROR_OUT_OF_HOST_MEMORY;
   }
-  for (size_t i = 0; i < s->op_count; ++i) {
-    const tg_op *op = &g->ops[i];
-    for (uint32_t k = 0; k < op->input_count; ++k) {
-      int32_t t = op->inputs[k];
-      if (t < 0 || last_reader[t] == i + 1) continue;
-      last_reader[t] = (uint32_t)(i + 1);
-      s->consumers[s->consumer_start[t] + fill[t]++] = (uint32_t)i;
-    }
-  }
+  consumers_pass(s, g, last_reader, fill);
   tg__free(a, fill);
   tg__free(a, last_reader);
   return TG_OK;

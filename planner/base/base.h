@@ -79,6 +79,17 @@ static inline uint64_t tg__record_alignment(const tg__plan_input *in, size_t r) 
   return a ? a : 1;
 }
 
+/* The first index in the ascending v[0 .. n) whose entry is not below `key` (n when none). */
+static inline size_t tg__lower_bound_u64(const uint64_t *v, size_t n, uint64_t key) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /* Conflict test shared by strategies: 1 when records a and b may NOT use the same memory
  * (intervals intersect, or the relation forbids it). */
 static inline int tg__records_conflict(const tg__plan_input *in, size_t a, size_t b) {

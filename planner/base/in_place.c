@@ -90,11 +90,7 @@ static int pair_op_cmp(const void *pa, const void *pb) {
 }
 
 void tg__in_place_groups_free(tg__in_place_groups *g, const tg_allocator *alloc) {
-  tg__free(alloc, g->group_of);
-  tg__free(alloc, g->merged);
-  tg__free(alloc, g->members);
-  tg__free(alloc, g->member_start);
-  tg__free(alloc, g->used);
+  TG__FREE_EACH(alloc, g->group_of, g->merged, g->members, g->member_start, g->used);
   memset(g, 0, sizeof *g);
 }
 

@@ -256,39 +256,27 @@ static int lp_simplex(lp_work *w) {
   }
 }
 
-/* Heaviest chain of records fitting shape s under weights q (doubles); dp[0..n]. */
-static double lp_chain(const lp_work *w, size_t s, const double *q, double *dp) {
-  const uint32_t *sr = w->shape_rank + 3 * s;
-  dp[0] = 0;
-  for (size_t k = 0; k < w->n; ++k) {
-    uint32_t r = w->order[k];
-    const uint32_t *rr = w->rank + 3 * (size_t)r;
-    double v = dp[k];
-    if (q[r] > 0 && rr[0] <= sr[0] && rr[1] <= sr[1] && rr[2] <= sr[2]) {
-      double t = dp[w->pred[k]] + q[r];
-      if (t > v) v = t;
-    }
-    dp[k + 1] = v;
+/* Heaviest chain of records fitting shape s under weights q; dp[0..n]. One definition for
+ * both weight types: lp_chain in doubles, lp_chain_int in exact integers. */
+#define LP_CHAIN(name, T)                                                                  \
+  static T name(const lp_work *w, size_t s, const T *q, T *dp) {                          \
+    const uint32_t *sr = w->shape_rank + 3 * s;                                            \
+    dp[0] = 0;                                                                             \
+    for (size_t k = 0; k < w->n; ++k) {                                                    \
+      uint32_t r = w->order[k];                                                            \
+      const uint32_t *rr = w->rank + 3 * (size_t)r;                                        \
+      T v = dp[k];                                                                         \
+      if (q[r] > 0 && rr[0] <= sr[0] && rr[1] <= sr[1] && rr[2] <= sr[2]) {               \
+        T t = dp[w->pred[k]] + q[r];                                                       \
+        if (t > v) v = t;                                                                  \
+      }                                                                                    \
+      dp[k + 1] = v;                                                                       \
+    }                                                                                      \
+    return dp[w->n];                                                                       \
   }
-  return dp[w->n];
-}
-
-/* The same in exact integers. */
-static uint64_t lp_chain_int(const lp_work *w, size_t s, const uint64_t *q, uint64_t *dp) {
-  const uint32_t *sr = w->shape_rank + 3 * s;
-  dp[0] = 0;
-  for (size_t k = 0; k < w->n; ++k) {
-    uint32_t r = w->order[k];
-    const uint32_t *rr = w->rank + 3 * (size_t)r;
-    uint64_t v = dp[k];
-    if (q[r] > 0 && rr[0] <= sr[0] && rr[1] <= sr[1] && rr[2] <= sr[2]) {
-      uint64_t t = dp[w->pred[k]] + q[r];
-      if (t > v) v = t;
-    }
-    dp[k + 1] = v;
-  }
-  return dp[w->n];
-}
+LP_CHAIN(lp_chain, double)
+LP_CHAIN(lp_chain_int, uint64_t)
+#undef LP_CHAIN
 
 /* ceil(a * b / c), c > 0, or UINT64_MAX when it does not fit. */
 static uint64_t mul_div_ceil(uint64_t a, uint64_t b, uint64_t c) {

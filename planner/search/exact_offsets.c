@@ -173,6 +173,33 @@ static void dfs(bb *b, size_t d, uint64_t last_off, size_t last_idx, uint64_t to
   }
 }
 
+/* Task points (see offsets_common.h): the distinct first tasks of the n search records
+ * (record rec[u]), ascending, into pt; each record's span of points into pf (its first task's)
+ * and pl (the last point at or before its last task). items and tmp: n entries of sort
+ * scratch. Returns the number of points. */
+static size_t task_points(const tg__plan_input *in, const size_t *rec, size_t n,
+                          tg__sort_item *items, tg__sort_item *tmp, uint64_t *pt, uint32_t *pf,
+                          uint32_t *pl) {
+  for (size_t u = 0; u < n; ++u) items[u] = (tg__sort_item){in->records[rec[u]].first_task, u};
+  tg__sort_items_stable(items, n, tmp);
+  size_t points = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (points == 0 || pt[points - 1] != items[i].key) pt[points++] = items[i].key;
+    pf[items[i].idx] = (uint32_t)(points - 1);
+  }
+  for (size_t u = 0; u < n; ++u) {
+    uint64_t last = in->records[rec[u]].last_task;
+    size_t lo = pf[u], hi = points; /* last point <= last: binary search in (pf, points) */
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      if (pt[mid] <= last) lo = mid;
+      else hi = mid;
+    }
+    pl[u] = (uint32_t)lo;
+  }
+  return points;
+}
+
 static tg_status bb_init(bb *b, const tg__plan_input *in) {
   const tg_allocator *a = in->alloc;
   size_t n = 0;
@@ -219,27 +246,8 @@ static tg_status bb_init(bb *b, const tg__plan_input *in) {
         b->conf[x >> 3] |= (unsigned char)(1u << (x & 7));
         b->conf[y >> 3] |= (unsigned char)(1u << (y & 7));
       }
-  /* Task points: the distinct first tasks. */
-  for (size_t u = 0; u < n; ++u) b->items[u] = (tg__sort_item){in->records[b->rec[u]].first_task, u};
-  tg__sort_items_stable(b->items, n, b->tmp);
-  uint64_t *pt = b->acc; /* scratch: the distinct first tasks */
-  size_t points = 0;
-  for (size_t i = 0; i < n; ++i) {
-    uint64_t f = b->items[i].key;
-    if (points == 0 || pt[points - 1] != f) pt[points++] = f;
-    b->pf[b->items[i].idx] = (uint32_t)(points - 1);
-  }
-  for (size_t u = 0; u < n; ++u) {
-    uint64_t last = in->records[b->rec[u]].last_task;
-    size_t lo = b->pf[u], hi = points; /* last point <= last: binary search in (pf, points) */
-    while (hi - lo > 1) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (pt[mid] <= last) lo = mid;
-      else hi = mid;
-    }
-    b->pl[u] = (uint32_t)lo;
-  }
-  b->points = points;
+  /* b->acc: scratch for the points */
+  b->points = task_points(in, b->rec, n, b->items, b->tmp, b->acc, b->pf, b->pl);
   for (size_t u = 0; u < n; ++u) b->items[u] = (tg__sort_item){UINT64_MAX - b->vol[u], u};
   tg__sort_items_stable(b->items, n, b->tmp);
   for (size_t i = 0; i < n; ++i) b->byvol[i] = b->items[i].idx;
@@ -273,25 +281,9 @@ static tg_status bb_init(bb *b, const tg__plan_input *in) {
 }
 
 static void bb_free(bb *b, const tg_allocator *a) {
-  tg__free(a, b->rec);
-  tg__free(a, b->vol);
-  tg__free(a, b->al);
-  tg__free(a, b->conf);
-  tg__free(a, b->pf);
-  tg__free(a, b->pl);
-  tg__free(a, b->byvol);
-  tg__free(a, b->lf);
-  tg__free(a, b->cand);
-  tg__free(a, b->items);
-  tg__free(a, b->tmp);
-  tg__free(a, b->off);
-  tg__free(a, b->inc_off);
-  tg__free(a, b->placed);
-  tg__free(a, b->stack);
-  tg__free(a, b->acc);
-  tg__free(a, b->twin);
-  tg__free(a, b->rank);
-  tg__free(a, b->byrank);
+  TG__FREE_EACH(a, b->rec, b->vol, b->al, b->conf, b->pf, b->pl, b->byvol, b->lf, b->cand, b->items,
+                b->tmp, b->off, b->inc_off, b->placed, b->stack, b->acc, b->twin, b->rank,
+                b->byrank);
 }
 
 /* ---- skyline branch-and-bound (serial relation) ------------------------------------------ */
@@ -404,15 +396,8 @@ typedef struct sky {
 } sky;
 
 static void sky_free(sky *k, const tg_allocator *a) {
-  tg__free(a, k->mem);
-  tg__free(a, k->seg);
-  tg__free(a, k->cv_idx);
-  tg__free(a, k->cv_base);
-  tg__free(a, k->cv_where);
-  tg__free(a, k->trail_u);
-  tg__free(a, k->trail_sp);
-  tg__free(a, k->frames);
-  tg__free(a, k->pool);
+  TG__FREE_EACH(a, k->mem, k->seg, k->cv_idx, k->cv_base, k->cv_where, k->trail_u, k->trail_sp,
+                k->frames, k->pool);
 }
 
 /* The per-record arrays of sky_init (and its two sort buffers), carved from one zeroed block. */
@@ -475,25 +460,8 @@ static tg_status sky_init(sky *k, const tg__plan_input *in, size_t max_cover, si
     k->vol[u] = in->volumes[r];
     k->al[u] = tg__record_alignment(in, r);
   }
-  /* Task points: the distinct first tasks (see offsets_common.h). */
-  for (size_t u = 0; u < n; ++u) items[u] = (tg__sort_item){in->records[k->rec[u]].first_task, u};
-  tg__sort_items_stable(items, n, tmp);
-  uint64_t *pt = k->rem; /* scratch: the distinct first tasks */
-  size_t points = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (points == 0 || pt[points - 1] != items[i].key) pt[points++] = items[i].key;
-    k->pf[items[i].idx] = (uint32_t)(points - 1);
-  }
-  for (size_t u = 0; u < n; ++u) {
-    uint64_t last = in->records[k->rec[u]].last_task;
-    size_t lo = k->pf[u], hi = points;
-    while (hi - lo > 1) {
-      size_t mid = lo + (hi - lo) / 2;
-      if (pt[mid] <= last) lo = mid;
-      else hi = mid;
-    }
-    k->pl[u] = (uint32_t)lo;
-  }
+  /* k->rem: scratch for the points */
+  size_t points = task_points(in, k->rec, n, items, tmp, k->rem, k->pf, k->pl);
   k->points = points;
   memset(k->rem, 0, nn * sizeof *k->rem);
   /* Children order at a point: longest span first (it fills most of the step), then the

@@ -93,16 +93,6 @@ tg_status tg__obj_breadth_order(const tg__plan_input *in, uint32_t *order, uint3
   return TG_OK;
 }
 
-static size_t lower_bound_u64(const uint64_t *v, size_t n, uint64_t key) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (v[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 static int usable(tg__obj_occ *occ, tg__obj_members *mem, uint32_t o, uint32_t r) {
   return tg__obj_occ_free_for(occ, o, r) && tg__obj_may_join(mem, o, r);
 }
@@ -122,7 +112,7 @@ static void b1_layout(tg__arena *ar, size_t n, b1_work *w) {
 }
 
 static void sorted_insert(uint64_t *sorted, size_t *count, uint64_t key) {
-  size_t p = lower_bound_u64(sorted, *count, key);
+  size_t p = tg__lower_bound_u64(sorted, *count, key);
   memmove(sorted + p + 1, sorted + p, (*count - p) * sizeof *sorted);
   sorted[p] = key;
   ++*count;
@@ -155,7 +145,7 @@ static tg_status breadth_1d(const tg__plan_input *in, const uint32_t *order, con
   for (size_t i = 0; i < n; ++i) {
     const uint32_t r = order[i];
     const uint32_t c = w.class_of[r];
-    const size_t lb = lower_bound_u64(sorted, objects, (uint64_t)c << 32);
+    const size_t lb = tg__lower_bound_u64(sorted, objects, (uint64_t)c << 32);
     size_t pos = SIZE_MAX;
     for (size_t k = lb; k < objects; ++k) {
       if (usable(&occ, &mem, (uint32_t)sorted[k], r)) {

@@ -10,17 +10,6 @@
  * With a may-share relation, objects the relation rules out are skipped. */
 #include "planner/strategies/objects_common.h"
 
-/* Pool keys for 1D: size class << 32 | object id, kept sorted in an array. */
-static size_t pool_lower_bound(const uint64_t *pool, size_t n, uint64_t key) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (pool[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 typedef struct io_work {
   uint32_t *order, *tmp, *object_of;
   uint32_t *class_of, *obj_class; /* 1D */
@@ -56,7 +45,7 @@ static tg_status in_order_1d(const tg__plan_input *in, io_work *w, tg__obj_membe
   size_t classes;
   tg__obj_volume_classes(in, w->class_of, w->class_volume, &classes, w->order, w->tmp);
   tg__obj_order_by_first(in, w->order, w->tmp);
-  uint64_t *pool = w->pool;
+  uint64_t *pool = w->pool; /* free objects as size class << 32 | object id, kept sorted */
   size_t objects = 0, in_use = 0, pooled = 0;
   for (size_t i = 0; i < n; ++i) {
     const uint32_t r = w->order[i];
@@ -64,14 +53,14 @@ static tg_status in_order_1d(const tg__plan_input *in, io_work *w, tg__obj_membe
     while (in_use > 0 && (w->heap[0] >> 32) < rec->first_task) {
       uint32_t o = (uint32_t)tg__heap_pop(w->heap, &in_use);
       uint64_t key = ((uint64_t)w->obj_class[o] << 32) | o;
-      size_t p = pool_lower_bound(pool, pooled, key);
+      size_t p = tg__lower_bound_u64(pool, pooled, key);
       memmove(pool + p + 1, pool + p, (pooled - p) * sizeof *pool);
       pool[p] = key;
       ++pooled;
     }
     const uint32_t c = w->class_of[r];
     const uint64_t size = w->class_volume[c];
-    const size_t lb = pool_lower_bound(pool, pooled, (uint64_t)c << 32);
+    const size_t lb = tg__lower_bound_u64(pool, pooled, (uint64_t)c << 32);
     size_t best = SIZE_MAX;
     if (rel) {
       /* The rule below takes the nearer in size of the smallest allowed object at least the

@@ -268,6 +268,17 @@ static uint32_t at_temporal_of(at_tree *t, uint32_t kid, const at_iv *ranges, ui
   return tn;
 }
 
+/* Make `left` and `right` the two children of the spatial node sp and size it. */
+static void at_spatial_join(at_tree *t, uint32_t sp, uint32_t left, uint32_t right) {
+  t->nodes[sp].left = left;
+  t->nodes[sp].right = right;
+  t->nodes[left].parent = sp;
+  t->nodes[left].pos = 0;
+  t->nodes[right].parent = sp;
+  t->nodes[right].pos = 1;
+  at_spatial_size(t, sp);
+}
+
 /* SpatialSplit(Temporal([kid]), Temporal([Empty(extra)])), kid's ranges given. */
 static uint32_t at_spatial_with_empty(at_tree *t, uint32_t kid, const at_iv *ranges, uint32_t nr,
                                       uint64_t extra) {
@@ -277,13 +288,7 @@ static uint32_t at_spatial_with_empty(at_tree *t, uint32_t kid, const at_iv *ran
   uint32_t right = at_temporal_of(t, empty, NULL, 0);
   uint32_t sp = at_new(t, AT_SPATIAL, 0);
   if (right == AT_NONE || sp == AT_NONE) return AT_NONE;
-  t->nodes[sp].left = left;
-  t->nodes[sp].right = right;
-  t->nodes[left].parent = sp;
-  t->nodes[left].pos = 0;
-  t->nodes[right].parent = sp;
-  t->nodes[right].pos = 1;
-  at_spatial_size(t, sp);
+  at_spatial_join(t, sp, left, right);
   return sp;
 }
 
@@ -352,19 +357,27 @@ static void at_mark_blocked(at_tree *t) {
   }
 }
 
+/* A new leaf for record r (AT_NONE when it cannot be made), r's own range in *own. */
+static uint32_t at_leaf(at_tree *t, uint32_t r, at_iv *own) {
+  uint32_t leaf = at_new(t, AT_ALLOC, t->in->volumes[r]);
+  if (leaf == AT_NONE) return AT_NONE;
+  t->nodes[leaf].rec = r;
+  t->leaf_of[r] = leaf;
+  uint64_t b, e;
+  at_range_of(t->in, r, &b, &e);
+  *own = (at_iv){b, e, 0};
+  return leaf;
+}
+
 /* Record r becomes a child of temporal node tn, which conflicts with none of its children. */
 static void at_place(at_tree *t, uint32_t tn, uint32_t r) {
   const uint64_t vol = t->in->volumes[r];
   uint64_t slot = t->nodes[tn].size;
   at_node *n = &t->nodes[tn];
   if (n->nkids == 1 && t->nodes[n->kids[0]].type == AT_EMPTY) n->nkids = 0; /* pop the Empty */
-  uint32_t leaf = at_new(t, AT_ALLOC, vol);
+  at_iv own;
+  uint32_t leaf = at_leaf(t, r, &own);
   if (leaf == AT_NONE) return;
-  t->nodes[leaf].rec = r;
-  t->leaf_of[r] = leaf;
-  uint64_t b, e;
-  at_range_of(t->in, r, &b, &e);
-  at_iv own = {b, e, 0};
   if (slot == vol) {
     at_add_kid(t, tn, leaf);
   } else if (slot > vol) {
@@ -408,7 +421,7 @@ static void at_place(at_tree *t, uint32_t tn, uint32_t r) {
   }
   if (t->failed) return;
   n = &t->nodes[tn];
-  at_add_range(t, tn, b, e, n->nkids - 1);
+  at_add_range(t, tn, own.b, own.e, n->nkids - 1);
   /* The size: the largest child. Sizes only grow, so the new child (or, after a grow, which
    * changed every child, all of them) decides. */
   n = &t->nodes[tn];
@@ -505,25 +518,15 @@ static int at_offer(at_tree *t, uint32_t r) {
 
 /* The root refused r: root := Temporal([Spatial(root, Temporal([r]))]). */
 static void at_on_top(at_tree *t, uint32_t r) {
-  uint32_t leaf = at_new(t, AT_ALLOC, t->in->volumes[r]);
+  at_iv own;
+  uint32_t leaf = at_leaf(t, r, &own);
   if (leaf == AT_NONE) return;
-  t->nodes[leaf].rec = r;
-  t->leaf_of[r] = leaf;
-  uint64_t b, e;
-  at_range_of(t->in, r, &b, &e);
-  at_iv own = {b, e, 0};
   uint32_t right = at_temporal_of(t, leaf, &own, 1);
   uint32_t sp = at_new(t, AT_SPATIAL, 0);
   uint32_t nr = at_new(t, AT_TEMPORAL, 0);
   if (right == AT_NONE || sp == AT_NONE || nr == AT_NONE) return;
   uint32_t old = t->root;
-  t->nodes[sp].left = old;
-  t->nodes[sp].right = right;
-  t->nodes[old].parent = sp;
-  t->nodes[old].pos = 0;
-  t->nodes[right].parent = sp;
-  t->nodes[right].pos = 1;
-  at_spatial_size(t, sp);
+  at_spatial_join(t, sp, old, right);
   at_add_kid(t, nr, sp);
   if (t->failed) return;
   /* The new root's ranges: the old root's (one child now) and r's. */
@@ -542,7 +545,7 @@ static void at_on_top(at_tree *t, uint32_t r) {
       n->iv[n->niv++] = x;
     }
   }
-  at_add_range(t, nr, b, e, 0);
+  at_add_range(t, nr, own.b, own.e, 0);
   t->nodes[nr].size = t->nodes[sp].size;
   t->root = nr;
 }

@@ -59,6 +59,17 @@ static int hc_conflict(const hc_state *h, size_t a, size_t b) {
   return !tg__obj_share_ok(&h->share, a, b);
 }
 
+/* Keep in (*best_key, *best) the candidate s when its id hashed with `u` is lower (ties: the
+ * lower id). */
+static void hc_keep_lowest(uint64_t u, size_t s, uint64_t *best_key, size_t *best) {
+  hc_rng k = {u ^ (uint64_t)s};
+  uint64_t key = hc_next(&k);
+  if (key < *best_key || (key == *best_key && s < *best)) {
+    *best_key = key;
+    *best = s;
+  }
+}
+
 /* A record of nonzero size conflicting with x and placed before it, at random; SIZE_MAX when
  * none. `skip` is excluded. The one whose id hashes lowest with a fresh random number wins,
  * which makes the choice independent of the order candidates are met in (conflict lists are
@@ -70,24 +81,14 @@ static size_t hc_earlier_conflict(hc_state *h, size_t x, size_t skip) {
     for (size_t e = h->adj_at[x]; e < h->adj_at[x + 1]; ++e) {
       size_t s = h->adj[e];
       if (s == skip || h->pos[s] >= h->pos[x] || h->in->volumes[s] == 0) continue;
-      hc_rng k = {u ^ (uint64_t)s};
-      uint64_t key = hc_next(&k);
-      if (key < best_key || (key == best_key && s < best)) {
-        best_key = key;
-        best = s;
-      }
+      hc_keep_lowest(u, s, &best_key, &best);
     }
     return best;
   }
   for (size_t i = 0; i < h->pos[x]; ++i) {
     size_t s = h->order[i];
     if (s == skip || h->in->volumes[s] == 0 || !hc_conflict(h, s, x)) continue;
-    hc_rng k = {u ^ (uint64_t)s};
-    uint64_t key = hc_next(&k);
-    if (key < best_key || (key == best_key && s < best)) {
-      best_key = key;
-      best = s;
-    }
+    hc_keep_lowest(u, s, &best_key, &best);
   }
   return best;
 }

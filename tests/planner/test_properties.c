@@ -11,6 +11,7 @@
  * TANGRAM_TEST_QUICK, 10000 with TANGRAM_TEST_DEEP). A failure names the set index, which
  * reproduces it. */
 #include "support/tg_test.h"
+#include "support/tg_planner_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,13 +23,7 @@ typedef struct rel_state {
 
 static int random_may_share(void *user, size_t a, size_t b) {
   const rel_state *s = user;
-  if (a > b) {
-    size_t t = a;
-    a = b;
-    b = t;
-  }
-  tg_test_rng h = {s->seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)};
-  return tg_test_rng_next(&h) % 4 != 0;
+  return tg_test_pair_hash(s->seed, a, b) % 4 != 0;
 }
 
 /* One dimension's size: tiny to ~2^40 overall, with ties from a small palette. */

@@ -99,15 +99,30 @@ static tg_range_records *abc_range(int64_t lo, int64_t hi) {
   return make_range(&range, 1, 3, first, last, NULL, abc_sizes, NULL);
 }
 
+/* `best` over rr in `mode`, otherwise default options: the plan, asserted computed. */
+static tg_range_plan *best_range_plan(const tg_range_records *rr, tg_mode mode) {
+  tg_plan_options o = {0};
+  o.mode = mode;
+  o.strategy = TG_STRATEGY_BEST;
+  tg_range_plan *plan = NULL;
+  assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, NULL), TG_OK);
+  return plan;
+}
+
+/* rr under o is refused with `want`, no plan, and a message that contains `text`. */
+static void expect_refused(const tg_range_records *rr, const tg_plan_options *o, tg_status want,
+                           const char *text) {
+  tg_range_plan *plan = NULL;
+  tg_error_info err = {{0}};
+  assert_int_equal(tg_range_plan_compute(rr, o, NULL, NULL, &plan, &err), want);
+  assert_null(plan);
+  assert_non_null(strstr(err.message, text));
+}
+
 static void offsets_known_answer(void **state) {
   (void)state;
   tg_range_records *rr = abc_range(1, 40);
-  tg_plan_options o = {0};
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = TG_STRATEGY_BEST;
-  tg_range_plan *plan = NULL;
-  tg_error_info err = {{0}};
-  assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, &err), TG_OK);
+  tg_range_plan *plan = best_range_plan(rr, TG_MODE_OFFSETS);
   tg_range_plan_summary s;
   tg_range_plan_get_summary(plan, &s);
   assert_int_equal(s.piece_count, 1);
@@ -154,11 +169,7 @@ static void objects_texture_extents_and_pieces(void **state) {
   tg_size_range range = {2, {{2, 64, 2}, {1, 32, 1}}};
   uint32_t first[2] = {0, 1}, last[2] = {0, 1};
   tg_range_records *rr = make_range(&range, 2, 2, first, last, NULL, tex_sizes, NULL);
-  tg_plan_options o = {0};
-  o.mode = TG_MODE_OBJECTS;
-  o.strategy = TG_STRATEGY_BEST;
-  tg_range_plan *plan = NULL;
-  assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, NULL), TG_OK);
+  tg_range_plan *plan = best_range_plan(rr, TG_MODE_OBJECTS);
   tg_range_plan_summary s;
   tg_range_plan_get_summary(plan, &s);
   assert_true(s.piece_count > 1);
@@ -249,11 +260,7 @@ static void in_place_pairs_hold_at_every_size(void **state) {
   o.mode = TG_MODE_OFFSETS;
   o.in_place = bad;
   o.in_place_count = 1;
-  tg_range_plan *plan = NULL;
-  tg_error_info err = {{0}};
-  assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, &err), TG_ERROR_INVALID_ARGUMENT);
-  assert_null(plan);
-  assert_non_null(strstr(err.message, "in-place pair 0"));
+  expect_refused(rr, &o, TG_ERROR_INVALID_ARGUMENT, "in-place pair 0");
   tg_range_records_destroy(rr);
 }
 
@@ -276,13 +283,10 @@ static void max_allocation_holds_or_is_refused(void **state) {
   tg_range_plan_destroy(plan);
   /* 100 + 10 W > 450 from W = 36: the plan would need two arenas there. */
   o.max_allocation = 450;
-  assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, &err), TG_ERROR_LIMIT);
-  assert_null(plan);
-  assert_non_null(strstr(err.message, "at size 36 the plan needs 460 bytes in one arena"));
+  expect_refused(rr, &o, TG_ERROR_LIMIT, "at size 36 the plan needs 460 bytes in one arena");
   /* A record above the cap from W = 26. */
   o.max_allocation = 250;
-  assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, &err), TG_ERROR_LIMIT);
-  assert_non_null(strstr(err.message, "at size 26 record 1 needs 260 bytes"));
+  expect_refused(rr, &o, TG_ERROR_LIMIT, "at size 26 record 1 needs 260 bytes");
   /* Objects, 1D: each object within the cap. */
   o.mode = TG_MODE_OBJECTS;
   o.max_allocation = 400;
@@ -300,11 +304,7 @@ static void empty_and_single_size(void **state) {
     tg_range_records_desc desc = {range, 1, 0, NULL, NULL, NULL, NULL};
     tg_range_records *rr = NULL;
     assert_int_equal(tg_range_records_create(&desc, NULL, &rr), TG_OK);
-    tg_plan_options o = {0};
-    o.mode = (tg_mode)mode;
-    o.strategy = TG_STRATEGY_BEST;
-    tg_range_plan *plan = NULL;
-    assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, NULL), TG_OK);
+    tg_range_plan *plan = best_range_plan(rr, (tg_mode)mode);
     tg_range_plan_summary s;
     tg_range_plan_get_summary(plan, &s);
     assert_int_equal(s.piece_count, 1);
@@ -314,11 +314,7 @@ static void empty_and_single_size(void **state) {
     tg_range_records_destroy(rr);
   }
   tg_range_records *rr = abc_range(5, 5);
-  tg_plan_options o = {0};
-  o.mode = TG_MODE_OFFSETS;
-  o.strategy = TG_STRATEGY_BEST;
-  tg_range_plan *plan = NULL;
-  assert_int_equal(tg_range_plan_compute(rr, &o, NULL, NULL, &plan, NULL), TG_OK);
+  tg_range_plan *plan = best_range_plan(rr, TG_MODE_OFFSETS);
   tg_range_point_report rep;
   assert_int_equal(tg_range_plan_get_point(plan, 0, &rep), TG_OK);
   assert_int_equal(rep.total, 150);

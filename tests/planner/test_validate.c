@@ -1,16 +1,13 @@
 /* The validator: hand-made broken plans of every kind are rejected with a message naming the
  * records and the rule; valid plans, including edge cases, are accepted. */
 #include "support/tg_test.h"
+#include "support/tg_planner_test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define REC(size, first, last) {{(size), 1, 1}, (first), (last), 0}
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
-
-static const tg_usage_record k_chain[] = {
-    REC(16, 0, 1), REC(8, 1, 2), REC(64, 2, 3), REC(32, 3, 4), REC(8, 4, 5),
-};
 
 static tg_plan *objects(uint32_t dims, const uint32_t *ids, size_t n, const tg_extent *sizes,
                         size_t k) {
@@ -59,15 +56,15 @@ static void objects_valid(void **state) {
   const uint32_t ids[] = {0, 1, 0, 1, 0};
   const tg_extent sizes[] = {e1(64), e1(32)};
   tg_plan *p = objects(1, ids, 5, sizes, 2);
-  expect_valid(k_chain, 5, 1, p, 0, NULL);
+  expect_valid(tg_test_tflite_chain, 5, 1, p, 0, NULL);
   /* A bigger object than needed, and an object with no records, are still valid. */
   p->object_sizes[1] = e1(40);
   p->total = 104;
-  expect_valid(k_chain, 5, 1, p, 0, NULL);
+  expect_valid(tg_test_tflite_chain, 5, 1, p, 0, NULL);
   tg_plan_destroy(p);
   const tg_extent sizes3[] = {e1(64), e1(32), e1(5)};
   p = objects(1, ids, 5, sizes3, 3);
-  expect_valid(k_chain, 5, 1, p, 0, NULL);
+  expect_valid(tg_test_tflite_chain, 5, 1, p, 0, NULL);
   tg_plan_destroy(p);
   /* first == last records and intervals that touch without intersecting. */
   const tg_usage_record pts[] = {REC(4, 3, 3), REC(4, 4, 4), REC(4, 0, 2), REC(4, 5, 9)};
@@ -88,7 +85,7 @@ static void objects_rejected(void **state) {
   const uint32_t share01[] = {0, 0, 1, 2, 3};
   const tg_extent sizes[] = {e1(16), e1(64), e1(32), e1(8)};
   tg_plan *p = objects(1, share01, 5, sizes, 4);
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "records 0 and 1", "intersect");
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "records 0 and 1", "intersect");
   tg_plan_destroy(p);
   /* A long record hides behind a short one: 0 [0,10], 1 [1,1], 2 [5,6] in one object. */
   const tg_usage_record hidden[] = {REC(4, 0, 10), REC(4, 1, 1), REC(4, 5, 6)};
@@ -101,23 +98,23 @@ static void objects_rejected(void **state) {
   const uint32_t bad_id[] = {0, 1, 0, 1, 2};
   const tg_extent two[] = {e1(64), e1(32)};
   p = objects(1, bad_id, 5, two, 2);
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "record 4", "out of range");
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "record 4", "out of range");
   tg_plan_destroy(p);
   /* Object too small. */
   const uint32_t ids[] = {0, 1, 0, 1, 0};
   const tg_extent small[] = {e1(63), e1(32)};
   p = objects(1, ids, 5, small, 2);
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "record 2", "width");
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "record 2", "width");
   tg_plan_destroy(p);
   /* Total wrong. */
   p = objects(1, ids, 5, two, 2);
   p->total = 95;
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "total", NULL);
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "total", NULL);
   tg_plan_destroy(p);
   /* Total overflows. */
   const tg_extent huge[] = {e1(UINT64_MAX), e1(32)};
   p = objects(1, ids, 5, huge, 2);
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "overflow", NULL);
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "overflow", NULL);
   tg_plan_destroy(p);
 }
 
@@ -151,16 +148,16 @@ static void objects_and_relation(void **state) {
   const tg_extent sizes[] = {e1(64), e1(32)};
   tg_plan *p = objects(1, ids, 5, sizes, 2);
   tg_share_relation rel = {forbid_0_2, NULL, NULL, 0, NULL};
-  expect_invalid(k_chain, 5, 1, p, 0, &rel, "records 0 and 2", "relation");
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, &rel, "records 0 and 2", "relation");
   /* Records 0 and 2 apart: fine. */
   p->object_of[0] = 2;
   p->object_count = 2; /* id 2 out of range now */
-  expect_invalid(k_chain, 5, 1, p, 0, &rel, "record 0", "out of range");
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, &rel, "record 0", "out of range");
   tg_plan_destroy(p);
   const uint32_t ids2[] = {2, 1, 0, 1, 0};
   const tg_extent sizes2[] = {e1(64), e1(32), e1(16)};
   p = objects(1, ids2, 5, sizes2, 3);
-  expect_valid(k_chain, 5, 1, p, 0, &rel);
+  expect_valid(tg_test_tflite_chain, 5, 1, p, 0, &rel);
   tg_plan_destroy(p);
 }
 
@@ -170,8 +167,8 @@ static void offsets_valid(void **state) {
   (void)state;
   const uint64_t offs[] = {0, 64, 0, 64, 0};
   tg_plan *p = offsets(offs, 5, 96);
-  expect_valid(k_chain, 5, 1, p, 0, NULL);
-  expect_valid(k_chain, 5, 1, p, 64, NULL);
+  expect_valid(tg_test_tflite_chain, 5, 1, p, 0, NULL);
+  expect_valid(tg_test_tflite_chain, 5, 1, p, 64, NULL);
   tg_plan_destroy(p);
   /* Touching address ranges at the same time; zero-size records anywhere; first == last. */
   const tg_usage_record r[] = {REC(10, 0, 5), REC(10, 0, 5), REC(0, 0, 5), REC(0, 2, 2),
@@ -202,12 +199,12 @@ static void offsets_rejected(void **state) {
   /* Records 2 and 3 meet at task 3 and overlap in [63, 64). */
   const uint64_t overlap[] = {0, 64, 0, 63, 0};
   tg_plan *p = offsets(overlap, 5, 95);
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "records 2 and 3", "overlap");
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "records 2 and 3", "overlap");
   tg_plan_destroy(p);
   /* Same offset, both sized, same time. */
   const uint64_t same[] = {0, 64, 0, 0, 0};
   p = offsets(same, 5, 72);
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "records 2 and 3", NULL);
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "records 2 and 3", NULL);
   tg_plan_destroy(p);
   /* A long record overlapping one that is not its offset neighbour. */
   const tg_usage_record r[] = {REC(100, 0, 9), REC(10, 1, 2), REC(10, 3, 4)};
@@ -218,16 +215,16 @@ static void offsets_rejected(void **state) {
   /* Misaligned (plan alignment, then record alignment). */
   const uint64_t offs[] = {0, 64, 0, 64, 0};
   p = offsets(offs, 5, 96);
-  expect_invalid(k_chain, 5, 1, p, 128, NULL, "record 1", "alignment 128");
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 128, NULL, "record 1", "alignment 128");
   tg_usage_record ra[5];
-  memcpy(ra, k_chain, sizeof ra);
+  memcpy(ra, tg_test_tflite_chain, sizeof ra);
   ra[3].alignment = 48;
   expect_invalid(ra, 5, 1, p, 16, NULL, "record 3", "alignment 48");
   /* Total wrong either way. */
   p->total = 97;
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "total 97", NULL);
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "total 97", NULL);
   p->total = 95;
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "total 95", NULL);
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "total 95", NULL);
   tg_plan_destroy(p);
   /* Overflow near 2^64. */
   const tg_usage_record big[] = {REC(32, 0, 1)};
@@ -243,10 +240,10 @@ static void offsets_and_relation(void **state) {
   const uint64_t offs[] = {0, 64, 0, 64, 0};
   tg_plan *p = offsets(offs, 5, 96);
   tg_share_relation rel = {forbid_0_2, NULL, NULL, 0, NULL};
-  expect_invalid(k_chain, 5, 1, p, 0, &rel, "records 0 and 2", "relation");
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, &rel, "records 0 and 2", "relation");
   p->offset_of[0] = 96;
   p->total = 112;
-  expect_valid(k_chain, 5, 1, p, 0, &rel);
+  expect_valid(tg_test_tflite_chain, 5, 1, p, 0, &rel);
   tg_plan_destroy(p);
 }
 
@@ -254,27 +251,27 @@ static void mismatches_and_bad_arguments(void **state) {
   (void)state;
   const uint64_t offs[] = {0, 64, 0, 64, 0};
   tg_plan *p = offsets(offs, 5, 96);
-  expect_invalid(k_chain, 4, 1, p, 0, NULL, "records", NULL); /* record count */
+  expect_invalid(tg_test_tflite_chain, 4, 1, p, 0, NULL, "records", NULL); /* record count */
   const tg_usage_record tex[] = {{{2, 2, 1}, 0, 1, 0}, {{2, 2, 1}, 0, 1, 0}, {{2, 2, 1}, 0, 1, 0},
                                  {{2, 2, 1}, 0, 1, 0}, {{2, 2, 1}, 0, 1, 0}};
   expect_invalid(tex, 5, 2, p, 0, NULL, "1D", NULL); /* dims */
   p->mode = (tg_mode)7;
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "mode", NULL);
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "mode", NULL);
   p->mode = TG_MODE_OFFSETS;
   p->dims = 2;
   expect_invalid(tex, 5, 2, p, 0, NULL, "1D", NULL); /* offsets plans are 1D */
   p->dims = 1;
   tg_error_info err;
-  assert_int_equal(tg_plan_validate(k_chain, 5, 1, NULL, 0, NULL, NULL, &err), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_plan_validate(tg_test_tflite_chain, 5, 1, NULL, 0, NULL, NULL, &err), TG_ERROR_INVALID_ARGUMENT);
   assert_int_equal(tg_plan_validate(NULL, 5, 1, p, 0, NULL, NULL, &err), TG_ERROR_INVALID_ARGUMENT);
-  assert_int_equal(tg_plan_validate(k_chain, 5, 0, p, 0, NULL, NULL, &err), TG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(tg_plan_validate(tg_test_tflite_chain, 5, 0, p, 0, NULL, NULL, &err), TG_ERROR_INVALID_ARGUMENT);
   const tg_usage_record backwards[] = {REC(16, 1, 0), REC(8, 1, 2), REC(64, 2, 3), REC(32, 3, 4),
                                        REC(8, 4, 5)};
   assert_int_equal(tg_plan_validate(backwards, 5, 1, p, 0, NULL, NULL, &err), TG_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(err.message, "record 0"));
   /* The mode the plan claims decides which arrays it needs. */
   p->mode = TG_MODE_OBJECTS;
-  expect_invalid(k_chain, 5, 1, p, 0, NULL, "object", NULL);
+  expect_invalid(tg_test_tflite_chain, 5, 1, p, 0, NULL, "object", NULL);
   tg_plan_destroy(p);
 }
 
@@ -323,7 +320,7 @@ static void allocation_failures(void **state) {
     tg_failing_allocator fa;
     tg_failing_allocator_init(&fa, NULL, k);
     tg_error_info err;
-    tg_status st = tg_plan_validate(k_chain, 5, 1, p, 0, &rel, &fa.base, &err);
+    tg_status st = tg_plan_validate(tg_test_tflite_chain, 5, 1, p, 0, &rel, &fa.base, &err);
     if (tg_test_walk_step(&fa, st, TG_ERROR_INVALID_PLAN)) break;
   }
   tg_plan_destroy(p);

@@ -2,19 +2,12 @@
  * does, huge task indices, overflow and bad input; the shape-aware objects bound against
  * brute-force optima and every strategy's plans. */
 #include "support/tg_test.h"
+#include "support/tg_planner_test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define REC(size, first, last) {{(size), 1, 1}, (first), (last), 0}
-
-static const tg_usage_record k_chain[] = {
-    REC(16, 0, 1), REC(8, 1, 2), REC(64, 2, 3), REC(32, 3, 4), REC(8, 4, 5),
-};
-static const tg_usage_record k_complex[] = {
-    REC(32, 0, 1), REC(32, 1, 4), REC(8, 2, 5), REC(16, 3, 5), REC(8, 4, 5),
-    REC(64, 5, 7), REC(8, 6, 8),  REC(8, 7, 8), REC(16, 8, 9),
-};
 
 static tg_bounds bounds_ok(const tg_usage_record *r, size_t n, uint32_t dims) {
   tg_bounds b;
@@ -35,11 +28,11 @@ static void tflite_vectors(void **state) {
   assert_int_equal(b.peak_live, 16);
   assert_int_equal(b.positional_max, 16);
   assert_int_equal(b.naive, 16);
-  b = bounds_ok(k_chain, 5, 1);
+  b = bounds_ok(tg_test_tflite_chain, 5, 1);
   assert_int_equal(b.peak_live, 96);
   assert_int_equal(b.positional_max, 96);
   assert_int_equal(b.naive, 128);
-  b = bounds_ok(k_complex, 9, 1);
+  b = bounds_ok(tg_test_tflite_complex, 9, 1);
   assert_int_equal(b.peak_live, 96);
   assert_int_equal(b.positional_max, 112);
   assert_int_equal(b.naive, 192);
@@ -226,6 +219,30 @@ static uint64_t brute_objects_optimum(const tg_usage_record *r, size_t n) {
   return best;
 }
 
+/* Set `round` of a run of tiny sets for brute force: 1D, 2D, 3D in turn, min_count plus up to
+ * `spread` records (8 at most) into r, many ties every fourth round; *dims its dimensions. */
+static tg_test_random_spec tiny_set(tg_test_rng *g, int round, size_t min_count, uint64_t spread,
+                                    tg_usage_record r[8], uint32_t *dims) {
+  *dims = 1 + (uint32_t)(round % 3);
+  tg_test_random_spec spec = {*dims, min_count + (size_t)tg_test_rng_range(g, 0, spread), 8, 4, 8,
+                              0, round % 4 == 0};
+  tg_test_random_records(g, &spec, r);
+  return spec;
+}
+
+/* Set `round` of a run of sets larger than the subsets: 1D, 2D, 3D in turn, 12-62 records
+ * (freed by the caller), many ties every third round; its spec and dimensions out. */
+static tg_usage_record *medium_set(tg_test_rng *g, int round, tg_test_random_spec *spec,
+                                   uint32_t *dims) {
+  *dims = 1 + (uint32_t)(round % 3);
+  *spec = (tg_test_random_spec){*dims, 12 + (size_t)tg_test_rng_range(g, 0, 50), 30, 8, 64, 0,
+                                round % 3 == 0};
+  tg_usage_record *r = calloc(spec->count, sizeof *r);
+  assert_non_null(r);
+  tg_test_random_records(g, spec, r);
+  return r;
+}
+
 /* positional max <= shape bound <= the optimum, on thousands of tiny 1D/2D/3D sets; and the
  * shape bound is strictly tighter on many of them (it is not the positional maximum again). */
 static void shape_bound_brute_force(void **state) {
@@ -233,11 +250,9 @@ static void shape_bound_brute_force(void **state) {
   tg_test_rng g = {4242};
   size_t tighter = 0, exact = 0, sets = 0;
   for (int round = 0; round < 3000; ++round) {
-    uint32_t dims = 1 + (uint32_t)(round % 3);
-    tg_test_random_spec spec = {dims, 2 + (size_t)tg_test_rng_range(&g, 0, 5), 8, 4, 8, 0,
-                                round % 4 == 0};
     tg_usage_record r[8];
-    tg_test_random_records(&g, &spec, r);
+    uint32_t dims;
+    tg_test_random_spec spec = tiny_set(&g, round, 2, 5, r, &dims);
     tg_bounds b = bounds_ok(r, spec.count, dims);
     uint64_t shape = 0;
     assert_int_equal(tg_bounds_objects_shape(r, spec.count, dims, NULL, &shape), TG_OK);
@@ -345,6 +360,16 @@ static int bound_fault_walk(bound_fn fn, const tg_usage_record *r, size_t n, uin
   return failures;
 }
 
+/* bound_fault_walk on `n` (at most 40) random records of `dims` dimensions from `seed`. */
+static int random_fault_walk(bound_fn fn, uint64_t seed, size_t n, uint32_t dims, uint64_t points) {
+  tg_test_rng g = {seed};
+  tg_test_random_spec spec = {dims, n, 20, 6, 32, 0, 0};
+  tg_usage_record r[40];
+  assert_true(n <= 40);
+  tg_test_random_records(&g, &spec, r);
+  return bound_fault_walk(fn, r, n, dims, points);
+}
+
 /* Bad input as tg_bounds_compute; allocation failures fail cleanly, with nothing leaked. */
 static void shape_bound_errors(void **state) {
   (void)state;
@@ -355,11 +380,7 @@ static void shape_bound_errors(void **state) {
   assert_int_equal(tg_bounds_objects_shape(bad, 2, 1, NULL, NULL), TG_ERROR_INVALID_ARGUMENT);
   assert_int_equal(tg_bounds_objects_shape(NULL, 0, 2, NULL, &v), TG_OK);
   assert_int_equal(v, 0);
-  tg_test_rng g = {5};
-  tg_test_random_spec spec = {3, 40, 20, 6, 32, 0, 0};
-  tg_usage_record r[40];
-  tg_test_random_records(&g, &spec, r);
-  assert_true(bound_fault_walk(shape_bound, r, 40, 3, 64) >= 5);
+  assert_true(random_fault_walk(shape_bound, 5, 40, 3, 64) >= 5);
 }
 
 /* ---- the subset bound ------------------------------------------------------------------- */
@@ -371,11 +392,9 @@ static void subset_bound_exact_on_small_sets(void **state) {
   tg_test_rng g = {9191};
   size_t above_shape = 0;
   for (int round = 0; round < 2000; ++round) {
-    uint32_t dims = 1 + (uint32_t)(round % 3);
-    tg_test_random_spec spec = {dims, 1 + (size_t)tg_test_rng_range(&g, 0, 7), 8, 4, 8, 0,
-                                round % 4 == 0};
     tg_usage_record r[8];
-    tg_test_random_records(&g, &spec, r);
+    uint32_t dims;
+    tg_test_random_spec spec = tiny_set(&g, round, 1, 7, r, &dims);
     tg_bounds b = bounds_ok(r, spec.count, dims);
     uint64_t sub = 0, shape = 0;
     assert_int_equal(tg_bounds_objects_subset(r, spec.count, dims, 20, NULL, &sub), TG_OK);
@@ -395,12 +414,9 @@ static void subset_bound_below_every_plan(void **state) {
   tg_test_rng g = {31337};
   int tighter = 0, rounds = 120;
   for (int round = 0; round < rounds; ++round) {
-    uint32_t dims = 1 + (uint32_t)(round % 3);
-    tg_test_random_spec spec = {dims, 12 + (size_t)tg_test_rng_range(&g, 0, 50), 30, 8, 64, 0,
-                                round % 3 == 0};
-    tg_usage_record *r = calloc(spec.count, sizeof *r);
-    assert_non_null(r);
-    tg_test_random_records(&g, &spec, r);
+    uint32_t dims;
+    tg_test_random_spec spec;
+    tg_usage_record *r = medium_set(&g, round, &spec, &dims);
     tg_bounds b = bounds_ok(r, spec.count, dims);
     uint64_t sub = 0;
     assert_int_equal(tg_bounds_objects_subset(r, spec.count, dims, 10, NULL, &sub), TG_OK);
@@ -426,11 +442,7 @@ static void subset_bound_errors(void **state) {
   assert_int_equal(tg_bounds_objects_subset(r2, 2, 2, 0, NULL, NULL), TG_ERROR_INVALID_ARGUMENT);
   assert_int_equal(tg_bounds_objects_subset(NULL, 0, 2, 0, NULL, &v), TG_OK);
   assert_int_equal(v, 0);
-  tg_test_rng g = {77};
-  tg_test_random_spec spec = {2, 30, 20, 6, 32, 0, 0};
-  tg_usage_record r[30];
-  tg_test_random_records(&g, &spec, r);
-  assert_true(bound_fault_walk(subset_bound8, r, 30, 2, 16) >= 1);
+  assert_true(random_fault_walk(subset_bound8, 77, 30, 2, 16) >= 1);
 }
 
 /* ---- the LP bound ------------------------------------------------------------------------ */
@@ -442,11 +454,9 @@ static void lp_bound_brute_force(void **state) {
   tg_test_rng g = {4242};
   int sets = 2000, exact = 0, above_shape = 0;
   for (int round = 0; round < sets; ++round) {
-    uint32_t dims = 1 + (uint32_t)(round % 3);
-    tg_test_random_spec spec = {dims, 1 + (size_t)tg_test_rng_range(&g, 0, 7), 8, 4, 8, 0,
-                                round % 4 == 0};
     tg_usage_record r[8];
-    tg_test_random_records(&g, &spec, r);
+    uint32_t dims;
+    tg_test_random_spec spec = tiny_set(&g, round, 1, 7, r, &dims);
     tg_bounds b = bounds_ok(r, spec.count, dims);
     uint64_t lp = 0, shape = 0, opt = brute_objects_optimum(r, spec.count);
     assert_int_equal(tg_bounds_objects_lp(r, spec.count, dims, 0, 0, NULL, &lp), TG_OK);
@@ -471,12 +481,9 @@ static void lp_bound_below_every_plan(void **state) {
   tg_test_rng g = {2718};
   int rounds = 80, proved = 0;
   for (int round = 0; round < rounds; ++round) {
-    uint32_t dims = 1 + (uint32_t)(round % 3);
-    tg_test_random_spec spec = {dims, 12 + (size_t)tg_test_rng_range(&g, 0, 50), 30, 8, 64, 0,
-                                round % 3 == 0};
-    tg_usage_record *r = calloc(spec.count, sizeof *r);
-    assert_non_null(r);
-    tg_test_random_records(&g, &spec, r);
+    uint32_t dims;
+    tg_test_random_spec spec;
+    tg_usage_record *r = medium_set(&g, round, &spec, &dims);
     tg_bounds b = bounds_ok(r, spec.count, dims);
     uint64_t lp = 0, capped = 0, targeted = 0;
     assert_int_equal(tg_bounds_objects_lp(r, spec.count, dims, 0, 0, NULL, &lp), TG_OK);
@@ -527,11 +534,7 @@ static void lp_bound_errors(void **state) {
   assert_int_equal(tg_bounds_objects_lp(r2, 2, 2, 0, 0, NULL, NULL), TG_ERROR_INVALID_ARGUMENT);
   assert_int_equal(tg_bounds_objects_lp(NULL, 0, 2, 0, 0, NULL, &v), TG_OK);
   assert_int_equal(v, 0);
-  tg_test_rng g = {78};
-  tg_test_random_spec spec = {2, 30, 20, 6, 32, 0, 0};
-  tg_usage_record r[30];
-  tg_test_random_records(&g, &spec, r);
-  assert_true(bound_fault_walk(lp_bound, r, 30, 2, 40) >= 10);
+  assert_true(random_fault_walk(lp_bound, 78, 30, 2, 40) >= 10);
 }
 
 TG_TEST_MAIN(cmocka_unit_test(tflite_vectors), cmocka_unit_test(texture_vectors),

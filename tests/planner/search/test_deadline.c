@@ -89,6 +89,15 @@ static void complete_on_top_is_valid(void **state) {
   }
 }
 
+/* `strategy` on b's input gives a valid plan of r[0 .. n) (1D, no relation). */
+static void expect_valid_plan(tg_status (*strategy)(const tg__plan_input *, tg_plan **),
+                              const input_buf *b, const tg_usage_record *r, size_t n) {
+  tg_plan *p = NULL;
+  assert_int_equal(strategy(&b->in, &p), TG_OK);
+  tg_test_assert_valid(r, n, 1, p, 0, NULL);
+  tg_plan_destroy(p);
+}
+
 /* Strategies handed a deadline that has passed. */
 static void strategies_at_a_passed_deadline(void **state) {
   (void)state;
@@ -99,24 +108,15 @@ static void strategies_at_a_passed_deadline(void **state) {
     input_buf b;
     input_make(&b, r, n, TG_MODE_OFFSETS, 0, 1);
     /* Offsets greedy-by-size: 255 records placed, the rest completed on top. */
-    tg_plan *p = NULL;
-    assert_int_equal(tg__offsets_greedy_by_size(&b.in, &p), TG_OK);
-    tg_test_assert_valid(r, n, 1, p, 0, NULL);
-    tg_plan_destroy(p);
+    expect_valid_plan(tg__offsets_greedy_by_size, &b, r, n);
     /* Beam goes on with one state, hill-climb keeps its start. */
     b.o.strategy = TG_STRATEGY_BEAM;
-    assert_int_equal(tg__offsets_beam(&b.in, &p), TG_OK);
-    tg_test_assert_valid(r, n, 1, p, 0, NULL);
-    tg_plan_destroy(p);
-    assert_int_equal(tg__offsets_hill_climb(&b.in, &p), TG_OK);
-    tg_test_assert_valid(r, n, 1, p, 0, NULL);
-    tg_plan_destroy(p);
+    expect_valid_plan(tg__offsets_beam, &b, r, n);
+    expect_valid_plan(tg__offsets_hill_climb, &b, r, n);
     /* Objects: beam valid; greedy-by-size (fast variant) and greedy-coloring give no plan. */
     b.o.mode = TG_MODE_OBJECTS;
-    assert_int_equal(tg__objects_beam(&b.in, &p), TG_OK);
-    tg_test_assert_valid(r, n, 1, p, 0, NULL);
-    tg_plan_destroy(p);
-    p = NULL;
+    expect_valid_plan(tg__objects_beam, &b, r, n);
+    tg_plan *p = NULL;
     assert_int_equal(tg__objects_greedy_coloring(&b.in, &p), TG_ERROR_TIMEOUT);
     assert_null(p);
     tg_status st = tg__objects_greedy_by_size(&b.in, &p);

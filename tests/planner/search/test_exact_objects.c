@@ -58,6 +58,24 @@ static uint64_t brute_force(const tg_usage_record *rec, size_t n, const pair_rel
   return best;
 }
 
+/* `best` in objects mode (1D) with the exact search under `work` units and `relation` (may be
+ * NULL): the plan; the options used in *opt, the search's statistics in *stats. */
+static tg_plan *exact_objects(const tg_usage_record *rec, size_t n, uint32_t work,
+                              const tg_share_relation *relation, tg_plan_options *opt,
+                              tg_exact_stats *stats) {
+  memset(opt, 0, sizeof *opt);
+  opt->mode = TG_MODE_OBJECTS;
+  opt->work_limit = work;
+  opt->relation = relation;
+  memset(stats, 0, sizeof *stats);
+  opt->strategy = TG_STRATEGY_BEST;
+  opt->exact = 1;
+  opt->exact_stats = stats;
+  tg_plan *p = NULL;
+  assert_int_equal(tg_plan_compute(rec, n, 1, opt, NULL, &p), TG_OK);
+  return p;
+}
+
 static void matches_brute_force(void **state) {
   (void)state;
   tg_test_rng rng = {77};
@@ -73,17 +91,9 @@ static void matches_brute_force(void **state) {
         rel.ok[a][b] = rel.ok[b][a] = (uint8_t)(tg_test_rng_range(&rng, 0, 3) != 0);
     tg_share_relation relation = {pair_may_share, &rel, NULL, 0, NULL};
     tg_plan_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.mode = TG_MODE_OBJECTS;
-    opt.work_limit = 510; /* no clock: the proof does not depend on the machine's speed */
-    opt.relation = with_rel ? &relation : NULL;
     tg_exact_stats stats;
-    memset(&stats, 0, sizeof stats);
-    tg_plan *p = NULL;
-    opt.strategy = TG_STRATEGY_BEST;
-    opt.exact = 1;
-    opt.exact_stats = &stats;
-    assert_int_equal(tg_plan_compute(rec, spec.count, 1, &opt, NULL, &p), TG_OK);
+    /* 510 units, no clock: the proof does not depend on the machine's speed */
+    tg_plan *p = exact_objects(rec, spec.count, 510, with_rel ? &relation : NULL, &opt, &stats);
     assert_int_equal(p->mode, TG_MODE_OBJECTS);
     tg_test_assert_valid(rec, spec.count, 1, p, 0, opt.relation);
     uint64_t want = brute_force(rec, spec.count, with_rel ? &rel : NULL);
@@ -122,16 +132,9 @@ static void public_models(void **state) {
   for (size_t m = 0; m < sizeof k_models / sizeof k_models[0]; ++m) {
     tg_record_set *set = tg_test_load_records(k_models[m].file);
     tg_plan_options opt;
-    memset(&opt, 0, sizeof opt);
-    opt.mode = TG_MODE_OBJECTS;
-    opt.work_limit = 16382; /* proves in well under a second on an idle machine */
     tg_exact_stats stats;
-    memset(&stats, 0, sizeof stats);
-    tg_plan *p = NULL;
-    opt.strategy = TG_STRATEGY_BEST;
-    opt.exact = 1;
-    opt.exact_stats = &stats;
-    assert_int_equal(tg_plan_compute(set->records, set->count, 1, &opt, NULL, &p), TG_OK);
+    /* 16382 units: proves in well under a second on an idle machine */
+    tg_plan *p = exact_objects(set->records, set->count, 16382, NULL, &opt, &stats);
     tg_test_assert_valid(set->records, set->count, 1, p, 0, NULL);
     assert_true(stats.proved_optimal);
     assert_int_equal(p->total, k_models[m].optimum);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "support/tg_test.h"
+#include "support/tg_planner_test.h"
 
 #include "tangram/records.h"
 
@@ -18,10 +19,7 @@ static tg_plan *best_plan(const tg_usage_record *r, size_t n, uint32_t dims, uin
   o.strategy = TG_STRATEGY_BEST;
   o.time_limit_ms = work ? 0 : TG_TIME_LIMIT_NONE;
   o.work_limit = work;
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
-  tg_test_assert_valid(r, n, dims, p, 0, NULL);
-  return p;
+  return tg_test_plan_valid(r, n, dims, &o);
 }
 
 /* Known optima (plan = LP bound), found by the dive and proved by the bound; the work limit is

@@ -8,26 +8,13 @@
 #include <time.h>
 
 #include "support/tg_test.h"
+#include "support/tg_planner_test.h"
 
 /* Random 1D records: short-lived ones, some long-lived, a few aligned. */
 static tg_usage_record *random_set(tg_test_rng *g, size_t n) {
   tg_usage_record *r = tg_test_long_lived_set(g, n, (uint32_t)(n / 3 + 4), 17, 5, 4000);
   for (size_t i = 0; i < n; i += 5) r[i].alignment = 8;
   return r;
-}
-
-static tg_plan *plan_with_work(const tg_usage_record *r, size_t n, tg_mode mode, uint64_t seed,
-                               uint32_t work) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = TG_STRATEGY_BEST;
-  o.seed = seed;
-  o.work_limit = work;
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &p), TG_OK);
-  tg_test_assert_valid(r, n, 1, p, 0, NULL);
-  return p;
 }
 
 /* Work limits 0 (no search: the strategies' plan), then growing (whole rounds of 2, 4, 8, ...
@@ -55,7 +42,7 @@ static void work_limit_is_monotone(void **state) {
       assert_int_equal(tg_plan_compute(r, n, 1, &o, NULL, &prev), TG_OK);
       uint64_t greedy = prev->total;
       for (size_t w = 0; w < nworks; ++w) {
-        tg_plan *p = plan_with_work(r, n, (tg_mode)mode, (uint64_t)s, works[w]);
+        tg_plan *p = tg_test_best_work(r, n, 1, (tg_mode)mode, works[w], (uint64_t)s, NULL);
         assert_true(p->total >= (mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max));
         if (p->total > prev->total) print_message("set %d n %zu mode %d work %u: %llu (%s) > %llu (%s)\n", s, n, mode, works[w], (unsigned long long)p->total, tg_strategy_name(p->strategy), (unsigned long long)prev->total, tg_strategy_name(prev->strategy));
         assert_true(p->total <= prev->total);
@@ -78,8 +65,8 @@ static void work_limit_is_deterministic(void **state) {
     size_t n = (size_t)tg_test_rng_range(&g, 50, s == 0 ? 400 : 150);
     tg_usage_record *r = random_set(&g, n);
     for (int mode = 0; mode < 2; ++mode) {
-      tg_plan *a = plan_with_work(r, n, (tg_mode)mode, 77, 14);
-      tg_plan *b = plan_with_work(r, n, (tg_mode)mode, 77, 14);
+      tg_plan *a = tg_test_best_work(r, n, 1, (tg_mode)mode, 14, 77, NULL);
+      tg_plan *b = tg_test_best_work(r, n, 1, (tg_mode)mode, 14, 77, NULL);
       assert_true(tg_test_same_plan(a, b));
       tg_plan_destroy(a);
       tg_plan_destroy(b);

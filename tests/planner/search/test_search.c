@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "support/tg_test.h"
+#include "support/tg_planner_test.h"
 
 #include "planner/strategies/offsets_common.h" /* the gap index on its own */
 #include "planner/search/search.h" /* the skyline search on its own, from a bad incumbent */
@@ -54,36 +55,15 @@ static uint64_t perfect_packing(tg_test_rng *g, tg_usage_record *r, size_t n) {
  * most tests compare with), not the library's default budget. */
 static tg_plan_options best_options(tg_mode mode, uint32_t limit_ms, uint64_t seed,
                                     const tg_share_relation *rel) {
-  tg_plan_options o;
-  memset(&o, 0, sizeof o);
-  o.mode = mode;
-  o.strategy = TG_STRATEGY_BEST;
+  tg_plan_options o = tg_test_best_work_options(mode, 0, seed, rel);
   o.time_limit_ms = limit_ms ? limit_ms : TG_TIME_LIMIT_NONE;
-  o.seed = seed;
-  o.relation = rel;
   return o;
 }
 
 static tg_plan *plan_with(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
                           uint32_t limit_ms, uint64_t seed, const tg_share_relation *rel) {
   tg_plan_options o = best_options(mode, limit_ms, seed, rel);
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
-  tg_test_assert_valid(r, n, dims, p, 0, rel);
-  return p;
-}
-
-/* `best` under a work limit of `work` units and no clock: the plan depends only on the records
- * and options (what tests that assert a plan's quality use; tg_plan_options.work_limit). */
-static tg_plan *plan_work(const tg_usage_record *r, size_t n, uint32_t dims, tg_mode mode,
-                          uint32_t work, uint64_t seed, const tg_share_relation *rel) {
-  tg_plan_options o = best_options(mode, 0, seed, rel);
-  o.time_limit_ms = 0;
-  o.work_limit = work;
-  tg_plan *p = NULL;
-  assert_int_equal(tg_plan_compute(r, n, dims, &o, NULL, &p), TG_OK);
-  tg_test_assert_valid(r, n, dims, p, 0, rel);
-  return p;
+  return tg_test_plan_valid(r, n, dims, &o);
 }
 
 /* The smallest total of the strategies that take about one greedy pass (all but
@@ -204,8 +184,8 @@ static void test_search_deterministic(void **state) {
   perfect_packing(&g, r, 60);
   for (int mode = 0; mode < 2; ++mode) {
     /* 60 records: the iteration cap ends the search well before the clock would. */
-    tg_plan *a = plan_work(r, 60, 1, (tg_mode)mode, 510, 42, NULL);
-    tg_plan *b = plan_work(r, 60, 1, (tg_mode)mode, 510, 42, NULL);
+    tg_plan *a = tg_test_best_work(r, 60, 1, (tg_mode)mode, 510, 42, NULL);
+    tg_plan *b = tg_test_best_work(r, 60, 1, (tg_mode)mode, 510, 42, NULL);
     assert_int_equal(a->total, b->total);
     if (mode == TG_MODE_OFFSETS) {
       assert_memory_equal(a->offset_of, b->offset_of, 60 * sizeof *a->offset_of);
@@ -224,7 +204,7 @@ static void test_search_reaches_bound_small_perfect(void **state) {
     tg_test_rng g = {seed};
     tg_usage_record r[12];
     uint64_t w = perfect_packing(&g, r, 12);
-    tg_plan *p = plan_work(r, 12, 1, TG_MODE_OFFSETS, 126, seed, NULL);
+    tg_plan *p = tg_test_best_work(r, 12, 1, TG_MODE_OFFSETS, 126, seed, NULL);
     reached += p->total == w;
     tg_plan_destroy(p);
   }
@@ -379,7 +359,7 @@ static void test_search_perfect_packing(void **state) {
     assert_non_null(r);
     uint64_t w = perfect_packing(&g, r, n);
     tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
-    tg_plan *p = plan_work(r, n, 1, TG_MODE_OFFSETS, 254, 1, NULL);
+    tg_plan *p = tg_test_best_work(r, n, 1, TG_MODE_OFFSETS, 254, 1, NULL);
     uint64_t total = p->total, one_pass = one_pass_total(r, n, 1, TG_MODE_OFFSETS, NULL);
     tg_plan_destroy(greedy);
     tg_plan_destroy(p);
@@ -402,9 +382,9 @@ static void test_skyline_deterministic(void **state) {
     tg_usage_record r[48];
     tg_test_random_records(&g, &spec, r);
     tg_plan *greedy = plan_with(r, spec.count, 1, TG_MODE_OFFSETS, 0, 0, NULL);
-    tg_plan *a = plan_work(r, spec.count, 1, TG_MODE_OFFSETS, 510, 7, NULL);
-    tg_plan *b = plan_work(r, spec.count, 1, TG_MODE_OFFSETS, 510, 7, NULL);
-    tg_plan *c = plan_work(r, spec.count, 1, TG_MODE_OFFSETS, 510, 8, NULL);
+    tg_plan *a = tg_test_best_work(r, spec.count, 1, TG_MODE_OFFSETS, 510, 7, NULL);
+    tg_plan *b = tg_test_best_work(r, spec.count, 1, TG_MODE_OFFSETS, 510, 7, NULL);
+    tg_plan *c = tg_test_best_work(r, spec.count, 1, TG_MODE_OFFSETS, 510, 8, NULL);
     assert_int_equal(a->total, b->total);
     assert_memory_equal(a->offset_of, b->offset_of, spec.count * sizeof *a->offset_of);
     uint64_t one_pass = one_pass_total(r, spec.count, 1, TG_MODE_OFFSETS, NULL);
@@ -538,7 +518,7 @@ static void test_lns_chain_reaches_bound(void **state) {
     tg_bounds b;
     assert_int_equal(tg_bounds_compute(r, n, 1, NULL, &b), TG_OK);
     tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
-    tg_plan *searched = plan_work(r, n, 1, TG_MODE_OFFSETS, 510, 1, NULL);
+    tg_plan *searched = tg_test_best_work(r, n, 1, TG_MODE_OFFSETS, 510, 1, NULL);
     uint64_t g_total = greedy->total, s_total = searched->total;
     print_message("chain of %zu: greedy %.4f, search (work 510) %.4f of the bound\n", n,
                   (double)g_total / (double)b.peak_live, (double)s_total / (double)b.peak_live);
@@ -1101,7 +1081,7 @@ static void test_split_parts_reach_bound(void **state) {
   assert_int_equal(b.peak_live, w);
   tg_plan *greedy = plan_with(r, N, 1, TG_MODE_OFFSETS, 0, 0, NULL);
   assert_true(greedy->total > w);
-  tg_plan *p = plan_work(r, N, 1, TG_MODE_OFFSETS, 4094, 1, NULL);
+  tg_plan *p = tg_test_best_work(r, N, 1, TG_MODE_OFFSETS, 4094, 1, NULL);
   print_message("split, 4 x 300 records: greedy %.4f, search %.4f of the bound\n",
                 (double)greedy->total / (double)w, (double)p->total / (double)w);
   assert_int_equal(p->total, w);
@@ -1175,10 +1155,8 @@ static void test_split_valid_never_worse(void **state) {
  * bound, or a clean TG_ERROR_OUT_OF_HOST_MEMORY; nothing leaks. No clock: the total is the same
  * however fast the run. */
 static void best_fault_walk(const tg_usage_record *r, size_t n, uint32_t work, uint64_t w) {
-  tg_plan_options o = best_options(TG_MODE_OFFSETS, 0, 0, NULL);
-  o.time_limit_ms = 0;
-  o.work_limit = work;
-  tg_plan *want = plan_work(r, n, 1, TG_MODE_OFFSETS, work, 0, NULL);
+  tg_plan_options o = tg_test_best_work_options(TG_MODE_OFFSETS, work, 0, NULL);
+  tg_plan *want = tg_test_best_work(r, n, 1, TG_MODE_OFFSETS, work, 0, NULL);
   assert_int_equal(want->total, w);
   int failures = 0, successes = 0;
   for (uint64_t at = 1; at < 600 && successes < 3; ++at) {
@@ -1290,7 +1268,7 @@ static void test_reduce_perfect_packings(void **state) {
     for (size_t i = 0; i < n; ++i) r[i].size.w *= 10; /* fewer equal sizes by chance */
     w *= 10;
     tg_plan *greedy = plan_with(r, n, 1, TG_MODE_OFFSETS, 0, 0, NULL);
-    tg_plan *p = plan_work(r, n, 1, TG_MODE_OFFSETS, 126, 0, NULL);
+    tg_plan *p = tg_test_best_work(r, n, 1, TG_MODE_OFFSETS, 126, 0, NULL);
     greedy_at_bound += greedy->total == w;
     const uint64_t total = p->total;
     tg_plan_destroy(greedy);

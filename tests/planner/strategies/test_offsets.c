@@ -2,19 +2,13 @@
  * GreedyBySizeAssignment as the reference on random inputs, fits, zero sizes, alignment, the
  * may-share relation (with and without windows), overflow and allocation failures. */
 #include "support/tg_test.h"
+#include "support/tg_planner_test.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define REC(size, first, last) {{(size), 1, 1}, (first), (last), 0}
 
-static const tg_usage_record k_chain[] = {
-    REC(16, 0, 1), REC(8, 1, 2), REC(64, 2, 3), REC(32, 3, 4), REC(8, 4, 5),
-};
-static const tg_usage_record k_complex[] = {
-    REC(32, 0, 1), REC(32, 1, 4), REC(8, 2, 5), REC(16, 3, 5), REC(8, 4, 5),
-    REC(64, 5, 7), REC(8, 6, 8),  REC(8, 7, 8), REC(16, 8, 9),
-};
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static tg_status plan_offsets(const tg_usage_record *records, size_t count, tg_strategy strategy,
@@ -127,13 +121,7 @@ typedef struct rel_state {
 static int random_may_share(void *user, size_t a, size_t b) {
   rel_state *s = user;
   s->calls++;
-  if (a > b) {
-    size_t t = a;
-    a = b;
-    b = t;
-  }
-  tg_test_rng h = {s->seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)};
-  return tg_test_rng_next(&h) % 3 != 0;
+  return tg_test_pair_hash(s->seed, a, b) % 3 != 0;
 }
 
 /* ---- TFLite vectors ------------------------------------------------------------------ */
@@ -267,10 +255,10 @@ static void empty_and_one_record(void **state) {
 static void unsupported_in_offsets_mode(void **state) {
   (void)state;
   tg_plan *p = (tg_plan *)&p;
-  assert_int_equal(plan_offsets(k_chain, 5, TG_STRATEGY_EQUALITY, TG_FIT_BEST, 1, NULL, NULL, &p),
+  assert_int_equal(plan_offsets(tg_test_tflite_chain, 5, TG_STRATEGY_EQUALITY, TG_FIT_BEST, 1, NULL, NULL, &p),
                    TG_ERROR_UNSUPPORTED);
   assert_null(p);
-  assert_int_equal(plan_offsets(k_chain, 5, TG_STRATEGY_MIN_COST_FLOW, TG_FIT_BEST, 1, NULL, NULL, &p),
+  assert_int_equal(plan_offsets(tg_test_tflite_chain, 5, TG_STRATEGY_MIN_COST_FLOW, TG_FIT_BEST, 1, NULL, NULL, &p),
                    TG_ERROR_UNSUPPORTED);
   tg_plan_options o;
   memset(&o, 0, sizeof o);
@@ -282,12 +270,12 @@ static void unsupported_in_offsets_mode(void **state) {
 
 static void greedy_by_size_chain(void **state) {
   (void)state;
-  tg_plan *p = plan_ok(k_chain, 5, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 1, NULL);
+  tg_plan *p = plan_ok(tg_test_tflite_chain, 5, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 1, NULL);
   const uint64_t want[] = {0, 64, 0, 64, 0};
   assert_offsets(p, want, 5, 96);
   tg_plan_destroy(p);
   /* OffsetAssignmentWithAlignment: offsets aligned, total = max(offset + size), not rounded. */
-  p = plan_ok(k_chain, 5, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 128, NULL);
+  p = plan_ok(tg_test_tflite_chain, 5, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 128, NULL);
   const uint64_t want128[] = {0, 128, 0, 128, 0};
   assert_offsets(p, want128, 5, 160);
   tg_plan_destroy(p);
@@ -295,13 +283,13 @@ static void greedy_by_size_chain(void **state) {
 
 static void greedy_by_size_complex(void **state) {
   (void)state;
-  tg_plan *p = plan_ok(k_complex, 9, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 1, NULL);
+  tg_plan *p = plan_ok(tg_test_tflite_complex, 9, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 1, NULL);
   const uint64_t want[] = {0, 32, 80, 64, 88, 0, 64, 72, 0};
   assert_offsets(p, want, 9, 96);
   tg_plan_destroy(p);
   /* The same per-record alignment as a plan alignment gives the same plan. */
-  tg_usage_record r[COUNT(k_chain)];
-  memcpy(r, k_chain, sizeof r);
+  tg_usage_record r[COUNT(tg_test_tflite_chain)];
+  memcpy(r, tg_test_tflite_chain, sizeof r);
   for (size_t i = 0; i < COUNT(r); ++i) r[i].alignment = 128;
   p = plan_ok(r, 5, TG_STRATEGY_GREEDY_BY_SIZE, TG_FIT_BEST, 0, NULL);
   const uint64_t want128[] = {0, 128, 0, 128, 0};
@@ -311,11 +299,11 @@ static void greedy_by_size_complex(void **state) {
 
 static void naive_matches_objects_to_offsets(void **state) {
   (void)state;
-  tg_plan *p = plan_ok(k_complex, 9, TG_STRATEGY_NAIVE, TG_FIT_BEST, 1, NULL);
+  tg_plan *p = plan_ok(tg_test_tflite_complex, 9, TG_STRATEGY_NAIVE, TG_FIT_BEST, 1, NULL);
   const uint64_t want[] = {0, 32, 64, 72, 88, 96, 160, 168, 176};
   assert_offsets(p, want, 9, 192);
   tg_plan_destroy(p);
-  p = plan_ok(k_chain, 5, TG_STRATEGY_NAIVE, TG_FIT_BEST, 1, NULL);
+  p = plan_ok(tg_test_tflite_chain, 5, TG_STRATEGY_NAIVE, TG_FIT_BEST, 1, NULL);
   const uint64_t want_chain[] = {0, 16, 24, 88, 120};
   assert_offsets(p, want_chain, 5, 128);
   tg_plan_destroy(p);
@@ -323,8 +311,8 @@ static void naive_matches_objects_to_offsets(void **state) {
 
 static void every_strategy_on_vectors(void **state) {
   (void)state;
-  const tg_usage_record *sets[] = {k_chain, k_complex};
-  const size_t counts[] = {COUNT(k_chain), COUNT(k_complex)};
+  const tg_usage_record *sets[] = {tg_test_tflite_chain, tg_test_tflite_complex};
+  const size_t counts[] = {COUNT(tg_test_tflite_chain), COUNT(tg_test_tflite_complex)};
   const uint64_t aligns[] = {0, 1, 8, 24, 128};
   for (size_t k = 0; k < 2; ++k) {
     for (size_t a = 0; a < COUNT(aligns); ++a) {
@@ -339,7 +327,7 @@ static void every_strategy_on_vectors(void **state) {
     }
   }
   /* `best` reaches the peak-live bound on both. */
-  tg_plan *p = plan_ok(k_complex, 9, TG_STRATEGY_BEST, TG_FIT_BEST, 1, NULL);
+  tg_plan *p = plan_ok(tg_test_tflite_complex, 9, TG_STRATEGY_BEST, TG_FIT_BEST, 1, NULL);
   assert_int_equal(p->total, 96);
   tg_plan_destroy(p);
 }
@@ -546,7 +534,7 @@ static void in_order_coalesces_and_grows_the_top(void **state) {
   assert_offsets(p, want, 4, 38);
   tg_plan_destroy(p);
   /* Freed blocks are reused in the Chain vector: the peak-live bound. */
-  p = plan_ok(k_chain, 5, TG_STRATEGY_GREEDY_IN_ORDER, TG_FIT_BEST, 1, NULL);
+  p = plan_ok(tg_test_tflite_chain, 5, TG_STRATEGY_GREEDY_IN_ORDER, TG_FIT_BEST, 1, NULL);
   assert_true(p->total <= 128);
   tg_plan_destroy(p);
 }
@@ -682,13 +670,7 @@ static int window_may_share(void *user, size_t a, size_t b) {
   window_rel *w = user;
   w->calls++;
   if (w->hi[a] < w->lo[b] || w->hi[b] < w->lo[a]) return 1;
-  if (a > b) {
-    size_t t = a;
-    a = b;
-    b = t;
-  }
-  tg_test_rng h = {w->seed ^ (a * 0x9E3779B97F4A7C15ull) ^ (b * 0xC2B2AE3D27D4EB4Full)};
-  return tg_test_rng_next(&h) % 100 >= w->refuse_pct;
+  return tg_test_pair_hash(w->seed, a, b) % 100 >= w->refuse_pct;
 }
 
 static void window_of(void *user, size_t r, uint64_t *lo, uint64_t *hi) {
@@ -822,7 +804,7 @@ static void relation_forbidding_everything(void **state) {
   tg_share_relation rel = {tg_test_share_never, NULL, NULL, 0, NULL};
   for (int s = 0; s < TG_STRATEGY_COUNT; ++s) {
     if (!tg_strategy_applies((tg_strategy)s, TG_MODE_OFFSETS, 1)) continue;
-    tg_plan *p = plan_ok(k_chain, 5, (tg_strategy)s, TG_FIT_BEST, 1, &rel);
+    tg_plan *p = plan_ok(tg_test_tflite_chain, 5, (tg_strategy)s, TG_FIT_BEST, 1, &rel);
     assert_int_equal(p->total, 128);
     tg_plan_destroy(p);
   }
