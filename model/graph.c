@@ -124,19 +124,35 @@ tg_status tg_graph_set_io(tg_graph *g, size_t input_count, const uint32_t *input
   return TG_OK;
 }
 
-tg_status tg__graph_read_file(const char *path, tg__graph_parse_fn parse, const tg_allocator *alloc,
-                              tg_graph **out, tg_error_info *err) {
+tg_status tg__parse_file(const char *path, const char *who, tg__file_parse_fn parse, const void *user,
+                         const tg_allocator *alloc, void *out, tg_error_info *err) {
   if (out == NULL || path == NULL)
-    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "path or out is NULL");
-  *out = NULL;
+    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "%s%spath or out is NULL", who ? who : "", who ? ": " : "");
   alloc = tg__alloc_or_default(alloc);
-  char *data;
-  size_t length;
+  char *data = NULL;
+  size_t length = 0;
   tg_status st = tg__read_file(path, alloc, &data, &length, err);
   if (st != TG_OK) return st;
-  st = parse(data, length, path, alloc, out, err);
+  st = parse(data, length, path, user, alloc, out, err);
   tg__free(alloc, data);
   return st;
+}
+
+/* tg__graph_read_file's parser, as tg__parse_file's `user`. */
+typedef struct graph_parser {
+  tg__graph_parse_fn parse;
+} graph_parser;
+
+static tg_status parse_graph(const char *data, size_t length, const char *path, const void *user,
+                             const tg_allocator *alloc, void *out, tg_error_info *err) {
+  return ((const graph_parser *)user)->parse(data, length, path, alloc, out, err);
+}
+
+tg_status tg__graph_read_file(const char *path, tg__graph_parse_fn parse, const tg_allocator *alloc,
+                              tg_graph **out, tg_error_info *err) {
+  if (out != NULL) *out = NULL;
+  const graph_parser p = {parse};
+  return tg__parse_file(path, NULL, parse_graph, &p, alloc, out, err);
 }
 
 /* ------------------------------------------------------------------------------------------ */

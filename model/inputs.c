@@ -190,17 +190,14 @@ tg_status tg_model_parse_inputs(const void *data, size_t length, const char *sou
   return st;
 }
 
+static tg_status parse_inputs(const char *data, size_t length, const char *path, const void *user,
+                              const tg_allocator *alloc, void *out, tg_error_info *err) {
+  (void)user;
+  return tg_model_parse_inputs(data, length, path, alloc, out, err);
+}
+
 tg_status tg_model_list_inputs(const char *path, const tg_allocator *alloc, tg_model_inputs **out,
                                tg_error_info *err) {
-  if (out == NULL || path == NULL)
-    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "tg_model_list_inputs: path or out is NULL");
-  *out = NULL;
-  alloc = tg__alloc_or_default(alloc);
-  char *data = NULL;
-  size_t length = 0;
-  tg_status st = tg__read_file(path, alloc, &data, &length, err);
-  if (st != TG_OK) return st;
-  st = tg_model_parse_inputs(data, length, path, alloc, out, err);
-  tg__free(alloc, data);
-  return st;
+  if (out != NULL) *out = NULL;
+  return tg__parse_file(path, "tg_model_list_inputs", parse_inputs, NULL, alloc, out, err);
 }

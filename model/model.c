@@ -115,19 +115,15 @@ tg_status tg_model_parse(const void *data, size_t length, const char *source,
   return tg_model_parse_with(data, length, source, NULL, alloc, out, err);
 }
 
+static tg_status parse_model(const char *data, size_t length, const char *path, const void *options,
+                             const tg_allocator *alloc, void *out, tg_error_info *err) {
+  return tg_model_parse_with(data, length, path, options, alloc, out, err);
+}
+
 tg_status tg_model_load_with(const char *path, const tg_model_options *options,
                              const tg_allocator *alloc, tg_model **out, tg_error_info *err) {
-  if (out == NULL || path == NULL)
-    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "path or out is NULL");
-  *out = NULL;
-  alloc = tg__alloc_or_default(alloc);
-  char *data;
-  size_t length;
-  tg_status st = tg__read_file(path, alloc, &data, &length, err);
-  if (st != TG_OK) return st;
-  st = tg_model_parse_with(data, length, path, options, alloc, out, err);
-  tg__free(alloc, data);
-  return st;
+  if (out != NULL) *out = NULL;
+  return tg__parse_file(path, NULL, parse_model, options, alloc, out, err);
 }
 
 tg_status tg_model_load(const char *path, const tg_allocator *alloc, tg_model **out,

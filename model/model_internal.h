@@ -15,6 +15,18 @@ typedef tg_status (*tg__graph_parse_fn)(const char *data, size_t length, const c
 tg_status tg__graph_read_file(const char *path, tg__graph_parse_fn parse, const tg_allocator *alloc,
                               tg_graph **out, tg_error_info *err);
 
+/* A reader of a whole file's bytes for tg__parse_file: `user` is the caller's (options),
+ * `out` the caller's result pointer (a tg_model **, ...). */
+typedef tg_status (*tg__file_parse_fn)(const char *data, size_t length, const char *path, const void *user,
+                                       const tg_allocator *alloc, void *out, tg_error_info *err);
+
+/* The body of the functions that load a file: TG_ERROR_INVALID_ARGUMENT ("path or out is
+ * NULL", after "`who`: " when `who` is not NULL) when `path` or `out` is NULL; else read
+ * `path` whole with `alloc` (NULL: the default), hand the bytes to `parse` and free them.
+ * The caller sets its *out to NULL before. */
+tg_status tg__parse_file(const char *path, const char *who, tg__file_parse_fn parse, const void *user,
+                         const tg_allocator *alloc, void *out, tg_error_info *err);
+
 /* TG_ERROR_GRAPH (naming it) unless the graph's subgraph table is consistent: every op in a
  * listed subgraph, every subgraph after its parent with its ops inside the graph, ended by a
  * control op after them. TG_OK for a graph without control flow. */

@@ -508,17 +508,13 @@ tg_status tg_model_range_parse(const void *data, size_t length, const char *sour
   return TG_OK;
 }
 
+static tg_status parse_range(const char *data, size_t length, const char *path, const void *desc,
+                             const tg_allocator *alloc, void *out, tg_error_info *err) {
+  return tg_model_range_parse(data, length, path, desc, alloc, out, err);
+}
+
 tg_status tg_model_range_load(const char *path, const tg_model_range_desc *desc, const tg_allocator *alloc,
                               tg_model_range **out, tg_error_info *err) {
-  if (out == NULL || path == NULL)
-    return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "tg_model_range_load: path or out is NULL");
-  *out = NULL;
-  alloc = tg__alloc_or_default(alloc);
-  char *data;
-  size_t length;
-  tg_status st = tg__read_file(path, alloc, &data, &length, err);
-  if (st != TG_OK) return st;
-  st = tg_model_range_parse(data, length, path, desc, alloc, out, err);
-  tg__free(alloc, data);
-  return st;
+  if (out != NULL) *out = NULL;
+  return tg__parse_file(path, "tg_model_range_load", parse_range, desc, alloc, out, err);
 }

@@ -1422,18 +1422,15 @@ static tg_status parse_onnx_plain(const char *data, size_t length, const char *s
   return tg_graph_parse_onnx(data, length, source, NULL, alloc, out, err);
 }
 
+static tg_status parse_onnx_with(const char *data, size_t length, const char *path, const void *options,
+                                 const tg_allocator *alloc, void *out, tg_error_info *err) {
+  return tg_graph_parse_onnx(data, length, path, options, alloc, out, err);
+}
+
 tg_status tg_graph_read_onnx(const char *path, const tg_model_options *options,
                              const tg_allocator *alloc, tg_graph **out, tg_error_info *err) {
   if (options == NULL || options->input_shape_count == 0)
     return tg__graph_read_file(path, parse_onnx_plain, alloc, out, err);
-  if (out == NULL || path == NULL) return tg__error(err, TG_ERROR_INVALID_ARGUMENT, "path or out is NULL");
-  *out = NULL;
-  alloc = tg__alloc_or_default(alloc);
-  char *data;
-  size_t length;
-  tg_status st = tg__read_file(path, alloc, &data, &length, err);
-  if (st != TG_OK) return st;
-  st = tg_graph_parse_onnx(data, length, path, options, alloc, out, err);
-  tg__free(alloc, data);
-  return st;
+  if (out != NULL) *out = NULL;
+  return tg__parse_file(path, NULL, parse_onnx_with, options, alloc, out, err);
 }

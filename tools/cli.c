@@ -214,6 +214,43 @@ void tg_cli_json_in_place(tg__strbuf *b, const tg_in_place_pair *pairs, size_t c
   tg__strbuf_puts(b, "]");
 }
 
+int tg_cli_no_device(tg_status st, const tg_error_info *err, const tg_backend_skip *skipped, size_t nskipped) {
+  tg_cli_error("run: no device: %s", err->message);
+  for (size_t i = 0; i < nskipped; ++i)
+    tg_cli_error("  %s skipped: %s", tg_backend_name(skipped[i].backend), skipped[i].reason);
+  return tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE;
+}
+
+void tg_cli_json_arenas(tg__strbuf *b, const tg_plan *p, int with_arena_of) {
+  tg__strbuf_puts(b, ",\"arenas\":[");
+  for (size_t k = 0; k < p->arena_count; ++k)
+    tg__strbuf_printf(b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
+  tg__strbuf_puts(b, "]");
+  if (!with_arena_of) return;
+  tg__strbuf_puts(b, ",\"arena_of\":[");
+  for (size_t r = 0; r < p->record_count; ++r) tg__strbuf_printf(b, "%s%u", r ? "," : "", tg_plan_arena_of(p, r));
+  tg__strbuf_puts(b, "]");
+}
+
+void tg_cli_json_dynamic(tg__strbuf *b, uint32_t dynamic, uint32_t rank) {
+  tg__strbuf_puts(b, ",\"dynamic\":[");
+  int first = 1;
+  for (uint32_t d = 0; d < rank; ++d)
+    if ((dynamic >> d) & 1u) {
+      tg__strbuf_printf(b, "%s%u", first ? "" : ",", d);
+      first = 0;
+    }
+  tg__strbuf_puts(b, "]");
+}
+
+void tg_cli_json_skipped(tg__strbuf *b, const tg_backend_skip *skipped, size_t nskipped) {
+  for (size_t i = 0; i < nskipped; ++i) {
+    tg__strbuf_printf(b, "%s{\"backend\":\"%s\",\"reason\":", i ? "," : "", tg_backend_name(skipped[i].backend));
+    tg__strbuf_json_string(b, skipped[i].reason);
+    tg__strbuf_puts(b, "}");
+  }
+}
+
 int tg_cli_print_report(tg__strbuf *b, int code) {
   if (b->failed) {
     tg_cli_error("out of memory");

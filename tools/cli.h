@@ -7,6 +7,7 @@
 
 #include "core/internal.h"
 #include "tangram/allocator.h"
+#include "tangram/backend.h"
 #include "tangram/layout.h"
 #include "tangram/planner.h"
 #include "tangram/records.h"
@@ -73,6 +74,21 @@ const tg_allocator *tg_cli_allocator(tg_failing_allocator *fa);
 /* Print what `b` holds on stdout and free it; when building it ran out of memory, print that
  * instead and return TG_EXIT_FAILURE, else `code`. */
 int tg_cli_print_report(tg__strbuf *b, int code);
+
+/* After tg_device_open failed with `st`: "run: no device: <err>" and each backend skipped with
+ * its reason on stderr; returns the exit code (TG_EXIT_USAGE for bad input, else
+ * TG_EXIT_FAILURE). */
+int tg_cli_no_device(tg_status st, const tg_error_info *err, const tg_backend_skip *skipped, size_t nskipped);
+
+/* An offsets plan's `,"arenas":[BYTES,...]` and, when `with_arena_of`, each record's arena
+ * `,"arena_of":[K,...]`. */
+void tg_cli_json_arenas(tg__strbuf *b, const tg_plan *p, int with_arena_of);
+
+/* `,"dynamic":[D,...]`: the dimensions d < `rank` whose bit d is set in `dynamic`. */
+void tg_cli_json_dynamic(tg__strbuf *b, uint32_t dynamic, uint32_t rank);
+
+/* The entries of a JSON "skipped" array: `{"backend":NAME,"reason":TEXT}`, comma-separated. */
+void tg_cli_json_skipped(tg__strbuf *b, const tg_backend_skip *skipped, size_t nskipped);
 
 /* Write `text` to `path` ("-" = stdout). Returns 1 on success; prints an error otherwise. */
 int tg_cli_write_file(const char *path, const char *text, size_t length);

@@ -854,14 +854,7 @@ int tg_cli_evaluate(int argc, char **argv) {
                       order->original_peak ? 100.0 * (1.0 - (double)order->peak / (double)order->original_peak) : 0.0,
                       tg_order_method_name(order->method), order->proved_optimal ? ", proved optimal" : "",
                       (double)order->elapsed_us / 1000.0);
-  if (out.failed) {
-    tg_cli_error("out of memory");
-    code = TG_EXIT_FAILURE;
-  } else {
-    fwrite(out.data, 1, out.length, stdout);
-    fflush(stdout);
-  }
-  tg__strbuf_free(&out);
+  code = tg_cli_print_report(&out, code);
 
   for (size_t p = 0; p < n; ++p)
     for (size_t i = 0; i < evs[p]->result_count; ++i) {

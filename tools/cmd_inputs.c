@@ -69,15 +69,9 @@ static void json_inputs(tg__strbuf *b, const char *file, const tg_model_inputs *
       for (uint32_t d = 0; d < in->rank; ++d) tg__strbuf_printf(b, "%s%lld", d ? "," : "", (long long)in->dims[d]);
       tg__strbuf_puts(b, "]");
     }
-    tg__strbuf_puts(b, ",\"dynamic\":[");
+    tg_cli_json_dynamic(b, in->dynamic, in->rank);
+    tg__strbuf_puts(b, ",\"dim_names\":{");
     int first = 1;
-    for (uint32_t d = 0; d < in->rank; ++d)
-      if ((in->dynamic >> d) & 1u) {
-        tg__strbuf_printf(b, "%s%u", first ? "" : ",", d);
-        first = 0;
-      }
-    tg__strbuf_puts(b, "],\"dim_names\":{");
-    first = 1;
     for (uint32_t d = 0; d < in->rank; ++d)
       if (in->dim_names[d] != NULL) {
         tg__strbuf_printf(b, "%s\"%u\":", first ? "" : ",", d);

@@ -302,17 +302,15 @@ static void json_plans(tg__strbuf *b, const hetero *h) {
     if (p->mode == TG_MODE_OBJECTS) {
       tg__strbuf_puts(b, "],\"object_of\":[");
       for (size_t r = 0; r < p->record_count; ++r) tg__strbuf_printf(b, "%s%u", r ? "," : "", p->object_of[r]);
+      tg__strbuf_puts(b, "]");
     } else {
       tg__strbuf_puts(b, "],\"offset_of\":[");
       for (size_t r = 0; r < p->record_count; ++r)
         tg__strbuf_printf(b, "%s%llu", r ? "," : "", (unsigned long long)p->offset_of[r]);
-      tg__strbuf_puts(b, "],\"arenas\":[");
-      for (size_t k = 0; k < p->arena_count; ++k)
-        tg__strbuf_printf(b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
-      tg__strbuf_puts(b, "],\"arena_of\":[");
-      for (size_t r = 0; r < p->record_count; ++r) tg__strbuf_printf(b, "%s%u", r ? "," : "", tg_plan_arena_of(p, r));
+      tg__strbuf_puts(b, "]");
+      tg_cli_json_arenas(b, p, 1);
     }
-    tg__strbuf_puts(b, "]}");
+    tg__strbuf_puts(b, "}");
   }
   tg__strbuf_puts(b, "]");
 }
@@ -670,12 +668,7 @@ int tg_cli_place_run(const tg_cli_place_request *req) {
   tg_backend_skip skipped[TG_BACKEND_COUNT];
   size_t nskipped = 0;
   tg_status st = tg_device_open(&dopt, alloc, &dev, skipped, &nskipped, &err);
-  if (st != TG_OK) {
-    tg_cli_error("run: no device: %s", err.message);
-    for (size_t i = 0; i < nskipped; ++i)
-      tg_cli_error("  %s skipped: %s", tg_backend_name(skipped[i].backend), skipped[i].reason);
-    return tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE;
-  }
+  if (st != TG_OK) return tg_cli_no_device(st, &err, skipped, nskipped);
   const tg_device_info *info = tg_device_get_info(dev);
   uint64_t budget = req->budget ? req->budget : info->memory_budget;
   int gpu_in_order = !(req->out_of_order && info->out_of_order);
@@ -830,11 +823,7 @@ int tg_cli_place_run(const tg_cli_place_request *req) {
     json_spaces(&b, &chosen, &stats);
     json_records(&b, &chosen);
     tg__strbuf_puts(&b, ",\"skipped\":[");
-    for (size_t i = 0; i < nskipped; ++i) {
-      tg__strbuf_printf(&b, "%s{\"backend\":\"%s\",\"reason\":", i ? "," : "", tg_backend_name(skipped[i].backend));
-      tg__strbuf_json_string(&b, skipped[i].reason);
-      tg__strbuf_puts(&b, "}");
-    }
+    tg_cli_json_skipped(&b, skipped, nskipped);
     tg__strbuf_puts(&b, "]}\n");
   } else {
     char b1[32];

@@ -197,12 +197,7 @@ static void json_result(tg__strbuf *b, const plan_result *r, uint32_t dims, cons
     json_lower_bound(b, r, ob, es);
     json_u64_array(b, "offset_of", p->offset_of, p->record_count);
     /* Arenas: their sizes, and each record's (offset_of is within it). */
-    tg__strbuf_puts(b, ",\"arenas\":[");
-    for (size_t k = 0; k < p->arena_count; ++k)
-      tg__strbuf_printf(b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
-    tg__strbuf_puts(b, "],\"arena_of\":[");
-    for (size_t i = 0; i < p->record_count; ++i) tg__strbuf_printf(b, "%s%u", i ? "," : "", tg_plan_arena_of(p, i));
-    tg__strbuf_puts(b, "]");
+    tg_cli_json_arenas(b, p, 1);
   }
   tg__strbuf_puts(b, "}");
 }
@@ -855,13 +850,7 @@ int tg_cli_plan(int argc, char **argv) {
                         save_out, saved_fp);
     }
   }
-  if (out.failed) {
-    tg_cli_error("out of memory");
-    code = TG_EXIT_FAILURE;
-  } else {
-    fwrite(out.data, 1, out.length, stdout);
-  }
-  tg__strbuf_free(&out);
+  code = tg_cli_print_report(&out, code);
   for (size_t i = 0; i < nres; ++i)
     if (!results[i].valid && results[i].plan) {
       tg_cli_error("plan: %s produced an invalid plan: %s", tg_strategy_name(results[i].strategy),

@@ -283,14 +283,7 @@ int tg_cli_probe(int argc, char **argv) {
                       (unsigned long long)p.max_allocation, (unsigned long long)p.buffer_alignment,
                       (unsigned long long)p.image_alignment, p.images ? "yes" : "no", p.arena_images ? "yes" : "no");
   }
-  int code = TG_EXIT_OK;
-  if (b.failed) {
-    tg_cli_error("out of memory");
-    code = TG_EXIT_FAILURE;
-  } else {
-    fwrite(b.data, 1, b.length, stdout);
-  }
-  tg__strbuf_free(&b);
+  int code = tg_cli_print_report(&b, TG_EXIT_OK);
   if (save && code == TG_EXIT_OK) {
     char *text = NULL;
     size_t len = 0;

@@ -449,10 +449,7 @@ int tg_cli_run(int argc, char **argv) {
   tg_status st = tg_device_open(&dopt, alloc, &dev, skipped, &nskipped, &err);
   if (st != TG_OK) {
     tg_plan_file_destroy(pf);
-    tg_cli_error("run: no device: %s", err.message);
-    for (size_t i = 0; i < nskipped; ++i)
-      tg_cli_error("  %s skipped: %s", tg_backend_name(skipped[i].backend), skipped[i].reason);
-    return tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE;
+    return tg_cli_no_device(st, &err, skipped, nskipped);
   }
   const tg_device_info *info = tg_device_get_info(dev);
   if (budget == 0) budget = info->memory_budget;
@@ -616,12 +613,7 @@ int tg_cli_run(int argc, char **argv) {
                       ooo ? "true" : "false", out.reuse_edges, (unsigned long long)chosen.plan_us,
                       (unsigned long long)out.allocate_us, (unsigned long long)out.check_us,
                       (unsigned long long)max_allocation);
-    if (p->mode == TG_MODE_OFFSETS) {
-      tg__strbuf_puts(&b, ",\"arenas\":[");
-      for (size_t k = 0; k < p->arena_count; ++k)
-        tg__strbuf_printf(&b, "%s%llu", k ? "," : "", (unsigned long long)tg_plan_arena_size(p, k));
-      tg__strbuf_puts(&b, "]");
-    }
+    if (p->mode == TG_MODE_OFFSETS) tg_cli_json_arenas(&b, p, 0);
     tg_cli_json_fallbacks(&b, chosen.in.model_records);
     if (chosen.note) {
       tg__strbuf_puts(&b, ",\"note\":");
@@ -640,11 +632,7 @@ int tg_cli_run(int argc, char **argv) {
       tg__strbuf_puts(&b, "]");
     }
     tg__strbuf_puts(&b, ",\"skipped\":[");
-    for (size_t i = 0; i < nskipped; ++i) {
-      tg__strbuf_printf(&b, "%s{\"backend\":\"%s\",\"reason\":", i ? "," : "", tg_backend_name(skipped[i].backend));
-      tg__strbuf_json_string(&b, skipped[i].reason);
-      tg__strbuf_puts(&b, "}");
-    }
+    tg_cli_json_skipped(&b, skipped, nskipped);
     tg__strbuf_puts(&b, "]}\n");
   } else {
     char b1[32], b2[32], b3[32], b4[32];
@@ -737,13 +725,7 @@ int tg_cli_run(int argc, char **argv) {
     }
     tg_report_free(alloc, svg);
   }
-  if (b.failed) {
-    tg_cli_error("out of memory");
-    code = TG_EXIT_FAILURE;
-  } else {
-    fwrite(b.data, 1, b.length, stdout);
-  }
-  tg__strbuf_free(&b);
+  code = tg_cli_print_report(&b, code);
   tg_cli_storage_plan_free(&chosen);
   tg_device_close(dev);
   tg_plan_file_destroy(pf);

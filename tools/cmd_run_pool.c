@@ -209,12 +209,7 @@ int tg_cli_run_pool(int argc, char **argv) {
   tg_backend_skip skipped[TG_BACKEND_COUNT];
   size_t nskipped = 0;
   tg_status st = tg_device_open(&dopt, alloc, &dev, skipped, &nskipped, &err);
-  if (st != TG_OK) {
-    tg_cli_error("run: no device: %s", err.message);
-    for (size_t i = 0; i < nskipped; ++i)
-      tg_cli_error("  %s skipped: %s", tg_backend_name(skipped[i].backend), skipped[i].reason);
-    return tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE;
-  }
+  if (st != TG_OK) return tg_cli_no_device(st, &err, skipped, nskipped);
   const tg_device_info *info = tg_device_get_info(dev);
 
   int code = TG_EXIT_FAILURE;
@@ -393,11 +388,7 @@ int tg_cli_run_pool(int argc, char **argv) {
                       (unsigned long long)ps.frees, (unsigned long long)ps.driver_allocations,
                       (unsigned long long)views, (unsigned long long)result.corrupted_records, (unsigned long long)result.checked_bytes,
                       (unsigned long long)plan_us, (unsigned long long)pool_us, (unsigned long long)check_us);
-    for (size_t i = 0; i < nskipped; ++i) {
-      tg__strbuf_printf(&b, "%s{\"backend\":\"%s\",\"reason\":", i ? "," : "", tg_backend_name(skipped[i].backend));
-      tg__strbuf_json_string(&b, skipped[i].reason);
-      tg__strbuf_puts(&b, "}");
-    }
+    tg_cli_json_skipped(&b, skipped, nskipped);
     tg__strbuf_puts(&b, "]}\n");
   } else {
     char b1[32], b2[32], b3[32], b4[32];

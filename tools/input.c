@@ -288,14 +288,9 @@ void tg_cli_json_assumed_inputs(tg__strbuf *b, const tg_graph *g) {
     tg__strbuf_json_string(b, t->name);
     tg__strbuf_puts(b, ",\"shape\":[");
     for (uint32_t d = 0; d < t->rank; ++d) tg__strbuf_printf(b, "%s%lld", d ? "," : "", (long long)t->shape[d]);
-    tg__strbuf_puts(b, "],\"dynamic\":[");
-    int f2 = 1;
-    for (uint32_t d = 0; d < t->rank; ++d)
-      if ((t->dynamic_dims >> d) & 1u) {
-        tg__strbuf_printf(b, "%s%u", f2 ? "" : ",", d);
-        f2 = 0;
-      }
-    tg__strbuf_puts(b, "]}");
+    tg__strbuf_puts(b, "]");
+    tg_cli_json_dynamic(b, t->dynamic_dims, t->rank);
+    tg__strbuf_puts(b, "}");
   }
   tg__strbuf_puts(b, "]");
 }

@@ -494,11 +494,7 @@ static void report_json(const range_run *r, tg__strbuf *b) {
                       (unsigned long long)s->checked_bytes);
   }
   tg__strbuf_puts(b, "]},\"skipped\":[");
-  for (size_t i = 0; i < r->nskipped; ++i) {
-    tg__strbuf_printf(b, "%s{\"backend\":\"%s\",\"reason\":", i ? "," : "", tg_backend_name(r->skipped[i].backend));
-    tg__strbuf_json_string(b, r->skipped[i].reason);
-    tg__strbuf_puts(b, "}");
-  }
+  tg_cli_json_skipped(b, r->skipped, r->nskipped);
   tg__strbuf_puts(b, "]}\n");
 }
 
@@ -560,12 +556,7 @@ int tg_cli_run_range(const tg_cli_run_range_args *a, const tg_allocator *alloc) 
   r.alloc = alloc;
   if (!choose_shapes(&r)) return TG_EXIT_USAGE;
   tg_status st = tg_device_open(&a->device, alloc, &r.dev, r.skipped, &r.nskipped, &r.err);
-  if (st != TG_OK) {
-    tg_cli_error("run: no device: %s", r.err.message);
-    for (size_t i = 0; i < r.nskipped; ++i)
-      tg_cli_error("  %s skipped: %s", tg_backend_name(r.skipped[i].backend), r.skipped[i].reason);
-    return tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE;
-  }
+  if (st != TG_OK) return tg_cli_no_device(st, &r.err, r.skipped, r.nskipped);
   r.info = tg_device_get_info(r.dev);
   int code = TG_EXIT_FAILURE;
   if ((st = load_model(&r)) != TG_OK) {

@@ -212,6 +212,18 @@ static void time_one(tg_device *dev, const tg_graph *graph, const tg_evaluation 
 
 /* --profile: every storage and mode estimated from a device profile, over the records the
  * evaluation planned (its fallback groups priced in their storages). */
+/* The next row of `s`, for the evaluation's best plan of `storage` and `mode`; NULL when it
+ * has none. */
+static speed_row *add_row(tg_cli_speed *s, const tg_evaluation *ev, tg_storage storage, tg_mode mode) {
+  const tg_evaluation_result *r = tg_cli_best_of_mode(ev, storage, mode);
+  if (r == NULL) return NULL;
+  speed_row *row = &s->rows[s->row_count++];
+  row->storage = storage;
+  row->mode = mode;
+  row->result = r;
+  return row;
+}
+
 static tg_status estimate_all(tg_cli_speed *s, const char *path, const tg_graph *graph, const tg_evaluation *ev,
                               const tg_allocator *alloc, tg_error_info *err) {
   char *text = NULL;
@@ -231,12 +243,9 @@ static tg_status estimate_all(tg_cli_speed *s, const char *path, const tg_graph 
     tg_status es = TG_OK;
     int estimated = 0;
     for (int m = 0; m < SPEED_MODES; ++m) {
-      const tg_evaluation_result *r = tg_cli_best_of_mode(ev, (tg_storage)st_i, (tg_mode)m);
-      if (r == NULL) continue;
-      speed_row *row = &s->rows[s->row_count++];
-      row->storage = (tg_storage)st_i;
-      row->mode = (tg_mode)m;
-      row->result = r;
+      speed_row *row = add_row(s, ev, (tg_storage)st_i, (tg_mode)m);
+      if (row == NULL) continue;
+      const tg_evaluation_result *r = row->result;
       int image = tg_storage_is_texture((tg_storage)st_i);
       if (image && !p.images) {
         snprintf(row->skip, sizeof row->skip, "the profiled device has no images");
@@ -298,12 +307,8 @@ tg_status tg_cli_speed_run(const tg_cli_speed_request *req, const tg_graph *grap
   snprintf(s->device, sizeof s->device, "%s: %s", tg_backend_name(info->backend), info->name);
   for (int st_i = 0; st_i < TG_STORAGE_COUNT; ++st_i)
     for (int m = 0; m < SPEED_MODES; ++m) {
-      const tg_evaluation_result *r = tg_cli_best_of_mode(ev, (tg_storage)st_i, (tg_mode)m);
-      if (r == NULL) continue;
-      speed_row *row = &s->rows[s->row_count++];
-      row->storage = (tg_storage)st_i;
-      row->mode = (tg_mode)m;
-      row->result = r;
+      speed_row *row = add_row(s, ev, (tg_storage)st_i, (tg_mode)m);
+      if (row == NULL) continue;
       if (tg_storage_is_texture(row->storage) && !info->images) {
         snprintf(row->skip, sizeof row->skip, "the device has no images");
         continue;

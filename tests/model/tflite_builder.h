@@ -319,13 +319,10 @@ static void tt_example(tt_model *m) {
 /* Opcode indices of tt_flow_example. */
 enum { TT_IF = 0, TT_WHILE = 1, TT_RELU = 2, TT_ADD = 3, TT_LESS = 4 };
 
-/* A model with control flow over subgraphs 1 and 2, tensors 1x16 (x and c the inputs, z the
- * output; subgraph tensors unnamed, inputs 0 and 1):
- *  TT_IF:    a = RELU(x); y1 = IF(c, a, x) [then: ADD(0, 1) -> 2; else: RELU(0) -> 2,
- *            ADD(2, 1) -> 3, RELU(3) -> 4]; z = RELU(y1).
- *  TT_WHILE: a = RELU(x); y1, y2 = WHILE(x, a) [cond: LESS(0, 1) -> 2 (a scalar); body:
- *            RELU(0) -> 2, ADD(2, 1) -> 3, ADD(3, 0) -> 4, outputs (4, 3)]; z = ADD(y1, y2). */
-static inline void tt_flow_example(tt_model *m, int flow) {
+/* The main subgraph both control-flow models start from: opcodes TT_IF ... TT_LESS, one
+ * buffer, `count` tensors named `names`, each 1x`width` but tensor 1 (c, a bool scalar), inputs
+ * x and c (tensors 0 and 1), the last tensor the output; no ops yet. */
+static inline void tt_flow_frame(tt_model *m, const char *const *names, int count, int32_t width) {
   memset(m, 0, sizeof *m);
   m->version = 3;
   m->subgraphs = 1;
@@ -336,20 +333,30 @@ static inline void tt_flow_example(tt_model *m, int flow) {
   m->opcodes[TT_ADD].deprecated = 0;
   m->opcodes[TT_LESS].deprecated = 58;
   m->nbuffers = 1;
-  static const char *const names[6] = {"x", "c", "a", "y1", "y2", "z"};
-  m->ntensors = 6;
-  for (int i = 0; i < 6; ++i) {
+  m->ntensors = count;
+  for (int i = 0; i < count; ++i) {
     m->tensors[i].name = names[i];
     m->tensors[i].rank = i == 1 ? 0 : 2;
     m->tensors[i].shape[0] = 1;
-    m->tensors[i].shape[1] = 16;
+    m->tensors[i].shape[1] = width;
     m->tensors[i].type = i == 1 ? 6 : 0;
   }
   m->ninputs = 2;
   m->inputs[0] = 0;
   m->inputs[1] = 1;
   m->noutputs = 1;
-  m->outputs[0] = 5;
+  m->outputs[0] = count - 1;
+}
+
+/* A model with control flow over subgraphs 1 and 2, tensors 1x16 (x and c the inputs, z the
+ * output; subgraph tensors unnamed, inputs 0 and 1):
+ *  TT_IF:    a = RELU(x); y1 = IF(c, a, x) [then: ADD(0, 1) -> 2; else: RELU(0) -> 2,
+ *            ADD(2, 1) -> 3, RELU(3) -> 4]; z = RELU(y1).
+ *  TT_WHILE: a = RELU(x); y1, y2 = WHILE(x, a) [cond: LESS(0, 1) -> 2 (a scalar); body:
+ *            RELU(0) -> 2, ADD(2, 1) -> 3, ADD(3, 0) -> 4, outputs (4, 3)]; z = ADD(y1, y2). */
+static inline void tt_flow_example(tt_model *m, int flow) {
+  static const char *const names[6] = {"x", "c", "a", "y1", "y2", "z"};
+  tt_flow_frame(m, names, 6, 16);
   m->nops = 3;
   m->ops[0] = (tt_op){TT_RELU, 1, 1, {0}, {2}, 0, {0, 0}};
   if (flow == TT_IF) {

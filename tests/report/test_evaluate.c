@@ -3,6 +3,7 @@
  * and under allocation failures. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,9 +436,7 @@ static void models_cli(void **state) {
   snprintf(args, sizeof args, "'%s' --policy all", path);
   assert_int_equal(run_cli(args, out), 0);
   text = must_read(out);
-  assert_non_null(strstr(text, "parallel-safe"));
-  assert_non_null(strstr(text, "branch-local"));
-  assert_non_null(strstr(text, "least memory: "));
+  tg_expect_all(text, "parallel-safe", "branch-local", "least memory: ", NULL);
   free(text);
   /* Text, charts and the CSV of the recommendation. */
   snprintf(svgdir, sizeof svgdir, "%s/pose-charts", dir);
@@ -446,10 +445,7 @@ static void models_cli(void **state) {
   snprintf(args, sizeof args, "'%s' --svg-dir '%s' --csv-out '%s'", path, svgdir, csv);
   assert_int_equal(run_cli(args, out), 0);
   text = must_read(out);
-  assert_non_null(strstr(text, "least memory: "));
-  assert_non_null(strstr(text, "best per storage:"));
-  assert_non_null(strstr(text, "fallbacks:"));
-  assert_non_null(strstr(text, "single_texture_2d"));
+  tg_expect_all(text, "least memory: ", "best per storage:", "fallbacks:", "single_texture_2d", NULL);
   free(text);
   for (int s = 0; s < TG_STORAGE_COUNT; ++s) {
     char svg_path[2048];

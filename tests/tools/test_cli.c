@@ -2,6 +2,7 @@
  * and clean failures on bad input. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,9 +55,7 @@ static void bad_input(void **state) {
 /* `plan --json`: exactly one JSON object with the documented keys and per-record arrays. */
 static void plan_json_contract(void **state) {
   (void)state;
-  cli_result r = cli("plan %s --json", tg_test_data("records/face_detection_short_range.buffer.csv"));
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
+  cli_result r = cli_json("plan %s --json", tg_test_data("records/face_detection_short_range.buffer.csv"));
   static const char *const keys[] = {"\"records\":88", "\"dims\":1", "\"mode\":\"objects\"", "\"naive\":",
                                      "\"lower_bound\":1406976", "\"results\":[", "\"strategy\":\"greedy-by-size\"",
                                      "\"strategy\":\"min-cost-flow\"", "\"strategy\":\"best\"", "\"valid\":true",
@@ -65,43 +64,29 @@ static void plan_json_contract(void **state) {
     if (strstr(r.out, keys[i]) == NULL) fail_msg("JSON lacks %s", keys[i]);
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
-  r = cli("plan %s --mode offsets --alignment 128 --json", tg_test_data("records/face_detection_short_range.buffer.csv"));
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "\"offset_of\":["));
-  assert_non_null(strstr(r.out, "\"fit\":\"first\""));
-  assert_non_null(strstr(r.out, "\"alignment\":128"));
+  r = cli_json("plan %s --mode offsets --alignment 128 --json", tg_test_data("records/face_detection_short_range.buffer.csv"));
+  tg_expect_all(r.out, "\"offset_of\":[", "\"fit\":\"first\"", "\"alignment\":128", NULL);
   cli_free(&r);
-  r = cli("plan %s --strategy greedy-in-order --json", tg_test_data("records/hand_landmark_lite.tex3.csv"));
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "\"dims\":3"));
-  assert_non_null(strstr(r.out, "\"object_sizes\":[["));
+  r = cli_json("plan %s --strategy greedy-in-order --json", tg_test_data("records/hand_landmark_lite.tex3.csv"));
+  tg_expect_all(r.out, "\"dims\":3", "\"object_sizes\":[[", NULL);
   /* The shape-aware bound: 401408 texels (an all-pairs assignment computed outside Tangram
    * agrees), against a positional maximum of 288512. */
-  assert_non_null(strstr(r.out, "\"positional_max\":288512"));
-  assert_non_null(strstr(r.out, "\"shape_bound\":401408"));
+  tg_expect_all(r.out, "\"positional_max\":288512", "\"shape_bound\":401408", NULL);
   cli_free(&r);
   cli_expect(0, "shape-aware bound 401408 texels", NULL, "plan %s --strategy greedy-in-order", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   /* The subset bound: 537040 texels, which `best` with a search reaches (so that plan is
    * optimal); only for objects plans. */
-  r = cli("plan %s --strategy best --time-limit 100 --subset-bound --json",
-          tg_test_data("records/hand_landmark_lite.tex3.csv"));
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "\"subset_bound\":537040"));
-  assert_non_null(strstr(r.out, "\"total\":537040"));
+  r = cli_json("plan %s --strategy best --time-limit 100 --subset-bound --json",
+               tg_test_data("records/hand_landmark_lite.tex3.csv"));
+  tg_expect_all(r.out, "\"subset_bound\":537040", "\"total\":537040", NULL);
   cli_free(&r);
   cli_expect(0, "subset bound 537040 texels", NULL, "plan %s --strategy best --subset-bound", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   cli_expect(2, NULL, "--subset-bound", "plan %s --mode offsets --subset-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   /* The LP bound: 143744 texels on face_detection_short_range's 3D textures, where the shape
    * and subset bounds stop at 119808 and 136704; best reaches it (so the plan is optimal). */
-  r = cli("plan %s --strategy best --time-limit 2000 --lp-bound --json",
-          tg_test_data("records/face_detection_short_range.tex3.csv"));
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "\"lp_bound\":143744"));
-  assert_non_null(strstr(r.out, "\"total\":143744"));
+  r = cli_json("plan %s --strategy best --time-limit 2000 --lp-bound --json",
+               tg_test_data("records/face_detection_short_range.tex3.csv"));
+  tg_expect_all(r.out, "\"lp_bound\":143744", "\"total\":143744", NULL);
   cli_free(&r);
   cli_expect(0, "LP bound 143744 texels", NULL, "plan %s --strategy greedy-in-order --lp-bound", tg_test_data("records/face_detection_short_range.tex3.csv"));
   cli_expect(2, NULL, "--lp-bound", "plan %s --mode offsets --lp-bound", tg_test_data("records/hand_landmark_lite.buffer.csv"));
@@ -109,18 +94,13 @@ static void plan_json_contract(void **state) {
    * multiples of 4: peak-live 6 (the top-level lower_bound, unchanged), the subset-exact bound
    * 7, which the plans meet; --exact proves 7. */
   tg_test_write_file("bound_offsets.csv", "name,size,first,last\nA,3,0,1\nB,3,1,2\n");
-  r = cli("plan bound_offsets.csv --mode offsets --alignment 4 --exact --json");
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "\"lower_bound\":6,"));
-  assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":7,\"source\":\"subset-exact\"}"));
-  assert_non_null(strstr(r.out, "\"proved_optimal\":true"));
+  r = cli_json("plan bound_offsets.csv --mode offsets --alignment 4 --exact --json");
+  tg_expect_all(r.out, "\"lower_bound\":6,", "\"lower_bound\":{\"bytes\":7,\"source\":\"subset-exact\"}",
+                "\"proved_optimal\":true", NULL);
   assert_null(strstr(r.out, "\"source\":\"peak-live\""));
   cli_free(&r);
   cli_expect(0, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}", NULL, "plan %s --mode offsets --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
-  r = cli("evaluate %s --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
+  r = cli_json("evaluate %s --json", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   assert_non_null(strstr(r.out, "\"lower_bound\":{\"bytes\":4214784,\"source\":\"peak-live\"}"));
   cli_free(&r);
   remove("bound_offsets.csv");
@@ -148,9 +128,7 @@ static void plan_csv_out(void **state) {
 static void plan_model_policies(void **state) {
   (void)state;
   const char *model = tg_test_cached_model("selfie_segmentation.tflite");
-  cli_result r = cli("plan %s --storage texture_2d --policy all --json", model);
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
+  cli_result r = cli_json("plan %s --storage texture_2d --policy all --json", model);
   static const char *const keys[] = {"\"producer_of\":[", "\"consumers_of\":[", "\"size_of\":[",
                                      "\"policy\":\"parallel-safe\"", "\"policy\":\"branch-local\"",
                                      "\"extra_edges\":", "\"storage\":\"texture_2d\"", "\"dims\":2"};
@@ -165,9 +143,7 @@ static void plan_model_policies(void **state) {
 static void run_json_contract(void **state) {
   (void)state;
   const char *model = tg_test_cached_model("face_detection_short_range.tflite");
-  cli_result r = cli("run %s --backend host --json", model);
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
+  cli_result r = cli_json("run %s --backend host --json", model);
   static const char *const keys[] = {"\"backend\":\"host\"", "\"device\":", "\"storage\":", "\"mode\":",
                                      "\"strategy\":", "\"policy\":", "\"objects\":", "\"allocations\":",
                                      "\"allocated_bytes\":", "\"naive_bytes\":", "\"lower_bound_bytes\":",
@@ -183,8 +159,7 @@ static void run_json_contract(void **state) {
   snprintf(cmd, sizeof cmd, "TANGRAM_BACKEND=host %s run %s --json", tg_test_cli(), model);
   char *out = malloc(OUT_CAP);
   assert_int_equal(tg_test_run(cmd, out, OUT_CAP, NULL, 0), 0);
-  assert_non_null(strstr(out, "\"backend\":\"host\""));
-  assert_non_null(strstr(out, "\"skipped\":[]"));
+  tg_expect_all(out, "\"backend\":\"host\"", "\"skipped\":[]", NULL);
   free(out);
 }
 
@@ -194,8 +169,7 @@ static void run_budget(void **state) {
   const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result r = cli("run %s --backend host --budget 64K", model);
   assert_int_equal(r.code, 1);
-  assert_non_null(strstr(r.err, "the budget is 65536"));
-  assert_non_null(strstr(r.err, "allocated nothing"));
+  tg_expect_all(r.err, "the budget is 65536", "allocated nothing", NULL);
   cli_free(&r);
   /* A budget below the asked strategy's plan but above the best: another plan is chosen. */
   r = cli("run %s --backend host --strategy naive --mode objects --budget 2M --json", model);
@@ -239,8 +213,7 @@ static void run_out_of_order(void **state) {
   const char *model = tg_test_cached_model("selfie_segmentation.tflite");
   cli_result r = cli("run %s --backend host --policy parallel-safe --out-of-order --json", model);
   assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
-  assert_non_null(strstr(r.out, "\"reuse_edges\":0"));
+  tg_expect_all(r.out, "\"corrupted_tensors\":0", "\"reuse_edges\":0", NULL);
   cli_free(&r);
   cli_expect(0, NULL, NULL, "run %s --backend host --policy serial --out-of-order --json", model);
   r = cli("run %s --backend host --policy serial --out-of-order --no-reuse-edges", model);

@@ -3,6 +3,7 @@
  * would save, and run's on-device check. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +18,7 @@ static void plan_json(void **state) {
   assert_int_equal(b.code, 0);
   assert_true(tg_test_json_valid(b.out));
   assert_null(strstr(a.out, "\"in_place\""));
-  assert_non_null(strstr(b.out, "\"in_place\":[{\"op\":"));
-  assert_non_null(strstr(b.out, "\"in_place_candidates\":64"));
+  tg_expect_all(b.out, "\"in_place\":[{\"op\":", "\"in_place_candidates\":64", NULL);
   /* Each pair names records: the first pair's output is born at its op (producer_of). */
   const uint64_t without = tg_test_json_u64(strstr(a.out, "\"results\""), "total");
   const uint64_t with = tg_test_json_u64(strstr(b.out, "\"results\""), "total");
@@ -42,8 +42,7 @@ static void evaluate_and_run(void **state) {
   const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   cli_result e = cli("evaluate %s --json", model);
   assert_int_equal(e.code, 0);
-  assert_non_null(strstr(e.out, "\"in_place_enabled\":false"));
-  assert_non_null(strstr(e.out, "\"in_place_bytes\":"));
+  tg_expect_all(e.out, "\"in_place_enabled\":false", "\"in_place_bytes\":", NULL);
   cli_free(&e);
   e = cli("evaluate %s", model);
   assert_non_null(strstr(e.out, "in place (off; --in-place would give): buffer objects"));
@@ -57,8 +56,7 @@ static void evaluate_and_run(void **state) {
       continue;
     }
     assert_int_equal(r.code, 0);
-    assert_non_null(strstr(r.out, "\"corrupted_tensors\":0"));
-    assert_non_null(strstr(r.out, "\"in_place\":[{\"op\":"));
+    tg_expect_all(r.out, "\"corrupted_tensors\":0", "\"in_place\":[{\"op\":", NULL);
     assert_int_equal(tg_test_json_u64(r.out, "planned_bytes"), 1310720); /* 0.952x of 1376256 */
     cli_free(&r);
   }

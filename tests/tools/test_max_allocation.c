@@ -4,6 +4,7 @@
  * tensor, 0 or an absurd value exits 2 with the reason. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,9 +64,7 @@ TG_TEST_ON_BACKENDS(runs_on)
 static void plan_reports_arenas(void **state) {
   (void)state;
   const char *model = tg_test_cached_model("pose_landmark_lite.tflite");
-  cli_result r = cli("plan %s --mode offsets --strategy greedy-by-size --max-allocation 3M --json", model);
-  if (r.code != 0) fail_msg("plan: exit %d: %s", r.code, r.err);
-  assert_true(tg_test_json_valid(r.out));
+  cli_result r = cli_json("plan %s --mode offsets --strategy greedy-by-size --max-allocation 3M --json", model);
   assert_int_equal(tg_test_json_u64(r.out, "max_allocation"), 3u << 20);
   size_t min_arenas = tg_test_json_u64(r.out, "min_arenas");
   assert_int_equal(min_arenas, 3); /* peak live 6963200 over 3 MiB */

@@ -4,6 +4,7 @@
  * the real ones (dynamic inputs). */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,17 +48,12 @@ static void input_shape_option(void **state) {
       assert_string_equal(r.out, "");
       cli_free(&r);
     }
-  r = cli("plan %s --input-shape x:1x3x48x64 --input-shape x:1x3x48x64", cls);
-  tg_test_expect(&r, 2, NULL, "input 'x' is given twice");
-  cli_free(&r);
+  cli_expect(2, NULL, "input 'x' is given twice", "plan %s --input-shape x:1x3x48x64 --input-shape x:1x3x48x64", cls);
   char csv[1024];
   tg_test_data_path(csv, sizeof csv, "records/pose_landmark_lite.buffer.csv");
-  r = cli("plan %s --input-shape x:1x2", csv);
-  tg_test_expect(&r, 2, NULL, "holds usage records, which have no inputs to give shapes to");
-  cli_free(&r);
-  r = cli("plan --help");
-  tg_test_expect(&r, 0, "--input-shape NAME:DxDx...", NULL);
-  cli_free(&r);
+  cli_expect(2, NULL, "holds usage records, which have no inputs to give shapes to",
+             "plan %s --input-shape x:1x2", csv);
+  cli_expect(0, "--input-shape NAME:DxDx...", NULL, "plan --help");
 }
 
 /* Every command reads an .onnx model; plan's and run's JSON carry shapes in NCHW order. */
@@ -76,15 +72,11 @@ static void every_command_reads_onnx(void **state) {
   tg_test_expect(&r, 0, "\"shape_of\":[[", NULL);
   assert_true(tg_test_json_valid(r.out));
   cli_free(&r);
-  r = cli("plan %s --reorder --mode offsets --json", rec);
-  tg_test_expect(&r, 0, "\"reorder\"", NULL);
-  cli_free(&r);
+  cli_expect(0, "\"reorder\"", NULL, "plan %s --reorder --mode offsets --json", rec);
   /* A .tflite model's shapes are NHWC: the face detector's input is 1x128x128x3. */
   char face[1024];
   if (tg_test_model_path(face, sizeof face, "face_detection_short_range.tflite")) {
-    r = cli("plan %s --plan-io --strategy naive --json", face);
-    tg_test_expect(&r, 0, "\"shape_of\":[[1,128,128,3]", NULL);
-    cli_free(&r);
+    cli_expect(0, "\"shape_of\":[[1,128,128,3]", NULL, "plan %s --plan-io --strategy naive --json", face);
   }
 }
 
@@ -121,18 +113,13 @@ static void real_models(void **state) {
     tg_test_expect(&r, 2, NULL, "input 'x' (?x3x?x?): dynamic dimensions 0 ('p2o.DynamicDimension.0')");
     assert_non_null(strstr(r.err, "--input-shape x:?x3x?x?"));
     cli_free(&r);
-    r = cli("%s %s --input-shape x:1x3x48x192", cmds[c], cls);
-    tg_test_expect(&r, 0, NULL, NULL);
-    cli_free(&r);
+    cli_expect(0, NULL, NULL, "%s %s --input-shape x:1x3x48x192", cmds[c], cls);
   }
   cli_result r = cli("plan %s --input-shape x:1x3x640x640 --strategy best --json", det);
   tg_test_expect(&r, 0, "\"tensors\":673,\"ops\":330", NULL);
-  assert_non_null(strstr(r.out, "\"records\":329"));
-  assert_non_null(strstr(r.out, "\"shape_of\":[[1,16,320,320]"));
+  tg_expect_all(r.out, "\"records\":329", "\"shape_of\":[[1,16,320,320]", NULL);
   cli_free(&r);
-  r = cli("run %s --input-shape x:1x3x640x640 --backend host --json", det);
-  tg_test_expect(&r, 0, "\"corrupted_tensors\":0", NULL);
-  cli_free(&r);
+  cli_expect(0, "\"corrupted_tensors\":0", NULL, "run %s --input-shape x:1x3x640x640 --backend host --json", det);
 }
 
 /* `tangram inputs` lists what --input-shape needs without planning; a .tflite whose dynamic
@@ -152,9 +139,7 @@ static void inputs_and_assumed_shapes(void **state) {
   assert_non_null(strstr(r.out, "\"needs_shape\":true"));
   assert_true(tg_test_json_valid(r.out));
   cli_free(&r);
-  r = cli("inputs %s --json", mel);
-  tg_test_expect(&r, 0, "\"dim_names\":{\"0\":\"batch_size\",\"1\":\"samples\"}", NULL);
-  cli_free(&r);
+  cli_expect(0, "\"dim_names\":{\"0\":\"batch_size\",\"1\":\"samples\"}", NULL, "inputs %s --json", mel);
   r = cli("inputs %s", emb);
   tg_test_expect(&r, 0, "1x76x32x1", NULL);
   assert_null(strstr(r.out, "needs --input-shape"));
@@ -172,15 +157,9 @@ static void inputs_and_assumed_shapes(void **state) {
   tg_test_expect(&r, 0, "\"assumed_input_shapes\":[]", NULL);
   assert_null(strstr(r.err, "planned at"));
   cli_free(&r);
-  r = cli("inputs");
-  tg_test_expect(&r, 2, NULL, "usage: tangram inputs");
-  cli_free(&r);
-  r = cli("inputs %s --bogus", det);
-  tg_test_expect(&r, 2, NULL, "inputs: unknown option '--bogus'");
-  cli_free(&r);
-  r = cli("inputs /nonexistent/m.onnx");
-  tg_test_expect(&r, 2, NULL, "/nonexistent/m.onnx");
-  cli_free(&r);
+  cli_expect(2, NULL, "usage: tangram inputs", "inputs");
+  cli_expect(2, NULL, "inputs: unknown option '--bogus'", "inputs %s --bogus", det);
+  cli_expect(2, NULL, "/nonexistent/m.onnx", "inputs /nonexistent/m.onnx");
 }
 
 #endif /* TANGRAM_HAVE_ONNX */

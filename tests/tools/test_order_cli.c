@@ -2,6 +2,7 @@
  * serial-only rule and inputs without a graph. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,15 +16,11 @@ static void plan_json(void **state) {
   (void)state;
   char path[1024];
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
-  cli_result r = cli("plan %s --reorder --mode offsets --json", path);
-  if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
-  assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "\"reorder\":{\"original_peak\":132096,\"peak\":67584,"));
-  assert_non_null(strstr(r.out, "\"optimal\":true"));
-  assert_non_null(strstr(r.out, "\"op_order\":[0,2,1,3,4]}"));
+  cli_result r = cli_json("plan %s --reorder --mode offsets --json", path);
+  tg_expect_all(r.out, "\"reorder\":{\"original_peak\":132096,\"peak\":67584,", "\"optimal\":true",
+                "\"op_order\":[0,2,1,3,4]}", NULL);
   /* The records planned are the reordered ones: the bound and the plan follow. */
-  assert_non_null(strstr(r.out, "\"peak_live\":67584"));
-  assert_non_null(strstr(r.out, "\"total\":67584,"));
+  tg_expect_all(r.out, "\"peak_live\":67584", "\"total\":67584,", NULL);
   assert_null(strstr(r.out, "\"valid\":false"));
   cli_free(&r);
   /* Without --reorder: no key, the file's order. */
@@ -74,9 +71,7 @@ static void evaluate_json(void **state) {
   (void)state;
   char path[1024];
   tg_test_data_path(path, sizeof path, "graphs/two_branches.graph");
-  cli_result r = cli("evaluate %s --reorder --json", path);
-  if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
-  assert_true(tg_test_json_valid(r.out));
+  cli_result r = cli_json("evaluate %s --reorder --json", path);
   assert_non_null(strstr(r.out, "\"reorder\":{\"storage\":\"buffer\",\"original_peak\":132096,\"peak\":67584,"));
   cli_free(&r);
 }
@@ -89,11 +84,8 @@ static void model(void **state) {
     print_message("pose_landmark_lite.tflite not cached: skipped\n");
     return;
   }
-  cli_result r = cli("plan %s --reorder --mode offsets --strategy best --json", path);
-  if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
-  assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "\"reorder\":{"));
-  assert_non_null(strstr(r.out, "\"valid\":true"));
+  cli_result r = cli_json("plan %s --reorder --mode offsets --strategy best --json", path);
+  tg_expect_all(r.out, "\"reorder\":{", "\"valid\":true", NULL);
   cli_free(&r);
 }
 

@@ -3,6 +3,7 @@
  * untouched, and clear errors with exit code 2 for bad input. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,9 +54,8 @@ static void contract(void **state) {
   /* Text. */
   cli_result r = cli("plan %s --place auto", path);
   require_ok(&r, "plan text");
-  assert_non_null(strstr(r.out, "245 ops on the gpu, 1 on the cpu"));
-  assert_non_null(strstr(r.out, "zero-copy tensors (shared memory): 2"));
-  assert_non_null(strstr(r.out, "partition by partition"));
+  tg_expect_all(r.out, "245 ops on the gpu, 1 on the cpu", "zero-copy tensors (shared memory): 2",
+                "partition by partition", NULL);
   cli_free(&r);
   r = cli("plan %s --place auto --storage texture_2d", path);
   require_ok(&r, "plan textures");
@@ -122,9 +122,8 @@ static void place_file_and_every_op_on_cpu(void **state) {
   r = cli("plan %s --place cpu:* --place-file %s --json", path, file);
   require_ok(&r, "place + file");
   assert_int_equal(pj_int(r.out, "cpu_ops"), pj_int(r.out, "ops"));
-  assert_non_null(strstr(r.out, "\"space\":\"host\",\"records\":"));
-  assert_non_null(strstr(r.out, "\"space\":\"device\",\"records\":0,"));
-  assert_non_null(strstr(r.out, "\"space\":\"shared\",\"records\":0,"));
+  tg_expect_all(r.out, "\"space\":\"host\",\"records\":", "\"space\":\"device\",\"records\":0,",
+                "\"space\":\"shared\",\"records\":0,", NULL);
   cli_free(&r);
   unlink(file);
 }
@@ -177,8 +176,7 @@ static void errors(void **state) {
   for (size_t c = 0; c < 4; ++c) {
     r = cli("%s --help", cmds[c]);
     assert_int_equal(r.code, 0);
-    assert_non_null(strstr(r.out, "--place auto|gpu|cpu:TYPE"));
-    assert_non_null(strstr(r.out, "--place-file FILE"));
+    tg_expect_all(r.out, "--place auto|gpu|cpu:TYPE", "--place-file FILE", NULL);
     cli_free(&r);
   }
 }
@@ -190,8 +188,7 @@ static void budget(void **state) {
   if (model(path, sizeof path, "selfie_segmentation") == NULL) skip();
   cli_result r = cli("run %s --backend host --place auto --budget 1K", path);
   assert_int_equal(r.code, 1);
-  assert_non_null(strstr(r.err, "nothing fits"));
-  assert_non_null(strstr(r.err, "the budget is 1024"));
+  tg_expect_all(r.err, "nothing fits", "the budget is 1024", NULL);
   assert_string_equal(r.out, "");
   cli_free(&r);
 }

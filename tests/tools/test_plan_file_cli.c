@@ -4,6 +4,7 @@
  * exits 2 with the reason. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,32 +26,23 @@ static const char *tmp(const char *name) {
 
 static int setup(void **state) {
   (void)state;
-  snprintf(g_dir, sizeof g_dir, "/tmp/tg_plan_file_cli_%ld", (long)getpid());
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "mkdir -p %s", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return tg_scratch_create(g_dir, sizeof g_dir, "tg_plan_file_cli");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return tg_scratch_remove(g_dir);
 }
 
 /* Save with `plan_options`, run it with --plan on `backend`: no corruption; and with
  * `run_options` (the same choices; NULL: none), a run that plans itself realises the same bytes. */
 static void save_and_run(const char *model, const char *backend, const char *plan_options, const char *run_options) {
   const char *file = tmp("saved.tgplan");
-  cli_result p = cli("plan %s %s --save %s --json", model, plan_options, file);
-  if (p.code != 0) fail_msg("plan %s: exit %d: %s", plan_options, p.code, p.err);
-  assert_true(tg_test_json_valid(p.out));
+  cli_result p = cli_json("plan %s %s --save %s --json", model, plan_options, file);
   const char *saved = strstr(p.out, "\"saved\":{");
   assert_non_null(saved);
   uint64_t saved_total = tg_test_json_u64(saved, "total");
-  cli_result r = cli("run %s --plan %s --backend %s --json", model, file, backend);
-  if (r.code != 0) fail_msg("run --plan (%s, %s): exit %d: %s", plan_options, backend, r.code, r.err);
-  assert_true(tg_test_json_valid(r.out));
+  cli_result r = cli_json("run %s --plan %s --backend %s --json", model, file, backend);
   assert_non_null(strstr(r.out, "\"plan_file\":"));
   assert_int_equal(tg_test_json_u64(r.out, "corrupted_tensors"), 0);
   assert_true(tg_test_json_u64(r.out, "checked_bytes") > 0);
@@ -87,8 +79,7 @@ static void run_on(const char *backend) {
   cli_expect(0, "saved the smallest plan, ", NULL, "plan %s --save %s", model, file);
   cli_result r = cli("run %s --plan %s --backend %s", model, file, backend);
   assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "plan loaded from "));
-  assert_non_null(strstr(r.out, "0 corrupted tensors"));
+  tg_expect_all(r.out, "plan loaded from ", "0 corrupted tensors", NULL);
   cli_free(&r);
 }
 
@@ -212,11 +203,8 @@ static void save_refusals_and_help(void **state) {
   char csv[1024];
   tg_test_data_path(csv, sizeof csv, "records/hand_landmark_lite.tex2.csv");
   cli_expect(2, NULL, "these records are 2D; --storage buffer gives 1D records (use texture_2d", "plan %s --save %s", csv, tmp("x.tgplan"));
-  cli_result r = cli("plan %s --storage texture_2d --save %s --json", csv, tmp("csv.tgplan"));
-  assert_int_equal(r.code, 0);
-  assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "\"saved\":{\"file\":"));
-  assert_non_null(strstr(r.out, "\"fingerprint\":\""));
+  cli_result r = cli_json("plan %s --storage texture_2d --save %s --json", csv, tmp("csv.tgplan"));
+  tg_expect_all(r.out, "\"saved\":{\"file\":", "\"fingerprint\":\"", NULL);
   cli_free(&r);
   cli_expect(1, NULL, "/nonexistent-dir/x.tgplan: cannot create", "plan %s --save /nonexistent-dir/x.tgplan", face);
   r = cli("plan --help");
@@ -288,8 +276,7 @@ static void pairs_checked_against_the_model(void **state) {
   cli_result r = cli("run %s --plan %s --backend host", graph, file);
   if (r.code != 2) fail_msg("a pair at a CONV_2D: exit %d, stdout %.200s", r.code, r.out);
   assert_string_equal(r.out, "");
-  assert_non_null(strstr(r.err, "in-place pair at op 1 (CONV_2D): a -> b"));
-  assert_non_null(strstr(r.err, "CONV_2D has no in-place form"));
+  tg_expect_all(r.err, "in-place pair at op 1 (CONV_2D): a -> b", "CONV_2D has no in-place form", NULL);
   cli_free(&r);
   /* A model's own pairs, saved by plan --in-place, run: three RELUs in a row share one buffer. */
   const char *chain = tmp("relu_chain.graph");
@@ -326,8 +313,7 @@ static void pairs_checked_against_the_model(void **state) {
   r = cli("run %s --plan %s --backend opencl", face, tex);
   if (r.code != 2) fail_msg("elementwise texture pairs on OpenCL: exit %d, stdout %.200s", r.code, r.out);
   assert_string_equal(r.out, "");
-  assert_non_null(strstr(r.err, "in-place pair at op "));
-  assert_non_null(strstr(r.err, "this device cannot read and write one image in one kernel"));
+  tg_expect_all(r.err, "in-place pair at op ", "this device cannot read and write one image in one kernel", NULL);
   cli_free(&r);
 }
 

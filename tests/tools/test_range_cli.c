@@ -15,39 +15,10 @@
 
 #include "model/range_models.h"
 
-/* Write `model` (consumed) to `path`. */
-static void write_model(pb *model, const char *path) {
-  FILE *f = fopen(path, "wb");
-  assert_non_null(f);
-  assert_int_equal(fwrite(model->data, 1, model->len, f), model->len);
-  assert_int_equal(fclose(f), 0);
-  pb_free(model);
-}
-
-typedef struct fixture {
-  char dir[64];
-  char model[128];
-} fixture;
+#include "range_fixture.h"
 
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  snprintf(f->dir, sizeof f->dir, "/tmp/tg_range_cliXXXXXX");
-  if (mkdtemp(f->dir) == NULL) return -1;
-  snprintf(f->model, sizeof f->model, "%s/conv.onnx", f->dir);
-  pb m = {0};
-  tg_test_conv1d_onnx(&m, -1);
-  write_model(&m, f->model);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  unlink(f->model);
-  rmdir(f->dir);
-  free(f);
-  return 0;
+  return range_fixture_setup(state, "/tmp/tg_range_cliXXXXXX");
 }
 
 /* Per size, the totals of the hand-made model: c and r are [N,8,W-2] = 32 N (W-2) bytes each
@@ -132,21 +103,16 @@ static void bad_ranges(void **state) {
   /* A text graph's dimensions are all static; usage records have no inputs. */
   char graph_path[1024];
   tg_test_data_path(graph_path, sizeof graph_path, "graphs/example.graph");
-  r = cli("inputs %s --input-shape image:1..2x64x64x3", graph_path);
-  tg_test_expect(&r, 2, NULL, "example.graph: input 'image': dimension 0 is static (1 in the file, 1x64x64x3)");
-  cli_free(&r);
+  cli_expect(2, NULL, "example.graph: input 'image': dimension 0 is static (1 in the file, 1x64x64x3)",
+             "inputs %s --input-shape image:1..2x64x64x3", graph_path);
   char csv[1024];
   tg_test_data_path(csv, sizeof csv, "records/pose_landmark_lite.buffer.csv");
-  r = cli("inputs %s --input-shape x:1..2x8", csv);
-  tg_test_expect(&r, 2, NULL, "holds usage records, which have no inputs to give ranges to");
-  cli_free(&r);
+  cli_expect(2, NULL, "holds usage records, which have no inputs to give ranges to",
+             "inputs %s --input-shape x:1..2x8", csv);
   /* Options that go with a range only. */
-  r = cli("inputs %s --storage texture_2d", f->model);
-  tg_test_expect(&r, 2, NULL, "--storage, --precision and --plan-io go with --input-shape and a range");
-  cli_free(&r);
-  r = cli("inputs %s --input-shape x:1x4x8..9 --storage nope", f->model);
-  tg_test_expect(&r, 2, NULL, "--storage 'nope'");
-  cli_free(&r);
+  cli_expect(2, NULL, "--storage, --precision and --plan-io go with --input-shape and a range",
+             "inputs %s --storage texture_2d", f->model);
+  cli_expect(2, NULL, "--storage 'nope'", "inputs %s --input-shape x:1x4x8..9 --storage nope", f->model);
 }
 
 /* Commands that plan one size refuse ranges for now (plan and evaluate take them:
@@ -160,9 +126,7 @@ static void commands_refuse_ranges(void **state) {
     assert_string_equal(r.out, "");
     cli_free(&r);
     /* One size still works. */
-    r = cli("%s %s --input-shape x:1x4x64", cmds[c], f->model);
-    tg_test_expect(&r, 0, NULL, NULL);
-    cli_free(&r);
+    cli_expect(0, NULL, NULL, "%s %s --input-shape x:1x4x64", cmds[c], f->model);
   }
   static const char *const helps[] = {"plan", "evaluate", "schedule", "run", "inputs"};
   for (size_t c = 0; c < sizeof helps / sizeof helps[0]; ++c) {
@@ -194,9 +158,8 @@ static void real_recogniser(void **state) {
   }
   cli_free(&r);
   /* Widths below 8 leave the pooling without input: the op and the width are named. */
-  r = cli("inputs %s --input-shape x:1x3x48x1..1600/8", rec);
-  tg_test_expect(&r, 2, NULL, "at x:1x3x48x1: node 556 'p2o.AveragePool.0' (AveragePool): ");
-  cli_free(&r);
+  cli_expect(2, NULL, "at x:1x3x48x1: node 556 'p2o.AveragePool.0' (AveragePool): ",
+             "inputs %s --input-shape x:1x3x48x1..1600/8", rec);
 }
 
 int main(void) {

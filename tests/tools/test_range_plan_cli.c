@@ -6,6 +6,7 @@
  * classifier at their ranges with TANGRAM_TEST_DEEP=1). */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 
 #include "model/range_models.h"
 #include "tangram/model.h"
+#include "range_fixture.h"
 
 static int deep(void) {
   const char *d = getenv("TANGRAM_TEST_DEEP");
@@ -29,34 +31,8 @@ static void expect(const cli_result *r, int code, const char *in_out, const char
   if (in_err && strstr(r->err, in_err) == NULL) fail_msg("stderr lacks '%s': %s", in_err, r->err);
 }
 
-typedef struct fixture {
-  char dir[64];
-  char model[128];
-} fixture;
-
 static int setup(void **state) {
-  fixture *f = calloc(1, sizeof *f);
-  if (f == NULL) return -1;
-  snprintf(f->dir, sizeof f->dir, "/tmp/tg_range_planXXXXXX");
-  if (mkdtemp(f->dir) == NULL) return -1;
-  snprintf(f->model, sizeof f->model, "%s/conv.onnx", f->dir);
-  pb m = {0};
-  tg_test_conv1d_onnx(&m, -1);
-  FILE *out = fopen(f->model, "wb");
-  if (out == NULL || fwrite(m.data, 1, m.len, out) != m.len) return -1;
-  fclose(out);
-  pb_free(&m);
-  *state = f;
-  return 0;
-}
-
-static int teardown(void **state) {
-  fixture *f = *state;
-  char cmd[160];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", f->dir);
-  if (system(cmd) != 0) return -1;
-  free(f);
-  return 0;
+  return range_fixture_setup(state, "/tmp/tg_range_planXXXXXX");
 }
 
 /* The entry of size `dims` ("[10]" or "[2,16]") in the range's sizes, or NULL. */
@@ -326,8 +302,7 @@ static void charts_and_evaluate(void **state) {
   cli_free(&r);
   r = cli("evaluate %s --input-shape x:1x4x5..100/5 --sizes 5,100", f->model);
   expect(&r, 0, "worst ratio (at)", NULL);
-  assert_non_null(strstr(r.out, "buffer             offsets       1 1.0000 (5)"));
-  assert_non_null(strstr(r.out, "least memory at 100: "));
+  tg_expect_all(r.out, "buffer             offsets       1 1.0000 (5)", "least memory at 100: ", NULL);
   cli_free(&r);
 }
 
@@ -367,8 +342,8 @@ static void save_over_range(void **state) {
   cli_result r = cli("plan %s --input-shape x:1x4x5..100/5 --mode offsets --save %s --json --sizes 50", f->model, file);
   expect(&r, 0, "\"alignment\":256,", NULL);
   assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "\"saved\":{\"file\":"));
-  assert_non_null(strstr(r.out, "\"policy\":\"serial\",\"strategy\":\"best\",\"pieces\":1,\"fingerprint\":\""));
+  tg_expect_all(r.out, "\"saved\":{\"file\":",
+                "\"policy\":\"serial\",\"strategy\":\"best\",\"pieces\":1,\"fingerprint\":\"", NULL);
   assert_true(number_of(entry_of(r.out, "[50]"), "bytes") > 0);
   cli_free(&r);
   FILE *saved = fopen(file, "rb");

@@ -4,6 +4,7 @@
  * GPU backends when present, usage errors, and every device allocation failing in turn. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,16 +73,12 @@ static void csv_json_contract_every_policy(void **state) {
   cli_result r = cli("run %s --runtime-pool best-fit --backend host --json", tg_test_data("records/hand_landmark_lite.tex3.csv"));
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   check_pool_json(r.out, "best-fit", 0);
-  assert_non_null(strstr(r.out, "\"storage\":\"texture_array\""));
-  assert_non_null(strstr(r.out, "\"plan_mode\":\"objects\""));
+  tg_expect_all(r.out, "\"storage\":\"texture_array\"", "\"plan_mode\":\"objects\"", NULL);
   cli_free(&r);
   /* Text output names the figures. */
   r = cli("run %s --runtime-pool tlsf --backend host --block-size 1M", tg_test_data("records/hand_landmark_lite.buffer.csv"));
   assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "peak reserved:"));
-  assert_non_null(strstr(r.out, "ahead-of-time plan:"));
-  assert_non_null(strstr(r.out, "block size 1.00 MiB"));
-  assert_non_null(strstr(r.out, "0 corrupted tensors"));
+  tg_expect_all(r.out, "peak reserved:", "ahead-of-time plan:", "block size 1.00 MiB", "0 corrupted tensors", NULL);
   cli_free(&r);
 }
 
@@ -90,18 +87,14 @@ static void seed_004_through_the_cli(void **state) {
   cli_result r = cli("run %s --runtime-pool exact --capacity 300M --backend host --json", tg_test_data("records/seed_004.csv"));
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
   check_pool_json(r.out, "exact", 4);
-  assert_non_null(strstr(r.out, "\"capacity\":314572800"));
-  assert_non_null(strstr(r.out, "\"peak_reserved\":314572800"));
-  assert_non_null(strstr(r.out, "\"plan_total\":262144000"));
-  assert_non_null(strstr(r.out, "\"ratio_to_plan\":1.2000"));
-  assert_non_null(strstr(r.out, "\"driver_allocations\":3"));
+  tg_expect_all(r.out, "\"capacity\":314572800", "\"peak_reserved\":314572800", "\"plan_total\":262144000",
+                "\"ratio_to_plan\":1.2000", "\"driver_allocations\":3", NULL);
   cli_free(&r);
   r = cli("run %s --runtime-pool exact --capacity 314572799 --backend host --json", tg_test_data("records/seed_004.csv"));
   assert_int_equal(r.code, 1);
   assert_string_equal(r.out, "");
-  assert_non_null(strstr(r.err, "tensor T_C"));
-  assert_non_null(strstr(r.err, "pool capacity exceeded: required 52428800 bytes, in use 157286400"));
-  assert_non_null(strstr(r.err, "capacity 314572799"));
+  tg_expect_all(r.err, "tensor T_C", "pool capacity exceeded: required 52428800 bytes, in use 157286400",
+                "capacity 314572799", NULL);
   cli_free(&r);
   /* Splitting blocks, the fit policies need no more than the plan. */
   cli_expect(0, "\"peak_reserved\":262144000", NULL, "run %s --runtime-pool best-fit --capacity 314572799 --backend host --json", tg_test_data("records/seed_004.csv"));
@@ -198,9 +191,7 @@ static void usage_errors(void **state) {
   cli_expect(0, "usage: tangram run", NULL, "run %s --runtime-pool tlsf --help", csv);
   cli_result r = cli("run --help");
   assert_int_equal(r.code, 0);
-  assert_non_null(strstr(r.out, "--runtime-pool exact|best-fit|first-fit|tlsf"));
-  assert_non_null(strstr(r.out, "--capacity BYTES"));
-  assert_non_null(strstr(r.out, "--block-size BYTES"));
+  tg_expect_all(r.out, "--runtime-pool exact|best-fit|first-fit|tlsf", "--capacity BYTES", "--block-size BYTES", NULL);
   cli_free(&r);
 }
 

@@ -7,6 +7,7 @@
  * file's default sizes; a file for another range or model exits 2 naming the difference. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,17 +21,12 @@ static char g_dir[256];
 
 static int setup(void **state) {
   (void)state;
-  snprintf(g_dir, sizeof g_dir, "/tmp/tg_run_range_cli_%ld", (long)getpid());
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "mkdir -p %s", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return tg_scratch_create(g_dir, sizeof g_dir, "tg_run_range_cli");
 }
 
 static int teardown(void **state) {
   (void)state;
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf %s", g_dir);
-  return system(cmd) == 0 ? 0 : -1;
+  return tg_scratch_remove(g_dir);
 }
 
 static void expect(const cli_result *r, int code, const char *in_err) {
@@ -111,8 +107,7 @@ static void range_runs(const char *backend) {
   r = cli("run %s --input-shape x:1x3x64..128/32x32..96/32 --backend %s --storage texture_2d --json", cls, backend);
   expect(&r, 0, NULL);
   assert_int_equal(assert_sizes(r.out, 0), 8);
-  assert_non_null(strstr(r.out, "{\"dims\":[64,32],"));
-  assert_non_null(strstr(r.out, "{\"dims\":[128,96],"));
+  tg_expect_all(r.out, "{\"dims\":[64,32],", "{\"dims\":[128,96],", NULL);
   cli_free(&r);
   r = cli("run %s --input-shape x:1x3x48x32..160/8 --backend %s --storage texture_2d --sizes 64,32 --json", rec, backend);
   expect(&r, 0, NULL);
@@ -132,8 +127,7 @@ static void range_runs(const char *backend) {
   /* The table. */
   r = cli("run %s --input-shape x:1x3x48x32..160/8 --backend %s --sizes 64,32", rec, backend);
   expect(&r, 0, NULL);
-  assert_non_null(strstr(r.out, "re-offset"));
-  assert_non_null(strstr(r.out, "On-device check: 0 corrupted tensors at 2 sizes"));
+  tg_expect_all(r.out, "re-offset", "On-device check: 0 corrupted tensors at 2 sizes", NULL);
   cli_free(&r);
 }
 TG_TEST_ON_BACKENDS(range_runs)
@@ -191,8 +185,7 @@ static void refusals(void **state) {
   }
   cli_result h = cli("run --help");
   expect(&h, 0, NULL);
-  assert_non_null(strstr(h.out, "--sizes"));
-  assert_non_null(strstr(h.out, "--grow"));
+  tg_expect_all(h.out, "--sizes", "--grow", NULL);
   cli_free(&h);
 }
 

@@ -1,6 +1,7 @@
 /* `tangram schedule`: its JSON contract, the text table, and exit codes. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,16 +18,10 @@ static void json_contract(void **state) {
   (void)state;
   char path[1024], args[1200];
   snprintf(args, sizeof args, "%s --json", graph_path(path, sizeof path));
-  cli_result r = cli("schedule %s", args);
-  if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
-  assert_true(tg_test_json_valid(r.out));
-  assert_non_null(strstr(r.out, "{\"ops\":10,"));
-  assert_non_null(strstr(r.out, "\"waves\":[[0],[1,2,4,6],[3,5,7],[8],[9]]"));
-  assert_non_null(strstr(r.out, "{\"op\":8,\"after\":[1,3,5,7],\"reuse_edges\":[]}"));
-  assert_non_null(strstr(r.out, "\"critical_path\":5,"));
-  assert_non_null(strstr(r.out, "\"max_wave_width\":4,"));
-  assert_non_null(strstr(r.out, "\"branches\":5,"));
-  assert_non_null(strstr(r.out, "\"policy\":\"serial\""));
+  cli_result r = cli_json("schedule %s", args);
+  tg_expect_all(r.out, "{\"ops\":10,", "\"waves\":[[0],[1,2,4,6],[3,5,7],[8],[9]]",
+                "{\"op\":8,\"after\":[1,3,5,7],\"reuse_edges\":[]}", "\"critical_path\":5,",
+                "\"max_wave_width\":4,", "\"branches\":5,", "\"policy\":\"serial\"", NULL);
   /* The serial plan reuses memory across the concurrent arms: some reuse edges. */
   assert_null(strstr(r.out, "\"reuse_edge_count\":0,"));
   assert_non_null(strstr(r.out, "\"reuses\":"));
@@ -37,9 +32,7 @@ static void json_contract(void **state) {
     for (int mode = 0; mode < 2; ++mode) {
       snprintf(args, sizeof args, "%s --json --policy %s --mode %s", graph_path(path, sizeof path),
                safe[p], mode ? "offsets" : "objects");
-      r = cli("schedule %s", args);
-      if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
-      assert_true(tg_test_json_valid(r.out));
+      r = cli_json("schedule %s", args);
       assert_non_null(strstr(r.out, "\"reuse_edge_count\":0,"));
       assert_null(strstr(r.out, "\"reuses\":"));
       assert_non_null(strstr(r.out, "\"critical_path_with_reuse\":5,"));
@@ -53,11 +46,8 @@ static void text_table(void **state) {
   char path[1024];
   cli_result r = cli("schedule %s", graph_path(path, sizeof path));
   if (r.code != 0) fail_msg("exit %d: %s", r.code, r.err);
-  assert_non_null(strstr(r.out, "max wave width   4"));
-  assert_non_null(strstr(r.out, "parallel-safe"));
-  assert_non_null(strstr(r.out, "branch-local"));
-  assert_non_null(strstr(r.out, "reuse edges of the serial plan"));
-  assert_non_null(strstr(r.out, "reuses"));
+  tg_expect_all(r.out, "max wave width   4", "parallel-safe", "branch-local", "reuse edges of the serial plan",
+                "reuses", NULL);
   cli_free(&r);
 }
 
@@ -104,9 +94,7 @@ static void public_models(void **state) {
     char path[1024], args[1200];
     if (tg_test_model_path(path, sizeof path, models[m]) == NULL) continue;
     snprintf(args, sizeof args, "%s --json --policy parallel-safe --storage texture_2d", path);
-    cli_result r = cli("schedule %s", args);
-    if (r.code != 0) fail_msg("%s: exit %d: %s", models[m], r.code, r.err);
-    assert_true(tg_test_json_valid(r.out));
+    cli_result r = cli_json("schedule %s", args);
     assert_non_null(strstr(r.out, "\"reuse_edge_count\":0,"));
     cli_free(&r);
   }

@@ -7,6 +7,7 @@
  * evaluate. */
 #define _POSIX_C_SOURCE 200809L
 #include "support/tg_test.h"
+#include "support/tg_tools_test.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,10 +49,8 @@ static void plan_groups_fallbacks_by_storage(void **state) {
   (void)state;
   const char *model = tg_test_cached_model("face_detection_short_range.tflite");
   for (size_t i = 0; i < sizeof k_expected / sizeof k_expected[0]; ++i) {
-    cli_result r = cli("plan %s --storage %s --strategy greedy-by-size --max-texture-size %s --json", model,
-                       k_expected[i].storage, k_expected[i].size);
-    if (r.code != 0) fail_msg("plan %s %s: exit %d: %s", k_expected[i].storage, k_expected[i].size, r.code, r.err);
-    assert_true(tg_test_json_valid(r.out));
+    cli_result r = cli_json("plan %s --storage %s --strategy greedy-by-size --max-texture-size %s --json", model,
+                            k_expected[i].storage, k_expected[i].size);
     expect_groups(r.out, k_expected[i].groups, k_expected[i].storage);
     assert_null(strstr(r.out, "\"valid\":false"));
     cli_free(&r);
@@ -68,8 +67,9 @@ static void plan_groups_fallbacks_by_storage(void **state) {
   /* --no-fallback names the first tensor that does not fit; a plan file holds one storage. */
   cli_result r = cli("plan %s --storage texture_3d --max-texture-size 256x256x8 --no-fallback", model);
   assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "does not fit texture_3d"));
-  assert_non_null(strstr(r.err, "tensor depthwise_conv2d_5 does not fit texture_3d: extent 16x16x11 exceeds max 3D 256x256x8"));
+  tg_expect_all(r.err, "does not fit texture_3d",
+                "tensor depthwise_conv2d_5 does not fit texture_3d: extent 16x16x11 exceeds max 3D 256x256x8",
+                NULL);
   cli_free(&r);
   cli_expect(2, NULL, "to texture_2d", "plan %s --storage texture_3d --max-texture-size 256x256x8 --save /dev/null", model);
   /* Where the chain does not apply, the options are refused rather than ignored. */
@@ -84,9 +84,7 @@ static void plan_counts_fallbacks(void **state) {
   assert_int_equal(all.code, 0);
   unsigned long long none = json_u64(all.out, "fallback_tensors");
   cli_free(&all);
-  cli_result r = cli("plan %s --storage texture_2d --strategy greedy-by-size --max-texture-size 64x64 --json", model);
-  if (r.code != 0) fail_msg("plan: exit %d: %s", r.code, r.err);
-  assert_true(tg_test_json_valid(r.out));
+  cli_result r = cli_json("plan %s --storage texture_2d --strategy greedy-by-size --max-texture-size 64x64 --json", model);
   unsigned long long n = json_u64(r.out, "fallback_tensors");
   assert_true(n > none);
   assert_non_null(strstr(r.out, "exceeds max 2D 64x64"));
@@ -94,8 +92,7 @@ static void plan_counts_fallbacks(void **state) {
   cli_free(&r);
   r = cli("plan %s --storage texture_2d --max-texture-size 64x64 --no-fallback", model);
   assert_int_equal(r.code, 2);
-  assert_non_null(strstr(r.err, "does not fit texture_2d"));
-  assert_non_null(strstr(r.err, "--no-fallback"));
+  tg_expect_all(r.err, "does not fit texture_2d", "--no-fallback", NULL);
   cli_free(&r);
   static const char *const bad[] = {"64", "0x64", "0x0", "axb", "64x", "x64", "99999999999x2", "4294967296x64",
                                     "64x64x0", "64x64x", "1x2x3x4", "-1x64", ""};
@@ -154,9 +151,7 @@ static void runs_on(const char *backend) {
 static void evaluate_groups_fallbacks(void **state) {
   (void)state;
   const char *model = tg_test_cached_model("face_detection_short_range.tflite");
-  cli_result r = cli("evaluate %s --max-texture-size 256x256x8 --json", model);
-  if (r.code != 0) fail_msg("evaluate: exit %d: %s", r.code, r.err);
-  assert_true(tg_test_json_valid(r.out));
+  cli_result r = cli_json("evaluate %s --max-texture-size 256x256x8 --json", model);
   assert_non_null(strstr(r.out, "\"max_texture_size\":\"256x256x8\""));
   assert_null(strstr(r.out, "\"valid\":false"));
   assert_int_equal(count_of(r.out, "\"storage\":\"texture_3d\",\"to\":\"texture_2d\""), 40);
