@@ -94,7 +94,6 @@ int tg_test_walk_step(const tg_failing_allocator *fa, tg_status st, tg_status do
 void tg_test_plan_fault_walk(const tg_usage_record *records, size_t count, uint32_t dims,
                              const tg_plan_options *options);
 
-#endif
 
 /* A strict JSON syntax check (RFC 8259 values; no extensions). Returns 1 when `text` holds
  * exactly one JSON value (surrounding whitespace allowed). */
@@ -177,3 +176,5 @@ int tg_test_deep(void);
 /* The size of a long property run at the current level: `deep` under TANGRAM_TEST_DEEP=1
  * (which wins when both are set), `quick` under TANGRAM_TEST_QUICK=1, else `normal`. */
 size_t tg_test_scale(size_t quick, size_t normal, size_t deep);
+
+#endif

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-/* Include after support/tg_test.h (cli_result, cmocka). */
+#include "support/tg_test.h"
 
 /* Run `tangram ARGS` (printf-style, as cli): it must exit 0 with valid JSON on stdout,
  * otherwise the test fails showing stderr. Free with cli_free. */
