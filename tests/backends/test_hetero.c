@@ -122,6 +122,22 @@ static void clean_runs(void **state) {
   }
 }
 
+/* The waits `w` of the `n` ops but `x`: `*start` (n + 1 entries) and `*list`, calloc'ed for
+ * the caller to free; returns how many are kept. */
+static size_t waits_without(const tg_spaces_waits *w, size_t n, const tg_cross_wait *x, size_t **start,
+                            uint32_t **list) {
+  *start = calloc(n + 1, sizeof **start);
+  *list = calloc(w->wait_start[n] + 1, sizeof **list);
+  assert_true(*start && *list);
+  size_t at = 0;
+  for (size_t o = 0; o < n; ++o) {
+    for (size_t i = w->wait_start[o]; i < w->wait_start[o + 1]; ++i)
+      if (!(o == x->op && w->waits[i] == x->after)) (*list)[at++] = w->waits[i];
+    (*start)[o + 1] = at;
+  }
+  return at;
+}
+
 /* Drop one wait between processors at a time: out of order, the op that lost it runs before the
  * op it needed, and the check says so. In order, the same waits are not needed. */
 static void dropped_wait(void **state) {
@@ -138,16 +154,9 @@ static void dropped_wait(void **state) {
     assert_int_equal(realise_check(d, &c, 1, w->wait_start, w->waits), 0);
     for (size_t e = 0; e < w->cross_count; ++e) {
       const tg_cross_wait *x = &w->cross[e];
-      size_t *start = calloc(c.graph->op_count + 1, sizeof *start);
-      uint32_t *list = calloc(w->wait_start[c.graph->op_count] + 1, sizeof *list);
-      assert_true(start && list);
-      size_t at = 0;
-      for (size_t o = 0; o < c.graph->op_count; ++o) {
-        for (size_t i = w->wait_start[o]; i < w->wait_start[o + 1]; ++i)
-          if (!(o == x->op && w->waits[i] == x->after)) list[at++] = w->waits[i];
-        start[o + 1] = at;
-      }
-      assert_int_equal(at + 1, w->wait_start[c.graph->op_count]);
+      size_t *start = NULL;
+      uint32_t *list = NULL;
+      assert_int_equal(waits_without(w, c.graph->op_count, x, &start, &list) + 1, w->wait_start[c.graph->op_count]);
       uint64_t bad = realise_check(d, &c, 1, start, list);
       print_message("%s: op %u without its wait for op %u (%s -> %s): %llu corrupted\n",
                     tg_backend_name((tg_backend_kind)b), x->op, x->after, tg_processor_name(c.proc[x->after]),
@@ -230,16 +239,9 @@ static void public_model(void **state) {
       for (size_t e = 0; e < c.waits->cross_count; ++e)
         if (c.proc[c.waits->cross[e].op] == TG_PROCESSOR_CPU) x = &c.waits->cross[e];
       assert_non_null(x);
-      size_t n = c.graph->op_count;
-      size_t *start = calloc(n + 1, sizeof *start);
-      uint32_t *list = calloc(c.waits->wait_start[n] + 1, sizeof *list);
-      assert_true(start && list);
-      size_t at = 0;
-      for (size_t o = 0; o < n; ++o) {
-        for (size_t i = c.waits->wait_start[o]; i < c.waits->wait_start[o + 1]; ++i)
-          if (!(o == x->op && c.waits->waits[i] == x->after)) list[at++] = c.waits->waits[i];
-        start[o + 1] = at;
-      }
+      size_t *start = NULL;
+      uint32_t *list = NULL;
+      (void)waits_without(c.waits, c.graph->op_count, x, &start, &list);
       uint64_t bad = realise_check(d, &c, 1, start, list);
       print_message("%s %s: op %u (%s) without its wait for op %u: %llu corrupted\n",
                     tg_backend_name((tg_backend_kind)b), tg_storage_name(storages[si]), x->op,

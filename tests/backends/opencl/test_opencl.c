@@ -7,6 +7,8 @@
  * Outside CI a machine without any OpenCL platform skips these tests loudly; under CI
  * (CI=true) a missing platform fails them. */
 #include "support/tg_test.h"
+#include "support/tg_opencl_live.h"
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 
 #include <errno.h>
@@ -47,95 +49,11 @@ static char g_self[1024];
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers. */
 
-static uint64_t live_mem_objects(tg_device *d) {
-#ifdef TANGRAM_TEST_HAVE_OPENCL
-  uint64_t live = 0;
-  assert_int_equal(tg__opencl_debug_counts(d, &live, NULL), TG_OK);
-  return live;
-#else
-  (void)d;
-  return 0;
-#endif
-}
-
 static tg_status open_opencl(const tg_device_options *base, const tg_allocator *alloc,
                              tg_device **out, tg_error_info *err) {
   tg_device_options opt = base ? *base : (tg_device_options){0};
   opt.backend = TG_BACKEND_OPENCL;
   return tg_device_open(&opt, alloc, out, NULL, NULL, err);
-}
-
-/* Per-op waits for an out-of-order check: the graph edges, plus the reuse edges if asked. */
-typedef struct op_waits {
-  size_t op_count;
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-} op_waits;
-
-static void op_waits_build(const tg_waits *w, int with_reuse, op_waits *out) {
-  size_t n = w->op_count;
-  out->op_count = n;
-  out->counts = calloc(n ? n : 1, sizeof *out->counts);
-  out->lists = calloc(n ? n : 1, sizeof *out->lists);
-  size_t total = w->after_start[n] + (with_reuse ? w->reuse_edge_count : 0);
-  out->storage = calloc(total ? total : 1, sizeof *out->storage);
-  assert_true(out->counts && out->lists && out->storage);
-  size_t k = 0;
-  for (size_t o = 0; o < n; ++o) {
-    out->lists[o] = out->storage + k;
-    for (size_t i = w->after_start[o]; i < w->after_start[o + 1]; ++i)
-      out->storage[k++] = w->after[i];
-    if (with_reuse)
-      for (size_t i = w->reuse_start[o]; i < w->reuse_start[o + 1]; ++i)
-        out->storage[k++] = w->reuse_edges[i].after;
-    out->counts[o] = (uint32_t)(out->storage + k - out->lists[o]);
-  }
-}
-
-static void op_waits_free(op_waits *w) {
-  free(w->counts);
-  free((void *)w->lists);
-  free(w->storage);
-}
-
-static const char *record_name(const tg_record_set *set, size_t r) {
-  return set->names && set->names[r] ? set->names[r] : "?";
-}
-
-/* Plan one record set for the device: objects, or offsets over the device's arena records
- * aligned to its buffer alignment. Returns the plan and (offsets) the arena records in
- * `*arena` (NULL otherwise). */
-static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
-                         tg_precision precision, tg_mode mode, const tg_share_relation *relation,
-                         tg_record_set **arena) {
-  const tg_device_info *info = tg_device_get_info(d);
-  *arena = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    assert_int_equal(
-        tg_device_compute_arena_records(d, res, set->records, set->count, precision, NULL, arena),
-        TG_OK);
-    planned = *arena;
-  }
-  tg_plan_options opt = {0};
-  opt.mode = mode;
-  opt.strategy = TG_STRATEGY_BEST;
-  opt.relation = relation;
-  opt.alignment = mode == TG_MODE_OFFSETS ? info->buffer_alignment : 0;
-  tg_plan *plan = NULL;
-  tg_status st =
-      tg_plan_compute(planned->records, planned->count, planned->dims, &opt, NULL, &plan);
-  if (st != TG_OK) fail_msg("plan: %s", tg_status_string(st));
-  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, opt.alignment,
-                       relation);
-  return plan;
-}
-
-/* Bytes a realisation must allocate for a plan. */
-static uint64_t expected_bytes(const tg_plan *plan, const tg_record_set *set, tg_precision p) {
-  if (plan->mode == TG_MODE_OFFSETS || set->dims == 1) return plan->total;
-  return plan->total * tg_precision_texel_bytes(p);
 }
 
 typedef struct case_result {
@@ -161,7 +79,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   tg_realization_stats stats;
   tg_realization_get_stats(z, &stats);
   assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
-  assert_int_equal(stats.allocated_bytes, expected_bytes(plan, set, precision));
+  assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, set, precision));
   assert_int_equal(stats.views, set->count);
   /* Every tensor has a handle inside its memory. */
   for (size_t r = 0; r < set->count; ++r) {
@@ -179,7 +97,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   for (size_t r = 0; r < set->count; ++r)
     if (mism[r])
       print_error("%s: record %zu (%s) corrupted: %llu mismatches\n", m->name, r,
-                  record_name(set, r), (unsigned long long)mism[r]);
+                  tg_test_record_name(set, r), (unsigned long long)mism[r]);
   if (fallback) {
     out->fallback_corrupted = res_in.corrupted_records;
     assert_int_equal(res_in.corrupted_records, 0);
@@ -202,8 +120,8 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   if (st != TG_OK) fail_msg("%s: waits: %s", m->name, err.message);
   out->reuse_edges = w->reuse_edge_count;
   if (!serial) assert_int_equal(w->reuse_edge_count, 0);
-  op_waits ow;
-  op_waits_build(w, 1, &ow);
+  tg_test_op_waits ow;
+  tg_test_op_waits_build(w, 1, &ow);
   tg_check_desc od = {m->model->graph, tensor_of, 1, ow.op_count, ow.counts, ow.lists};
   tg_check_result res_ooo = {0, mism, 0};
   memset(mism, 0, (set->count + 1) * sizeof *mism);
@@ -212,13 +130,13 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   out->ooo_corrupted = res_ooo.corrupted_records;
   assert_int_equal(res_ooo.corrupted_records, 0);
   assert_int_equal(res_ooo.checked_bytes, res_in.checked_bytes);
-  op_waits_free(&ow);
+  tg_test_op_waits_free(&ow);
 
   /* A serial plan out of order without its reuse edges: the check must catch the corruption
    * or refuse the run up front. */
   out->unsafe_outcome = 0;
   if (serial && w->reuse_edge_count > 0) {
-    op_waits_build(w, 0, &ow);
+    tg_test_op_waits_build(w, 0, &ow);
     od.wait_counts = ow.counts;
     od.waits = ow.lists;
     memset(mism, 0, (set->count + 1) * sizeof *mism);
@@ -235,12 +153,12 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
                  w->reuse_edge_count);
       out->unsafe_outcome = 1;
     }
-    op_waits_free(&ow);
+    tg_test_op_waits_free(&ow);
   }
   tg_waits_destroy(w);
   free(mism);
   tg_realization_destroy(z);
-  assert_int_equal(live_mem_objects(d), 0);
+  assert_int_equal(tg_test_opencl_live(d), 0);
 }
 
 /* One model x storage x mode x policy at `precision`. */
@@ -286,7 +204,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
     real_mode = TG_MODE_OBJECTS;
   }
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(d, set, res, precision, real_mode, tg_policy_relation_get(rel), &arena);
+  tg_plan *plan = tg_test_plan_for_device(d, set, res, precision, real_mode, tg_policy_relation_get(rel), 1, &arena);
   realise_and_check(d, m, set, mr->tensor_of, res, precision, plan, policy == TG_POLICY_SERIAL, out,
                     0);
   tg_plan_destroy(plan);
@@ -297,7 +215,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
   if (mr->fallback->count) {
     tg_tensor_resource *fres = tg_test_resources_for(mr->fallback, TG_STORAGE_BUFFER, precision);
     tg_record_set *farena = NULL;
-    tg_plan *fplan = plan_for(d, mr->fallback, fres, precision, mode, NULL, &farena);
+    tg_plan *fplan = tg_test_plan_for_device(d, mr->fallback, fres, precision, mode, NULL, 1, &farena);
     realise_and_check(d, m, mr->fallback, mr->fallback_tensor_of, fres, precision, fplan, 1, out,
                       1);
     tg_plan_destroy(fplan);
@@ -542,7 +460,7 @@ static void record_sets_realise_clean(void **state) {
             tg_precision prec = (tg_precision)p;
             tg_tensor_resource *res = tg_test_resources_for(set, storages[si], prec);
             tg_record_set *arena = NULL;
-            tg_plan *plan = plan_for(s->device, set, res, prec, (tg_mode)mode, NULL, &arena);
+            tg_plan *plan = tg_test_plan_for_device(s->device, set, res, prec, (tg_mode)mode, NULL, 1, &arena);
             tg_realize_desc desc = {plan, set->records, set->count, set->dims, res, prec, 0};
             tg_realization *z = NULL;
             if (tg_realization_create(s->device, &desc, NULL, &z, &err) != TG_OK)
@@ -550,14 +468,14 @@ static void record_sets_realise_clean(void **state) {
             tg_realization_stats stats;
             tg_realization_get_stats(z, &stats);
             assert_int_equal(stats.allocations, plan->object_count);
-            assert_int_equal(stats.allocated_bytes, expected_bytes(plan, set, prec));
+            assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, set, prec));
             tg_check_result r = {0, NULL, 0};
             if (tg_realization_check(z, NULL, &r, &err) != TG_OK)
               fail_msg("%s: check: %s", file, err.message);
             assert_int_equal(r.corrupted_records, 0);
             assert_true(r.checked_bytes > 0);
             tg_realization_destroy(z);
-            assert_int_equal(live_mem_objects(s->device), 0);
+            assert_int_equal(tg_test_opencl_live(s->device), 0);
             tg_plan_destroy(plan);
             tg_record_set_destroy(arena);
             free(res);
@@ -660,7 +578,7 @@ static void broken_plan_is_caught_and_named(void **state) {
       assert_true(victim < set->count);
       tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       tg_record_set *arena = NULL;
-      tg_plan *plan = plan_for(s->device, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
+      tg_plan *plan = tg_test_plan_for_device(s->device, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, 1, &arena);
       if (mode == TG_MODE_OBJECTS) {
         /* Give the intruder the victim's object, grown to hold both. */
         uint32_t k = plan->object_of[victim], old = plan->object_of[intruder];
@@ -697,12 +615,12 @@ static void broken_plan_is_caught_and_named(void **state) {
       print_message(
           "%s %s: record %zu (%s) overwritten by record %zu (%s): %llu mismatches, "
           "%llu record(s) corrupted\n",
-          tg_storage_name(storage), tg_mode_name((tg_mode)mode), victim, record_name(set, victim),
-          intruder, record_name(set, intruder), (unsigned long long)mism[victim],
+          tg_storage_name(storage), tg_mode_name((tg_mode)mode), victim, tg_test_record_name(set, victim),
+          intruder, tg_test_record_name(set, intruder), (unsigned long long)mism[victim],
           (unsigned long long)r.corrupted_records);
       free(mism);
       tg_realization_destroy(z);
-      assert_int_equal(live_mem_objects(s->device), 0);
+      assert_int_equal(tg_test_opencl_live(s->device), 0);
       tg_plan_destroy(plan);
       tg_record_set_destroy(arena);
       free(res);
@@ -716,22 +634,9 @@ static void broken_plan_is_caught_and_named(void **state) {
 static void shared_image_regions_use_the_object_pitch(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  tg_usage_record recs[2] = {{{8, 4, 1}, 0, 2, 0}, {{4, 8, 1}, 1, 1, 0}};
-  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
-  tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {8, 4, 1}, 8 * 4 * 16},
-                               {TG_STORAGE_TEXTURE_2D, {4, 8, 1}, 4 * 8 * 16}};
-  tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
-  tg_realization *z = NULL;
-  tg_error_info err = {{0}};
-  assert_int_equal(tg_realization_create(s->device, &desc, NULL, &z, &err), TG_OK);
   uint64_t mismatches[2] = {0, 0};
-  tg_check_result result = {0, mismatches, 0};
-  assert_int_equal(tg_realization_check(z, NULL, &result, &err), TG_OK);
-  assert_int_equal(result.corrupted_records, 1);
-  assert_true(mismatches[0] > 48 && mismatches[0] <= 64);
+  tg_test_shared_image_regions(s->device, mismatches);
   assert_int_equal(mismatches[1], 0);
-  tg_realization_destroy(z);
-  tg_plan_destroy(plan);
 }
 
 /* Buffers whose size is not a multiple of 4 (tail bytes) and empty tensors check clean; a
@@ -819,7 +724,7 @@ static void misaligned_offsets_are_refused(void **state) {
   print_message("misaligned: %s: %s\n", tg_status_name(st), err.message);
   assert_int_equal(st, TG_ERROR_INVALID_PLAN);
   assert_null(z);
-  assert_int_equal(live_mem_objects(s->device), 0);
+  assert_int_equal(tg_test_opencl_live(s->device), 0);
   tg_plan_destroy(plan);
 }
 
@@ -853,7 +758,7 @@ static void oversized_allocations_fail_cleanly(void **state) {
     assert_true(st == TG_ERROR_LIMIT || st == TG_ERROR_OUT_OF_DEVICE_MEMORY);
     assert_null(z);
     assert_true(tg_device_get_native_error(s->device) != 0);
-    assert_int_equal(live_mem_objects(s->device), 0);
+    assert_int_equal(tg_test_opencl_live(s->device), 0);
     tg_plan_destroy(plan);
   }
 }
@@ -871,7 +776,7 @@ static void walk_failures(const suite *s, const tg_test_model *md, tg_storage st
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP16);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(s->device, set, res, TG_PRECISION_FP16, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(s->device, set, res, TG_PRECISION_FP16, mode, NULL, 1, &arena);
   uint64_t n;
   for (n = 1;; ++n) {
     tg_failing_allocator fa;
@@ -889,7 +794,7 @@ static void walk_failures(const suite *s, const tg_test_model *md, tg_storage st
       assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
       assert_int_equal(r.corrupted_records, 0);
       tg_realization_destroy(z);
-      assert_int_equal(live_mem_objects(d), 0);
+      assert_int_equal(tg_test_opencl_live(d), 0);
       tg_device_close(d);
       assert_int_equal(fa.live_blocks, 0);
       break;
@@ -898,9 +803,9 @@ static void walk_failures(const suite *s, const tg_test_model *md, tg_storage st
       fail_msg("N=%llu: %s", (unsigned long long)n, err.message);
     assert_null(z);
     assert_non_null(strstr(err.message, "TANGRAM_FAIL_DEVICE_ALLOC_AT"));
-    if (live_mem_objects(d) != 0)
+    if (tg_test_opencl_live(d) != 0)
       fail_msg("N=%llu: %llu cl_mem leaked", (unsigned long long)n,
-               (unsigned long long)live_mem_objects(d));
+               (unsigned long long)tg_test_opencl_live(d));
     tg_device_close(d);
     assert_int_equal(fa.live_blocks, 0);
   }
@@ -969,7 +874,7 @@ static void host_alloc_failures_roll_back(void **state) {
         if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
       }
       tg_realization_destroy(z);
-      if (d) assert_int_equal(live_mem_objects(d), 0);
+      if (d) assert_int_equal(tg_test_opencl_live(d), 0);
       tg_device_close(d);
       assert_int_equal(fa.live_blocks, 0);
       if (fa.failures == 0) break;

@@ -22,6 +22,8 @@
 #include <string.h>
 
 #include "support/tg_test.h"
+#include "support/tg_opencl_live.h"
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 
 #ifdef TANGRAM_TEST_HAVE_OPENCL
@@ -359,73 +361,8 @@ static int test_teardown(void **state) {
     if (!(s)->ready) skip(); \
   } while (0)
 
-static uint64_t live_mem_objects(tg_device *d) {
-  uint64_t live = 0;
-  assert_int_equal(tg__opencl_debug_counts(d, &live, NULL), TG_OK);
-  return live;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Models: tests/support/tg_models.h. */
-
-/* Plan for the device: objects, or offsets over the device's arena records. */
-static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
-                         tg_mode mode, const tg_share_relation *relation, tg_record_set **arena) {
-  const tg_device_info *info = tg_device_get_info(d);
-  *arena = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count,
-                                                     TG_PRECISION_FP32, NULL, arena),
-                     TG_OK);
-    planned = *arena;
-  }
-  tg_plan_options opt = {0};
-  opt.mode = mode;
-  opt.strategy = TG_STRATEGY_BEST;
-  opt.relation = relation;
-  opt.alignment = mode == TG_MODE_OFFSETS ? info->buffer_alignment : 0;
-  tg_plan *plan = NULL;
-  tg_status st =
-      tg_plan_compute(planned->records, planned->count, planned->dims, &opt, NULL, &plan);
-  if (st != TG_OK) fail_msg("plan: %s", tg_status_name(st));
-  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, opt.alignment,
-                       relation);
-  return plan;
-}
-
-/* Per-op waits for an out-of-order check: graph edges, plus the reuse edges of a serial plan. */
-typedef struct op_waits {
-  size_t op_count;
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-} op_waits;
-
-static void op_waits_build(const tg_waits *w, op_waits *out) {
-  size_t n = w->op_count;
-  out->op_count = n;
-  out->counts = calloc(n ? n : 1, sizeof *out->counts);
-  out->lists = calloc(n ? n : 1, sizeof *out->lists);
-  size_t total = w->after_start[n] + w->reuse_edge_count;
-  out->storage = calloc(total ? total : 1, sizeof *out->storage);
-  assert_true(out->counts && out->lists && out->storage);
-  size_t k = 0;
-  for (size_t o = 0; o < n; ++o) {
-    out->lists[o] = out->storage + k;
-    for (size_t i = w->after_start[o]; i < w->after_start[o + 1]; ++i)
-      out->storage[k++] = w->after[i];
-    for (size_t i = w->reuse_start[o]; i < w->reuse_start[o + 1]; ++i)
-      out->storage[k++] = w->reuse_edges[i].after;
-    out->counts[o] = (uint32_t)(out->storage + k - out->lists[o]);
-  }
-}
-
-static void op_waits_free(op_waits *w) {
-  free(w->counts);
-  free((void *)w->lists);
-  free(w->storage);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* The engine on realised memory. */
@@ -747,7 +684,7 @@ static void textures_need_image_support(void **state) {
   assert_null(z);
   print_message("textures without images: %s\n", err.message);
   assert_non_null(strstr(err.message, "no image support"));
-  assert_int_equal(live_mem_objects(d), 0);
+  assert_int_equal(tg_test_opencl_live(d), 0);
   /* Buffers still realise and check clean on it. */
   tg_usage_record brecs[2] = {{{1000, 1, 1}, 0, 1, 0}, {{512, 1, 1}, 1, 2, 0}};
   tg_plan *bplan = NULL;
@@ -803,8 +740,8 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test
                                   &err) != TG_OK)
       fail_msg("%s: waits: %s", m->name, err.message);
     out->reuse_edges = w->reuse_edge_count;
-    op_waits ow;
-    op_waits_build(w, &ow);
+    tg_test_op_waits ow;
+    tg_test_op_waits_build(w, 1, &ow);
     tg_check_desc od = {m->model->graph, tensor_of, 1, ow.op_count, ow.counts, ow.lists};
     tg_check_result ooo = {0, NULL, 0};
     if (tg_realization_check(z, &od, &ooo, &err) != TG_OK)
@@ -813,7 +750,7 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test
     out->checks++;
     assert_int_equal(ooo.corrupted_records, 0);
     assert_int_equal(ooo.checked_bytes, in.checked_bytes);
-    op_waits_free(&ow);
+    tg_test_op_waits_free(&ow);
     tg_waits_destroy(w);
   }
   /* The engine's kernels on the first, the largest and the last tensor. */
@@ -826,7 +763,7 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test
     engine_uses_tensor(&s->e, q, z, set->count - 1, &res[set->count - 1], 33);
   }
   tg_realization_destroy(z);
-  assert_int_equal(live_mem_objects(d), 0);
+  assert_int_equal(tg_test_opencl_live(d), 0);
 }
 
 static void run_case(suite *s, const tg_test_model *m, tg_storage storage, tg_mode mode,
@@ -848,7 +785,8 @@ static void run_case(suite *s, const tg_test_model *m, tg_storage storage, tg_mo
       mode == TG_MODE_OFFSETS && tg_storage_dims(storage) > 1 && !s->info.arena_images;
   tg_mode real_mode = *offsets_as_objects ? TG_MODE_OBJECTS : mode;
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(s->in_order, set, res, real_mode, tg_policy_relation_get(rel), &arena);
+  tg_plan *plan = tg_test_plan_for_device(s->in_order, set, res, TG_PRECISION_FP32, real_mode,
+                                          tg_policy_relation_get(rel), 1, &arena);
   realise_on(s, s->in_order, s->e.queue, m, set, mr->tensor_of, res, plan, out);
   if (s->ooo) realise_on(s, s->ooo, s->e.ooo, m, set, mr->tensor_of, res, plan, out);
   tg_plan_destroy(plan);
@@ -858,7 +796,8 @@ static void run_case(suite *s, const tg_test_model *m, tg_storage storage, tg_mo
     out->fallback = 1;
     tg_tensor_resource *fres = tg_test_resources_for(mr->fallback, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
     tg_record_set *farena = NULL;
-    tg_plan *fplan = plan_for(s->in_order, mr->fallback, fres, mode, NULL, &farena);
+    tg_plan *fplan =
+        tg_test_plan_for_device(s->in_order, mr->fallback, fres, TG_PRECISION_FP32, mode, NULL, 1, &farena);
     case_result fr;
     memset(&fr, 0, sizeof fr);
     realise_on(s, s->ooo ? s->ooo : s->in_order, s->ooo ? s->e.ooo : s->e.queue, m, mr->fallback,
@@ -1010,7 +949,7 @@ static void walk_failures(suite *s, const tg_test_model *md, tg_storage storage,
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(s->in_order, set, res, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(s->in_order, set, res, TG_PRECISION_FP32, mode, NULL, 1, &arena);
   uint64_t n;
   for (n = 1;; ++n) {
     tg_failing_allocator fa;
@@ -1026,7 +965,7 @@ static void walk_failures(suite *s, const tg_test_model *md, tg_storage storage,
       assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
       assert_int_equal(r.corrupted_records, 0);
       tg_realization_destroy(z);
-      assert_int_equal(live_mem_objects(d), 0);
+      assert_int_equal(tg_test_opencl_live(d), 0);
       tg_device_close(d);
       assert_int_equal(fa.live_blocks, 0);
       break;
@@ -1035,9 +974,9 @@ static void walk_failures(suite *s, const tg_test_model *md, tg_storage storage,
       fail_msg("N=%llu: %s", (unsigned long long)n, err.message);
     assert_null(z);
     assert_non_null(strstr(err.message, "TANGRAM_FAIL_DEVICE_ALLOC_AT"));
-    if (live_mem_objects(d) != 0)
+    if (tg_test_opencl_live(d) != 0)
       fail_msg("N=%llu: %llu cl_mem leaked", (unsigned long long)n,
-               (unsigned long long)live_mem_objects(d));
+               (unsigned long long)tg_test_opencl_live(d));
     /* Nothing of the failed realisation holds the engine's context any more. */
     if (!refs_settle(&s->e, s->e.context_refs))
       fail_msg("N=%llu: the engine's context stays at %u references (was %u)",
@@ -1117,7 +1056,7 @@ static void host_alloc_failures_roll_back_borrowed(void **state) {
           if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
         }
         tg_realization_destroy(z);
-        if (d) assert_int_equal(live_mem_objects(d), 0);
+        if (d) assert_int_equal(tg_test_opencl_live(d), 0);
         tg_device_close(d);
         assert_int_equal(fa.live_blocks, 0);
         if (!refs_settle(&s->e, s->e.context_refs))

@@ -12,6 +12,7 @@
  * missing device fails them. */
 #include "support/tg_test.h"
 #include "support/tg_vulkan_leaks.h"
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 
 #include <dlfcn.h>
@@ -92,72 +93,6 @@ static void assert_no_messages(tg_device *d, const char *what) {
                   first_message(d));
 }
 
-static const char *record_name(const tg_record_set *set, size_t r) {
-  return set->names && set->names[r] ? set->names[r] : "?";
-}
-
-/* Per-op waits for an out-of-order check: graph edges, plus reuse edges when asked. */
-typedef struct op_waits {
-  size_t op_count;
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-} op_waits;
-
-static void op_waits_build(const tg_waits *w, int with_reuse, op_waits *out) {
-  size_t n = w->op_count;
-  out->op_count = n;
-  out->counts = calloc(n ? n : 1, sizeof *out->counts);
-  out->lists = calloc(n ? n : 1, sizeof *out->lists);
-  size_t total = w->after_start[n] + (with_reuse ? w->reuse_edge_count : 0);
-  out->storage = calloc(total ? total : 1, sizeof *out->storage);
-  assert_true(out->counts && out->lists && out->storage);
-  size_t k = 0;
-  for (size_t o = 0; o < n; ++o) {
-    out->lists[o] = out->storage + k;
-    for (size_t i = w->after_start[o]; i < w->after_start[o + 1]; ++i) out->storage[k++] = w->after[i];
-    if (with_reuse)
-      for (size_t i = w->reuse_start[o]; i < w->reuse_start[o + 1]; ++i)
-        out->storage[k++] = w->reuse_edges[i].after;
-    out->counts[o] = (uint32_t)(out->storage + k - out->lists[o]);
-  }
-}
-
-static void op_waits_free(op_waits *w) {
-  free(w->counts);
-  free((void *)w->lists);
-  free(w->storage);
-}
-
-/* Plan a record set for the device: objects, or offsets over the device's arena records
- * (`*arena`, NULL in objects mode). */
-static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
-                         tg_precision precision, tg_mode mode, const tg_share_relation *relation,
-                         tg_record_set **arena) {
-  *arena = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count, precision,
-                                                     NULL, arena),
-                     TG_OK);
-    planned = *arena;
-  }
-  tg_plan_options opt = {0};
-  opt.mode = mode;
-  opt.strategy = TG_STRATEGY_BEST;
-  opt.relation = relation;
-  tg_plan *plan = NULL;
-  tg_status st = tg_plan_compute(planned->records, planned->count, planned->dims, &opt, NULL, &plan);
-  if (st != TG_OK) fail_msg("plan: %s", tg_status_string(st));
-  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, 0, relation);
-  return plan;
-}
-
-static uint64_t expected_bytes(const tg_plan *plan, const tg_record_set *set, tg_precision p) {
-  if (plan->mode == TG_MODE_OFFSETS || set->dims == 1) return plan->total;
-  return plan->total * tg_precision_texel_bytes(p);
-}
-
 typedef struct case_result {
   uint64_t allocations, bytes, corrupted, ooo_corrupted, checked_bytes;
   size_t reuse_edges, records, fallback_records;
@@ -186,7 +121,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   tg_realization_stats stats;
   tg_realization_get_stats(z, &stats);
   assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
-  assert_int_equal(stats.allocated_bytes, expected_bytes(plan, planned, precision));
+  assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, planned, precision));
   assert_int_equal(stats.views, set->count);
   for (size_t r = 0; r < set->count; ++r) {
     tg_tensor_handle h;
@@ -207,7 +142,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   if (st != TG_OK) fail_msg("%s: check: %s", m->name, err.message);
   for (size_t r = 0; r < set->count; ++r)
     if (mism[r]) print_error("%s: record %zu (%s) corrupted: %llu mismatches\n", m->name, r,
-                             record_name(set, r), (unsigned long long)mism[r]);
+                             tg_test_record_name(set, r), (unsigned long long)mism[r]);
   out->corrupted += in_order.corrupted_records;
   out->checked_bytes += in_order.checked_bytes;
   assert_int_equal(in_order.corrupted_records, 0);
@@ -221,8 +156,8 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   if (st != TG_OK) fail_msg("%s: waits: %s", m->name, err.message);
   out->reuse_edges += w->reuse_edge_count;
   if (!serial) assert_int_equal(w->reuse_edge_count, 0);
-  op_waits ow;
-  op_waits_build(w, 1, &ow);
+  tg_test_op_waits ow;
+  tg_test_op_waits_build(w, 1, &ow);
   tg_check_desc od = {m->model->graph, tensor_of, 1, ow.op_count, ow.counts, ow.lists};
   tg_check_result ooo = {0, mism, 0};
   memset(mism, 0, (set->count + 1) * sizeof *mism);
@@ -234,7 +169,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   assert_int_equal(ooo.corrupted_records, 0);
   assert_int_equal(ooo.checked_bytes, in_order.checked_bytes);
   assert_no_messages(d, m->name);
-  op_waits_free(&ow);
+  tg_test_op_waits_free(&ow);
   tg_waits_destroy(w);
   free(mism);
   tg_realization_destroy(z);
@@ -281,7 +216,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
   assert_int_equal(tg_policy_relation_create(m->schedule, policy, tensor_of, set->count, NULL, &rel),
                    TG_OK);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(d, set, res, precision, mode, tg_policy_relation_get(rel), &arena);
+  tg_plan *plan = tg_test_plan_for_device(d, set, res, precision, mode, tg_policy_relation_get(rel), 0, &arena);
   realise_and_check(d, m, set, arena ? arena : set, tensor_of, res, precision, plan,
                     policy == TG_POLICY_SERIAL, out);
   tg_plan_destroy(plan);
@@ -292,7 +227,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
     assert_int_equal(tg_policy_relation_create(m->schedule, policy, mr->fallback_tensor_of,
                                                mr->fallback->count, NULL, &rel),
                      TG_OK);
-    plan = plan_for(d, mr->fallback, fres, precision, mode, tg_policy_relation_get(rel), &arena);
+    plan = tg_test_plan_for_device(d, mr->fallback, fres, precision, mode, tg_policy_relation_get(rel), 0, &arena);
     realise_and_check(d, m, mr->fallback, mr->fallback, mr->fallback_tensor_of, fres, precision,
                       plan, policy == TG_POLICY_SERIAL, out);
     tg_plan_destroy(plan);
@@ -561,7 +496,7 @@ static void record_sets_realise_clean(void **state) {
             tg_precision prec = (tg_precision)p;
             tg_tensor_resource *res = tg_test_resources_for(set, storages[si], prec);
             tg_record_set *arena = NULL;
-            tg_plan *plan = plan_for(dev, set, res, prec, (tg_mode)mode, NULL, &arena);
+            tg_plan *plan = tg_test_plan_for_device(dev, set, res, prec, (tg_mode)mode, NULL, 0, &arena);
             const tg_record_set *planned = arena ? arena : set;
             tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res, prec, 0};
             tg_realization *z = NULL;
@@ -570,7 +505,7 @@ static void record_sets_realise_clean(void **state) {
             tg_realization_stats stats;
             tg_realization_get_stats(z, &stats);
             assert_int_equal(stats.allocations, plan->object_count);
-            assert_int_equal(stats.allocated_bytes, expected_bytes(plan, planned, prec));
+            assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, planned, prec));
             tg_check_result r = {0, NULL, 0};
             if (tg_realization_check(z, NULL, &r, &err) != TG_OK) fail_msg("%s: check: %s", file, err.message);
             assert_int_equal(r.corrupted_records, 0);
@@ -703,7 +638,7 @@ static void mixed_arena_realises_clean(void **state) {
       kinds[k]++;
     }
     tg_record_set *arena = NULL;
-    tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, &arena);
+    tg_plan *plan = tg_test_plan_for_device(dev, set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, 0, &arena);
     case_result r;
     memset(&r, 0, sizeof r);
     realise_and_check(dev, &md, set, arena, mr->tensor_of, res, TG_PRECISION_FP32, plan, 1, &r);
@@ -758,7 +693,7 @@ static void broken_plan_is_caught_and_named(void **state) {
       assert_true(victim < set->count);
       tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       tg_record_set *arena = NULL;
-      tg_plan *plan = plan_for(d, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
+      tg_plan *plan = tg_test_plan_for_device(d, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, 0, &arena);
       const tg_record_set *planned = arena ? arena : set;
       if (mode == TG_MODE_OBJECTS) {
         /* The intruder takes the victim's object, grown to hold both. */
@@ -804,7 +739,7 @@ static void broken_plan_is_caught_and_named(void **state) {
         print_message("%s %s: record %zu (%s) overwritten by record %zu (%s): %llu mismatches, "
                       "%llu record(s) corrupted, %llu validation message(s)\n",
                       tg_storage_name(storage), tg_mode_name((tg_mode)mode), victim,
-                      record_name(set, victim), intruder, record_name(set, intruder),
+                      tg_test_record_name(set, victim), intruder, tg_test_record_name(set, intruder),
                       (unsigned long long)mism[victim], (unsigned long long)r.corrupted_records,
                       (unsigned long long)(tg_device_get_validation_messages(d) - before));
         free(mism);
@@ -853,7 +788,7 @@ static void dropped_wait_is_caught(void **state) {
         assert_int_equal(tg_plan_compute(set->records, set->count, set->dims, &po, NULL, &plan), TG_OK);
       } else {
         tg_record_set *arena = NULL;
-        plan = plan_for(d, set, res, TG_PRECISION_FP32, TG_MODE_OBJECTS, NULL, &arena);
+        plan = tg_test_plan_for_device(d, set, res, TG_PRECISION_FP32, TG_MODE_OBJECTS, NULL, 0, &arena);
       }
       tg_realize_desc desc = {plan, set->records, set->count, set->dims, res, TG_PRECISION_FP32, 0};
       tg_realization *z = NULL;
@@ -862,8 +797,8 @@ static void dropped_wait_is_caught(void **state) {
       assert_int_equal(tg_schedule_compute_waits(md.schedule, set->records, mr->tensor_of, set->count,
                                                  plan, NULL, &w, &err),
                        TG_OK);
-      op_waits ow;
-      op_waits_build(w, 1, &ow);
+      tg_test_op_waits ow;
+      tg_test_op_waits_build(w, 1, &ow);
       /* latest[o]: the latest op that op o waits for, or -1. */
       int64_t *latest = calloc(ow.op_count + 1, sizeof *latest);
       assert_non_null(latest);
@@ -925,7 +860,7 @@ static void dropped_wait_is_caught(void **state) {
       else if (!reached && !refused)
         print_message("%s: no op whose latest wait is a lone reuse edge\n", tg_storage_name(storages[si]));
       free(latest);
-      op_waits_free(&ow);
+      tg_test_op_waits_free(&ow);
       tg_waits_destroy(w);
       tg_realization_destroy(z);
       assert_int_equal(tg_test_vulkan_live(d), 0);
@@ -953,7 +888,7 @@ static void odd_sizes_and_unordered_reads(void **state) {
     assert_int_equal(open_vulkan(NULL, NULL, &d, &err), TG_OK);
     tg_record_set set = {1, 4, recs, NULL, *tg_allocator_default()};
     tg_record_set *arena = NULL;
-    tg_plan *plan = plan_for(d, &set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
+    tg_plan *plan = tg_test_plan_for_device(d, &set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, 0, &arena);
     const tg_usage_record *planned = arena ? arena->records : recs;
     tg_realize_desc desc = {plan, planned, 4, 1, res, TG_PRECISION_FP32, 0};
     tg_realization *z = NULL;
@@ -1141,7 +1076,7 @@ static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *m
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP32, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(dev, set, res, TG_PRECISION_FP32, mode, NULL, 0, &arena);
   const tg_record_set *planned = arena ? arena : set;
   uint64_t n;
   for (n = 1;; ++n) {
@@ -1199,7 +1134,7 @@ static void walk_driver_failures(const suite *s, tg_device *dev, const tg_test_m
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP16);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP16, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(dev, set, res, TG_PRECISION_FP16, mode, NULL, 0, &arena);
   const tg_record_set *planned = arena ? arena : set;
   tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res,
                           TG_PRECISION_FP16, 0};
@@ -1271,7 +1206,7 @@ static void host_alloc_failures_roll_back(void **state) {
   tg_device *dev = test_device();
   for (int mode = 0; mode < 2; ++mode) {
     tg_record_set *arena = NULL;
-    tg_plan *plan = plan_for(dev, &set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
+    tg_plan *plan = tg_test_plan_for_device(dev, &set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, 0, &arena);
     const tg_usage_record *planned = arena ? arena->records : recs;
     uint64_t n;
     for (n = 1;; ++n) {

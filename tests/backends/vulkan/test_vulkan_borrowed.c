@@ -24,6 +24,7 @@
 #define VK_NO_PROTOTYPES /* as an engine on volk: every call through the entry point */
 #include "support/tg_test.h"
 #include "support/tg_vulkan_leaks.h"
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 
 #include <dlfcn.h>
@@ -662,61 +663,6 @@ static void close_wrapped(tg_device *d, wrapped *w, engine *e, const char *when)
 /* ------------------------------------------------------------------------------------------ */
 /* Models, records, plans, checks (as the engine would drive them). */
 
-/* Plan a record set for the device: objects, or offsets over its arena records (`*arena`). */
-static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
-                         tg_precision precision, tg_mode mode, const tg_share_relation *relation,
-                         tg_record_set **arena) {
-  *arena = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count, precision,
-                                                     NULL, arena),
-                     TG_OK);
-    planned = *arena;
-  }
-  tg_plan_options opt = {0};
-  opt.mode = mode;
-  opt.strategy = TG_STRATEGY_BEST;
-  opt.relation = relation;
-  tg_plan *plan = NULL;
-  tg_status st = tg_plan_compute(planned->records, planned->count, planned->dims, &opt, NULL, &plan);
-  if (st != TG_OK) fail_msg("plan: %s", tg_status_string(st));
-  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, 0, relation);
-  return plan;
-}
-
-/* Per-op waits for an out-of-order check: graph edges and reuse edges. */
-typedef struct op_waits {
-  size_t op_count;
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-} op_waits;
-
-static void op_waits_build(const tg_waits *w, op_waits *out) {
-  size_t n = w->op_count;
-  out->op_count = n;
-  out->counts = calloc(n ? n : 1, sizeof *out->counts);
-  out->lists = calloc(n ? n : 1, sizeof *out->lists);
-  size_t total = w->after_start[n] + w->reuse_edge_count;
-  out->storage = calloc(total ? total : 1, sizeof *out->storage);
-  assert_true(out->counts && out->lists && out->storage);
-  size_t k = 0;
-  for (size_t o = 0; o < n; ++o) {
-    out->lists[o] = out->storage + k;
-    for (size_t i = w->after_start[o]; i < w->after_start[o + 1]; ++i) out->storage[k++] = w->after[i];
-    for (size_t i = w->reuse_start[o]; i < w->reuse_start[o + 1]; ++i)
-      out->storage[k++] = w->reuse_edges[i].after;
-    out->counts[o] = (uint32_t)(out->storage + k - out->lists[o]);
-  }
-}
-
-static void op_waits_free(op_waits *w) {
-  free(w->counts);
-  free((void *)w->lists);
-  free(w->storage);
-}
-
 static uint64_t handle_bits(const void *h, size_t size) {
   uint64_t u = 0;
   memcpy(&u, h, size < sizeof u ? size : sizeof u);
@@ -817,8 +763,8 @@ static void realise_and_check(tg_device *d, engine *e, const tg_test_model *m,
                                 &w, &err) != TG_OK)
     fail_msg("%s: waits: %s", m->name, err.message);
   out->reuse_edges += w->reuse_edge_count;
-  op_waits ow;
-  op_waits_build(w, &ow);
+  tg_test_op_waits ow;
+  tg_test_op_waits_build(w, 1, &ow);
   tg_check_desc od = {m->model->graph, tensor_of, 1, ow.op_count, ow.counts, ow.lists};
   tg_check_result ooo = {0, mism, 0};
   memset(mism, 0, (set->count + 1) * sizeof *mism);
@@ -828,7 +774,7 @@ static void realise_and_check(tg_device *d, engine *e, const tg_test_model *m,
   assert_int_equal(ooo.corrupted_records, 0);
   assert_int_equal(ooo.checked_bytes, in_order.checked_bytes);
   assert_no_messages(e, m->name);
-  op_waits_free(&ow);
+  tg_test_op_waits_free(&ow);
   tg_waits_destroy(w);
   free(mism);
   tg_realization_destroy(z);
@@ -874,7 +820,7 @@ static void run_case(tg_device *d, engine *e, const tg_test_model *m, tg_storage
   assert_int_equal(tg_policy_relation_create(m->schedule, policy, tensor_of, set->count, NULL, &rel),
                    TG_OK);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(d, set, res, TG_PRECISION_FP32, mode, tg_policy_relation_get(rel), &arena);
+  tg_plan *plan = tg_test_plan_for_device(d, set, res, TG_PRECISION_FP32, mode, tg_policy_relation_get(rel), 0, &arena);
   realise_and_check(d, e, m, set, arena ? arena : set, tensor_of, res, plan, engine_memory, out);
   tg_plan_destroy(plan);
   tg_record_set_destroy(arena);
@@ -884,7 +830,8 @@ static void run_case(tg_device *d, engine *e, const tg_test_model *m, tg_storage
     assert_int_equal(tg_policy_relation_create(m->schedule, policy, mr->fallback_tensor_of,
                                                mr->fallback->count, NULL, &rel),
                      TG_OK);
-    plan = plan_for(d, mr->fallback, fres, TG_PRECISION_FP32, mode, tg_policy_relation_get(rel), &arena);
+    plan = tg_test_plan_for_device(d, mr->fallback, fres, TG_PRECISION_FP32, mode, tg_policy_relation_get(rel), 0,
+                                   &arena);
     realise_and_check(d, e, m, mr->fallback, mr->fallback, mr->fallback_tensor_of, fres, plan,
                       engine_memory, out);
     tg_plan_destroy(plan);
@@ -1172,7 +1119,7 @@ static void engine_usage_is_added(void **state) {
                                {TG_STORAGE_TEXTURE_3D, {2, 2, 4}, 256}};
   tg_record_set set = {1, 3, recs, NULL, *tg_allocator_default()};
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(d, &set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(d, &set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, 0, &arena);
   tg_realize_desc desc = {plan, arena->records, 3, 1, res, TG_PRECISION_FP32, 0};
   tg_realization *z = NULL;
   tg_error_info err = {{0}};
@@ -1291,7 +1238,7 @@ static void engine_memory_errors_are_clean(void **state) {
     tg_device *d = wrap_device(&w, NULL);
     tg_record_set set = {1, 2, recs, NULL, *tg_allocator_default()};
     tg_record_set *arena = NULL;
-    tg_plan *plan = plan_for(d, &set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, &arena);
+    tg_plan *plan = tg_test_plan_for_device(d, &set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, 0, &arena);
     w.memory.misbehave = cases[c].misbehave;
     w.memory.fail_at = cases[c].fail_at;
     tg_realize_desc desc = {plan, arena->records, 2, 1, res, TG_PRECISION_FP32, 0};
@@ -1341,7 +1288,7 @@ static void walk_case(engine *e, const tg_test_model *md, tg_storage storage, tg
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP32, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(dev, set, res, TG_PRECISION_FP32, mode, NULL, 0, &arena);
   const tg_record_set *planned = arena ? arena : set;
   tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res,
                           TG_PRECISION_FP32, 0};

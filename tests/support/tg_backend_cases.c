@@ -1,0 +1,91 @@
+#include "support/tg_backend_cases.h"
+
+#include "support/tg_test.h"
+
+#include <stdlib.h>
+
+tg_device *tg_test_open_backend(const tg_device_options *opt) {
+  tg_device *d = NULL;
+  tg_error_info err = {{0}};
+  if (tg_device_open(opt, NULL, &d, NULL, NULL, &err) != TG_OK) {
+    if (tg_test_in_ci()) fail_msg("%s: %s", tg_backend_name(opt->backend), err.message);
+    print_message("%s: not available (%s)\n", tg_backend_name(opt->backend), err.message);
+    return NULL;
+  }
+  return d;
+}
+
+const tg_record_set *tg_test_planned_records(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
+                                             tg_precision precision, tg_mode mode, tg_record_set **arena) {
+  *arena = NULL;
+  if (mode != TG_MODE_OFFSETS) return set;
+  assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count, precision, NULL, arena), TG_OK);
+  return *arena;
+}
+
+tg_plan *tg_test_plan_for_device(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
+                                 tg_precision precision, tg_mode mode, const tg_share_relation *relation, int aligned,
+                                 tg_record_set **arena) {
+  const tg_record_set *planned = tg_test_planned_records(d, set, res, precision, mode, arena);
+  tg_plan_options opt = {0};
+  opt.mode = mode;
+  opt.strategy = TG_STRATEGY_BEST;
+  opt.relation = relation;
+  opt.alignment = aligned && mode == TG_MODE_OFFSETS ? tg_device_get_info(d)->buffer_alignment : 0;
+  tg_plan *plan = NULL;
+  tg_status st = tg_plan_compute(planned->records, planned->count, planned->dims, &opt, NULL, &plan);
+  if (st != TG_OK) fail_msg("plan: %s", tg_status_string(st));
+  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, opt.alignment, relation);
+  return plan;
+}
+
+uint64_t tg_test_expected_bytes(const tg_plan *plan, const tg_record_set *set, tg_precision precision) {
+  if (plan->mode == TG_MODE_OFFSETS || set->dims == 1) return plan->total;
+  return plan->total * tg_precision_texel_bytes(precision);
+}
+
+const char *tg_test_record_name(const tg_record_set *set, size_t r) {
+  return set->names && set->names[r] ? set->names[r] : "?";
+}
+
+void tg_test_shared_image_regions(tg_device *d, uint64_t mismatches[2]) {
+  tg_usage_record recs[2] = {{{8, 4, 1}, 0, 2, 0}, {{4, 8, 1}, 1, 1, 0}};
+  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
+  tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {8, 4, 1}, 8 * 4 * 16},
+                               {TG_STORAGE_TEXTURE_2D, {4, 8, 1}, 4 * 8 * 16}};
+  tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
+  tg_realization *z = NULL;
+  tg_error_info err = {{0}};
+  assert_int_equal(tg_realization_create(d, &desc, NULL, &z, &err), TG_OK);
+  tg_check_result result = {0, mismatches, 0};
+  assert_int_equal(tg_realization_check(z, NULL, &result, &err), TG_OK);
+  /* Record 1 covers texels x<4, y<4 of record 0's region. */
+  assert_int_equal(result.corrupted_records, 1);
+  assert_true(mismatches[0] > 48 && mismatches[0] <= 64);
+  tg_realization_destroy(z);
+  tg_plan_destroy(plan);
+}
+
+void tg_test_op_waits_build(const tg_waits *w, int with_reuse, tg_test_op_waits *out) {
+  size_t n = w->op_count;
+  out->op_count = n;
+  out->counts = calloc(n ? n : 1, sizeof *out->counts);
+  out->lists = calloc(n ? n : 1, sizeof *out->lists);
+  size_t total = w->after_start[n] + (with_reuse ? w->reuse_edge_count : 0);
+  out->storage = calloc(total ? total : 1, sizeof *out->storage);
+  assert_true(out->counts && out->lists && out->storage);
+  size_t k = 0;
+  for (size_t o = 0; o < n; ++o) {
+    out->lists[o] = out->storage + k;
+    for (size_t i = w->after_start[o]; i < w->after_start[o + 1]; ++i) out->storage[k++] = w->after[i];
+    if (with_reuse)
+      for (size_t i = w->reuse_start[o]; i < w->reuse_start[o + 1]; ++i) out->storage[k++] = w->reuse_edges[i].after;
+    out->counts[o] = (uint32_t)(out->storage + k - out->lists[o]);
+  }
+}
+
+void tg_test_op_waits_free(tg_test_op_waits *w) {
+  free(w->counts);
+  free((void *)w->lists);
+  free(w->storage);
+}

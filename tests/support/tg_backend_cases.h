@@ -1,0 +1,53 @@
+/* What the device tests share across backends (host, OpenCL, Vulkan; owned or borrowed
+ * devices): opening a backend's device, planning a record set for a device, the per-op waits
+ * of an out-of-order check. */
+#ifndef TG_TESTS_SUPPORT_TG_BACKEND_CASES_H
+#define TG_TESTS_SUPPORT_TG_BACKEND_CASES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tangram/backend.h"
+#include "tangram/schedule.h"
+
+/* The device of `opt->backend` opened with `opt`, or NULL after a message when the backend is
+ * not available (a failure under CI, tg_test_in_ci). */
+tg_device *tg_test_open_backend(const tg_device_options *opt);
+
+/* The records to plan in `mode`: `set` itself, or (offsets) the device's arena records of
+ * `set`, returned and also stored in `*arena` for the caller to destroy (NULL otherwise). */
+const tg_record_set *tg_test_planned_records(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
+                                             tg_precision precision, tg_mode mode, tg_record_set **arena);
+
+/* `best` plans `set` for the device in `mode` (over the arena records of
+ * tg_test_planned_records in offsets mode, aligned to the device's buffer alignment when
+ * `aligned`) under `relation` (NULL: reuse); the plan passes the validator. */
+tg_plan *tg_test_plan_for_device(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
+                                 tg_precision precision, tg_mode mode, const tg_share_relation *relation, int aligned,
+                                 tg_record_set **arena);
+
+/* Bytes a realisation must allocate for `plan` of `set`. */
+uint64_t tg_test_expected_bytes(const tg_plan *plan, const tg_record_set *set, tg_precision precision);
+
+/* Record r's tensor name, "?" when the set has none. */
+const char *tg_test_record_name(const tg_record_set *set, size_t r);
+
+/* Two images of different extents sharing one 8x8 object, realised on `d` with their
+ * regions at the object's pitch: the narrower (record 1) written after the wider (record 0)
+ * corrupts exactly record 0, in 48 < `mismatches[0]` <= 64 values (16 texels x 4 channels; a
+ * few may coincide by chance). `mismatches`: both records' counts. */
+void tg_test_shared_image_regions(tg_device *d, uint64_t mismatches[2]);
+
+/* Per-op waits for an out-of-order check: the graph edges of `w`, plus its reuse edges when
+ * `with_reuse` (tg_test_op_waits_free frees them). */
+typedef struct tg_test_op_waits {
+  size_t op_count;
+  uint32_t *counts;
+  const uint32_t **lists;
+  uint32_t *storage;
+} tg_test_op_waits;
+
+void tg_test_op_waits_build(const tg_waits *w, int with_reuse, tg_test_op_waits *out);
+void tg_test_op_waits_free(tg_test_op_waits *w);
+
+#endif
