@@ -3,6 +3,7 @@
 #include "support/tg_test.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 tg_device *tg_test_open_backend(const tg_device_options *opt) {
   tg_device *d = NULL;
@@ -64,6 +65,36 @@ void tg_test_shared_image_regions(tg_device *d, uint64_t mismatches[2]) {
   assert_true(mismatches[0] > 48 && mismatches[0] <= 64);
   tg_realization_destroy(z);
   tg_plan_destroy(plan);
+}
+
+void tg_test_buffer_resources(const tg_usage_record *recs, size_t n, tg_tensor_resource *res) {
+  for (size_t r = 0; r < n; ++r)
+    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+}
+
+void tg_test_walk_buffers(tg_usage_record recs[4], tg_tensor_resource res[4]) {
+  static const tg_usage_record k_recs[4] = {
+      {{256, 1, 1}, 0, 1, 0}, {{512, 1, 1}, 1, 2, 0}, {{256, 1, 1}, 2, 3, 0}, {{64, 1, 1}, 0, 3, 0}};
+  memcpy(recs, k_recs, sizeof k_recs);
+  tg_test_buffer_resources(recs, 4, res);
+}
+
+tg_status tg_test_walk_realise_check(tg_device *d, const tg_plan *plan, const tg_usage_record *recs,
+                                     const tg_tensor_resource *res, const tg_allocator *alloc) {
+  tg_realization *z = NULL;
+  tg_realize_desc desc = {plan, recs, 4, 1, res, TG_PRECISION_FP32, 0};
+  tg_status st = tg_realization_create(d, &desc, alloc, &z, NULL);
+  for (int ooo = 0; ooo < 2 && st == TG_OK; ++ooo) {
+    static const uint32_t w0[] = {0}, w1[] = {1}, w2[] = {2};
+    const uint32_t *lists[4] = {NULL, w0, w1, w2};
+    uint32_t counts[4] = {0, 1, 1, 1};
+    tg_check_desc cd = {NULL, NULL, ooo, 4, ooo ? counts : NULL, ooo ? lists : NULL};
+    tg_check_result r = {0, NULL, 0};
+    st = tg_realization_check(z, &cd, &r, NULL);
+    if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
+  }
+  tg_realization_destroy(z);
+  return st;
 }
 
 void tg_test_op_waits_build(const tg_waits *w, int with_reuse, tg_test_op_waits *out) {

@@ -38,6 +38,20 @@ const char *tg_test_record_name(const tg_record_set *set, size_t r);
  * few may coincide by chance). `mismatches`: both records' counts. */
 void tg_test_shared_image_regions(tg_device *d, uint64_t mismatches[2]);
 
+/* Buffer resources of `n` 1D records: res[r] a buffer of recs[r].size.w bytes. */
+void tg_test_buffer_resources(const tg_usage_record *recs, size_t n, tg_tensor_resource *res);
+
+/* The four 1D records of the host-allocation failure walks (ops 0..3, each op after the one
+ * before) and their buffer resources. */
+void tg_test_walk_buffers(tg_usage_record recs[4], tg_tensor_resource res[4]);
+
+/* Realise `plan` over the walk's records `recs` (tg_test_walk_buffers, or their arena records)
+ * on `d` through `alloc`, check it in order and then out of order (each op waiting for the
+ * one before), and destroy it: the first failing status, or TG_OK when every step ran and the
+ * checks found 0 corrupted (else the test fails). */
+tg_status tg_test_walk_realise_check(tg_device *d, const tg_plan *plan, const tg_usage_record *recs,
+                                     const tg_tensor_resource *res, const tg_allocator *alloc);
+
 /* Per-op waits for an out-of-order check: the graph edges of `w`, plus its reuse edges when
  * `with_reuse` (tg_test_op_waits_free frees them). */
 typedef struct tg_test_op_waits {

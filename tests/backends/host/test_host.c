@@ -139,7 +139,7 @@ static void broken_plan_is_caught_and_named(void **state) {
     tg_error_info err = {{0}};
     assert_int_equal(tg_plan_validate(recs, 3, 1, plan, 0, NULL, NULL, &err), TG_ERROR_INVALID_PLAN);
     tg_tensor_resource res[3];
-    for (int r = 0; r < 3; ++r) res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+    tg_test_buffer_resources(recs, 3, res);
     tg_realize_desc desc = {plan, recs, 3, 1, res, TG_PRECISION_FP32, 0};
     tg_realization *z = NULL;
     /* Without skip_validation the generic layer refuses it, the entry point named first. */

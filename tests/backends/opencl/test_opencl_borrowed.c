@@ -894,8 +894,7 @@ static void check_runs_on_the_engine_queue(void **state) {
   tg_usage_record recs[3] = {
       {{4096, 1, 1}, 0, 1, 0}, {{4096, 1, 1}, 1, 2, 0}, {{1024, 1, 1}, 2, 2, 0}};
   tg_tensor_resource res[3];
-  for (int r = 0; r < 3; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_buffer_resources(recs, 3, res);
   tg_plan_options po = {0};
   po.strategy = TG_STRATEGY_BEST;
   tg_plan *plan = NULL;
@@ -1019,13 +1018,9 @@ static void device_alloc_failures_roll_back_borrowed(void **state) {
 static void host_alloc_failures_roll_back_borrowed(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  tg_usage_record recs[4] = {{{256, 1, 1}, 0, 1, 0},
-                             {{512, 1, 1}, 1, 2, 0},
-                             {{256, 1, 1}, 2, 3, 0},
-                             {{64, 1, 1}, 0, 3, 0}};
+  tg_usage_record recs[4];
   tg_tensor_resource res[4];
-  for (int r = 0; r < 4; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_walk_buffers(recs, res);
   for (int qi = 0; qi < (s->e.ooo ? 2 : 1); ++qi)
     for (int mode = 0; mode < 2; ++mode) {
       tg_plan_options po = {0};
@@ -1041,21 +1036,7 @@ static void host_alloc_failures_roll_back_borrowed(void **state) {
         tg_failing_allocator_init(&fa, NULL, n);
         tg_device *d = NULL;
         tg_status st = wrap(&s->e, qi ? s->e.ooo : s->e.queue, 0, &fa.base, &d, NULL);
-        tg_realization *z = NULL;
-        if (st == TG_OK) {
-          tg_realize_desc desc = {plan, recs, 4, 1, res, TG_PRECISION_FP32, 0};
-          st = tg_realization_create(d, &desc, &fa.base, &z, NULL);
-        }
-        for (int ooo = 0; ooo < 2 && st == TG_OK; ++ooo) {
-          static const uint32_t w0[] = {0}, w1[] = {1}, w2[] = {2};
-          const uint32_t *lists[4] = {NULL, w0, w1, w2};
-          uint32_t counts[4] = {0, 1, 1, 1};
-          tg_check_desc cd = {NULL, NULL, ooo, 4, ooo ? counts : NULL, ooo ? lists : NULL};
-          tg_check_result r = {0, NULL, 0};
-          st = tg_realization_check(z, &cd, &r, NULL);
-          if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
-        }
-        tg_realization_destroy(z);
+        if (st == TG_OK) st = tg_test_walk_realise_check(d, plan, recs, res, &fa.base);
         if (d) assert_int_equal(tg_test_opencl_live(d), 0);
         tg_device_close(d);
         assert_int_equal(fa.live_blocks, 0);

@@ -880,8 +880,7 @@ static void odd_sizes_and_unordered_reads(void **state) {
   tg_usage_record recs[4] = {
       {{13, 1, 1}, 0, 1, 0}, {{0, 1, 1}, 0, 2, 0}, {{7, 1, 1}, 1, 2, 0}, {{1001, 1, 1}, 1, 3, 0}};
   tg_tensor_resource res[4];
-  for (int r = 0; r < 4; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_buffer_resources(recs, 4, res);
   for (int mode = 0; mode < 2; ++mode) {
     tg_device *d = NULL;
     tg_error_info err = {{0}};
@@ -1197,11 +1196,9 @@ static void device_alloc_failures_roll_back(void **state) {
 static void host_alloc_failures_roll_back(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  tg_usage_record recs[4] = {
-      {{256, 1, 1}, 0, 1, 0}, {{512, 1, 1}, 1, 2, 0}, {{256, 1, 1}, 2, 3, 0}, {{64, 1, 1}, 0, 3, 0}};
+  tg_usage_record recs[4];
   tg_tensor_resource res[4];
-  for (int r = 0; r < 4; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_walk_buffers(recs, res);
   tg_record_set set = {1, 4, recs, NULL, *tg_allocator_default()};
   tg_device *dev = test_device();
   for (int mode = 0; mode < 2; ++mode) {
@@ -1214,21 +1211,7 @@ static void host_alloc_failures_roll_back(void **state) {
       tg_failing_allocator_init(&fa, NULL, n);
       tg_device *d = NULL;
       tg_status st = open_vulkan(NULL, &fa.base, &d, NULL);
-      tg_realization *z = NULL;
-      if (st == TG_OK) {
-        tg_realize_desc desc = {plan, planned, 4, 1, res, TG_PRECISION_FP32, 0};
-        st = tg_realization_create(d, &desc, &fa.base, &z, NULL);
-      }
-      for (int ooo = 0; ooo < 2 && st == TG_OK; ++ooo) {
-        static const uint32_t w0[] = {0}, w1[] = {1}, w2[] = {2};
-        const uint32_t *lists[4] = {NULL, w0, w1, w2};
-        uint32_t counts[4] = {0, 1, 1, 1};
-        tg_check_desc cd = {NULL, NULL, ooo, 4, ooo ? counts : NULL, ooo ? lists : NULL};
-        tg_check_result r = {0, NULL, 0};
-        st = tg_realization_check(z, &cd, &r, NULL);
-        if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
-      }
-      tg_realization_destroy(z);
+      if (st == TG_OK) st = tg_test_walk_realise_check(d, plan, planned, res, &fa.base);
       if (d) {
         assert_int_equal(tg_test_vulkan_live(d), 0);
         close_clean(d);

@@ -1417,11 +1417,9 @@ static void borrowed_host_alloc_failures_roll_back(void **state) {
   REQUIRE_DEVICE(s);
   engine e;
   new_engine(&e);
-  tg_usage_record recs[4] = {
-      {{256, 1, 1}, 0, 1, 0}, {{512, 1, 1}, 1, 2, 0}, {{256, 1, 1}, 2, 3, 0}, {{64, 1, 1}, 0, 3, 0}};
+  tg_usage_record recs[4];
   tg_tensor_resource res[4];
-  for (int r = 0; r < 4; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_walk_buffers(recs, res);
   tg_plan *plan = NULL;
   tg_plan_options po = {0};
   po.strategy = TG_STRATEGY_BEST;
@@ -1434,21 +1432,7 @@ static void borrowed_host_alloc_failures_roll_back(void **state) {
     wrapped_init(&w, &e, 1);
     tg_device *d = NULL;
     tg_status st = tg_device_wrap_vulkan(&w.desc, &fa.base, &d, NULL);
-    tg_realization *z = NULL;
-    if (st == TG_OK) {
-      tg_realize_desc desc = {plan, recs, 4, 1, res, TG_PRECISION_FP32, 0};
-      st = tg_realization_create(d, &desc, &fa.base, &z, NULL);
-    }
-    for (int ooo = 0; ooo < 2 && st == TG_OK; ++ooo) {
-      static const uint32_t w0[] = {0}, w1[] = {1}, w2[] = {2};
-      const uint32_t *lists[4] = {NULL, w0, w1, w2};
-      uint32_t counts[4] = {0, 1, 1, 1};
-      tg_check_desc cd = {NULL, NULL, ooo, 4, ooo ? counts : NULL, ooo ? lists : NULL};
-      tg_check_result r = {0, NULL, 0};
-      st = tg_realization_check(z, &cd, &r, NULL);
-      if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
-    }
-    tg_realization_destroy(z);
+    if (st == TG_OK) st = tg_test_walk_realise_check(d, plan, recs, res, &fa.base);
     if (d) close_wrapped(d, &w, &e, "host failure");
     assert_int_equal(atomic_load(&w.counting.live), 0);
     assert_int_equal(fa.live_blocks, 0);
