@@ -5,6 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const tg_test_gpu_models[TG_TEST_GPU_MODEL_COUNT] = {
+    "selfie_segmentation", "face_detection_short_range", "hand_landmark_lite", "pose_landmark_lite"};
+const tg_storage tg_test_gpu_storages[TG_TEST_GPU_STORAGE_COUNT] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
+                                                                   TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
+
 tg_device *tg_test_open_backend(const tg_device_options *opt) {
   tg_device *d = NULL;
   tg_error_info err = {{0}};
@@ -49,15 +54,25 @@ const char *tg_test_record_name(const tg_record_set *set, size_t r) {
   return set->names && set->names[r] ? set->names[r] : "?";
 }
 
+tg_status tg_test_two_images_in_one_object(tg_device *d, const tg_usage_record recs[2], tg_plan **plan,
+                                           tg_realization **z, tg_error_info *err) {
+  *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
+  tg_tensor_resource res[2];
+  for (int r = 0; r < 2; ++r) {
+    const tg_extent e = recs[r].size;
+    res[r] = (tg_tensor_resource){TG_STORAGE_TEXTURE_2D, e, e.w * e.h * 16};
+  }
+  tg_realize_desc desc = {*plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
+  *z = NULL;
+  return tg_realization_create(d, &desc, NULL, z, err);
+}
+
 void tg_test_shared_image_regions(tg_device *d, uint64_t mismatches[2]) {
-  tg_usage_record recs[2] = {{{8, 4, 1}, 0, 2, 0}, {{4, 8, 1}, 1, 1, 0}};
-  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
-  tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {8, 4, 1}, 8 * 4 * 16},
-                               {TG_STORAGE_TEXTURE_2D, {4, 8, 1}, 4 * 8 * 16}};
-  tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
+  const tg_usage_record recs[2] = {{{8, 4, 1}, 0, 2, 0}, {{4, 8, 1}, 1, 1, 0}};
+  tg_plan *plan = NULL;
   tg_realization *z = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_realization_create(d, &desc, NULL, &z, &err), TG_OK);
+  assert_int_equal(tg_test_two_images_in_one_object(d, recs, &plan, &z, &err), TG_OK);
   tg_check_result result = {0, mismatches, 0};
   assert_int_equal(tg_realization_check(z, NULL, &result, &err), TG_OK);
   /* Record 1 covers texels x<4, y<4 of record 0's region. */
@@ -95,6 +110,22 @@ tg_status tg_test_walk_realise_check(tg_device *d, const tg_plan *plan, const tg
   }
   tg_realization_destroy(z);
   return st;
+}
+
+tg_realization_stats tg_test_realization_counts(const tg_realization *z, const tg_plan *plan, size_t records) {
+  tg_realization_stats stats;
+  tg_realization_get_stats(z, &stats);
+  assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
+  assert_int_equal(stats.views, records);
+  return stats;
+}
+
+void tg_test_check_clean(tg_realization *z) {
+  tg_check_result r = {0, NULL, 0};
+  tg_error_info err = {{0}};
+  if (tg_realization_check(z, NULL, &r, &err) != TG_OK) fail_msg("check: %s", err.message);
+  assert_int_equal(r.corrupted_records, 0);
+  tg_realization_destroy(z);
 }
 
 void tg_test_op_waits_build(const tg_waits *w, int with_reuse, tg_test_op_waits *out) {

@@ -10,6 +10,13 @@
 #include "tangram/backend.h"
 #include "tangram/schedule.h"
 
+/* The public models and the storages the GPU backend tests realise (models not in the cache
+ * are passed over). */
+#define TG_TEST_GPU_MODEL_COUNT 4
+extern const char *const tg_test_gpu_models[TG_TEST_GPU_MODEL_COUNT];
+#define TG_TEST_GPU_STORAGE_COUNT 4
+extern const tg_storage tg_test_gpu_storages[TG_TEST_GPU_STORAGE_COUNT];
+
 /* The device of `opt->backend` opened with `opt`, or NULL after a message when the backend is
  * not available (a failure under CI, tg_test_in_ci). */
 tg_device *tg_test_open_backend(const tg_device_options *opt);
@@ -32,6 +39,12 @@ uint64_t tg_test_expected_bytes(const tg_plan *plan, const tg_record_set *set, t
 /* Record r's tensor name, "?" when the set has none. */
 const char *tg_test_record_name(const tg_record_set *set, size_t r);
 
+/* Realise the two 2D images `recs` (FP32, each of its record's extent) in one 8x8 object
+ * (tg_test_one_object_plan: `*plan`, the caller destroys it) on `d` without validation:
+ * tg_realization_create's status, `*z` and `err`. */
+tg_status tg_test_two_images_in_one_object(tg_device *d, const tg_usage_record recs[2], tg_plan **plan,
+                                           tg_realization **z, tg_error_info *err);
+
 /* Two images of different extents sharing one 8x8 object, realised on `d` with their
  * regions at the object's pitch: the narrower (record 1) written after the wider (record 0)
  * corrupts exactly record 0, in 48 < `mismatches[0]` <= 64 values (16 texels x 4 channels; a
@@ -51,6 +64,14 @@ void tg_test_walk_buffers(tg_usage_record recs[4], tg_tensor_resource res[4]);
  * checks found 0 corrupted (else the test fails). */
 tg_status tg_test_walk_realise_check(tg_device *d, const tg_plan *plan, const tg_usage_record *recs,
                                      const tg_tensor_resource *res, const tg_allocator *alloc);
+
+/* The stats of `z`, realised from `plan` of `records` records: the test fails unless it made
+ * one allocation per object (one in offsets mode) and one view per record. */
+tg_realization_stats tg_test_realization_counts(const tg_realization *z, const tg_plan *plan, size_t records);
+
+/* Checks `z` (graph-less: each record written at its first task, read at its last) and
+ * destroys it; the test fails unless the check runs and finds 0 corrupted. */
+void tg_test_check_clean(tg_realization *z);
 
 /* Per-op waits for an out-of-order check: the graph edges of `w`, plus its reuse edges when
  * `with_reuse` (tg_test_op_waits_free frees them). */

@@ -30,14 +30,6 @@
 
 extern char **environ;
 
-static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
-                                       "hand_landmark_lite", "pose_landmark_lite"};
-#define MODEL_COUNT (sizeof k_models / sizeof k_models[0])
-
-static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
-                                        TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
-#define STORAGE_COUNT (sizeof k_storages / sizeof k_storages[0])
-
 typedef struct suite {
   tg_device *device;
   const tg_device_info *info;
@@ -76,11 +68,8 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   tg_realization *z = NULL;
   tg_status st = tg_realization_create(d, &desc, NULL, &z, &err);
   if (st != TG_OK) fail_msg("%s: realize: %s", m->name, err.message);
-  tg_realization_stats stats;
-  tg_realization_get_stats(z, &stats);
-  assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
+  const tg_realization_stats stats = tg_test_realization_counts(z, plan, set->count);
   assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, set, precision));
-  assert_int_equal(stats.views, set->count);
   /* Every tensor has a handle inside its memory. */
   for (size_t r = 0; r < set->count; ++r) {
     tg_tensor_handle h;
@@ -441,10 +430,10 @@ static void record_sets_realise_clean(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   static const char *const kinds[] = {"buffer", "tex2", "tex3"};
-  for (size_t m = 0; m < MODEL_COUNT; ++m)
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m)
     for (size_t k = 0; k < 3; ++k) {
       char file[256], path[1024];
-      snprintf(file, sizeof file, "records/%s.%s.csv", k_models[m], kinds[k]);
+      snprintf(file, sizeof file, "records/%s.%s.csv", tg_test_gpu_models[m], kinds[k]);
       tg_record_set *set = NULL;
       tg_error_info err = {{0}};
       if (tg_records_read_csv(tg_test_data_path(path, sizeof path, file), NULL, &set, &err) !=
@@ -492,20 +481,20 @@ static void models_realise_clean(void **state) {
   print_message("%-28s %-13s %-7s %-13s %5s %10s %4s %4s %5s %s\n", "model", "storage", "mode",
                 "policy", "alloc", "bytes", "corr", "ooo", "reuse", "unsafe-serial");
   size_t cases = 0;
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
-    for (size_t si = 0; si < STORAGE_COUNT; ++si)
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
+    for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
           case_result r;
-          run_case(s->device, &md, k_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32,
+          run_case(s->device, &md, tg_test_gpu_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32,
                    &r);
           const char *mode_text = mode == TG_MODE_OBJECTS                    ? "objects"
                                   : r.realize_status == TG_ERROR_UNSUPPORTED ? "off->obj"
                                                                              : "offsets";
-          print_message("%-28s %-13s %-7s %-13s %5llu %10llu %4llu %4llu %5zu %s%s\n", k_models[m],
-                        tg_storage_name(k_storages[si]), mode_text, tg_policy_name(policies[pi]),
+          print_message("%-28s %-13s %-7s %-13s %5llu %10llu %4llu %4llu %5zu %s%s\n", tg_test_gpu_models[m],
+                        tg_storage_name(tg_test_gpu_storages[si]), mode_text, tg_policy_name(policies[pi]),
                         (unsigned long long)r.allocations, (unsigned long long)r.bytes,
                         (unsigned long long)r.corrupted, (unsigned long long)r.ooo_corrupted,
                         r.reuse_edges,
@@ -525,15 +514,15 @@ static void models_realise_clean_fp16(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   if (!s->info->fp16_images) skip();
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
-    for (size_t si = 1; si < STORAGE_COUNT; ++si) {
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
+    for (size_t si = 1; si < TG_TEST_GPU_STORAGE_COUNT; ++si) {
       case_result r;
-      run_case(s->device, &md, k_storages[si], TG_MODE_OBJECTS, TG_POLICY_SERIAL, TG_PRECISION_FP16,
+      run_case(s->device, &md, tg_test_gpu_storages[si], TG_MODE_OBJECTS, TG_POLICY_SERIAL, TG_PRECISION_FP16,
                &r);
-      print_message("%-28s %-13s fp16: %llu objects, %llu bytes, %llu corrupted\n", k_models[m],
-                    tg_storage_name(k_storages[si]), (unsigned long long)r.allocations,
+      print_message("%-28s %-13s fp16: %llu objects, %llu bytes, %llu corrupted\n", tg_test_gpu_models[m],
+                    tg_storage_name(tg_test_gpu_storages[si]), (unsigned long long)r.allocations,
                     (unsigned long long)r.bytes, (unsigned long long)r.corrupted);
     }
     tg_test_model_close(&md);
@@ -547,9 +536,9 @@ static void broken_plan_is_caught_and_named(void **state) {
   REQUIRE_DEVICE(s);
   tg_test_model md;
   if (!tg_test_model_open("face_detection_short_range", &md)) skip();
-  for (size_t si = 0; si < STORAGE_COUNT; ++si)
+  for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode) {
-      tg_storage storage = k_storages[si];
+      tg_storage storage = tg_test_gpu_storages[si];
       if (mode == TG_MODE_OFFSETS && storage != TG_STORAGE_BUFFER && !s->info->arena_images)
         continue;
       tg_model_records *mr = NULL;
@@ -789,10 +778,7 @@ static void walk_failures(const suite *s, const tg_test_model *md, tg_storage st
     tg_status st = tg_realization_create(d, &desc, &fa.base, &z, &err);
     if (st == TG_OK) {
       /* Past the last creation: the realisation works. */
-      tg_check_result r = {0, NULL, 0};
-      assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-      assert_int_equal(r.corrupted_records, 0);
-      tg_realization_destroy(z);
+      tg_test_check_clean(z);
       assert_int_equal(tg_test_opencl_live(d), 0);
       tg_device_close(d);
       assert_int_equal(fa.live_blocks, 0);

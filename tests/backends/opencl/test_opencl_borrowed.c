@@ -47,13 +47,6 @@
 
 extern char **environ;
 
-static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
-                                       "hand_landmark_lite", "pose_landmark_lite"};
-#define MODEL_COUNT (sizeof k_models / sizeof k_models[0])
-static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
-                                        TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
-#define STORAGE_COUNT (sizeof k_storages / sizeof k_storages[0])
-
 /* ------------------------------------------------------------------------------------------ */
 /* The engine: its own OpenCL entry points (loaded at run time, as Tangram does, so that the
  * test links nothing from OpenCL), context, queues and kernels. */
@@ -693,10 +686,7 @@ static void textures_need_image_support(void **state) {
                                 {TG_STORAGE_BUFFER, {512, 1, 1}, 512}};
   tg_realize_desc bdesc = {bplan, brecs, 2, 1, bres, TG_PRECISION_FP32, 0};
   assert_int_equal(tg_realization_create(d, &bdesc, NULL, &z, &err), TG_OK);
-  tg_check_result r = {0, NULL, 0};
-  assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-  assert_int_equal(r.corrupted_records, 0);
-  tg_realization_destroy(z);
+  tg_test_check_clean(z);
   tg_device_close(d);
   tg_plan_destroy(plan);
   tg_plan_destroy(bplan);
@@ -718,10 +708,7 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test
   tg_realization *z = NULL;
   if (tg_realization_create(d, &desc, NULL, &z, &err) != TG_OK)
     fail_msg("%s: realize: %s", m->name, err.message);
-  tg_realization_stats stats;
-  tg_realization_get_stats(z, &stats);
-  assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
-  assert_int_equal(stats.views, set->count);
+  const tg_realization_stats stats = tg_test_realization_counts(z, plan, set->count);
   out->allocations = stats.allocations;
   out->bytes = stats.allocated_bytes;
   check_handles(&s->e, z, plan, res, set->count);
@@ -820,22 +807,22 @@ static void models_realise_clean_borrowed(void **state) {
   REQUIRE_DEVICE(s);
   static const tg_policy policies[] = {TG_POLICY_SERIAL, TG_POLICY_PARALLEL_SAFE};
   /* Quick: the model with the fewest tensors (hand_landmark_lite) only. */
-  size_t first = tg_test_quick() ? 2 : 0, models = tg_test_quick() ? 3 : MODEL_COUNT;
+  size_t first = tg_test_quick() ? 2 : 0, models = tg_test_quick() ? 3 : TG_TEST_GPU_MODEL_COUNT;
   print_message("%-28s %-13s %-8s %-13s %5s %10s %6s %4s %4s %5s\n", "model", "storage", "mode",
                 "policy", "alloc", "bytes", "checks", "corr", "ooo", "reuse");
   size_t cases = 0, checks = 0;
   uint64_t corrupted = 0;
   for (size_t mi = first; mi < models; ++mi) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[mi], &md)) continue;
-    for (size_t si = 0; si < STORAGE_COUNT; ++si)
+    if (!tg_test_model_open(tg_test_gpu_models[mi], &md)) continue;
+    for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
           case_result r;
           int as_objects = 0;
-          run_case(s, &md, k_storages[si], (tg_mode)mode, policies[pi], &as_objects, &r);
+          run_case(s, &md, tg_test_gpu_storages[si], (tg_mode)mode, policies[pi], &as_objects, &r);
           print_message("%-28s %-13s %-8s %-13s %5llu %10llu %6llu %4llu %4llu %5zu%s\n",
-                        k_models[mi], tg_storage_name(k_storages[si]),
+                        tg_test_gpu_models[mi], tg_storage_name(tg_test_gpu_storages[si]),
                         mode == 0    ? "objects"
                         : as_objects ? "off->obj"
                                      : "offsets",
@@ -960,10 +947,7 @@ static void walk_failures(suite *s, const tg_test_model *md, tg_storage storage,
     tg_realization *z = NULL;
     tg_status st = tg_realization_create(d, &desc, &fa.base, &z, &err);
     if (st == TG_OK) {
-      tg_check_result r = {0, NULL, 0};
-      assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-      assert_int_equal(r.corrupted_records, 0);
-      tg_realization_destroy(z);
+      tg_test_check_clean(z);
       assert_int_equal(tg_test_opencl_live(d), 0);
       tg_device_close(d);
       assert_int_equal(fa.live_blocks, 0);

@@ -36,15 +36,6 @@
 
 extern char **environ;
 
-
-static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
-                                       "hand_landmark_lite", "pose_landmark_lite"};
-#define MODEL_COUNT (sizeof k_models / sizeof k_models[0])
-
-static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
-                                        TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
-#define STORAGE_COUNT (sizeof k_storages / sizeof k_storages[0])
-
 typedef struct suite {
   int have_device;
   tg_device_info info;
@@ -118,11 +109,8 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   tg_status st = tg_realization_create(d, &desc, NULL, &z, &err);
   out->realize_ms += now_ms() - t0;
   if (st != TG_OK) fail_msg("%s: realize: %s", m->name, err.message);
-  tg_realization_stats stats;
-  tg_realization_get_stats(z, &stats);
-  assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
+  const tg_realization_stats stats = tg_test_realization_counts(z, plan, set->count);
   assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, planned, precision));
-  assert_int_equal(stats.views, set->count);
   for (size_t r = 0; r < set->count; ++r) {
     tg_tensor_handle h;
     assert_int_equal(tg_realization_get_tensor(z, r, &h), TG_OK);
@@ -478,10 +466,10 @@ static void record_sets_realise_clean(void **state) {
   REQUIRE_DEVICE(s);
   tg_device *dev = test_device();
   static const char *const kinds[] = {"buffer", "tex2", "tex3"};
-  for (size_t m = 0; m < MODEL_COUNT; ++m)
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m)
     for (size_t k = 0; k < 3; ++k) {
       char file[256], path[1024];
-      snprintf(file, sizeof file, "records/%s.%s.csv", k_models[m], kinds[k]);
+      snprintf(file, sizeof file, "records/%s.%s.csv", tg_test_gpu_models[m], kinds[k]);
       tg_record_set *set = NULL;
       tg_error_info err = {{0}};
       if (tg_records_read_csv(tg_test_data_path(path, sizeof path, file), NULL, &set, &err) != TG_OK)
@@ -533,10 +521,10 @@ static void models_realise_clean(void **state) {
                 "msgs", "real-ms", "chk-ms", "ooo-ms");
   size_t cases = 0;
   uint64_t texture_bytes[2][2] = {{0, 0}, {0, 0}}; /* [policy][mode] over every texture case */
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
-    for (size_t si = 0; si < STORAGE_COUNT; ++si) {
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
+    for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si) {
       uint64_t bytes[2][2] = {{0, 0}, {0, 0}};
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
@@ -544,9 +532,9 @@ static void models_realise_clean(void **state) {
            * turn; the normal build runs both. */
           if (tg_test_quick() && pi != (m + si + (size_t)mode) % 2) continue;
           case_result r;
-          run_case(dev, &md, k_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32, &r);
+          run_case(dev, &md, tg_test_gpu_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32, &r);
           print_message("%-27s %-13s %-7s %-13s %4zu %5llu %10llu %4llu %4llu %5zu %4llu %8.1f %8.1f %8.1f%s\n",
-                        k_models[m], tg_storage_name(k_storages[si]), tg_mode_name((tg_mode)mode),
+                        tg_test_gpu_models[m], tg_storage_name(tg_test_gpu_storages[si]), tg_mode_name((tg_mode)mode),
                         tg_policy_name(policies[pi]), r.records, (unsigned long long)r.allocations,
                         (unsigned long long)r.bytes, (unsigned long long)r.corrupted,
                         (unsigned long long)r.ooo_corrupted, r.reuse_edges,
@@ -560,7 +548,7 @@ static void models_realise_clean(void **state) {
       if (si > 0)
         for (size_t pi = 0; pi < 2; ++pi)
           print_message("  %s %s %s: texture arena %llu bytes vs texture objects %llu bytes (%+.1f%%)\n",
-                        k_models[m], tg_storage_name(k_storages[si]), tg_policy_name(policies[pi]),
+                        tg_test_gpu_models[m], tg_storage_name(tg_test_gpu_storages[si]), tg_policy_name(policies[pi]),
                         (unsigned long long)bytes[pi][1], (unsigned long long)bytes[pi][0],
                         bytes[pi][0] ? 100.0 * ((double)bytes[pi][1] - (double)bytes[pi][0]) /
                                            (double)bytes[pi][0]
@@ -584,16 +572,16 @@ static void models_realise_clean_fp16(void **state) {
   REQUIRE_DEVICE(s);
   if (!s->info.fp16_images) skip();
   tg_device *dev = test_device();
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
-    for (size_t si = 1; si < STORAGE_COUNT; ++si)
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
+    for (size_t si = 1; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode) {
         if (tg_test_quick() && (size_t)mode != (m + si) % 2) continue; /* one mode each, in turn */
         case_result r;
-        run_case(dev, &md, k_storages[si], (tg_mode)mode, TG_POLICY_SERIAL, TG_PRECISION_FP16, &r);
+        run_case(dev, &md, tg_test_gpu_storages[si], (tg_mode)mode, TG_POLICY_SERIAL, TG_PRECISION_FP16, &r);
         print_message("%-27s %-13s %-7s fp16: %llu allocations, %llu bytes, %llu corrupted\n",
-                      k_models[m], tg_storage_name(k_storages[si]), tg_mode_name((tg_mode)mode),
+                      tg_test_gpu_models[m], tg_storage_name(tg_test_gpu_storages[si]), tg_mode_name((tg_mode)mode),
                       (unsigned long long)r.allocations, (unsigned long long)r.bytes,
                       (unsigned long long)r.corrupted);
       }
@@ -610,9 +598,9 @@ static void mixed_arena_realises_clean(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   tg_device *dev = test_device();
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
     tg_error_info err = {{0}};
     tg_model_records *mr = NULL;
     assert_int_equal(tg_model_records_create(md.model->graph, md.lifetimes, TG_STORAGE_BUFFER,
@@ -628,12 +616,12 @@ static void mixed_arena_realises_clean(void **state) {
       assert_int_equal(tg_shape_to_bhwc(t->shape, t->rank, &shape), TG_OK);
       size_t k = r % 4;
       tg_extent e;
-      if (k == 0 || tg_storage_check_fit(shape, k_storages[k], TG_PRECISION_FP32, &s->info.limits, &e,
+      if (k == 0 || tg_storage_check_fit(shape, tg_test_gpu_storages[k], TG_PRECISION_FP32, &s->info.limits, &e,
                                          NULL, 0) != TG_OK) {
         res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, set->records[r].size, set->records[r].size.w};
         k = 0;
       } else {
-        res[r] = (tg_tensor_resource){k_storages[k], e, e.w * e.h * e.d * 16};
+        res[r] = (tg_tensor_resource){tg_test_gpu_storages[k], e, e.w * e.h * e.d * 16};
       }
       kinds[k]++;
     }
@@ -644,7 +632,7 @@ static void mixed_arena_realises_clean(void **state) {
     realise_and_check(dev, &md, set, arena, mr->tensor_of, res, TG_PRECISION_FP32, plan, 1, &r);
     print_message("%-27s mixed arena: %zu buffers, %zu 2D, %zu arrays, %zu 3D in %llu bytes, "
                   "%zu reuse edges, clean\n",
-                  k_models[m], kinds[0], kinds[1], kinds[2], kinds[3], (unsigned long long)r.bytes,
+                  tg_test_gpu_models[m], kinds[0], kinds[1], kinds[2], kinds[3], (unsigned long long)r.bytes,
                   r.reuse_edges);
     tg_plan_destroy(plan);
     tg_record_set_destroy(arena);
@@ -666,9 +654,9 @@ static void broken_plan_is_caught_and_named(void **state) {
   tg_device *d = NULL;
   tg_error_info err = {{0}};
   assert_int_equal(open_vulkan(NULL, NULL, &d, &err), TG_OK);
-  for (size_t si = 0; si < STORAGE_COUNT; ++si)
+  for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode) {
-      tg_storage storage = k_storages[si];
+      tg_storage storage = tg_test_gpu_storages[si];
       tg_model_records *mr = NULL;
       assert_int_equal(tg_model_records_create(md.model->graph, md.lifetimes, storage,
                                                TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
@@ -1045,14 +1033,11 @@ static void misplaced_resources_are_refused(void **state) {
     tg_plan_destroy(plan);
   }
   /* An object smaller than its member (only with skip_validation). */
-  tg_usage_record recs[2] = {{{64, 64, 1}, 0, 0, 0}, {{8, 8, 1}, 1, 1, 0}};
-  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
-  tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {64, 64, 1}, 64 * 64 * 16},
-                               {TG_STORAGE_TEXTURE_2D, {8, 8, 1}, 8 * 8 * 16}};
-  tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
+  const tg_usage_record recs[2] = {{{64, 64, 1}, 0, 0, 0}, {{8, 8, 1}, 1, 1, 0}};
+  tg_plan *plan = NULL;
   tg_realization *z = NULL;
   tg_error_info err = {{0}};
-  tg_status st = tg_realization_create(dev, &desc, NULL, &z, &err);
+  tg_status st = tg_test_two_images_in_one_object(dev, recs, &plan, &z, &err);
   print_message("oversized member: %s: %s\n", tg_status_name(st), err.message);
   assert_int_equal(st, TG_ERROR_INVALID_PLAN);
   assert_null(z);
@@ -1091,10 +1076,7 @@ static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *m
     tg_status st = tg_realization_create(d, &desc, &fa.base, &z, &err);
     if (st == TG_OK) {
       /* Past the last creation: the realisation works. */
-      tg_check_result r = {0, NULL, 0};
-      assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-      assert_int_equal(r.corrupted_records, 0);
-      tg_realization_destroy(z);
+      tg_test_check_clean(z);
       assert_int_equal(tg_test_vulkan_live(d), 0);
       close_clean(d);
       assert_int_equal(fa.live_blocks, 0);
@@ -1182,10 +1164,10 @@ static void device_alloc_failures_roll_back(void **state) {
   print_message("%llu failure points in all\n", (unsigned long long)points);
 #ifdef TANGRAM_TEST_HAVE_VULKAN
   uint64_t calls = 0;
-  for (size_t si = 0; si < STORAGE_COUNT; ++si)
+  for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode)
       if (!tg_test_quick() || (size_t)mode == si % 2) /* quick: one mode per storage */
-        walk_driver_failures(s, dev, &md, k_storages[si], (tg_mode)mode, &calls);
+        walk_driver_failures(s, dev, &md, tg_test_gpu_storages[si], (tg_mode)mode, &calls);
   print_message("%llu driver call failures in all\n", (unsigned long long)calls);
 #endif
   close_clean(dev);

@@ -55,13 +55,6 @@ static const uint32_t k_engine_spv[] =
 #include "buffer_write.spv.h"
     ;
 
-static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
-                                       "hand_landmark_lite", "pose_landmark_lite"};
-#define MODEL_COUNT (sizeof k_models / sizeof k_models[0])
-static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
-                                        TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
-#define STORAGE_COUNT (sizeof k_storages / sizeof k_storages[0])
-
 /* ------------------------------------------------------------------------------------------ */
 /* The engine: its own loader, instance (validation + synchronization validation), device,
  * queue, and one compute pipeline of its own. */
@@ -736,10 +729,7 @@ static void realise_and_check(tg_device *d, engine *e, const tg_test_model *m,
   tg_realization *z = NULL;
   if (tg_realization_create(d, &desc, NULL, &z, &err) != TG_OK)
     fail_msg("%s: realize: %s", m->name, err.message);
-  tg_realization_stats stats;
-  tg_realization_get_stats(z, &stats);
-  assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
-  assert_int_equal(stats.views, set->count);
+  const tg_realization_stats stats = tg_test_realization_counts(z, plan, set->count);
   out->allocations += stats.allocations;
   out->bytes += stats.allocated_bytes;
   check_handles(z, plan, res, set->count, TG_PRECISION_FP32, engine_memory);
@@ -1092,10 +1082,7 @@ static void textures_need_storage_images(void **state) {
   assert_int_equal(tg_plan_compute(brecs, 2, 1, &opt, NULL, &plan), TG_OK);
   tg_realize_desc bdesc = {plan, brecs, 2, 1, bres, TG_PRECISION_FP32, 0};
   assert_int_equal(tg_realization_create(d, &bdesc, NULL, &z, &err), TG_OK);
-  tg_check_result r = {0, NULL, 0};
-  assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-  assert_int_equal(r.corrupted_records, 0);
-  tg_realization_destroy(z);
+  tg_test_check_clean(z);
   tg_plan_destroy(plan);
   close_wrapped(d, &w, &e, "without storage images");
   engine_destroy_clean(&e);
@@ -1132,10 +1119,7 @@ static void engine_usage_is_added(void **state) {
   assert_true(t.image_usage & VK_IMAGE_USAGE_SAMPLED_BIT);
   assert_true(t.image_usage & VK_IMAGE_USAGE_STORAGE_BIT);
   check_handles(z, plan, res, 3, TG_PRECISION_FP32, &w.memory);
-  tg_check_result r = {0, NULL, 0};
-  assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-  assert_int_equal(r.corrupted_records, 0);
-  tg_realization_destroy(z);
+  tg_test_check_clean(z);
   tg_plan_destroy(plan);
   tg_record_set_destroy(arena);
   /* Another backend's realization has no Vulkan handles. */
@@ -1172,20 +1156,20 @@ static void borrowed_models_realise_clean(void **state) {
     print_message("%s memory:\n", engine_memory ? "the engine's" : "Tangram's own");
     print_message("%-27s %-13s %-7s %-13s %4s %5s %10s %4s %4s %5s\n", "model", "storage", "mode",
                   "policy", "recs", "alloc", "bytes", "corr", "ooo", "reuse");
-    size_t models = tg_test_quick() ? 1 : (engine_memory ? MODEL_COUNT : 1);
+    size_t models = tg_test_quick() ? 1 : (engine_memory ? TG_TEST_GPU_MODEL_COUNT : 1);
     for (size_t mi = 0; mi < models; ++mi) {
       tg_test_model md;
       /* Tangram's own memory: one model (the other path of the same code). */
-      if (!tg_test_model_open(k_models[engine_memory ? mi : MODEL_COUNT - 1], &md)) continue;
-      for (size_t si = 0; si < STORAGE_COUNT; ++si)
+      if (!tg_test_model_open(tg_test_gpu_models[engine_memory ? mi : TG_TEST_GPU_MODEL_COUNT - 1], &md)) continue;
+      for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
         for (int mode = 0; mode < 2; ++mode)
           for (size_t pi = 0; pi < 2; ++pi) {
             if (tg_test_quick() && (si + (size_t)mode + pi) % 2) continue;
             case_result r;
-            run_case(d, &e, &md, k_storages[si], (tg_mode)mode, policies[pi],
+            run_case(d, &e, &md, tg_test_gpu_storages[si], (tg_mode)mode, policies[pi],
                      engine_memory ? &w.memory : NULL, &r);
             print_message("%-27s %-13s %-7s %-13s %4zu %5llu %10llu %4llu %4llu %5zu\n", md.name,
-                          tg_storage_name(k_storages[si]), tg_mode_name((tg_mode)mode),
+                          tg_storage_name(tg_test_gpu_storages[si]), tg_mode_name((tg_mode)mode),
                           tg_policy_name(policies[pi]), r.records, (unsigned long long)r.allocations,
                           (unsigned long long)r.bytes, (unsigned long long)r.corrupted,
                           (unsigned long long)r.ooo_corrupted, r.reuse_edges);
@@ -1309,10 +1293,7 @@ static void walk_case(engine *e, const tg_test_model *md, tg_storage storage, tg
     snprintf(when, sizeof when, "%s %s %s: creation %llu", md->name, tg_storage_name(storage),
              tg_mode_name(mode), (unsigned long long)n);
     if (st == TG_OK) {
-      tg_check_result r = {0, NULL, 0};
-      assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-      assert_int_equal(r.corrupted_records, 0);
-      tg_realization_destroy(z);
+      tg_test_check_clean(z);
       close_wrapped(d, &wf, e, when);
       assert_int_equal(fa.live_blocks, 0);
       break;
@@ -1399,10 +1380,10 @@ static void borrowed_alloc_failures_roll_back(void **state) {
   engine e;
   new_engine(&e);
   uint64_t points = 0;
-  for (size_t si = 0; si < STORAGE_COUNT; ++si)
+  for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode) {
       if (tg_test_quick() && !((si == 0 && mode == 0) || (si == 1 && mode == 1))) continue;
-      walk_case(&e, &md, k_storages[si], (tg_mode)mode, &points);
+      walk_case(&e, &md, tg_test_gpu_storages[si], (tg_mode)mode, &points);
     }
   print_message("%llu failure points in all, the engine's device correct after each walk\n",
                 (unsigned long long)points);
