@@ -1,9 +1,16 @@
+#define _POSIX_C_SOURCE 200809L
 #include "support/tg_backend_cases.h"
 
 #include "support/tg_test.h"
 
+#include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
 
 const char *const tg_test_gpu_models[TG_TEST_GPU_MODEL_COUNT] = {
     "selfie_segmentation", "face_detection_short_range", "hand_landmark_lite", "pose_landmark_lite"};
@@ -19,6 +26,65 @@ tg_device *tg_test_open_backend(const tg_device_options *opt) {
     return NULL;
   }
   return d;
+}
+
+void tg_test_probe(const char *self, const char *flag, const char *mode, char *const *extra_env, char *out,
+                   size_t size) {
+  size_t n = 0;
+  while (environ[n]) ++n;
+  size_t extra = 0;
+  while (extra_env[extra]) ++extra;
+  char **env = calloc(n + extra + 1, sizeof *env);
+  assert_non_null(env);
+  size_t k = 0;
+  for (size_t i = 0; i < n; ++i) {
+    int replaced = 0;
+    for (char *const *e = extra_env; *e; ++e) {
+      size_t len = strcspn(*e, "=");
+      if (strncmp(environ[i], *e, len + 1) == 0) replaced = 1;
+    }
+    if (!replaced) env[k++] = environ[i];
+  }
+  for (char *const *e = extra_env; *e; ++e) env[k++] = *e;
+  env[k] = NULL;
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  char *argv[] = {(char *)self, (char *)flag, (char *)mode, NULL};
+  pid_t pid;
+  assert_int_equal(posix_spawn(&pid, self, &fa, NULL, argv, env), 0);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  size_t got = 0;
+  ssize_t r;
+  while (got + 1 < size && (r = read(fds[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
+  out[got] = '\0';
+  close(fds[0]);
+  int status = 0;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("probe failed:\n%s", out);
+  free(env);
+}
+
+int tg_test_run_probe(tg_backend_kind backend, const char *mode) {
+  tg_device_options opt = {0};
+  opt.backend = strcmp(mode, "auto") == 0 ? TG_BACKEND_AUTO : backend;
+  tg_device *d = NULL;
+  tg_error_info err = {{0}};
+  tg_backend_skip skipped[TG_BACKEND_COUNT];
+  size_t nskipped = 0;
+  tg_status st = tg_device_open(&opt, NULL, &d, skipped, &nskipped, &err);
+  printf("status=%s\n", tg_status_name(st));
+  if (st != TG_OK) printf("reason=%s\n", err.message);
+  for (size_t i = 0; i < nskipped; ++i)
+    printf("skipped %s %s: %s\n", tg_backend_name(skipped[i].backend), tg_status_name(skipped[i].status),
+           skipped[i].reason);
+  if (d) printf("chose %s\n", tg_backend_name(tg_device_get_info(d)->backend));
+  tg_device_close(d);
+  return 0;
 }
 
 const tg_record_set *tg_test_planned_records(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,

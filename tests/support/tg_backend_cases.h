@@ -21,6 +21,18 @@ extern const tg_storage tg_test_gpu_storages[TG_TEST_GPU_STORAGE_COUNT];
  * not available (a failure under CI, tg_test_in_ci). */
 tg_device *tg_test_open_backend(const tg_device_options *opt);
 
+/* Runs the executable `self` again as `self FLAG [MODE]` (no MODE when NULL) with `extra_env`
+ * (NAME=value entries, NULL-terminated; they replace this process's own) for a fresh process
+ * (a loader reads its configuration once per process): its stdout in `out`, NUL-terminated and
+ * cut at `size`. The test fails unless it exits 0. */
+void tg_test_probe(const char *self, const char *flag, const char *mode, char *const *extra_env, char *out,
+                   size_t size);
+
+/* The probe side: opens `backend` (TG_BACKEND_AUTO when `mode` is "auto") and prints what
+ * happened: status=, reason= (on failure), "skipped BACKEND STATUS: reason" lines and
+ * "chose BACKEND". Returns 0, the probe's exit status. */
+int tg_test_run_probe(tg_backend_kind backend, const char *mode);
+
 /* The records to plan in `mode`: `set` itself, or (offsets) the device's arena records of
  * `set`, returned and also stored in `*arena` for the caller to destroy (NULL otherwise). */
 const tg_record_set *tg_test_planned_records(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,

@@ -338,73 +338,13 @@ static void device_info_is_sane(void **state) {
   assert_int_equal(req.linear, 0);
 }
 
-/* Run this executable again with a changed environment to open OpenCL in a fresh process (the
- * ICD loader reads its configuration once per process). Returns its stdout. */
-static void probe(const suite *s, const char *mode, char *const *extra_env, char *out,
-                  size_t size) {
-  size_t n = 0;
-  while (environ[n]) ++n;
-  char **env = calloc(n + 8, sizeof *env);
-  assert_non_null(env);
-  size_t k = 0;
-  for (size_t i = 0; i < n; ++i) {
-    int replaced = 0;
-    for (char *const *e = extra_env; *e; ++e) {
-      size_t len = strcspn(*e, "=");
-      if (strncmp(environ[i], *e, len + 1) == 0) replaced = 1;
-    }
-    if (!replaced) env[k++] = environ[i];
-  }
-  for (char *const *e = extra_env; *e; ++e) env[k++] = *e;
-  env[k] = NULL;
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  char *argv[] = {(char *)s->self, (char *)"--probe", (char *)mode, NULL};
-  pid_t pid;
-  assert_int_equal(posix_spawn(&pid, s->self, &fa, NULL, argv, env), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  size_t got = 0;
-  ssize_t r;
-  while ((r = read(fds[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
-  out[got] = '\0';
-  close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  free(env);
-}
-
-/* The probe side: open OpenCL (or auto) and print what happened. */
-static int run_probe(const char *mode) {
-  tg_device_options opt = {0};
-  opt.backend = strcmp(mode, "auto") == 0 ? TG_BACKEND_AUTO : TG_BACKEND_OPENCL;
-  tg_device *d = NULL;
-  tg_error_info err = {{0}};
-  tg_backend_skip skipped[TG_BACKEND_COUNT];
-  size_t nskipped = 0;
-  tg_status st = tg_device_open(&opt, NULL, &d, skipped, &nskipped, &err);
-  printf("status=%s\n", tg_status_name(st));
-  if (st != TG_OK) printf("reason=%s\n", err.message);
-  for (size_t i = 0; i < nskipped; ++i)
-    printf("skipped %s %s: %s\n", tg_backend_name(skipped[i].backend),
-           tg_status_name(skipped[i].status), skipped[i].reason);
-  if (d) printf("chose %s\n", tg_backend_name(tg_device_get_info(d)->backend));
-  tg_device_close(d);
-  return 0;
-}
-
 static void missing_driver_is_reported(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   char out[4096];
   /* No loader. */
   char *no_loader[] = {(char *)"TANGRAM_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1", NULL};
-  probe(s, "opencl", no_loader, out, sizeof out);
+  tg_test_probe(s->self, "--probe", "opencl", no_loader, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_ERROR_NO_LOADER"));
   assert_non_null(strstr(out, "/nonexistent/libOpenCL.so.1"));
@@ -415,11 +355,11 @@ static void missing_driver_is_reported(void **state) {
                          (char *)"VK_DRIVER_FILES=/nonexistent.json",
                          (char *)"TANGRAM_BACKEND=",
                          NULL};
-  probe(s, "opencl", no_platform, out, sizeof out);
+  tg_test_probe(s->self, "--probe", "opencl", no_platform, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_ERROR_NO_DEVICE"));
   assert_non_null(strstr(out, "no OpenCL platform (-1001)"));
-  probe(s, "auto", no_platform, out, sizeof out);
+  tg_test_probe(s->self, "--probe", "auto", no_platform, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_OK"));
   assert_non_null(strstr(out, "skipped opencl TG_ERROR_NO_DEVICE: no OpenCL platform (-1001)"));
@@ -856,7 +796,7 @@ static void host_alloc_failures_roll_back(void **state) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "--probe") == 0) return run_probe(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "--probe") == 0) return tg_test_run_probe(TG_BACKEND_OPENCL, argv[2]);
   snprintf(g_self, sizeof g_self, "%s", argv[0]);
   if (strchr(g_self, '/') == NULL) {
     char buf[1024];

@@ -547,35 +547,8 @@ static int run_probe_two_devices(void) {
 }
 
 static void probe_two_devices(char *out, size_t size) {
-  size_t n = 0;
-  while (environ[n]) ++n;
-  char **env = calloc(n + 2, sizeof *env);
-  assert_non_null(env);
-  size_t k = 0;
-  for (size_t i = 0; i < n; ++i)
-    if (strncmp(environ[i], "POCL_DEVICES=", 13) != 0) env[k++] = environ[i];
-  env[k++] = (char *)"POCL_DEVICES=basic basic";
-  env[k] = NULL;
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  char *argv[] = {g_self, (char *)"--probe-two-devices", NULL};
-  pid_t pid;
-  assert_int_equal(posix_spawn(&pid, g_self, &fa, NULL, argv, env), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  size_t got = 0;
-  ssize_t r;
-  while (got + 1 < size && (r = read(fds[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
-  out[got] = '\0';
-  close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("probe failed:\n%s", out);
-  free(env);
+  char *two[] = {(char *)"POCL_DEVICES=basic basic", NULL};
+  tg_test_probe(g_self, "--probe-two-devices", NULL, two, out, size);
 }
 
 /* Wrong objects: a clear error naming the field, nothing created, the engine untouched. */

@@ -381,64 +381,6 @@ static void device_info_is_sane(void **state) {
   close_clean(dev);
 }
 
-/* Run this executable again with a changed environment: the loader reads its configuration
- * when an instance is made, and a fresh process keeps the suite's state out of it. */
-static void probe(const char *mode, char *const *extra_env, char *out, size_t size) {
-  size_t n = 0;
-  while (environ[n]) ++n;
-  char **env = calloc(n + 8, sizeof *env);
-  assert_non_null(env);
-  size_t k = 0;
-  for (size_t i = 0; i < n; ++i) {
-    int replaced = 0;
-    for (char *const *e = extra_env; *e; ++e) {
-      size_t len = strcspn(*e, "=");
-      if (strncmp(environ[i], *e, len + 1) == 0) replaced = 1;
-    }
-    if (!replaced) env[k++] = environ[i];
-  }
-  for (char *const *e = extra_env; *e; ++e) env[k++] = *e;
-  env[k] = NULL;
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  char *argv[] = {g_self, (char *)"--probe", (char *)mode, NULL};
-  pid_t pid;
-  assert_int_equal(posix_spawn(&pid, g_self, &fa, NULL, argv, env), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  size_t got = 0;
-  ssize_t r;
-  while (got + 1 < size && (r = read(fds[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
-  out[got] = '\0';
-  close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  free(env);
-}
-
-static int run_probe(const char *mode) {
-  tg_device_options opt = {0};
-  opt.backend = strcmp(mode, "auto") == 0 ? TG_BACKEND_AUTO : TG_BACKEND_VULKAN;
-  tg_device *d = NULL;
-  tg_error_info err = {{0}};
-  tg_backend_skip skipped[TG_BACKEND_COUNT];
-  size_t nskipped = 0;
-  tg_status st = tg_device_open(&opt, NULL, &d, skipped, &nskipped, &err);
-  printf("status=%s\n", tg_status_name(st));
-  if (st != TG_OK) printf("reason=%s\n", err.message);
-  for (size_t i = 0; i < nskipped; ++i)
-    printf("skipped %s %s: %s\n", tg_backend_name(skipped[i].backend),
-           tg_status_name(skipped[i].status), skipped[i].reason);
-  if (d) printf("chose %s\n", tg_backend_name(tg_device_get_info(d)->backend));
-  tg_device_close(d);
-  return 0;
-}
-
 static void missing_driver_is_reported(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
@@ -447,13 +389,13 @@ static void missing_driver_is_reported(void **state) {
   char *no_driver[] = {(char *)"VK_ICD_FILENAMES=/nonexistent/icd.json",
                        (char *)"VK_DRIVER_FILES=/nonexistent/icd.json",
                        (char *)"TANGRAM_BACKEND=", (char *)"TANGRAM_VULKAN_VALIDATION=", NULL};
-  probe("vulkan", no_driver, out, sizeof out);
+  tg_test_probe(g_self, "--probe", "vulkan", no_driver, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_ERROR_NO_DEVICE"));
   assert_non_null(strstr(out, "reason="));
   assert_non_null(strstr(out, "driver"));
   /* `auto` passes over Vulkan, says why, and opens something else. */
-  probe("auto", no_driver, out, sizeof out);
+  tg_test_probe(g_self, "--probe", "auto", no_driver, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_OK"));
   assert_non_null(strstr(out, "skipped vulkan TG_ERROR_NO_DEVICE"));
@@ -1211,7 +1153,7 @@ static void host_alloc_failures_roll_back(void **state) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "--probe") == 0) return run_probe(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "--probe") == 0) return tg_test_run_probe(TG_BACKEND_VULKAN, argv[2]);
   snprintf(g_self, sizeof g_self, "%s", argv[0]);
   if (strchr(g_self, '/') == NULL) {
     char buf[1024];
