@@ -111,6 +111,42 @@ tg_plan *tg_test_plan_for_device(tg_device *d, const tg_record_set *set, const t
   return plan;
 }
 
+void tg_test_break_plan(tg_plan *plan, const tg_record_set *set, const tg_record_set *arena, size_t *victim,
+                        size_t *intruder) {
+  *victim = *intruder = set->count;
+  for (size_t a = 0; a < set->count && *intruder == set->count; ++a) {
+    const tg_usage_record *A = &set->records[a];
+    if (A->last_task <= A->first_task) continue;
+    for (size_t b = 0; b < set->count; ++b) {
+      const tg_usage_record *B = &set->records[b];
+      /* B is written strictly before A's last read: an op's reads and writes of aliased memory
+       * would be a race inside the op, not an overwrite the check can name. */
+      if (b != a && B->first_task > A->first_task && B->first_task < A->last_task) {
+        *victim = a;
+        *intruder = b;
+        break;
+      }
+    }
+  }
+  assert_true(*victim < set->count);
+  if (plan->mode == TG_MODE_OBJECTS) {
+    uint32_t k = plan->object_of[*victim];
+    plan->object_of[*intruder] = k;
+    tg_extent *o = &plan->object_sizes[k];
+    const tg_extent *b = &set->records[*intruder].size;
+    if (b->w > o->w) o->w = b->w;
+    if (b->h > o->h) o->h = b->h;
+    if (b->d > o->d) o->d = b->d;
+    plan->total = 0;
+    for (size_t j = 0; j < plan->object_count; ++j)
+      plan->total += plan->object_sizes[j].w * plan->object_sizes[j].h * plan->object_sizes[j].d;
+  } else {
+    plan->offset_of[*intruder] = plan->offset_of[*victim];
+    uint64_t end = plan->offset_of[*intruder] + arena->records[*intruder].size.w;
+    if (end > plan->total) plan->total = end;
+  }
+}
+
 uint64_t tg_test_expected_bytes(const tg_plan *plan, const tg_record_set *set, tg_precision precision) {
   if (plan->mode == TG_MODE_OFFSETS || set->dims == 1) return plan->total;
   return plan->total * tg_precision_texel_bytes(precision);

@@ -45,6 +45,15 @@ tg_plan *tg_test_plan_for_device(tg_device *d, const tg_record_set *set, const t
                                  tg_precision precision, tg_mode mode, const tg_share_relation *relation, int aligned,
                                  tg_record_set **arena);
 
+/* Breaks `plan` of `set` (offsets: over `arena`, the arena records of tg_test_planned_records)
+ * by putting two tensors alive at once in the same memory: the victim, the first record that
+ * lives across tasks, and the intruder, a record written while the victim is still to be read
+ * by a later op (first_task in (victim.first, victim.last)). Objects: the intruder takes the
+ * victim's object, grown to hold both; offsets: the victim's offset. The test fails when `set`
+ * has no such pair. */
+void tg_test_break_plan(tg_plan *plan, const tg_record_set *set, const tg_record_set *arena, size_t *victim,
+                        size_t *intruder);
+
 /* Bytes a realisation must allocate for `plan` of `set`. */
 uint64_t tg_test_expected_bytes(const tg_plan *plan, const tg_record_set *set, tg_precision precision);
 

@@ -604,44 +604,12 @@ static void broken_plan_is_caught_and_named(void **state) {
                                                TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
                        TG_OK);
       const tg_record_set *set = mr->records;
-      /* Victim: the first record that lives across tasks; intruder: a record written while the
-       * victim is still to be read by a later op (an op's reads and writes of aliased memory
-       * would be a race inside the op, not an overwrite the check can name). */
-      size_t victim = set->count, intruder = set->count;
-      for (size_t a = 0; a < set->count && intruder == set->count; ++a) {
-        const tg_usage_record *A = &set->records[a];
-        if (A->last_task <= A->first_task) continue;
-        for (size_t b = 0; b < set->count; ++b) {
-          const tg_usage_record *B = &set->records[b];
-          if (b != a && B->first_task > A->first_task && B->first_task < A->last_task) {
-            victim = a;
-            intruder = b;
-            break;
-          }
-        }
-      }
-      assert_true(victim < set->count);
       tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       tg_record_set *arena = NULL;
       tg_plan *plan = tg_test_plan_for_device(d, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, 0, &arena);
       const tg_record_set *planned = arena ? arena : set;
-      if (mode == TG_MODE_OBJECTS) {
-        /* The intruder takes the victim's object, grown to hold both. */
-        uint32_t k = plan->object_of[victim];
-        plan->object_of[intruder] = k;
-        tg_extent *o = &plan->object_sizes[k];
-        const tg_extent *b = &set->records[intruder].size;
-        if (b->w > o->w) o->w = b->w;
-        if (b->h > o->h) o->h = b->h;
-        if (b->d > o->d) o->d = b->d;
-        plan->total = 0;
-        for (size_t j = 0; j < plan->object_count; ++j)
-          plan->total += plan->object_sizes[j].w * plan->object_sizes[j].h * plan->object_sizes[j].d;
-      } else {
-        plan->offset_of[intruder] = plan->offset_of[victim];
-        uint64_t end = plan->offset_of[intruder] + arena->records[intruder].size.w;
-        if (end > plan->total) plan->total = end;
-      }
+      size_t victim, intruder;
+      tg_test_break_plan(plan, set, arena, &victim, &intruder);
       tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res,
                               TG_PRECISION_FP32, 0};
       tg_realization *z = NULL;
