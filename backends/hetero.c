@@ -265,12 +265,7 @@ tg_status tg_hetero_realization_create(tg_device *d, const tg_hetero_realize_des
         }
         s->memories[k] = b;
       } else {
-        if (tg__device_inject_failure(d)) {
-          st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
-                         "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
-                         (unsigned long long)tg__device_creations(d));
-          goto fail;
-        }
+        if ((st = tg__device_inject_failure(d, err)) != TG_OK) goto fail;
         st = s->space == TG_SPACE_SHARED
                  ? vt->allocate_shared(z->impl, &s->objects[k], z->precision, arena, &s->memories[k])
                  : vt->allocate(z->impl, &s->objects[k], z->precision, arena, &s->memories[k]);
@@ -289,12 +284,7 @@ tg_status tg_hetero_realization_create(tg_device *d, const tg_hetero_realize_des
     /* Device views of device and shared records. */
     for (size_t r = 0; r < s->count && s->space != TG_SPACE_HOST; ++r) {
       size_t g = first + r;
-      if (tg__device_inject_failure(d)) {
-        st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
-                       "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
-                       (unsigned long long)tg__device_creations(d));
-        goto fail;
-      }
+      if ((st = tg__device_inject_failure(d, err)) != TG_OK) goto fail;
       uint32_t k = z->memory_of[g];
       st = vt->bind(z->impl, s->memories[k], &s->objects[k], z->offset_of[g], &z->resources[g],
                     z->precision, arena, &z->views[g]);
