@@ -17,6 +17,15 @@ const char *const tg_test_gpu_models[TG_TEST_GPU_MODEL_COUNT] = {
 const tg_storage tg_test_gpu_storages[TG_TEST_GPU_STORAGE_COUNT] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
                                                                    TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
 
+tg_model_records *tg_test_model_records(const tg_test_model *m, tg_storage storage, tg_precision precision,
+                                        const tg_device_limits *limits) {
+  tg_model_records *mr = NULL;
+  tg_error_info err = {{0}};
+  if (tg_model_records_create(m->model->graph, m->lifetimes, storage, precision, limits, NULL, &mr, &err) != TG_OK)
+    fail_msg("%s: records: %s", m->name, err.message);
+  return mr;
+}
+
 tg_device *tg_test_open_backend(const tg_device_options *opt) {
   tg_device *d = NULL;
   tg_error_info err = {{0}};

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/tg_models.h"
 #include "tangram/backend.h"
 #include "tangram/schedule.h"
 
@@ -16,6 +17,11 @@
 extern const char *const tg_test_gpu_models[TG_TEST_GPU_MODEL_COUNT];
 #define TG_TEST_GPU_STORAGE_COUNT 4
 extern const tg_storage tg_test_gpu_storages[TG_TEST_GPU_STORAGE_COUNT];
+
+/* The records of model `m` in `storage` and `precision` under `limits`
+ * (tg_model_records_create); the test fails, naming the model, when they cannot be made. */
+tg_model_records *tg_test_model_records(const tg_test_model *m, tg_storage storage, tg_precision precision,
+                                        const tg_device_limits *limits);
 
 /* The device of `opt->backend` opened with `opt`, or NULL after a message when the backend is
  * not available (a failure under CI, tg_test_in_ci). */

@@ -156,10 +156,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
   memset(out, 0, sizeof *out);
   const tg_device_info *info = tg_device_get_info(d);
   tg_error_info err = {{0}};
-  tg_model_records *mr = NULL;
-  tg_status st = tg_model_records_create(m->model->graph, m->lifetimes, storage, precision,
-                                         &info->limits, NULL, &mr, &err);
-  if (st != TG_OK) fail_msg("%s: records: %s", m->name, err.message);
+  tg_model_records *mr = tg_test_model_records(m, storage, precision, &info->limits);
   const tg_record_set *set = mr->records;
   tg_policy_relation *rel = NULL;
   assert_int_equal(
@@ -483,10 +480,7 @@ static void broken_plan_is_caught_and_named(void **state) {
         continue;
       tg_model_records *mr = NULL;
       tg_error_info err = {{0}};
-      assert_int_equal(
-          tg_model_records_create(md.model->graph, md.lifetimes, storage, TG_PRECISION_FP32,
-                                  &s->info->limits, NULL, &mr, &err),
-          TG_OK);
+      mr = tg_test_model_records(&md, storage, TG_PRECISION_FP32, &s->info->limits);
       const tg_record_set *set = mr->records;
       tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       tg_record_set *arena = NULL;
@@ -664,9 +658,7 @@ static void walk_failures(const suite *s, const tg_test_model *md, tg_storage st
                           uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage,
-                                           TG_PRECISION_FP16, &s->info->limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP16, &s->info->limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP16);
   tg_record_set *arena = NULL;

@@ -729,11 +729,7 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test
 static void run_case(suite *s, const tg_test_model *m, tg_storage storage, tg_mode mode,
                      tg_policy policy, int *offsets_as_objects, case_result *out) {
   memset(out, 0, sizeof *out);
-  tg_error_info err = {{0}};
-  tg_model_records *mr = NULL;
-  if (tg_model_records_create(m->model->graph, m->lifetimes, storage, TG_PRECISION_FP32,
-                              &s->info.limits, NULL, &mr, &err) != TG_OK)
-    fail_msg("%s: records: %s", m->name, err.message);
+  tg_model_records *mr = tg_test_model_records(m, storage, TG_PRECISION_FP32, &s->info.limits);
   const tg_record_set *set = mr->records;
   tg_policy_relation *rel = NULL;
   assert_int_equal(
@@ -902,9 +898,7 @@ static void walk_failures(suite *s, const tg_test_model *md, tg_storage storage,
                           uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage,
-                                           TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP32, &s->info.limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;

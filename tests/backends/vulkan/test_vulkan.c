@@ -171,11 +171,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
                      tg_policy policy, tg_precision precision, case_result *out) {
   memset(out, 0, sizeof *out);
   const tg_device_info *info = tg_device_get_info(d);
-  tg_error_info err = {{0}};
-  tg_model_records *mr = NULL;
-  tg_status st = tg_model_records_create(m->model->graph, m->lifetimes, storage, precision,
-                                         &info->limits, NULL, &mr, &err);
-  if (st != TG_OK) fail_msg("%s: records: %s", m->name, err.message);
+  tg_model_records *mr = tg_test_model_records(m, storage, precision, &info->limits);
   const tg_record_set *set = mr->records;
   out->records = set->count;
   out->fallback_records = mr->fallback->count;
@@ -543,11 +539,7 @@ static void mixed_arena_realises_clean(void **state) {
   for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
     if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
-    tg_error_info err = {{0}};
-    tg_model_records *mr = NULL;
-    assert_int_equal(tg_model_records_create(md.model->graph, md.lifetimes, TG_STORAGE_BUFFER,
-                                             TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
-                     TG_OK);
+    tg_model_records *mr = tg_test_model_records(&md, TG_STORAGE_BUFFER, TG_PRECISION_FP32, &s->info.limits);
     const tg_record_set *set = mr->records;
     tg_tensor_resource *res = calloc(set->count + 1, sizeof *res);
     assert_non_null(res);
@@ -599,10 +591,7 @@ static void broken_plan_is_caught_and_named(void **state) {
   for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode) {
       tg_storage storage = tg_test_gpu_storages[si];
-      tg_model_records *mr = NULL;
-      assert_int_equal(tg_model_records_create(md.model->graph, md.lifetimes, storage,
-                                               TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
-                       TG_OK);
+      tg_model_records *mr = tg_test_model_records(&md, storage, TG_PRECISION_FP32, &s->info.limits);
       const tg_record_set *set = mr->records;
       tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       tg_record_set *arena = NULL;
@@ -670,10 +659,7 @@ static void dropped_wait_is_caught(void **state) {
     for (int kind = 0; kind < 2; ++kind) { /* 0: a graph edge, 1: a reuse edge */
       tg_device *d = test_device();
       tg_error_info err = {{0}};
-      tg_model_records *mr = NULL;
-      assert_int_equal(tg_model_records_create(md.model->graph, md.lifetimes, storages[si],
-                                               TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
-                       TG_OK);
+      tg_model_records *mr = tg_test_model_records(&md, storages[si], TG_PRECISION_FP32, &s->info.limits);
       const tg_record_set *set = mr->records;
       tg_tensor_resource *res = tg_test_resources_for(set, storages[si], TG_PRECISION_FP32);
       /* A graph edge is dropped from a plan without any reuse (naive: the dropped edge then
@@ -964,9 +950,7 @@ static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *m
                           tg_mode mode, uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage, TG_PRECISION_FP32,
-                                           &s->info.limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP32, &s->info.limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
@@ -1019,9 +1003,7 @@ static void walk_driver_failures(const suite *s, tg_device *dev, const tg_test_m
                                  tg_storage storage, tg_mode mode, uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage, TG_PRECISION_FP16,
-                                           &s->info.limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP16, &s->info.limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP16);
   tg_record_set *arena = NULL;

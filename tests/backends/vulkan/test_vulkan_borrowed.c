@@ -779,11 +779,7 @@ static void run_case(tg_device *d, engine *e, const tg_test_model *m, tg_storage
                      case_result *out) {
   memset(out, 0, sizeof *out);
   const tg_device_info *info = tg_device_get_info(d);
-  tg_error_info err = {{0}};
-  tg_model_records *mr = NULL;
-  if (tg_model_records_create(m->model->graph, m->lifetimes, storage, TG_PRECISION_FP32,
-                              &info->limits, NULL, &mr, &err) != TG_OK)
-    fail_msg("%s: records: %s", m->name, err.message);
+  tg_model_records *mr = tg_test_model_records(m, storage, TG_PRECISION_FP32, &info->limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   const uint32_t *tensor_of = mr->tensor_of;
@@ -1266,9 +1262,7 @@ static void walk_case(engine *e, const tg_test_model *md, tg_storage storage, tg
   tg_device *dev = wrap_device(&w, NULL);
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage, TG_PRECISION_FP32,
-                                           &tg_device_get_info(dev)->limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP32, &tg_device_get_info(dev)->limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
