@@ -147,16 +147,14 @@ uint64_t tg_device_get_validation_messages(const tg_device *d) {
   return (d && d->vt->validation_messages) ? d->vt->validation_messages(d->impl) : 0;
 }
 
-
 /* Every device object creation passes here so fault injection sees all of them. */
-static int inject_failure(tg_device *d) {
+tg_status tg__device_inject_failure(tg_device *d, tg_error_info *err) {
   d->creations++;
-  return d->fail_at != 0 && d->creations == d->fail_at;
+  if (d->fail_at == 0 || d->creations != d->fail_at) return TG_OK;
+  return tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
+                   "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
+                   (unsigned long long)d->creations);
 }
-
-int tg__device_inject_failure(tg_device *d) { return inject_failure(d); }
-
-uint64_t tg__device_creations(const tg_device *d) { return d ? d->creations : 0; }
 
 static tg_status resource_bytes(const tg_tensor_resource *r, tg_precision p, uint64_t *out) {
   if (!tg_storage_is_texture(r->storage)) {
@@ -369,12 +367,7 @@ static tg_status realize(tg_device *d, const tg_realize_desc *desc, const tg_rea
       tg__error(err, st, "realize: object %zu mixes storages or has a bad extent", k);
       goto fail;
     }
-    if (inject_failure(d)) {
-      st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
-                     "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
-                     (unsigned long long)d->creations);
-      goto fail;
-    }
+    if ((st = tg__device_inject_failure(d, err)) != TG_OK) goto fail;
     st = d->vt->allocate(d->impl, &z->objects[k], z->precision, arena, &z->memories[k]);
     if (st != TG_OK) {
       tg__error(err, st, "realize: allocating %s %zu (%llu bytes) failed: %s (driver code %lld)",
@@ -391,12 +384,7 @@ static tg_status realize(tg_device *d, const tg_realize_desc *desc, const tg_rea
     int arena = p->mode == TG_MODE_OFFSETS;
     z->memory_of[r] = arena ? tg_plan_arena_of(p, r) : p->object_of[r];
     z->offset_of[r] = arena ? p->offset_of[r] : 0;
-    if (inject_failure(d)) {
-      st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
-                     "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
-                     (unsigned long long)d->creations);
-      goto fail;
-    }
+    if ((st = tg__device_inject_failure(d, err)) != TG_OK) goto fail;
     st = d->vt->bind(d->impl, z->memories[z->memory_of[r]], &z->objects[z->memory_of[r]],
                      z->offset_of[r], &z->resources[r], z->precision, arena, &z->views[r]);
     if (st != TG_OK) {
@@ -861,11 +849,9 @@ tg_status tg_realization_check_run(tg_realization *z, const tg_check_desc *desc,
 tg_status tg__device_allocate(tg_device *d, const tg_tensor_resource *resource, tg_precision precision,
                               int arena, void **memory, tg_error_info *err) {
   *memory = NULL;
-  if (inject_failure(d))
-    return tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
-                     "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
-                     (unsigned long long)d->creations);
-  tg_status st = d->vt->allocate(d->impl, resource, precision, arena, memory);
+  tg_status st = tg__device_inject_failure(d, err);
+  if (st != TG_OK) return st;
+  st = d->vt->allocate(d->impl, resource, precision, arena, memory);
   if (st != TG_OK) {
     *memory = NULL;
     return tg__error(err, st, "allocating %llu bytes on the %s device failed: %s (driver code %lld)",
@@ -938,12 +924,7 @@ tg_status tg__realization_create_placed(tg_device *d, const tg__placed_desc *des
   for (size_t r = 0; r < z->record_count; ++r) {
     uint32_t k = z->memory_of[r];
     int arena = !tg_storage_is_texture(z->objects[k].storage);
-    if (inject_failure(d)) {
-      st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
-                     "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
-                     (unsigned long long)d->creations);
-      goto fail;
-    }
+    if ((st = tg__device_inject_failure(d, err)) != TG_OK) goto fail;
     st = d->vt->bind(d->impl, z->memories[k], &z->objects[k], z->offset_of[r], &z->resources[r],
                      z->precision, arena, &z->views[r]);
     if (st != TG_OK) {

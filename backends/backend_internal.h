@@ -71,11 +71,9 @@ tg_status tg__realization_describe(const tg_realization *realization, tg__realiz
 const tg__backend_vtable *tg__device_vtable(const tg_device *device);
 
 /* Count one device object creation for fault injection (TANGRAM_FAIL_DEVICE_ALLOC_AT /
- * tg_device_options.fail_device_alloc_at): 1 when this creation must fail. */
-int tg__device_inject_failure(tg_device *device);
-
-/* The number of the last device object creation counted (for messages). */
-uint64_t tg__device_creations(const tg_device *device);
+ * tg_device_options.fail_device_alloc_at): TG_ERROR_OUT_OF_DEVICE_MEMORY, with the creation's
+ * number in `err`, when this creation must fail; TG_OK otherwise. */
+tg_status tg__device_inject_failure(tg_device *device, tg_error_info *err);
 
 /* Run-time pools (pool/) make single allocations through these. tg__device_allocate: one
  * driver allocation of `resource` (a buffer block with `arena` = 1, or an image), counted by

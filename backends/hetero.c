@@ -265,12 +265,7 @@ tg_status tg_hetero_realization_create(tg_device *d, const tg_hetero_realize_des
         }
         s->memories[k] = b;
       } else {
-        if (tg__device_inject_failure(d)) {
-          st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
-                         "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
-                         (unsigned long long)tg__device_creations(d));
-          goto fail;
-        }
+        if ((st = tg__device_inject_failure(d, err)) != TG_OK) goto fail;
         st = s->space == TG_SPACE_SHARED
                  ? vt->allocate_shared(z->impl, &s->objects[k], z->precision, arena, &s->memories[k])
                  : vt->allocate(z->impl, &s->objects[k], z->precision, arena, &s->memories[k]);
@@ -289,12 +284,7 @@ tg_status tg_hetero_realization_create(tg_device *d, const tg_hetero_realize_des
     /* Device views of device and shared records. */
     for (size_t r = 0; r < s->count && s->space != TG_SPACE_HOST; ++r) {
       size_t g = first + r;
-      if (tg__device_inject_failure(d)) {
-        st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY,
-                       "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
-                       (unsigned long long)tg__device_creations(d));
-        goto fail;
-      }
+      if ((st = tg__device_inject_failure(d, err)) != TG_OK) goto fail;
       uint32_t k = z->memory_of[g];
       st = vt->bind(z->impl, s->memories[k], &s->objects[k], z->offset_of[g], &z->resources[g],
                     z->precision, arena, &z->views[g]);
@@ -406,26 +396,6 @@ tg_status tg_hetero_realization_get_tensor(const tg_hetero_realization *z, size_
 }
 
 /* ---- the check ---- */
-
-/* Verify (write = 0) or write the signature of record `id` over `bytes` at `base`, as the
- * backends' buffer kernels do: 32-bit words, then the tail bytes. Returns mismatches. */
-static uint64_t cpu_access(uint8_t *base, uint64_t bytes, uint32_t id, int write) {
-  uint64_t words = bytes / 4, tail = bytes % 4, bad = 0;
-  for (uint64_t i = 0; i < words; ++i) {
-    uint32_t want = tg_signature_word(id, (uint32_t)i), have;
-    if (write) memcpy(base + 4 * i, &want, 4);
-    else {
-      memcpy(&have, base + 4 * i, 4);
-      bad += have != want;
-    }
-  }
-  for (uint64_t j = 0; j < tail; ++j) {
-    uint8_t want = (uint8_t)tg_signature_word(id, (uint32_t)(words + j));
-    if (write) base[4 * words + j] = want;
-    else bad += base[4 * words + j] != want;
-  }
-  return bad;
-}
 
 typedef struct run_state {
   tg_hetero_realization *z;
@@ -598,7 +568,7 @@ static tg_status run_cpu_op(run_state *rs, size_t o, tg_error_info *err) {
         if (bytes) return tg__error(err, TG_ERROR_INVALID_PLAN, "check: record %zu has no memory", r);
         continue;
       }
-      rs->counts[r] += cpu_access(base + z->offset_of[r], bytes, acc[i].signature_id, write);
+      rs->counts[r] += tg__signature_buffer_access(base + z->offset_of[r], bytes, acc[i].signature_id, write);
       rs->checked_bytes += bytes;
     }
   }
@@ -720,7 +690,7 @@ tg_status tg_hetero_realization_check(tg_hetero_realization *z, const tg_hetero_
                 (long long)tg_device_get_native_error(z->device));
       goto done;
     }
-    if (base) cpu_access(base + z->offset_of[r], z->resources[r].bytes, (uint32_t)r + 1, 1);
+    if (base) tg__signature_buffer_access(base + z->offset_of[r], z->resources[r].bytes, (uint32_t)r + 1, 1);
   }
   if (device_inputs) {
     size_t nw = 0;

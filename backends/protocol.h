@@ -129,6 +129,11 @@ typedef tg_status (*tg__wrap_fn)(const void *borrowed, const tg_device_options *
 /* Bytes per texel (4 channels) for a precision. */
 static inline uint64_t tg__texel_bytes(tg_precision p) { return p == TG_PRECISION_FP16 ? 8u : 16u; }
 
+/* Verify (write = 0) or write the signature of record `id` over the `bytes` of a buffer at
+ * `base`, as the backends' buffer kernels do: 32-bit words, then the tail bytes. Returns the
+ * mismatches (0 when writing). */
+uint64_t tg__signature_buffer_access(uint8_t *base, uint64_t bytes, uint32_t id, int write);
+
 /* The half-float bits of a signature texel value (exact: values are integers < 1024). */
 uint16_t tg__float_to_half_exact(float v);
 float tg__half_to_float(uint16_t h);

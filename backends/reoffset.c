@@ -94,11 +94,7 @@ static tg_status reoffset(tg_realization *z, const tg_realize_desc *desc, tg_err
   /* New views first: on a failure the old ones are all still there. */
   for (size_t r = 0; r < n && st == TG_OK; ++r) {
     if (!moved[r]) continue;
-    if (tg__device_inject_failure(d)) {
-      st = tg__error(err, TG_ERROR_OUT_OF_DEVICE_MEMORY, "device object creation %llu failed (TANGRAM_FAIL_DEVICE_ALLOC_AT)",
-                     (unsigned long long)tg__device_creations(d));
-      break;
-    }
+    if ((st = tg__device_inject_failure(d, err)) != TG_OK) break;
     uint32_t k = memory_of[r];
     st = vt->bind(impl, z->memories[k], &z->objects[k], offset_of[r], &desc->resources[r], z->precision,
                   z->mode == TG_MODE_OFFSETS, &views[r]);

@@ -2,6 +2,8 @@
  * (backend.c) and every backend, below both. */
 #include "backends/protocol.h"
 
+#include <string.h>
+
 uint32_t tg_signature_word(uint32_t id, uint32_t index) {
   uint32_t x = id * 0x9E3779B1u + index * 0x85EBCA77u + 0x27D4EB2Fu;
   x ^= x >> 15;
@@ -10,6 +12,24 @@ uint32_t tg_signature_word(uint32_t id, uint32_t index) {
   x *= 0x297A2D39u;
   x ^= x >> 15;
   return x;
+}
+
+uint64_t tg__signature_buffer_access(uint8_t *base, uint64_t bytes, uint32_t id, int write) {
+  uint64_t words = bytes / 4, tail = bytes % 4, bad = 0;
+  for (uint64_t i = 0; i < words; ++i) {
+    uint32_t want = tg_signature_word(id, (uint32_t)i), have;
+    if (write) memcpy(base + 4 * i, &want, 4);
+    else {
+      memcpy(&have, base + 4 * i, 4);
+      bad += have != want;
+    }
+  }
+  for (uint64_t j = 0; j < tail; ++j) {
+    uint8_t want = (uint8_t)tg_signature_word(id, (uint32_t)(words + j));
+    if (write) base[4 * words + j] = want;
+    else bad += base[4 * words + j] != want;
+  }
+  return bad;
 }
 
 float tg_signature_texel(uint32_t id, uint32_t index) {

@@ -170,20 +170,7 @@ static void host_access(host_device *h, const tg__check_access *acc, tg_precisio
   uint32_t id = acc->signature_id;
   uint64_t bad = 0;
   if (!tg_storage_is_texture(res->storage)) {
-    uint64_t words = res->bytes / 4, tail = res->bytes % 4;
-    for (uint64_t i = 0; i < words; ++i) {
-      uint32_t want = tg_signature_word(id, (uint32_t)i), have;
-      if (write) memcpy(base + 4 * i, &want, 4);
-      else {
-        memcpy(&have, base + 4 * i, 4);
-        bad += have != want;
-      }
-    }
-    for (uint64_t j = 0; j < tail; ++j) {
-      uint8_t want = (uint8_t)tg_signature_word(id, (uint32_t)(words + j));
-      if (write) base[4 * words + j] = want;
-      else bad += base[4 * words + j] != want;
-    }
+    bad = tg__signature_buffer_access(base, res->bytes, id, write);
     h->checked_bytes += res->bytes;
   } else {
     const tg_extent e = res->extent, p = v->pitch;

@@ -170,4 +170,13 @@ static inline void plan_case_device(case_data *c, tg_device *d, tg_mode mode) {
   }
 }
 
+/* The mixed graph (hetero_mixed_graph) placed "auto" and planned on `d` in `mode` into `c`
+ * (case_free frees it): 0 corrupted in order, and out of order with its waits. */
+static inline void mixed_case_checks_clean(case_data *c, tg_device *d, tg_mode mode) {
+  case_text(c, hetero_mixed_graph(), "auto");
+  plan_case_device(c, d, mode);
+  assert_int_equal(realise_check(d, c, 0, NULL, NULL), 0);
+  assert_int_equal(realise_check(d, c, 1, c->waits->wait_start, c->waits->waits), 0);
+}
+
 #endif

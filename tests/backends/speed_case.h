@@ -149,6 +149,18 @@ static tg_realization *realise(const suite *s, const tg_record_set *set, const t
   return z;
 }
 
+/* `set` planned naively in objects mode (one object per record, `*plan` for the caller to
+ * destroy) and realised on `s->device` in FP32. */
+static tg_realization *realise_naive(const suite *s, const tg_record_set *set, const tg_tensor_resource *res,
+                                     tg_plan **plan) {
+  tg_plan_options opt = {0};
+  opt.mode = TG_MODE_OBJECTS;
+  opt.strategy = TG_STRATEGY_NAIVE;
+  *plan = NULL;
+  assert_int_equal(tg_plan_compute(set->records, set->count, 1, &opt, NULL, plan), TG_OK);
+  return realise(s, set, res, *plan, TG_PRECISION_FP32, 0);
+}
+
 static void plan_and_time(const suite *s, tg_storage storage, tg_mode mode, tg_strategy strategy,
                           tg_precision precision) {
   tg_model_records *mr = records_for(s, storage, precision);
@@ -294,12 +306,8 @@ static void bad_requests_are_refused(void **state) {
   if (s->device == NULL) skip();
   tg_model_records *mr = records_for(s, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
   tg_tensor_resource *res = tg_test_resources_for(mr->records, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
-  tg_plan_options opt = {0};
-  opt.mode = TG_MODE_OBJECTS;
-  opt.strategy = TG_STRATEGY_NAIVE;
   tg_plan *plan = NULL;
-  assert_int_equal(tg_plan_compute(mr->records->records, mr->records->count, 1, &opt, NULL, &plan), TG_OK);
-  tg_realization *z = realise(s, mr->records, res, plan, TG_PRECISION_FP32, 0);
+  tg_realization *z = realise_naive(s, mr->records, res, &plan);
   tg_speed_part part = {z, mr->tensor_of};
   tg_speed_desc d = {0};
   d.graph = s->model->graph;
@@ -324,7 +332,10 @@ static void bad_requests_are_refused(void **state) {
   tg_usage_record *recs = calloc(mr->records->count, sizeof *recs);
   memcpy(recs, mr->records->records, mr->records->count * sizeof *recs);
   recs[3].size.w += 16;
-  assert_int_equal(tg_plan_compute(recs, mr->records->count, 1, &opt, NULL, &plan2), TG_OK);
+  tg_plan_options naive = {0};
+  naive.mode = TG_MODE_OBJECTS;
+  naive.strategy = TG_STRATEGY_NAIVE;
+  assert_int_equal(tg_plan_compute(recs, mr->records->count, 1, &naive, NULL, &plan2), TG_OK);
   rd.plan = plan2;
   rd.records = recs;
   assert_int_equal(tg_realization_create(s->device, &rd, NULL, &z2, &err), TG_OK);

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "model/tflite_builder.h"
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 #include "tangram/backend.h"
 #include "tangram/layout.h"
@@ -25,15 +26,8 @@
 
 static tg_device *open_backend(const char *name) {
   tg_device_options opt = {0};
-  tg_error_info err = {{0}};
   assert_int_equal(tg_backend_from_name(name, &opt.backend), TG_OK);
-  tg_device *d = NULL;
-  if (tg_device_open(&opt, NULL, &d, NULL, NULL, &err) != TG_OK) {
-    if (tg_test_in_ci()) fail_msg("%s: %s", name, err.message);
-    print_message("%s: not available (%s)\n", name, err.message);
-    return NULL;
-  }
-  return d;
+  return tg_test_open_backend(&opt);
 }
 
 /* Realise `plan` (made for `set`) and run the check of one execution: the corrupted records.
@@ -231,14 +225,8 @@ static void every_construct(const char *backend) {
       tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       for (int mode = 0; mode < 2; ++mode) {
         if (mode == TG_MODE_OFFSETS && storage != TG_STORAGE_BUFFER && !info->arena_images) continue;
-        const tg_record_set *planned = set;
         tg_record_set *arena = NULL;
-        if (mode == TG_MODE_OFFSETS) {
-          assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count, TG_PRECISION_FP32, NULL,
-                                                           &arena),
-                           TG_OK);
-          planned = arena;
-        }
+        const tg_record_set *planned = tg_test_planned_records(d, set, res, TG_PRECISION_FP32, (tg_mode)mode, &arena);
         for (size_t s = 0; s < (host ? sizeof k_strategies / sizeof k_strategies[0] : 1u); ++s) {
           if (!tg_strategy_applies(k_strategies[s], (tg_mode)mode, planned->dims)) continue;
           tg_plan_options o = {0};

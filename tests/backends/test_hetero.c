@@ -122,6 +122,29 @@ static void clean_runs(void **state) {
   }
 }
 
+/* Realise and check `c` on `d` out of order with its waits but `x`: the corrupted records. With
+ * `in_order_clean`, the same waits in order check clean. `*kept`: how many waits were kept. */
+static uint64_t check_without_wait(tg_device *d, case_data *c, const tg_cross_wait *x, int in_order_clean,
+                                   size_t *kept) {
+  const tg_spaces_waits *w = c->waits;
+  const size_t n = c->graph->op_count;
+  size_t *start = calloc(n + 1, sizeof *start);
+  uint32_t *list = calloc(w->wait_start[n] + 1, sizeof *list);
+  assert_true(start && list);
+  size_t at = 0;
+  for (size_t o = 0; o < n; ++o) {
+    for (size_t i = w->wait_start[o]; i < w->wait_start[o + 1]; ++i)
+      if (!(o == x->op && w->waits[i] == x->after)) list[at++] = w->waits[i];
+    start[o + 1] = at;
+  }
+  const uint64_t bad = realise_check(d, c, 1, start, list);
+  if (in_order_clean) assert_int_equal(realise_check(d, c, 0, start, list), 0);
+  free(start);
+  free(list);
+  *kept = at;
+  return bad;
+}
+
 /* Drop one wait between processors at a time: out of order, the op that lost it runs before the
  * op it needed, and the check says so. In order, the same waits are not needed. */
 static void dropped_wait(void **state) {
@@ -138,25 +161,14 @@ static void dropped_wait(void **state) {
     assert_int_equal(realise_check(d, &c, 1, w->wait_start, w->waits), 0);
     for (size_t e = 0; e < w->cross_count; ++e) {
       const tg_cross_wait *x = &w->cross[e];
-      size_t *start = calloc(c.graph->op_count + 1, sizeof *start);
-      uint32_t *list = calloc(w->wait_start[c.graph->op_count] + 1, sizeof *list);
-      assert_true(start && list);
-      size_t at = 0;
-      for (size_t o = 0; o < c.graph->op_count; ++o) {
-        for (size_t i = w->wait_start[o]; i < w->wait_start[o + 1]; ++i)
-          if (!(o == x->op && w->waits[i] == x->after)) list[at++] = w->waits[i];
-        start[o + 1] = at;
-      }
-      assert_int_equal(at + 1, w->wait_start[c.graph->op_count]);
-      uint64_t bad = realise_check(d, &c, 1, start, list);
+      size_t kept = 0;
+      const uint64_t bad = check_without_wait(d, &c, x, 1, &kept);
+      assert_int_equal(kept + 1, w->wait_start[c.graph->op_count]);
       print_message("%s: op %u without its wait for op %u (%s -> %s): %llu corrupted\n",
                     tg_backend_name((tg_backend_kind)b), x->op, x->after, tg_processor_name(c.proc[x->after]),
                     tg_processor_name(c.proc[x->op]), (unsigned long long)bad);
       if (bad == 0) fail_msg("%s: dropping the wait of op %u for op %u went unnoticed", tg_backend_name((tg_backend_kind)b),
                              x->op, x->after);
-      assert_int_equal(realise_check(d, &c, 0, start, list), 0);
-      free(start);
-      free(list);
     }
     case_free(&c);
   }
@@ -230,23 +242,12 @@ static void public_model(void **state) {
       for (size_t e = 0; e < c.waits->cross_count; ++e)
         if (c.proc[c.waits->cross[e].op] == TG_PROCESSOR_CPU) x = &c.waits->cross[e];
       assert_non_null(x);
-      size_t n = c.graph->op_count;
-      size_t *start = calloc(n + 1, sizeof *start);
-      uint32_t *list = calloc(c.waits->wait_start[n] + 1, sizeof *list);
-      assert_true(start && list);
-      size_t at = 0;
-      for (size_t o = 0; o < n; ++o) {
-        for (size_t i = c.waits->wait_start[o]; i < c.waits->wait_start[o + 1]; ++i)
-          if (!(o == x->op && c.waits->waits[i] == x->after)) list[at++] = c.waits->waits[i];
-        start[o + 1] = at;
-      }
-      uint64_t bad = realise_check(d, &c, 1, start, list);
+      size_t kept = 0;
+      const uint64_t bad = check_without_wait(d, &c, x, 0, &kept);
       print_message("%s %s: op %u (%s) without its wait for op %u: %llu corrupted\n",
                     tg_backend_name((tg_backend_kind)b), tg_storage_name(storages[si]), x->op,
                     c.graph->ops[x->op].name, x->after, (unsigned long long)bad);
       assert_true(bad > 0);
-      free(start);
-      free(list);
       case_free(&c);
     }
   }

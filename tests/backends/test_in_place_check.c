@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/tg_backend_cases.h"
 #include "support/tg_in_place_oracle.h"
 #include "support/tg_models.h"
 #include "tangram/backend.h"
@@ -69,14 +70,7 @@ static uint64_t check(tg_device *d, const tg_record_set *set, const tg_plan *pla
 static tg_device *open_device(tg_backend_kind backend) {
   tg_device_options opt = {0};
   opt.backend = backend;
-  tg_device *d = NULL;
-  tg_error_info err = {{0}};
-  if (tg_device_open(&opt, NULL, &d, NULL, NULL, &err) != TG_OK) {
-    if (tg_test_in_ci()) fail_msg("%s: %s", tg_backend_name(backend), err.message);
-    print_message("%s: not available (%s)\n", tg_backend_name(backend), err.message);
-    return NULL;
-  }
-  return d;
+  return tg_test_open_backend(&opt);
 }
 
 static void on_backend(tg_backend_kind backend) {
@@ -95,14 +89,8 @@ static void on_backend(tg_backend_kind backend) {
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
   for (int mode = 0; mode < 2; ++mode) {
-    const tg_record_set *planned = set;
     tg_record_set *arena = NULL;
-    if (mode == TG_MODE_OFFSETS) {
-      assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count, TG_PRECISION_FP32, NULL,
-                                                       &arena),
-                       TG_OK);
-      planned = arena;
-    }
+    const tg_record_set *planned = tg_test_planned_records(d, set, res, TG_PRECISION_FP32, (tg_mode)mode, &arena);
     for (int with = 0; with < 2; ++with) {
       tg_plan_options o = {0};
       o.mode = (tg_mode)mode;

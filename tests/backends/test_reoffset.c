@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 #include "tangram/backend.h"
 #include "tangram/range.h"
@@ -111,14 +112,7 @@ static tg_device *open_device(tg_backend_kind backend, uint64_t fail_at) {
   tg_device_options opt = {0};
   opt.backend = backend;
   opt.fail_device_alloc_at = fail_at;
-  tg_device *d = NULL;
-  tg_error_info err = {{0}};
-  if (tg_device_open(&opt, NULL, &d, NULL, NULL, &err) != TG_OK) {
-    if (tg_test_in_ci()) fail_msg("%s: %s", tg_backend_name(backend), err.message);
-    print_message("%s: not available (%s)\n", tg_backend_name(backend), err.message);
-    return NULL;
-  }
-  return d;
+  return tg_test_open_backend(&opt);
 }
 
 static uint64_t check(tg_realization *z) {
@@ -127,6 +121,16 @@ static uint64_t check(tg_realization *z) {
   if (tg_realization_check(z, NULL, &result, &err) != TG_OK) fail_msg("check: %s", err.message);
   assert_true(result.checked_bytes > 0);
   return result.corrupted_records;
+}
+
+/* The allocations of the `n` tensors of `z`, one per tensor, into `memories`: n. */
+static size_t memories_of(const tg_realization *z, size_t n, uint64_t *memories) {
+  for (size_t r = 0; r < n; ++r) {
+    tg_tensor_handle h;
+    tg_realization_get_tensor(z, r, &h);
+    memories[r] = h.memory;
+  }
+  return n;
 }
 
 /* Each tensor's handle: its allocation one of `memories` (the ones made at creation), at the
@@ -270,12 +274,7 @@ static void one_case(tg_backend_kind backend, tg_storage storage, tg_mode mode, 
   tg_realize_desc small = desc_at(&t, inst, &s, recs);
   assert_int_equal(tg_realization_create(d, &small, NULL, &z, &err), TG_OK);
   tg_tensor_handle before[MAX_N], after[MAX_N];
-  memory_count = 0;
-  for (size_t r = 0; r < t.n; ++r) {
-    tg_tensor_handle h;
-    tg_realization_get_tensor(z, r, &h);
-    memories[memory_count++] = h.memory;
-  }
+  memory_count = memories_of(z, t.n, memories);
   assert_handles(z, inst, &s, memories, memory_count, before);
   at_size big;
   memset(&big, 0, sizeof big);
@@ -308,12 +307,7 @@ static void one_case(tg_backend_kind backend, tg_storage storage, tg_mode mode, 
       tg_device_close(f);
       continue; /* the failure hit the creation */
     }
-    memory_count = 0;
-    for (size_t r = 0; r < t.n; ++r) {
-      tg_tensor_handle h;
-      tg_realization_get_tensor(z, r, &h);
-      memories[memory_count++] = h.memory;
-    }
+    memory_count = memories_of(z, t.n, memories);
     assert_handles(z, inst, &s, memories, memory_count, before);
     assert_int_equal(tg_range_plan_instantiate(rp, &hi, recs_hi, inst_hi), TG_OK);
     tensors_at(f, &t, storage, mode, hi, &big);

@@ -2,6 +2,7 @@
 /* The backend protocol through the host backend: realising plans, the shadow run, naming
  * corrupted records, rollback under device and host allocation failures, backend choice. */
 #include "support/tg_test.h"
+#include "support/tg_backend_cases.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,7 +139,7 @@ static void broken_plan_is_caught_and_named(void **state) {
     tg_error_info err = {{0}};
     assert_int_equal(tg_plan_validate(recs, 3, 1, plan, 0, NULL, NULL, &err), TG_ERROR_INVALID_PLAN);
     tg_tensor_resource res[3];
-    for (int r = 0; r < 3; ++r) res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+    tg_test_buffer_resources(recs, 3, res);
     tg_realize_desc desc = {plan, recs, 3, 1, res, TG_PRECISION_FP32, 0};
     tg_realization *z = NULL;
     /* Without skip_validation the generic layer refuses it, the entry point named first. */
@@ -178,23 +179,8 @@ static void broken_plan_is_caught_and_named(void **state) {
 static void shared_image_regions(void **state) {
   (void)state;
   tg_device *d = open_host();
-  tg_usage_record recs[2] = {{{8, 4, 1}, 0, 2, 0}, {{4, 8, 1}, 1, 1, 0}};
-  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
-  tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {8, 4, 1}, 8 * 4 * 16},
-                               {TG_STORAGE_TEXTURE_2D, {4, 8, 1}, 4 * 8 * 16}};
-  tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
-  tg_realization *z = NULL;
-  tg_error_info err = {{0}};
-  assert_int_equal(tg_realization_create(d, &desc, NULL, &z, &err), TG_OK);
   uint64_t mismatches[2] = {0, 0};
-  tg_check_result result = {0, mismatches, 0};
-  assert_int_equal(tg_realization_check(z, NULL, &result, &err), TG_OK);
-  /* Record 1 covers texels x<4, y<4 of record 0's region: 16 texels x 4 channels; a value
-   * can coincide by chance (10-bit values), so allow a few equal ones. */
-  assert_int_equal(result.corrupted_records, 1);
-  assert_true(mismatches[0] > 48 && mismatches[0] <= 64);
-  tg_realization_destroy(z);
-  tg_plan_destroy(plan);
+  tg_test_shared_image_regions(d, mismatches);
   tg_device_close(d);
 }
 

@@ -7,6 +7,8 @@
  * Outside CI a machine without any OpenCL platform skips these tests loudly; under CI
  * (CI=true) a missing platform fails them. */
 #include "support/tg_test.h"
+#include "support/tg_opencl_live.h"
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 
 #include <errno.h>
@@ -28,14 +30,6 @@
 
 extern char **environ;
 
-static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
-                                       "hand_landmark_lite", "pose_landmark_lite"};
-#define MODEL_COUNT (sizeof k_models / sizeof k_models[0])
-
-static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
-                                        TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
-#define STORAGE_COUNT (sizeof k_storages / sizeof k_storages[0])
-
 typedef struct suite {
   tg_device *device;
   const tg_device_info *info;
@@ -47,95 +41,11 @@ static char g_self[1024];
 /* ------------------------------------------------------------------------------------------ */
 /* Helpers. */
 
-static uint64_t live_mem_objects(tg_device *d) {
-#ifdef TANGRAM_TEST_HAVE_OPENCL
-  uint64_t live = 0;
-  assert_int_equal(tg__opencl_debug_counts(d, &live, NULL), TG_OK);
-  return live;
-#else
-  (void)d;
-  return 0;
-#endif
-}
-
 static tg_status open_opencl(const tg_device_options *base, const tg_allocator *alloc,
                              tg_device **out, tg_error_info *err) {
   tg_device_options opt = base ? *base : (tg_device_options){0};
   opt.backend = TG_BACKEND_OPENCL;
   return tg_device_open(&opt, alloc, out, NULL, NULL, err);
-}
-
-/* Per-op waits for an out-of-order check: the graph edges, plus the reuse edges if asked. */
-typedef struct op_waits {
-  size_t op_count;
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-} op_waits;
-
-static void op_waits_build(const tg_waits *w, int with_reuse, op_waits *out) {
-  size_t n = w->op_count;
-  out->op_count = n;
-  out->counts = calloc(n ? n : 1, sizeof *out->counts);
-  out->lists = calloc(n ? n : 1, sizeof *out->lists);
-  size_t total = w->after_start[n] + (with_reuse ? w->reuse_edge_count : 0);
-  out->storage = calloc(total ? total : 1, sizeof *out->storage);
-  assert_true(out->counts && out->lists && out->storage);
-  size_t k = 0;
-  for (size_t o = 0; o < n; ++o) {
-    out->lists[o] = out->storage + k;
-    for (size_t i = w->after_start[o]; i < w->after_start[o + 1]; ++i)
-      out->storage[k++] = w->after[i];
-    if (with_reuse)
-      for (size_t i = w->reuse_start[o]; i < w->reuse_start[o + 1]; ++i)
-        out->storage[k++] = w->reuse_edges[i].after;
-    out->counts[o] = (uint32_t)(out->storage + k - out->lists[o]);
-  }
-}
-
-static void op_waits_free(op_waits *w) {
-  free(w->counts);
-  free((void *)w->lists);
-  free(w->storage);
-}
-
-static const char *record_name(const tg_record_set *set, size_t r) {
-  return set->names && set->names[r] ? set->names[r] : "?";
-}
-
-/* Plan one record set for the device: objects, or offsets over the device's arena records
- * aligned to its buffer alignment. Returns the plan and (offsets) the arena records in
- * `*arena` (NULL otherwise). */
-static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
-                         tg_precision precision, tg_mode mode, const tg_share_relation *relation,
-                         tg_record_set **arena) {
-  const tg_device_info *info = tg_device_get_info(d);
-  *arena = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    assert_int_equal(
-        tg_device_compute_arena_records(d, res, set->records, set->count, precision, NULL, arena),
-        TG_OK);
-    planned = *arena;
-  }
-  tg_plan_options opt = {0};
-  opt.mode = mode;
-  opt.strategy = TG_STRATEGY_BEST;
-  opt.relation = relation;
-  opt.alignment = mode == TG_MODE_OFFSETS ? info->buffer_alignment : 0;
-  tg_plan *plan = NULL;
-  tg_status st =
-      tg_plan_compute(planned->records, planned->count, planned->dims, &opt, NULL, &plan);
-  if (st != TG_OK) fail_msg("plan: %s", tg_status_string(st));
-  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, opt.alignment,
-                       relation);
-  return plan;
-}
-
-/* Bytes a realisation must allocate for a plan. */
-static uint64_t expected_bytes(const tg_plan *plan, const tg_record_set *set, tg_precision p) {
-  if (plan->mode == TG_MODE_OFFSETS || set->dims == 1) return plan->total;
-  return plan->total * tg_precision_texel_bytes(p);
 }
 
 typedef struct case_result {
@@ -158,11 +68,8 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   tg_realization *z = NULL;
   tg_status st = tg_realization_create(d, &desc, NULL, &z, &err);
   if (st != TG_OK) fail_msg("%s: realize: %s", m->name, err.message);
-  tg_realization_stats stats;
-  tg_realization_get_stats(z, &stats);
-  assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
-  assert_int_equal(stats.allocated_bytes, expected_bytes(plan, set, precision));
-  assert_int_equal(stats.views, set->count);
+  const tg_realization_stats stats = tg_test_realization_counts(z, plan, set->count);
+  assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, set, precision));
   /* Every tensor has a handle inside its memory. */
   for (size_t r = 0; r < set->count; ++r) {
     tg_tensor_handle h;
@@ -179,7 +86,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   for (size_t r = 0; r < set->count; ++r)
     if (mism[r])
       print_error("%s: record %zu (%s) corrupted: %llu mismatches\n", m->name, r,
-                  record_name(set, r), (unsigned long long)mism[r]);
+                  tg_test_record_name(set, r), (unsigned long long)mism[r]);
   if (fallback) {
     out->fallback_corrupted = res_in.corrupted_records;
     assert_int_equal(res_in.corrupted_records, 0);
@@ -202,8 +109,8 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   if (st != TG_OK) fail_msg("%s: waits: %s", m->name, err.message);
   out->reuse_edges = w->reuse_edge_count;
   if (!serial) assert_int_equal(w->reuse_edge_count, 0);
-  op_waits ow;
-  op_waits_build(w, 1, &ow);
+  tg_test_op_waits ow;
+  tg_test_op_waits_build(w, 1, &ow);
   tg_check_desc od = {m->model->graph, tensor_of, 1, ow.op_count, ow.counts, ow.lists};
   tg_check_result res_ooo = {0, mism, 0};
   memset(mism, 0, (set->count + 1) * sizeof *mism);
@@ -212,13 +119,13 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   out->ooo_corrupted = res_ooo.corrupted_records;
   assert_int_equal(res_ooo.corrupted_records, 0);
   assert_int_equal(res_ooo.checked_bytes, res_in.checked_bytes);
-  op_waits_free(&ow);
+  tg_test_op_waits_free(&ow);
 
   /* A serial plan out of order without its reuse edges: the check must catch the corruption
    * or refuse the run up front. */
   out->unsafe_outcome = 0;
   if (serial && w->reuse_edge_count > 0) {
-    op_waits_build(w, 0, &ow);
+    tg_test_op_waits_build(w, 0, &ow);
     od.wait_counts = ow.counts;
     od.waits = ow.lists;
     memset(mism, 0, (set->count + 1) * sizeof *mism);
@@ -235,12 +142,12 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
                  w->reuse_edge_count);
       out->unsafe_outcome = 1;
     }
-    op_waits_free(&ow);
+    tg_test_op_waits_free(&ow);
   }
   tg_waits_destroy(w);
   free(mism);
   tg_realization_destroy(z);
-  assert_int_equal(live_mem_objects(d), 0);
+  assert_int_equal(tg_test_opencl_live(d), 0);
 }
 
 /* One model x storage x mode x policy at `precision`. */
@@ -249,10 +156,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
   memset(out, 0, sizeof *out);
   const tg_device_info *info = tg_device_get_info(d);
   tg_error_info err = {{0}};
-  tg_model_records *mr = NULL;
-  tg_status st = tg_model_records_create(m->model->graph, m->lifetimes, storage, precision,
-                                         &info->limits, NULL, &mr, &err);
-  if (st != TG_OK) fail_msg("%s: records: %s", m->name, err.message);
+  tg_model_records *mr = tg_test_model_records(m, storage, precision, &info->limits);
   const tg_record_set *set = mr->records;
   tg_policy_relation *rel = NULL;
   assert_int_equal(
@@ -286,7 +190,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
     real_mode = TG_MODE_OBJECTS;
   }
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(d, set, res, precision, real_mode, tg_policy_relation_get(rel), &arena);
+  tg_plan *plan = tg_test_plan_for_device(d, set, res, precision, real_mode, tg_policy_relation_get(rel), 1, &arena);
   realise_and_check(d, m, set, mr->tensor_of, res, precision, plan, policy == TG_POLICY_SERIAL, out,
                     0);
   tg_plan_destroy(plan);
@@ -297,7 +201,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
   if (mr->fallback->count) {
     tg_tensor_resource *fres = tg_test_resources_for(mr->fallback, TG_STORAGE_BUFFER, precision);
     tg_record_set *farena = NULL;
-    tg_plan *fplan = plan_for(d, mr->fallback, fres, precision, mode, NULL, &farena);
+    tg_plan *fplan = tg_test_plan_for_device(d, mr->fallback, fres, precision, mode, NULL, 1, &farena);
     realise_and_check(d, m, mr->fallback, mr->fallback_tensor_of, fres, precision, fplan, 1, out,
                       1);
     tg_plan_destroy(fplan);
@@ -431,73 +335,13 @@ static void device_info_is_sane(void **state) {
   assert_int_equal(req.linear, 0);
 }
 
-/* Run this executable again with a changed environment to open OpenCL in a fresh process (the
- * ICD loader reads its configuration once per process). Returns its stdout. */
-static void probe(const suite *s, const char *mode, char *const *extra_env, char *out,
-                  size_t size) {
-  size_t n = 0;
-  while (environ[n]) ++n;
-  char **env = calloc(n + 8, sizeof *env);
-  assert_non_null(env);
-  size_t k = 0;
-  for (size_t i = 0; i < n; ++i) {
-    int replaced = 0;
-    for (char *const *e = extra_env; *e; ++e) {
-      size_t len = strcspn(*e, "=");
-      if (strncmp(environ[i], *e, len + 1) == 0) replaced = 1;
-    }
-    if (!replaced) env[k++] = environ[i];
-  }
-  for (char *const *e = extra_env; *e; ++e) env[k++] = *e;
-  env[k] = NULL;
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  char *argv[] = {(char *)s->self, (char *)"--probe", (char *)mode, NULL};
-  pid_t pid;
-  assert_int_equal(posix_spawn(&pid, s->self, &fa, NULL, argv, env), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  size_t got = 0;
-  ssize_t r;
-  while ((r = read(fds[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
-  out[got] = '\0';
-  close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  free(env);
-}
-
-/* The probe side: open OpenCL (or auto) and print what happened. */
-static int run_probe(const char *mode) {
-  tg_device_options opt = {0};
-  opt.backend = strcmp(mode, "auto") == 0 ? TG_BACKEND_AUTO : TG_BACKEND_OPENCL;
-  tg_device *d = NULL;
-  tg_error_info err = {{0}};
-  tg_backend_skip skipped[TG_BACKEND_COUNT];
-  size_t nskipped = 0;
-  tg_status st = tg_device_open(&opt, NULL, &d, skipped, &nskipped, &err);
-  printf("status=%s\n", tg_status_name(st));
-  if (st != TG_OK) printf("reason=%s\n", err.message);
-  for (size_t i = 0; i < nskipped; ++i)
-    printf("skipped %s %s: %s\n", tg_backend_name(skipped[i].backend),
-           tg_status_name(skipped[i].status), skipped[i].reason);
-  if (d) printf("chose %s\n", tg_backend_name(tg_device_get_info(d)->backend));
-  tg_device_close(d);
-  return 0;
-}
-
 static void missing_driver_is_reported(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   char out[4096];
   /* No loader. */
   char *no_loader[] = {(char *)"TANGRAM_OPENCL_LIBRARY=/nonexistent/libOpenCL.so.1", NULL};
-  probe(s, "opencl", no_loader, out, sizeof out);
+  tg_test_probe(s->self, "--probe", "opencl", no_loader, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_ERROR_NO_LOADER"));
   assert_non_null(strstr(out, "/nonexistent/libOpenCL.so.1"));
@@ -508,11 +352,11 @@ static void missing_driver_is_reported(void **state) {
                          (char *)"VK_DRIVER_FILES=/nonexistent.json",
                          (char *)"TANGRAM_BACKEND=",
                          NULL};
-  probe(s, "opencl", no_platform, out, sizeof out);
+  tg_test_probe(s->self, "--probe", "opencl", no_platform, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_ERROR_NO_DEVICE"));
   assert_non_null(strstr(out, "no OpenCL platform (-1001)"));
-  probe(s, "auto", no_platform, out, sizeof out);
+  tg_test_probe(s->self, "--probe", "auto", no_platform, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_OK"));
   assert_non_null(strstr(out, "skipped opencl TG_ERROR_NO_DEVICE: no OpenCL platform (-1001)"));
@@ -523,10 +367,10 @@ static void record_sets_realise_clean(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   static const char *const kinds[] = {"buffer", "tex2", "tex3"};
-  for (size_t m = 0; m < MODEL_COUNT; ++m)
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m)
     for (size_t k = 0; k < 3; ++k) {
       char file[256], path[1024];
-      snprintf(file, sizeof file, "records/%s.%s.csv", k_models[m], kinds[k]);
+      snprintf(file, sizeof file, "records/%s.%s.csv", tg_test_gpu_models[m], kinds[k]);
       tg_record_set *set = NULL;
       tg_error_info err = {{0}};
       if (tg_records_read_csv(tg_test_data_path(path, sizeof path, file), NULL, &set, &err) !=
@@ -542,7 +386,7 @@ static void record_sets_realise_clean(void **state) {
             tg_precision prec = (tg_precision)p;
             tg_tensor_resource *res = tg_test_resources_for(set, storages[si], prec);
             tg_record_set *arena = NULL;
-            tg_plan *plan = plan_for(s->device, set, res, prec, (tg_mode)mode, NULL, &arena);
+            tg_plan *plan = tg_test_plan_for_device(s->device, set, res, prec, (tg_mode)mode, NULL, 1, &arena);
             tg_realize_desc desc = {plan, set->records, set->count, set->dims, res, prec, 0};
             tg_realization *z = NULL;
             if (tg_realization_create(s->device, &desc, NULL, &z, &err) != TG_OK)
@@ -550,14 +394,14 @@ static void record_sets_realise_clean(void **state) {
             tg_realization_stats stats;
             tg_realization_get_stats(z, &stats);
             assert_int_equal(stats.allocations, plan->object_count);
-            assert_int_equal(stats.allocated_bytes, expected_bytes(plan, set, prec));
+            assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, set, prec));
             tg_check_result r = {0, NULL, 0};
             if (tg_realization_check(z, NULL, &r, &err) != TG_OK)
               fail_msg("%s: check: %s", file, err.message);
             assert_int_equal(r.corrupted_records, 0);
             assert_true(r.checked_bytes > 0);
             tg_realization_destroy(z);
-            assert_int_equal(live_mem_objects(s->device), 0);
+            assert_int_equal(tg_test_opencl_live(s->device), 0);
             tg_plan_destroy(plan);
             tg_record_set_destroy(arena);
             free(res);
@@ -574,20 +418,20 @@ static void models_realise_clean(void **state) {
   print_message("%-28s %-13s %-7s %-13s %5s %10s %4s %4s %5s %s\n", "model", "storage", "mode",
                 "policy", "alloc", "bytes", "corr", "ooo", "reuse", "unsafe-serial");
   size_t cases = 0;
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
-    for (size_t si = 0; si < STORAGE_COUNT; ++si)
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
+    for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
           case_result r;
-          run_case(s->device, &md, k_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32,
+          run_case(s->device, &md, tg_test_gpu_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32,
                    &r);
           const char *mode_text = mode == TG_MODE_OBJECTS                    ? "objects"
                                   : r.realize_status == TG_ERROR_UNSUPPORTED ? "off->obj"
                                                                              : "offsets";
-          print_message("%-28s %-13s %-7s %-13s %5llu %10llu %4llu %4llu %5zu %s%s\n", k_models[m],
-                        tg_storage_name(k_storages[si]), mode_text, tg_policy_name(policies[pi]),
+          print_message("%-28s %-13s %-7s %-13s %5llu %10llu %4llu %4llu %5zu %s%s\n", tg_test_gpu_models[m],
+                        tg_storage_name(tg_test_gpu_storages[si]), mode_text, tg_policy_name(policies[pi]),
                         (unsigned long long)r.allocations, (unsigned long long)r.bytes,
                         (unsigned long long)r.corrupted, (unsigned long long)r.ooo_corrupted,
                         r.reuse_edges,
@@ -607,15 +451,15 @@ static void models_realise_clean_fp16(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   if (!s->info->fp16_images) skip();
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
-    for (size_t si = 1; si < STORAGE_COUNT; ++si) {
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
+    for (size_t si = 1; si < TG_TEST_GPU_STORAGE_COUNT; ++si) {
       case_result r;
-      run_case(s->device, &md, k_storages[si], TG_MODE_OBJECTS, TG_POLICY_SERIAL, TG_PRECISION_FP16,
+      run_case(s->device, &md, tg_test_gpu_storages[si], TG_MODE_OBJECTS, TG_POLICY_SERIAL, TG_PRECISION_FP16,
                &r);
-      print_message("%-28s %-13s fp16: %llu objects, %llu bytes, %llu corrupted\n", k_models[m],
-                    tg_storage_name(k_storages[si]), (unsigned long long)r.allocations,
+      print_message("%-28s %-13s fp16: %llu objects, %llu bytes, %llu corrupted\n", tg_test_gpu_models[m],
+                    tg_storage_name(tg_test_gpu_storages[si]), (unsigned long long)r.allocations,
                     (unsigned long long)r.bytes, (unsigned long long)r.corrupted);
     }
     tg_test_model_close(&md);
@@ -629,57 +473,20 @@ static void broken_plan_is_caught_and_named(void **state) {
   REQUIRE_DEVICE(s);
   tg_test_model md;
   if (!tg_test_model_open("face_detection_short_range", &md)) skip();
-  for (size_t si = 0; si < STORAGE_COUNT; ++si)
+  for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode) {
-      tg_storage storage = k_storages[si];
+      tg_storage storage = tg_test_gpu_storages[si];
       if (mode == TG_MODE_OFFSETS && storage != TG_STORAGE_BUFFER && !s->info->arena_images)
         continue;
       tg_model_records *mr = NULL;
       tg_error_info err = {{0}};
-      assert_int_equal(
-          tg_model_records_create(md.model->graph, md.lifetimes, storage, TG_PRECISION_FP32,
-                                  &s->info->limits, NULL, &mr, &err),
-          TG_OK);
+      mr = tg_test_model_records(&md, storage, TG_PRECISION_FP32, &s->info->limits);
       const tg_record_set *set = mr->records;
-      /* Victim: the first record that lives across tasks; intruder: a record written while the
-       * victim is still to be read (first_task in (victim.first, victim.last]). */
-      size_t victim = set->count, intruder = set->count;
-      for (size_t a = 0; a < set->count && intruder == set->count; ++a) {
-        const tg_usage_record *A = &set->records[a];
-        if (A->last_task <= A->first_task) continue;
-        for (size_t b = 0; b < set->count; ++b) {
-          const tg_usage_record *B = &set->records[b];
-          /* B is written strictly before A's last read (an op reads before it writes). */
-          if (b != a && B->first_task > A->first_task && B->first_task < A->last_task) {
-            victim = a;
-            intruder = b;
-            break;
-          }
-        }
-      }
-      assert_true(victim < set->count);
       tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       tg_record_set *arena = NULL;
-      tg_plan *plan = plan_for(s->device, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
-      if (mode == TG_MODE_OBJECTS) {
-        /* Give the intruder the victim's object, grown to hold both. */
-        uint32_t k = plan->object_of[victim], old = plan->object_of[intruder];
-        plan->object_of[intruder] = k;
-        tg_extent *o = &plan->object_sizes[k];
-        const tg_extent *b = &set->records[intruder].size;
-        if (b->w > o->w) o->w = b->w;
-        if (b->h > o->h) o->h = b->h;
-        if (b->d > o->d) o->d = b->d;
-        (void)old;
-        plan->total = 0;
-        for (size_t j = 0; j < plan->object_count; ++j)
-          plan->total +=
-              plan->object_sizes[j].w * plan->object_sizes[j].h * plan->object_sizes[j].d;
-      } else {
-        plan->offset_of[intruder] = plan->offset_of[victim];
-        uint64_t end = plan->offset_of[intruder] + arena->records[intruder].size.w;
-        if (end > plan->total) plan->total = end;
-      }
+      tg_plan *plan = tg_test_plan_for_device(s->device, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, 1, &arena);
+      size_t victim, intruder;
+      tg_test_break_plan(plan, set, arena, &victim, &intruder);
       tg_realize_desc desc = {plan, set->records, set->count, set->dims, res, TG_PRECISION_FP32, 0};
       tg_realization *z = NULL;
       assert_int_equal(tg_realization_create(s->device, &desc, NULL, &z, &err),
@@ -697,12 +504,12 @@ static void broken_plan_is_caught_and_named(void **state) {
       print_message(
           "%s %s: record %zu (%s) overwritten by record %zu (%s): %llu mismatches, "
           "%llu record(s) corrupted\n",
-          tg_storage_name(storage), tg_mode_name((tg_mode)mode), victim, record_name(set, victim),
-          intruder, record_name(set, intruder), (unsigned long long)mism[victim],
+          tg_storage_name(storage), tg_mode_name((tg_mode)mode), victim, tg_test_record_name(set, victim),
+          intruder, tg_test_record_name(set, intruder), (unsigned long long)mism[victim],
           (unsigned long long)r.corrupted_records);
       free(mism);
       tg_realization_destroy(z);
-      assert_int_equal(live_mem_objects(s->device), 0);
+      assert_int_equal(tg_test_opencl_live(s->device), 0);
       tg_plan_destroy(plan);
       tg_record_set_destroy(arena);
       free(res);
@@ -716,22 +523,9 @@ static void broken_plan_is_caught_and_named(void **state) {
 static void shared_image_regions_use_the_object_pitch(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  tg_usage_record recs[2] = {{{8, 4, 1}, 0, 2, 0}, {{4, 8, 1}, 1, 1, 0}};
-  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
-  tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {8, 4, 1}, 8 * 4 * 16},
-                               {TG_STORAGE_TEXTURE_2D, {4, 8, 1}, 4 * 8 * 16}};
-  tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
-  tg_realization *z = NULL;
-  tg_error_info err = {{0}};
-  assert_int_equal(tg_realization_create(s->device, &desc, NULL, &z, &err), TG_OK);
   uint64_t mismatches[2] = {0, 0};
-  tg_check_result result = {0, mismatches, 0};
-  assert_int_equal(tg_realization_check(z, NULL, &result, &err), TG_OK);
-  assert_int_equal(result.corrupted_records, 1);
-  assert_true(mismatches[0] > 48 && mismatches[0] <= 64);
+  tg_test_shared_image_regions(s->device, mismatches);
   assert_int_equal(mismatches[1], 0);
-  tg_realization_destroy(z);
-  tg_plan_destroy(plan);
 }
 
 /* Buffers whose size is not a multiple of 4 (tail bytes) and empty tensors check clean; a
@@ -766,8 +560,7 @@ static void odd_sizes_and_unwritten_reads(void **state) {
     po.alignment = mode ? a : 0;
     assert_int_equal(tg_plan_compute(recs, 4, 1, &po, NULL, &plan), TG_OK);
     tg_tensor_resource res[4];
-    for (int r = 0; r < 4; ++r)
-      res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+    tg_test_buffer_resources(recs, 4, res);
     tg_realize_desc desc = {plan, recs, 4, 1, res, TG_PRECISION_FP32, 0};
     tg_realization *z = NULL;
     tg_error_info err = {{0}};
@@ -819,7 +612,7 @@ static void misaligned_offsets_are_refused(void **state) {
   print_message("misaligned: %s: %s\n", tg_status_name(st), err.message);
   assert_int_equal(st, TG_ERROR_INVALID_PLAN);
   assert_null(z);
-  assert_int_equal(live_mem_objects(s->device), 0);
+  assert_int_equal(tg_test_opencl_live(s->device), 0);
   tg_plan_destroy(plan);
 }
 
@@ -853,7 +646,7 @@ static void oversized_allocations_fail_cleanly(void **state) {
     assert_true(st == TG_ERROR_LIMIT || st == TG_ERROR_OUT_OF_DEVICE_MEMORY);
     assert_null(z);
     assert_true(tg_device_get_native_error(s->device) != 0);
-    assert_int_equal(live_mem_objects(s->device), 0);
+    assert_int_equal(tg_test_opencl_live(s->device), 0);
     tg_plan_destroy(plan);
   }
 }
@@ -865,13 +658,11 @@ static void walk_failures(const suite *s, const tg_test_model *md, tg_storage st
                           uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage,
-                                           TG_PRECISION_FP16, &s->info->limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP16, &s->info->limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP16);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(s->device, set, res, TG_PRECISION_FP16, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(s->device, set, res, TG_PRECISION_FP16, mode, NULL, 1, &arena);
   uint64_t n;
   for (n = 1;; ++n) {
     tg_failing_allocator fa;
@@ -885,11 +676,8 @@ static void walk_failures(const suite *s, const tg_test_model *md, tg_storage st
     tg_status st = tg_realization_create(d, &desc, &fa.base, &z, &err);
     if (st == TG_OK) {
       /* Past the last creation: the realisation works. */
-      tg_check_result r = {0, NULL, 0};
-      assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-      assert_int_equal(r.corrupted_records, 0);
-      tg_realization_destroy(z);
-      assert_int_equal(live_mem_objects(d), 0);
+      tg_test_check_clean(z);
+      assert_int_equal(tg_test_opencl_live(d), 0);
       tg_device_close(d);
       assert_int_equal(fa.live_blocks, 0);
       break;
@@ -898,9 +686,9 @@ static void walk_failures(const suite *s, const tg_test_model *md, tg_storage st
       fail_msg("N=%llu: %s", (unsigned long long)n, err.message);
     assert_null(z);
     assert_non_null(strstr(err.message, "TANGRAM_FAIL_DEVICE_ALLOC_AT"));
-    if (live_mem_objects(d) != 0)
+    if (tg_test_opencl_live(d) != 0)
       fail_msg("N=%llu: %llu cl_mem leaked", (unsigned long long)n,
-               (unsigned long long)live_mem_objects(d));
+               (unsigned long long)tg_test_opencl_live(d));
     tg_device_close(d);
     assert_int_equal(fa.live_blocks, 0);
   }
@@ -934,13 +722,9 @@ static void device_alloc_failures_roll_back(void **state) {
 static void host_alloc_failures_roll_back(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  tg_usage_record recs[4] = {{{256, 1, 1}, 0, 1, 0},
-                             {{512, 1, 1}, 1, 2, 0},
-                             {{256, 1, 1}, 2, 3, 0},
-                             {{64, 1, 1}, 0, 3, 0}};
+  tg_usage_record recs[4];
   tg_tensor_resource res[4];
-  for (int r = 0; r < 4; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_walk_buffers(recs, res);
   for (int mode = 0; mode < 2; ++mode) {
     tg_plan_options po = {0};
     po.mode = (tg_mode)mode;
@@ -954,22 +738,8 @@ static void host_alloc_failures_roll_back(void **state) {
       tg_failing_allocator_init(&fa, NULL, n);
       tg_device *d = NULL;
       tg_status st = open_opencl(NULL, &fa.base, &d, NULL);
-      tg_realization *z = NULL;
-      if (st == TG_OK) {
-        tg_realize_desc desc = {plan, recs, 4, 1, res, TG_PRECISION_FP32, 0};
-        st = tg_realization_create(d, &desc, &fa.base, &z, NULL);
-      }
-      for (int ooo = 0; ooo < 2 && st == TG_OK; ++ooo) {
-        static const uint32_t w0[] = {0}, w1[] = {1}, w2[] = {2};
-        const uint32_t *lists[4] = {NULL, w0, w1, w2};
-        uint32_t counts[4] = {0, 1, 1, 1};
-        tg_check_desc cd = {NULL, NULL, ooo, 4, ooo ? counts : NULL, ooo ? lists : NULL};
-        tg_check_result r = {0, NULL, 0};
-        st = tg_realization_check(z, &cd, &r, NULL);
-        if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
-      }
-      tg_realization_destroy(z);
-      if (d) assert_int_equal(live_mem_objects(d), 0);
+      if (st == TG_OK) st = tg_test_walk_realise_check(d, plan, recs, res, &fa.base);
+      if (d) assert_int_equal(tg_test_opencl_live(d), 0);
       tg_device_close(d);
       assert_int_equal(fa.live_blocks, 0);
       if (fa.failures == 0) break;
@@ -984,7 +754,7 @@ static void host_alloc_failures_roll_back(void **state) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "--probe") == 0) return run_probe(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "--probe") == 0) return tg_test_run_probe(TG_BACKEND_OPENCL, argv[2]);
   snprintf(g_self, sizeof g_self, "%s", argv[0]);
   if (strchr(g_self, '/') == NULL) {
     char buf[1024];

@@ -22,6 +22,8 @@
 #include <string.h>
 
 #include "support/tg_test.h"
+#include "support/tg_opencl_live.h"
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 
 #ifdef TANGRAM_TEST_HAVE_OPENCL
@@ -44,13 +46,6 @@
 #include "tangram/schedule.h"
 
 extern char **environ;
-
-static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
-                                       "hand_landmark_lite", "pose_landmark_lite"};
-#define MODEL_COUNT (sizeof k_models / sizeof k_models[0])
-static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
-                                        TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
-#define STORAGE_COUNT (sizeof k_storages / sizeof k_storages[0])
 
 /* ------------------------------------------------------------------------------------------ */
 /* The engine: its own OpenCL entry points (loaded at run time, as Tangram does, so that the
@@ -359,73 +354,8 @@ static int test_teardown(void **state) {
     if (!(s)->ready) skip(); \
   } while (0)
 
-static uint64_t live_mem_objects(tg_device *d) {
-  uint64_t live = 0;
-  assert_int_equal(tg__opencl_debug_counts(d, &live, NULL), TG_OK);
-  return live;
-}
-
 /* ------------------------------------------------------------------------------------------ */
 /* Models: tests/support/tg_models.h. */
-
-/* Plan for the device: objects, or offsets over the device's arena records. */
-static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
-                         tg_mode mode, const tg_share_relation *relation, tg_record_set **arena) {
-  const tg_device_info *info = tg_device_get_info(d);
-  *arena = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count,
-                                                     TG_PRECISION_FP32, NULL, arena),
-                     TG_OK);
-    planned = *arena;
-  }
-  tg_plan_options opt = {0};
-  opt.mode = mode;
-  opt.strategy = TG_STRATEGY_BEST;
-  opt.relation = relation;
-  opt.alignment = mode == TG_MODE_OFFSETS ? info->buffer_alignment : 0;
-  tg_plan *plan = NULL;
-  tg_status st =
-      tg_plan_compute(planned->records, planned->count, planned->dims, &opt, NULL, &plan);
-  if (st != TG_OK) fail_msg("plan: %s", tg_status_name(st));
-  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, opt.alignment,
-                       relation);
-  return plan;
-}
-
-/* Per-op waits for an out-of-order check: graph edges, plus the reuse edges of a serial plan. */
-typedef struct op_waits {
-  size_t op_count;
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-} op_waits;
-
-static void op_waits_build(const tg_waits *w, op_waits *out) {
-  size_t n = w->op_count;
-  out->op_count = n;
-  out->counts = calloc(n ? n : 1, sizeof *out->counts);
-  out->lists = calloc(n ? n : 1, sizeof *out->lists);
-  size_t total = w->after_start[n] + w->reuse_edge_count;
-  out->storage = calloc(total ? total : 1, sizeof *out->storage);
-  assert_true(out->counts && out->lists && out->storage);
-  size_t k = 0;
-  for (size_t o = 0; o < n; ++o) {
-    out->lists[o] = out->storage + k;
-    for (size_t i = w->after_start[o]; i < w->after_start[o + 1]; ++i)
-      out->storage[k++] = w->after[i];
-    for (size_t i = w->reuse_start[o]; i < w->reuse_start[o + 1]; ++i)
-      out->storage[k++] = w->reuse_edges[i].after;
-    out->counts[o] = (uint32_t)(out->storage + k - out->lists[o]);
-  }
-}
-
-static void op_waits_free(op_waits *w) {
-  free(w->counts);
-  free((void *)w->lists);
-  free(w->storage);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* The engine on realised memory. */
@@ -617,35 +547,8 @@ static int run_probe_two_devices(void) {
 }
 
 static void probe_two_devices(char *out, size_t size) {
-  size_t n = 0;
-  while (environ[n]) ++n;
-  char **env = calloc(n + 2, sizeof *env);
-  assert_non_null(env);
-  size_t k = 0;
-  for (size_t i = 0; i < n; ++i)
-    if (strncmp(environ[i], "POCL_DEVICES=", 13) != 0) env[k++] = environ[i];
-  env[k++] = (char *)"POCL_DEVICES=basic basic";
-  env[k] = NULL;
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  char *argv[] = {g_self, (char *)"--probe-two-devices", NULL};
-  pid_t pid;
-  assert_int_equal(posix_spawn(&pid, g_self, &fa, NULL, argv, env), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  size_t got = 0;
-  ssize_t r;
-  while (got + 1 < size && (r = read(fds[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
-  out[got] = '\0';
-  close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail_msg("probe failed:\n%s", out);
-  free(env);
+  char *two[] = {(char *)"POCL_DEVICES=basic basic", NULL};
+  tg_test_probe(g_self, "--probe-two-devices", NULL, two, out, size);
 }
 
 /* Wrong objects: a clear error naming the field, nothing created, the engine untouched. */
@@ -747,7 +650,7 @@ static void textures_need_image_support(void **state) {
   assert_null(z);
   print_message("textures without images: %s\n", err.message);
   assert_non_null(strstr(err.message, "no image support"));
-  assert_int_equal(live_mem_objects(d), 0);
+  assert_int_equal(tg_test_opencl_live(d), 0);
   /* Buffers still realise and check clean on it. */
   tg_usage_record brecs[2] = {{{1000, 1, 1}, 0, 1, 0}, {{512, 1, 1}, 1, 2, 0}};
   tg_plan *bplan = NULL;
@@ -756,10 +659,7 @@ static void textures_need_image_support(void **state) {
                                 {TG_STORAGE_BUFFER, {512, 1, 1}, 512}};
   tg_realize_desc bdesc = {bplan, brecs, 2, 1, bres, TG_PRECISION_FP32, 0};
   assert_int_equal(tg_realization_create(d, &bdesc, NULL, &z, &err), TG_OK);
-  tg_check_result r = {0, NULL, 0};
-  assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-  assert_int_equal(r.corrupted_records, 0);
-  tg_realization_destroy(z);
+  tg_test_check_clean(z);
   tg_device_close(d);
   tg_plan_destroy(plan);
   tg_plan_destroy(bplan);
@@ -781,10 +681,7 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test
   tg_realization *z = NULL;
   if (tg_realization_create(d, &desc, NULL, &z, &err) != TG_OK)
     fail_msg("%s: realize: %s", m->name, err.message);
-  tg_realization_stats stats;
-  tg_realization_get_stats(z, &stats);
-  assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
-  assert_int_equal(stats.views, set->count);
+  const tg_realization_stats stats = tg_test_realization_counts(z, plan, set->count);
   out->allocations = stats.allocations;
   out->bytes = stats.allocated_bytes;
   check_handles(&s->e, z, plan, res, set->count);
@@ -803,8 +700,8 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test
                                   &err) != TG_OK)
       fail_msg("%s: waits: %s", m->name, err.message);
     out->reuse_edges = w->reuse_edge_count;
-    op_waits ow;
-    op_waits_build(w, &ow);
+    tg_test_op_waits ow;
+    tg_test_op_waits_build(w, 1, &ow);
     tg_check_desc od = {m->model->graph, tensor_of, 1, ow.op_count, ow.counts, ow.lists};
     tg_check_result ooo = {0, NULL, 0};
     if (tg_realization_check(z, &od, &ooo, &err) != TG_OK)
@@ -813,7 +710,7 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test
     out->checks++;
     assert_int_equal(ooo.corrupted_records, 0);
     assert_int_equal(ooo.checked_bytes, in.checked_bytes);
-    op_waits_free(&ow);
+    tg_test_op_waits_free(&ow);
     tg_waits_destroy(w);
   }
   /* The engine's kernels on the first, the largest and the last tensor. */
@@ -826,17 +723,13 @@ static void realise_on(suite *s, tg_device *d, cl_command_queue q, const tg_test
     engine_uses_tensor(&s->e, q, z, set->count - 1, &res[set->count - 1], 33);
   }
   tg_realization_destroy(z);
-  assert_int_equal(live_mem_objects(d), 0);
+  assert_int_equal(tg_test_opencl_live(d), 0);
 }
 
 static void run_case(suite *s, const tg_test_model *m, tg_storage storage, tg_mode mode,
                      tg_policy policy, int *offsets_as_objects, case_result *out) {
   memset(out, 0, sizeof *out);
-  tg_error_info err = {{0}};
-  tg_model_records *mr = NULL;
-  if (tg_model_records_create(m->model->graph, m->lifetimes, storage, TG_PRECISION_FP32,
-                              &s->info.limits, NULL, &mr, &err) != TG_OK)
-    fail_msg("%s: records: %s", m->name, err.message);
+  tg_model_records *mr = tg_test_model_records(m, storage, TG_PRECISION_FP32, &s->info.limits);
   const tg_record_set *set = mr->records;
   tg_policy_relation *rel = NULL;
   assert_int_equal(
@@ -848,7 +741,8 @@ static void run_case(suite *s, const tg_test_model *m, tg_storage storage, tg_mo
       mode == TG_MODE_OFFSETS && tg_storage_dims(storage) > 1 && !s->info.arena_images;
   tg_mode real_mode = *offsets_as_objects ? TG_MODE_OBJECTS : mode;
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(s->in_order, set, res, real_mode, tg_policy_relation_get(rel), &arena);
+  tg_plan *plan = tg_test_plan_for_device(s->in_order, set, res, TG_PRECISION_FP32, real_mode,
+                                          tg_policy_relation_get(rel), 1, &arena);
   realise_on(s, s->in_order, s->e.queue, m, set, mr->tensor_of, res, plan, out);
   if (s->ooo) realise_on(s, s->ooo, s->e.ooo, m, set, mr->tensor_of, res, plan, out);
   tg_plan_destroy(plan);
@@ -858,7 +752,8 @@ static void run_case(suite *s, const tg_test_model *m, tg_storage storage, tg_mo
     out->fallback = 1;
     tg_tensor_resource *fres = tg_test_resources_for(mr->fallback, TG_STORAGE_BUFFER, TG_PRECISION_FP32);
     tg_record_set *farena = NULL;
-    tg_plan *fplan = plan_for(s->in_order, mr->fallback, fres, mode, NULL, &farena);
+    tg_plan *fplan =
+        tg_test_plan_for_device(s->in_order, mr->fallback, fres, TG_PRECISION_FP32, mode, NULL, 1, &farena);
     case_result fr;
     memset(&fr, 0, sizeof fr);
     realise_on(s, s->ooo ? s->ooo : s->in_order, s->ooo ? s->e.ooo : s->e.queue, m, mr->fallback,
@@ -881,22 +776,22 @@ static void models_realise_clean_borrowed(void **state) {
   REQUIRE_DEVICE(s);
   static const tg_policy policies[] = {TG_POLICY_SERIAL, TG_POLICY_PARALLEL_SAFE};
   /* Quick: the model with the fewest tensors (hand_landmark_lite) only. */
-  size_t first = tg_test_quick() ? 2 : 0, models = tg_test_quick() ? 3 : MODEL_COUNT;
+  size_t first = tg_test_quick() ? 2 : 0, models = tg_test_quick() ? 3 : TG_TEST_GPU_MODEL_COUNT;
   print_message("%-28s %-13s %-8s %-13s %5s %10s %6s %4s %4s %5s\n", "model", "storage", "mode",
                 "policy", "alloc", "bytes", "checks", "corr", "ooo", "reuse");
   size_t cases = 0, checks = 0;
   uint64_t corrupted = 0;
   for (size_t mi = first; mi < models; ++mi) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[mi], &md)) continue;
-    for (size_t si = 0; si < STORAGE_COUNT; ++si)
+    if (!tg_test_model_open(tg_test_gpu_models[mi], &md)) continue;
+    for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
           case_result r;
           int as_objects = 0;
-          run_case(s, &md, k_storages[si], (tg_mode)mode, policies[pi], &as_objects, &r);
+          run_case(s, &md, tg_test_gpu_storages[si], (tg_mode)mode, policies[pi], &as_objects, &r);
           print_message("%-28s %-13s %-8s %-13s %5llu %10llu %6llu %4llu %4llu %5zu%s\n",
-                        k_models[mi], tg_storage_name(k_storages[si]),
+                        tg_test_gpu_models[mi], tg_storage_name(tg_test_gpu_storages[si]),
                         mode == 0    ? "objects"
                         : as_objects ? "off->obj"
                                      : "offsets",
@@ -955,8 +850,7 @@ static void check_runs_on_the_engine_queue(void **state) {
   tg_usage_record recs[3] = {
       {{4096, 1, 1}, 0, 1, 0}, {{4096, 1, 1}, 1, 2, 0}, {{1024, 1, 1}, 2, 2, 0}};
   tg_tensor_resource res[3];
-  for (int r = 0; r < 3; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_buffer_resources(recs, 3, res);
   tg_plan_options po = {0};
   po.strategy = TG_STRATEGY_BEST;
   tg_plan *plan = NULL;
@@ -1004,13 +898,11 @@ static void walk_failures(suite *s, const tg_test_model *md, tg_storage storage,
                           uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage,
-                                           TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP32, &s->info.limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(s->in_order, set, res, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(s->in_order, set, res, TG_PRECISION_FP32, mode, NULL, 1, &arena);
   uint64_t n;
   for (n = 1;; ++n) {
     tg_failing_allocator fa;
@@ -1022,11 +914,8 @@ static void walk_failures(suite *s, const tg_test_model *md, tg_storage storage,
     tg_realization *z = NULL;
     tg_status st = tg_realization_create(d, &desc, &fa.base, &z, &err);
     if (st == TG_OK) {
-      tg_check_result r = {0, NULL, 0};
-      assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-      assert_int_equal(r.corrupted_records, 0);
-      tg_realization_destroy(z);
-      assert_int_equal(live_mem_objects(d), 0);
+      tg_test_check_clean(z);
+      assert_int_equal(tg_test_opencl_live(d), 0);
       tg_device_close(d);
       assert_int_equal(fa.live_blocks, 0);
       break;
@@ -1035,9 +924,9 @@ static void walk_failures(suite *s, const tg_test_model *md, tg_storage storage,
       fail_msg("N=%llu: %s", (unsigned long long)n, err.message);
     assert_null(z);
     assert_non_null(strstr(err.message, "TANGRAM_FAIL_DEVICE_ALLOC_AT"));
-    if (live_mem_objects(d) != 0)
+    if (tg_test_opencl_live(d) != 0)
       fail_msg("N=%llu: %llu cl_mem leaked", (unsigned long long)n,
-               (unsigned long long)live_mem_objects(d));
+               (unsigned long long)tg_test_opencl_live(d));
     /* Nothing of the failed realisation holds the engine's context any more. */
     if (!refs_settle(&s->e, s->e.context_refs))
       fail_msg("N=%llu: the engine's context stays at %u references (was %u)",
@@ -1080,13 +969,9 @@ static void device_alloc_failures_roll_back_borrowed(void **state) {
 static void host_alloc_failures_roll_back_borrowed(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  tg_usage_record recs[4] = {{{256, 1, 1}, 0, 1, 0},
-                             {{512, 1, 1}, 1, 2, 0},
-                             {{256, 1, 1}, 2, 3, 0},
-                             {{64, 1, 1}, 0, 3, 0}};
+  tg_usage_record recs[4];
   tg_tensor_resource res[4];
-  for (int r = 0; r < 4; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_walk_buffers(recs, res);
   for (int qi = 0; qi < (s->e.ooo ? 2 : 1); ++qi)
     for (int mode = 0; mode < 2; ++mode) {
       tg_plan_options po = {0};
@@ -1102,22 +987,8 @@ static void host_alloc_failures_roll_back_borrowed(void **state) {
         tg_failing_allocator_init(&fa, NULL, n);
         tg_device *d = NULL;
         tg_status st = wrap(&s->e, qi ? s->e.ooo : s->e.queue, 0, &fa.base, &d, NULL);
-        tg_realization *z = NULL;
-        if (st == TG_OK) {
-          tg_realize_desc desc = {plan, recs, 4, 1, res, TG_PRECISION_FP32, 0};
-          st = tg_realization_create(d, &desc, &fa.base, &z, NULL);
-        }
-        for (int ooo = 0; ooo < 2 && st == TG_OK; ++ooo) {
-          static const uint32_t w0[] = {0}, w1[] = {1}, w2[] = {2};
-          const uint32_t *lists[4] = {NULL, w0, w1, w2};
-          uint32_t counts[4] = {0, 1, 1, 1};
-          tg_check_desc cd = {NULL, NULL, ooo, 4, ooo ? counts : NULL, ooo ? lists : NULL};
-          tg_check_result r = {0, NULL, 0};
-          st = tg_realization_check(z, &cd, &r, NULL);
-          if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
-        }
-        tg_realization_destroy(z);
-        if (d) assert_int_equal(live_mem_objects(d), 0);
+        if (st == TG_OK) st = tg_test_walk_realise_check(d, plan, recs, res, &fa.base);
+        if (d) assert_int_equal(tg_test_opencl_live(d), 0);
         tg_device_close(d);
         assert_int_equal(fa.live_blocks, 0);
         if (!refs_settle(&s->e, s->e.context_refs))

@@ -5,6 +5,7 @@
  *
  * Outside CI a machine without an OpenCL platform skips; under CI (CI=true) it fails. */
 #include "support/tg_test.h"
+#include "support/tg_opencl_live.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,28 +30,14 @@ static tg_device *open_device(uint64_t fail_at) {
   return d;
 }
 
-static uint64_t live(tg_device *d) {
-#ifdef TANGRAM_TEST_HAVE_OPENCL
-  uint64_t n = 0;
-  assert_int_equal(tg__opencl_debug_counts(d, &n, NULL), TG_OK);
-  return n;
-#else
-  (void)d;
-  return 0;
-#endif
-}
-
 static void modes_and_rollback(void **state) {
   (void)state;
   tg_device *probe = open_device(0);
   if (probe == NULL) skip();
   for (int mode = 0; mode < 2; ++mode) {
     case_data c;
-    case_text(&c, hetero_mixed_graph(), "auto");
-    plan_case_device(&c, probe, (tg_mode)mode);
-    assert_int_equal(realise_check(probe, &c, 0, NULL, NULL), 0);
-    assert_int_equal(realise_check(probe, &c, 1, c.waits->wait_start, c.waits->waits), 0);
-    assert_int_equal(live(probe), 0);
+    mixed_case_checks_clean(&c, probe, (tg_mode)mode);
+    assert_int_equal(tg_test_opencl_live(probe), 0);
     /* Every creation point; under TANGRAM_TEST_QUICK=1 (sanitizers, valgrind: each device
      * open costs seconds there) the first, a middle and the last one. */
     tg_hetero_stats stats;
@@ -76,10 +63,10 @@ static void modes_and_rollback(void **state) {
       if (st != TG_OK) {
         assert_int_equal(st, TG_ERROR_OUT_OF_DEVICE_MEMORY);
         assert_null(z);
-        assert_int_equal(live(d), 0);
+        assert_int_equal(tg_test_opencl_live(d), 0);
       }
       tg_hetero_realization_destroy(z);
-      assert_int_equal(live(d), 0);
+      assert_int_equal(tg_test_opencl_live(d), 0);
       tg_device_close(d);
       if (st == TG_OK) {
         creations = (size_t)n - 1;

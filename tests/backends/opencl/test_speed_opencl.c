@@ -46,12 +46,8 @@ static void image_buffers_without_images_are_a_named_skip(void **state) {
   assert_int_equal(tg__opencl_debug_hide_images(t.device), TG_OK);
   tg_model_records *mr = records_for(&t, TG_STORAGE_IMAGE_BUFFER, TG_PRECISION_FP32);
   tg_tensor_resource *res = resources_for(mr->records, TG_STORAGE_IMAGE_BUFFER, TG_PRECISION_FP32);
-  tg_plan_options po = {0};
-  po.mode = TG_MODE_OBJECTS;
-  po.strategy = TG_STRATEGY_NAIVE;
   tg_plan *plan = NULL;
-  assert_int_equal(tg_plan_compute(mr->records->records, mr->records->count, 1, &po, NULL, &plan), TG_OK);
-  tg_realization *z = realise(&t, mr->records, res, plan, TG_PRECISION_FP32, 0);
+  tg_realization *z = realise_naive(&t, mr->records, res, &plan);
   tg_speed_part part = {z, mr->tensor_of};
   tg_speed_desc d = {0};
   d.graph = s->model->graph;

@@ -12,6 +12,7 @@
  * missing device fails them. */
 #include "support/tg_test.h"
 #include "support/tg_vulkan_leaks.h"
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 
 #include <dlfcn.h>
@@ -34,15 +35,6 @@
 #endif
 
 extern char **environ;
-
-
-static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
-                                       "hand_landmark_lite", "pose_landmark_lite"};
-#define MODEL_COUNT (sizeof k_models / sizeof k_models[0])
-
-static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
-                                        TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
-#define STORAGE_COUNT (sizeof k_storages / sizeof k_storages[0])
 
 typedef struct suite {
   int have_device;
@@ -92,72 +84,6 @@ static void assert_no_messages(tg_device *d, const char *what) {
                   first_message(d));
 }
 
-static const char *record_name(const tg_record_set *set, size_t r) {
-  return set->names && set->names[r] ? set->names[r] : "?";
-}
-
-/* Per-op waits for an out-of-order check: graph edges, plus reuse edges when asked. */
-typedef struct op_waits {
-  size_t op_count;
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-} op_waits;
-
-static void op_waits_build(const tg_waits *w, int with_reuse, op_waits *out) {
-  size_t n = w->op_count;
-  out->op_count = n;
-  out->counts = calloc(n ? n : 1, sizeof *out->counts);
-  out->lists = calloc(n ? n : 1, sizeof *out->lists);
-  size_t total = w->after_start[n] + (with_reuse ? w->reuse_edge_count : 0);
-  out->storage = calloc(total ? total : 1, sizeof *out->storage);
-  assert_true(out->counts && out->lists && out->storage);
-  size_t k = 0;
-  for (size_t o = 0; o < n; ++o) {
-    out->lists[o] = out->storage + k;
-    for (size_t i = w->after_start[o]; i < w->after_start[o + 1]; ++i) out->storage[k++] = w->after[i];
-    if (with_reuse)
-      for (size_t i = w->reuse_start[o]; i < w->reuse_start[o + 1]; ++i)
-        out->storage[k++] = w->reuse_edges[i].after;
-    out->counts[o] = (uint32_t)(out->storage + k - out->lists[o]);
-  }
-}
-
-static void op_waits_free(op_waits *w) {
-  free(w->counts);
-  free((void *)w->lists);
-  free(w->storage);
-}
-
-/* Plan a record set for the device: objects, or offsets over the device's arena records
- * (`*arena`, NULL in objects mode). */
-static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
-                         tg_precision precision, tg_mode mode, const tg_share_relation *relation,
-                         tg_record_set **arena) {
-  *arena = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count, precision,
-                                                     NULL, arena),
-                     TG_OK);
-    planned = *arena;
-  }
-  tg_plan_options opt = {0};
-  opt.mode = mode;
-  opt.strategy = TG_STRATEGY_BEST;
-  opt.relation = relation;
-  tg_plan *plan = NULL;
-  tg_status st = tg_plan_compute(planned->records, planned->count, planned->dims, &opt, NULL, &plan);
-  if (st != TG_OK) fail_msg("plan: %s", tg_status_string(st));
-  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, 0, relation);
-  return plan;
-}
-
-static uint64_t expected_bytes(const tg_plan *plan, const tg_record_set *set, tg_precision p) {
-  if (plan->mode == TG_MODE_OFFSETS || set->dims == 1) return plan->total;
-  return plan->total * tg_precision_texel_bytes(p);
-}
-
 typedef struct case_result {
   uint64_t allocations, bytes, corrupted, ooo_corrupted, checked_bytes;
   size_t reuse_edges, records, fallback_records;
@@ -183,11 +109,8 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   tg_status st = tg_realization_create(d, &desc, NULL, &z, &err);
   out->realize_ms += now_ms() - t0;
   if (st != TG_OK) fail_msg("%s: realize: %s", m->name, err.message);
-  tg_realization_stats stats;
-  tg_realization_get_stats(z, &stats);
-  assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
-  assert_int_equal(stats.allocated_bytes, expected_bytes(plan, planned, precision));
-  assert_int_equal(stats.views, set->count);
+  const tg_realization_stats stats = tg_test_realization_counts(z, plan, set->count);
+  assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, planned, precision));
   for (size_t r = 0; r < set->count; ++r) {
     tg_tensor_handle h;
     assert_int_equal(tg_realization_get_tensor(z, r, &h), TG_OK);
@@ -207,7 +130,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   if (st != TG_OK) fail_msg("%s: check: %s", m->name, err.message);
   for (size_t r = 0; r < set->count; ++r)
     if (mism[r]) print_error("%s: record %zu (%s) corrupted: %llu mismatches\n", m->name, r,
-                             record_name(set, r), (unsigned long long)mism[r]);
+                             tg_test_record_name(set, r), (unsigned long long)mism[r]);
   out->corrupted += in_order.corrupted_records;
   out->checked_bytes += in_order.checked_bytes;
   assert_int_equal(in_order.corrupted_records, 0);
@@ -221,8 +144,8 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   if (st != TG_OK) fail_msg("%s: waits: %s", m->name, err.message);
   out->reuse_edges += w->reuse_edge_count;
   if (!serial) assert_int_equal(w->reuse_edge_count, 0);
-  op_waits ow;
-  op_waits_build(w, 1, &ow);
+  tg_test_op_waits ow;
+  tg_test_op_waits_build(w, 1, &ow);
   tg_check_desc od = {m->model->graph, tensor_of, 1, ow.op_count, ow.counts, ow.lists};
   tg_check_result ooo = {0, mism, 0};
   memset(mism, 0, (set->count + 1) * sizeof *mism);
@@ -234,7 +157,7 @@ static void realise_and_check(tg_device *d, const tg_test_model *m, const tg_rec
   assert_int_equal(ooo.corrupted_records, 0);
   assert_int_equal(ooo.checked_bytes, in_order.checked_bytes);
   assert_no_messages(d, m->name);
-  op_waits_free(&ow);
+  tg_test_op_waits_free(&ow);
   tg_waits_destroy(w);
   free(mism);
   tg_realization_destroy(z);
@@ -248,11 +171,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
                      tg_policy policy, tg_precision precision, case_result *out) {
   memset(out, 0, sizeof *out);
   const tg_device_info *info = tg_device_get_info(d);
-  tg_error_info err = {{0}};
-  tg_model_records *mr = NULL;
-  tg_status st = tg_model_records_create(m->model->graph, m->lifetimes, storage, precision,
-                                         &info->limits, NULL, &mr, &err);
-  if (st != TG_OK) fail_msg("%s: records: %s", m->name, err.message);
+  tg_model_records *mr = tg_test_model_records(m, storage, precision, &info->limits);
   const tg_record_set *set = mr->records;
   out->records = set->count;
   out->fallback_records = mr->fallback->count;
@@ -281,7 +200,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
   assert_int_equal(tg_policy_relation_create(m->schedule, policy, tensor_of, set->count, NULL, &rel),
                    TG_OK);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(d, set, res, precision, mode, tg_policy_relation_get(rel), &arena);
+  tg_plan *plan = tg_test_plan_for_device(d, set, res, precision, mode, tg_policy_relation_get(rel), 0, &arena);
   realise_and_check(d, m, set, arena ? arena : set, tensor_of, res, precision, plan,
                     policy == TG_POLICY_SERIAL, out);
   tg_plan_destroy(plan);
@@ -292,7 +211,7 @@ static void run_case(tg_device *d, const tg_test_model *m, tg_storage storage, t
     assert_int_equal(tg_policy_relation_create(m->schedule, policy, mr->fallback_tensor_of,
                                                mr->fallback->count, NULL, &rel),
                      TG_OK);
-    plan = plan_for(d, mr->fallback, fres, precision, mode, tg_policy_relation_get(rel), &arena);
+    plan = tg_test_plan_for_device(d, mr->fallback, fres, precision, mode, tg_policy_relation_get(rel), 0, &arena);
     realise_and_check(d, m, mr->fallback, mr->fallback, mr->fallback_tensor_of, fres, precision,
                       plan, policy == TG_POLICY_SERIAL, out);
     tg_plan_destroy(plan);
@@ -458,64 +377,6 @@ static void device_info_is_sane(void **state) {
   close_clean(dev);
 }
 
-/* Run this executable again with a changed environment: the loader reads its configuration
- * when an instance is made, and a fresh process keeps the suite's state out of it. */
-static void probe(const char *mode, char *const *extra_env, char *out, size_t size) {
-  size_t n = 0;
-  while (environ[n]) ++n;
-  char **env = calloc(n + 8, sizeof *env);
-  assert_non_null(env);
-  size_t k = 0;
-  for (size_t i = 0; i < n; ++i) {
-    int replaced = 0;
-    for (char *const *e = extra_env; *e; ++e) {
-      size_t len = strcspn(*e, "=");
-      if (strncmp(environ[i], *e, len + 1) == 0) replaced = 1;
-    }
-    if (!replaced) env[k++] = environ[i];
-  }
-  for (char *const *e = extra_env; *e; ++e) env[k++] = *e;
-  env[k] = NULL;
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  char *argv[] = {g_self, (char *)"--probe", (char *)mode, NULL};
-  pid_t pid;
-  assert_int_equal(posix_spawn(&pid, g_self, &fa, NULL, argv, env), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  size_t got = 0;
-  ssize_t r;
-  while (got + 1 < size && (r = read(fds[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
-  out[got] = '\0';
-  close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  free(env);
-}
-
-static int run_probe(const char *mode) {
-  tg_device_options opt = {0};
-  opt.backend = strcmp(mode, "auto") == 0 ? TG_BACKEND_AUTO : TG_BACKEND_VULKAN;
-  tg_device *d = NULL;
-  tg_error_info err = {{0}};
-  tg_backend_skip skipped[TG_BACKEND_COUNT];
-  size_t nskipped = 0;
-  tg_status st = tg_device_open(&opt, NULL, &d, skipped, &nskipped, &err);
-  printf("status=%s\n", tg_status_name(st));
-  if (st != TG_OK) printf("reason=%s\n", err.message);
-  for (size_t i = 0; i < nskipped; ++i)
-    printf("skipped %s %s: %s\n", tg_backend_name(skipped[i].backend),
-           tg_status_name(skipped[i].status), skipped[i].reason);
-  if (d) printf("chose %s\n", tg_backend_name(tg_device_get_info(d)->backend));
-  tg_device_close(d);
-  return 0;
-}
-
 static void missing_driver_is_reported(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
@@ -524,13 +385,13 @@ static void missing_driver_is_reported(void **state) {
   char *no_driver[] = {(char *)"VK_ICD_FILENAMES=/nonexistent/icd.json",
                        (char *)"VK_DRIVER_FILES=/nonexistent/icd.json",
                        (char *)"TANGRAM_BACKEND=", (char *)"TANGRAM_VULKAN_VALIDATION=", NULL};
-  probe("vulkan", no_driver, out, sizeof out);
+  tg_test_probe(g_self, "--probe", "vulkan", no_driver, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_ERROR_NO_DEVICE"));
   assert_non_null(strstr(out, "reason="));
   assert_non_null(strstr(out, "driver"));
   /* `auto` passes over Vulkan, says why, and opens something else. */
-  probe("auto", no_driver, out, sizeof out);
+  tg_test_probe(g_self, "--probe", "auto", no_driver, out, sizeof out);
   print_message("%s", out);
   assert_non_null(strstr(out, "status=TG_OK"));
   assert_non_null(strstr(out, "skipped vulkan TG_ERROR_NO_DEVICE"));
@@ -543,10 +404,10 @@ static void record_sets_realise_clean(void **state) {
   REQUIRE_DEVICE(s);
   tg_device *dev = test_device();
   static const char *const kinds[] = {"buffer", "tex2", "tex3"};
-  for (size_t m = 0; m < MODEL_COUNT; ++m)
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m)
     for (size_t k = 0; k < 3; ++k) {
       char file[256], path[1024];
-      snprintf(file, sizeof file, "records/%s.%s.csv", k_models[m], kinds[k]);
+      snprintf(file, sizeof file, "records/%s.%s.csv", tg_test_gpu_models[m], kinds[k]);
       tg_record_set *set = NULL;
       tg_error_info err = {{0}};
       if (tg_records_read_csv(tg_test_data_path(path, sizeof path, file), NULL, &set, &err) != TG_OK)
@@ -561,7 +422,7 @@ static void record_sets_realise_clean(void **state) {
             tg_precision prec = (tg_precision)p;
             tg_tensor_resource *res = tg_test_resources_for(set, storages[si], prec);
             tg_record_set *arena = NULL;
-            tg_plan *plan = plan_for(dev, set, res, prec, (tg_mode)mode, NULL, &arena);
+            tg_plan *plan = tg_test_plan_for_device(dev, set, res, prec, (tg_mode)mode, NULL, 0, &arena);
             const tg_record_set *planned = arena ? arena : set;
             tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res, prec, 0};
             tg_realization *z = NULL;
@@ -570,7 +431,7 @@ static void record_sets_realise_clean(void **state) {
             tg_realization_stats stats;
             tg_realization_get_stats(z, &stats);
             assert_int_equal(stats.allocations, plan->object_count);
-            assert_int_equal(stats.allocated_bytes, expected_bytes(plan, planned, prec));
+            assert_int_equal(stats.allocated_bytes, tg_test_expected_bytes(plan, planned, prec));
             tg_check_result r = {0, NULL, 0};
             if (tg_realization_check(z, NULL, &r, &err) != TG_OK) fail_msg("%s: check: %s", file, err.message);
             assert_int_equal(r.corrupted_records, 0);
@@ -598,10 +459,10 @@ static void models_realise_clean(void **state) {
                 "msgs", "real-ms", "chk-ms", "ooo-ms");
   size_t cases = 0;
   uint64_t texture_bytes[2][2] = {{0, 0}, {0, 0}}; /* [policy][mode] over every texture case */
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
-    for (size_t si = 0; si < STORAGE_COUNT; ++si) {
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
+    for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si) {
       uint64_t bytes[2][2] = {{0, 0}, {0, 0}};
       for (int mode = 0; mode < 2; ++mode)
         for (size_t pi = 0; pi < 2; ++pi) {
@@ -609,9 +470,9 @@ static void models_realise_clean(void **state) {
            * turn; the normal build runs both. */
           if (tg_test_quick() && pi != (m + si + (size_t)mode) % 2) continue;
           case_result r;
-          run_case(dev, &md, k_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32, &r);
+          run_case(dev, &md, tg_test_gpu_storages[si], (tg_mode)mode, policies[pi], TG_PRECISION_FP32, &r);
           print_message("%-27s %-13s %-7s %-13s %4zu %5llu %10llu %4llu %4llu %5zu %4llu %8.1f %8.1f %8.1f%s\n",
-                        k_models[m], tg_storage_name(k_storages[si]), tg_mode_name((tg_mode)mode),
+                        tg_test_gpu_models[m], tg_storage_name(tg_test_gpu_storages[si]), tg_mode_name((tg_mode)mode),
                         tg_policy_name(policies[pi]), r.records, (unsigned long long)r.allocations,
                         (unsigned long long)r.bytes, (unsigned long long)r.corrupted,
                         (unsigned long long)r.ooo_corrupted, r.reuse_edges,
@@ -625,7 +486,7 @@ static void models_realise_clean(void **state) {
       if (si > 0)
         for (size_t pi = 0; pi < 2; ++pi)
           print_message("  %s %s %s: texture arena %llu bytes vs texture objects %llu bytes (%+.1f%%)\n",
-                        k_models[m], tg_storage_name(k_storages[si]), tg_policy_name(policies[pi]),
+                        tg_test_gpu_models[m], tg_storage_name(tg_test_gpu_storages[si]), tg_policy_name(policies[pi]),
                         (unsigned long long)bytes[pi][1], (unsigned long long)bytes[pi][0],
                         bytes[pi][0] ? 100.0 * ((double)bytes[pi][1] - (double)bytes[pi][0]) /
                                            (double)bytes[pi][0]
@@ -649,16 +510,16 @@ static void models_realise_clean_fp16(void **state) {
   REQUIRE_DEVICE(s);
   if (!s->info.fp16_images) skip();
   tg_device *dev = test_device();
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
-    for (size_t si = 1; si < STORAGE_COUNT; ++si)
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
+    for (size_t si = 1; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
       for (int mode = 0; mode < 2; ++mode) {
         if (tg_test_quick() && (size_t)mode != (m + si) % 2) continue; /* one mode each, in turn */
         case_result r;
-        run_case(dev, &md, k_storages[si], (tg_mode)mode, TG_POLICY_SERIAL, TG_PRECISION_FP16, &r);
+        run_case(dev, &md, tg_test_gpu_storages[si], (tg_mode)mode, TG_POLICY_SERIAL, TG_PRECISION_FP16, &r);
         print_message("%-27s %-13s %-7s fp16: %llu allocations, %llu bytes, %llu corrupted\n",
-                      k_models[m], tg_storage_name(k_storages[si]), tg_mode_name((tg_mode)mode),
+                      tg_test_gpu_models[m], tg_storage_name(tg_test_gpu_storages[si]), tg_mode_name((tg_mode)mode),
                       (unsigned long long)r.allocations, (unsigned long long)r.bytes,
                       (unsigned long long)r.corrupted);
       }
@@ -675,14 +536,10 @@ static void mixed_arena_realises_clean(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
   tg_device *dev = test_device();
-  for (size_t m = 0; m < MODEL_COUNT; ++m) {
+  for (size_t m = 0; m < TG_TEST_GPU_MODEL_COUNT; ++m) {
     tg_test_model md;
-    if (!tg_test_model_open(k_models[m], &md)) continue;
-    tg_error_info err = {{0}};
-    tg_model_records *mr = NULL;
-    assert_int_equal(tg_model_records_create(md.model->graph, md.lifetimes, TG_STORAGE_BUFFER,
-                                             TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
-                     TG_OK);
+    if (!tg_test_model_open(tg_test_gpu_models[m], &md)) continue;
+    tg_model_records *mr = tg_test_model_records(&md, TG_STORAGE_BUFFER, TG_PRECISION_FP32, &s->info.limits);
     const tg_record_set *set = mr->records;
     tg_tensor_resource *res = calloc(set->count + 1, sizeof *res);
     assert_non_null(res);
@@ -693,23 +550,23 @@ static void mixed_arena_realises_clean(void **state) {
       assert_int_equal(tg_shape_to_bhwc(t->shape, t->rank, &shape), TG_OK);
       size_t k = r % 4;
       tg_extent e;
-      if (k == 0 || tg_storage_check_fit(shape, k_storages[k], TG_PRECISION_FP32, &s->info.limits, &e,
+      if (k == 0 || tg_storage_check_fit(shape, tg_test_gpu_storages[k], TG_PRECISION_FP32, &s->info.limits, &e,
                                          NULL, 0) != TG_OK) {
         res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, set->records[r].size, set->records[r].size.w};
         k = 0;
       } else {
-        res[r] = (tg_tensor_resource){k_storages[k], e, e.w * e.h * e.d * 16};
+        res[r] = (tg_tensor_resource){tg_test_gpu_storages[k], e, e.w * e.h * e.d * 16};
       }
       kinds[k]++;
     }
     tg_record_set *arena = NULL;
-    tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, &arena);
+    tg_plan *plan = tg_test_plan_for_device(dev, set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, 0, &arena);
     case_result r;
     memset(&r, 0, sizeof r);
     realise_and_check(dev, &md, set, arena, mr->tensor_of, res, TG_PRECISION_FP32, plan, 1, &r);
     print_message("%-27s mixed arena: %zu buffers, %zu 2D, %zu arrays, %zu 3D in %llu bytes, "
                   "%zu reuse edges, clean\n",
-                  k_models[m], kinds[0], kinds[1], kinds[2], kinds[3], (unsigned long long)r.bytes,
+                  tg_test_gpu_models[m], kinds[0], kinds[1], kinds[2], kinds[3], (unsigned long long)r.bytes,
                   r.reuse_edges);
     tg_plan_destroy(plan);
     tg_record_set_destroy(arena);
@@ -731,52 +588,17 @@ static void broken_plan_is_caught_and_named(void **state) {
   tg_device *d = NULL;
   tg_error_info err = {{0}};
   assert_int_equal(open_vulkan(NULL, NULL, &d, &err), TG_OK);
-  for (size_t si = 0; si < STORAGE_COUNT; ++si)
+  for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode) {
-      tg_storage storage = k_storages[si];
-      tg_model_records *mr = NULL;
-      assert_int_equal(tg_model_records_create(md.model->graph, md.lifetimes, storage,
-                                               TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
-                       TG_OK);
+      tg_storage storage = tg_test_gpu_storages[si];
+      tg_model_records *mr = tg_test_model_records(&md, storage, TG_PRECISION_FP32, &s->info.limits);
       const tg_record_set *set = mr->records;
-      /* Victim: the first record that lives across tasks; intruder: a record written while the
-       * victim is still to be read by a later op (an op's reads and writes of aliased memory
-       * would be a race inside the op, not an overwrite the check can name). */
-      size_t victim = set->count, intruder = set->count;
-      for (size_t a = 0; a < set->count && intruder == set->count; ++a) {
-        const tg_usage_record *A = &set->records[a];
-        if (A->last_task <= A->first_task) continue;
-        for (size_t b = 0; b < set->count; ++b) {
-          const tg_usage_record *B = &set->records[b];
-          if (b != a && B->first_task > A->first_task && B->first_task < A->last_task) {
-            victim = a;
-            intruder = b;
-            break;
-          }
-        }
-      }
-      assert_true(victim < set->count);
       tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
       tg_record_set *arena = NULL;
-      tg_plan *plan = plan_for(d, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
+      tg_plan *plan = tg_test_plan_for_device(d, set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, 0, &arena);
       const tg_record_set *planned = arena ? arena : set;
-      if (mode == TG_MODE_OBJECTS) {
-        /* The intruder takes the victim's object, grown to hold both. */
-        uint32_t k = plan->object_of[victim];
-        plan->object_of[intruder] = k;
-        tg_extent *o = &plan->object_sizes[k];
-        const tg_extent *b = &set->records[intruder].size;
-        if (b->w > o->w) o->w = b->w;
-        if (b->h > o->h) o->h = b->h;
-        if (b->d > o->d) o->d = b->d;
-        plan->total = 0;
-        for (size_t j = 0; j < plan->object_count; ++j)
-          plan->total += plan->object_sizes[j].w * plan->object_sizes[j].h * plan->object_sizes[j].d;
-      } else {
-        plan->offset_of[intruder] = plan->offset_of[victim];
-        uint64_t end = plan->offset_of[intruder] + arena->records[intruder].size.w;
-        if (end > plan->total) plan->total = end;
-      }
+      size_t victim, intruder;
+      tg_test_break_plan(plan, set, arena, &victim, &intruder);
       tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res,
                               TG_PRECISION_FP32, 0};
       tg_realization *z = NULL;
@@ -804,7 +626,7 @@ static void broken_plan_is_caught_and_named(void **state) {
         print_message("%s %s: record %zu (%s) overwritten by record %zu (%s): %llu mismatches, "
                       "%llu record(s) corrupted, %llu validation message(s)\n",
                       tg_storage_name(storage), tg_mode_name((tg_mode)mode), victim,
-                      record_name(set, victim), intruder, record_name(set, intruder),
+                      tg_test_record_name(set, victim), intruder, tg_test_record_name(set, intruder),
                       (unsigned long long)mism[victim], (unsigned long long)r.corrupted_records,
                       (unsigned long long)(tg_device_get_validation_messages(d) - before));
         free(mism);
@@ -837,10 +659,7 @@ static void dropped_wait_is_caught(void **state) {
     for (int kind = 0; kind < 2; ++kind) { /* 0: a graph edge, 1: a reuse edge */
       tg_device *d = test_device();
       tg_error_info err = {{0}};
-      tg_model_records *mr = NULL;
-      assert_int_equal(tg_model_records_create(md.model->graph, md.lifetimes, storages[si],
-                                               TG_PRECISION_FP32, &s->info.limits, NULL, &mr, &err),
-                       TG_OK);
+      tg_model_records *mr = tg_test_model_records(&md, storages[si], TG_PRECISION_FP32, &s->info.limits);
       const tg_record_set *set = mr->records;
       tg_tensor_resource *res = tg_test_resources_for(set, storages[si], TG_PRECISION_FP32);
       /* A graph edge is dropped from a plan without any reuse (naive: the dropped edge then
@@ -853,7 +672,7 @@ static void dropped_wait_is_caught(void **state) {
         assert_int_equal(tg_plan_compute(set->records, set->count, set->dims, &po, NULL, &plan), TG_OK);
       } else {
         tg_record_set *arena = NULL;
-        plan = plan_for(d, set, res, TG_PRECISION_FP32, TG_MODE_OBJECTS, NULL, &arena);
+        plan = tg_test_plan_for_device(d, set, res, TG_PRECISION_FP32, TG_MODE_OBJECTS, NULL, 0, &arena);
       }
       tg_realize_desc desc = {plan, set->records, set->count, set->dims, res, TG_PRECISION_FP32, 0};
       tg_realization *z = NULL;
@@ -862,8 +681,8 @@ static void dropped_wait_is_caught(void **state) {
       assert_int_equal(tg_schedule_compute_waits(md.schedule, set->records, mr->tensor_of, set->count,
                                                  plan, NULL, &w, &err),
                        TG_OK);
-      op_waits ow;
-      op_waits_build(w, 1, &ow);
+      tg_test_op_waits ow;
+      tg_test_op_waits_build(w, 1, &ow);
       /* latest[o]: the latest op that op o waits for, or -1. */
       int64_t *latest = calloc(ow.op_count + 1, sizeof *latest);
       assert_non_null(latest);
@@ -925,7 +744,7 @@ static void dropped_wait_is_caught(void **state) {
       else if (!reached && !refused)
         print_message("%s: no op whose latest wait is a lone reuse edge\n", tg_storage_name(storages[si]));
       free(latest);
-      op_waits_free(&ow);
+      tg_test_op_waits_free(&ow);
       tg_waits_destroy(w);
       tg_realization_destroy(z);
       assert_int_equal(tg_test_vulkan_live(d), 0);
@@ -945,15 +764,14 @@ static void odd_sizes_and_unordered_reads(void **state) {
   tg_usage_record recs[4] = {
       {{13, 1, 1}, 0, 1, 0}, {{0, 1, 1}, 0, 2, 0}, {{7, 1, 1}, 1, 2, 0}, {{1001, 1, 1}, 1, 3, 0}};
   tg_tensor_resource res[4];
-  for (int r = 0; r < 4; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_buffer_resources(recs, 4, res);
   for (int mode = 0; mode < 2; ++mode) {
     tg_device *d = NULL;
     tg_error_info err = {{0}};
     assert_int_equal(open_vulkan(NULL, NULL, &d, &err), TG_OK);
     tg_record_set set = {1, 4, recs, NULL, *tg_allocator_default()};
     tg_record_set *arena = NULL;
-    tg_plan *plan = plan_for(d, &set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
+    tg_plan *plan = tg_test_plan_for_device(d, &set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, 0, &arena);
     const tg_usage_record *planned = arena ? arena->records : recs;
     tg_realize_desc desc = {plan, planned, 4, 1, res, TG_PRECISION_FP32, 0};
     tg_realization *z = NULL;
@@ -1111,14 +929,11 @@ static void misplaced_resources_are_refused(void **state) {
     tg_plan_destroy(plan);
   }
   /* An object smaller than its member (only with skip_validation). */
-  tg_usage_record recs[2] = {{{64, 64, 1}, 0, 0, 0}, {{8, 8, 1}, 1, 1, 0}};
-  tg_plan *plan = tg_test_one_object_plan(2, 2, (tg_extent){8, 8, 1});
-  tg_tensor_resource res[2] = {{TG_STORAGE_TEXTURE_2D, {64, 64, 1}, 64 * 64 * 16},
-                               {TG_STORAGE_TEXTURE_2D, {8, 8, 1}, 8 * 8 * 16}};
-  tg_realize_desc desc = {plan, recs, 2, 2, res, TG_PRECISION_FP32, 1};
+  const tg_usage_record recs[2] = {{{64, 64, 1}, 0, 0, 0}, {{8, 8, 1}, 1, 1, 0}};
+  tg_plan *plan = NULL;
   tg_realization *z = NULL;
   tg_error_info err = {{0}};
-  tg_status st = tg_realization_create(dev, &desc, NULL, &z, &err);
+  tg_status st = tg_test_two_images_in_one_object(dev, recs, &plan, &z, &err);
   print_message("oversized member: %s: %s\n", tg_status_name(st), err.message);
   assert_int_equal(st, TG_ERROR_INVALID_PLAN);
   assert_null(z);
@@ -1135,13 +950,11 @@ static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *m
                           tg_mode mode, uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage, TG_PRECISION_FP32,
-                                           &s->info.limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP32, &s->info.limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP32, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(dev, set, res, TG_PRECISION_FP32, mode, NULL, 0, &arena);
   const tg_record_set *planned = arena ? arena : set;
   uint64_t n;
   for (n = 1;; ++n) {
@@ -1157,10 +970,7 @@ static void walk_failures(const suite *s, tg_device *dev, const tg_test_model *m
     tg_status st = tg_realization_create(d, &desc, &fa.base, &z, &err);
     if (st == TG_OK) {
       /* Past the last creation: the realisation works. */
-      tg_check_result r = {0, NULL, 0};
-      assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-      assert_int_equal(r.corrupted_records, 0);
-      tg_realization_destroy(z);
+      tg_test_check_clean(z);
       assert_int_equal(tg_test_vulkan_live(d), 0);
       close_clean(d);
       assert_int_equal(fa.live_blocks, 0);
@@ -1193,13 +1003,11 @@ static void walk_driver_failures(const suite *s, tg_device *dev, const tg_test_m
                                  tg_storage storage, tg_mode mode, uint64_t *points) {
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage, TG_PRECISION_FP16,
-                                           &s->info.limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP16, &s->info.limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP16);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP16, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(dev, set, res, TG_PRECISION_FP16, mode, NULL, 0, &arena);
   const tg_record_set *planned = arena ? arena : set;
   tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res,
                           TG_PRECISION_FP16, 0};
@@ -1248,10 +1056,10 @@ static void device_alloc_failures_roll_back(void **state) {
   print_message("%llu failure points in all\n", (unsigned long long)points);
 #ifdef TANGRAM_TEST_HAVE_VULKAN
   uint64_t calls = 0;
-  for (size_t si = 0; si < STORAGE_COUNT; ++si)
+  for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode)
       if (!tg_test_quick() || (size_t)mode == si % 2) /* quick: one mode per storage */
-        walk_driver_failures(s, dev, &md, k_storages[si], (tg_mode)mode, &calls);
+        walk_driver_failures(s, dev, &md, tg_test_gpu_storages[si], (tg_mode)mode, &calls);
   print_message("%llu driver call failures in all\n", (unsigned long long)calls);
 #endif
   close_clean(dev);
@@ -1262,16 +1070,14 @@ static void device_alloc_failures_roll_back(void **state) {
 static void host_alloc_failures_roll_back(void **state) {
   suite *s = *state;
   REQUIRE_DEVICE(s);
-  tg_usage_record recs[4] = {
-      {{256, 1, 1}, 0, 1, 0}, {{512, 1, 1}, 1, 2, 0}, {{256, 1, 1}, 2, 3, 0}, {{64, 1, 1}, 0, 3, 0}};
+  tg_usage_record recs[4];
   tg_tensor_resource res[4];
-  for (int r = 0; r < 4; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_walk_buffers(recs, res);
   tg_record_set set = {1, 4, recs, NULL, *tg_allocator_default()};
   tg_device *dev = test_device();
   for (int mode = 0; mode < 2; ++mode) {
     tg_record_set *arena = NULL;
-    tg_plan *plan = plan_for(dev, &set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, &arena);
+    tg_plan *plan = tg_test_plan_for_device(dev, &set, res, TG_PRECISION_FP32, (tg_mode)mode, NULL, 0, &arena);
     const tg_usage_record *planned = arena ? arena->records : recs;
     uint64_t n;
     for (n = 1;; ++n) {
@@ -1279,21 +1085,7 @@ static void host_alloc_failures_roll_back(void **state) {
       tg_failing_allocator_init(&fa, NULL, n);
       tg_device *d = NULL;
       tg_status st = open_vulkan(NULL, &fa.base, &d, NULL);
-      tg_realization *z = NULL;
-      if (st == TG_OK) {
-        tg_realize_desc desc = {plan, planned, 4, 1, res, TG_PRECISION_FP32, 0};
-        st = tg_realization_create(d, &desc, &fa.base, &z, NULL);
-      }
-      for (int ooo = 0; ooo < 2 && st == TG_OK; ++ooo) {
-        static const uint32_t w0[] = {0}, w1[] = {1}, w2[] = {2};
-        const uint32_t *lists[4] = {NULL, w0, w1, w2};
-        uint32_t counts[4] = {0, 1, 1, 1};
-        tg_check_desc cd = {NULL, NULL, ooo, 4, ooo ? counts : NULL, ooo ? lists : NULL};
-        tg_check_result r = {0, NULL, 0};
-        st = tg_realization_check(z, &cd, &r, NULL);
-        if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
-      }
-      tg_realization_destroy(z);
+      if (st == TG_OK) st = tg_test_walk_realise_check(d, plan, planned, res, &fa.base);
       if (d) {
         assert_int_equal(tg_test_vulkan_live(d), 0);
         close_clean(d);
@@ -1311,7 +1103,7 @@ static void host_alloc_failures_roll_back(void **state) {
 }
 
 int main(int argc, char **argv) {
-  if (argc >= 3 && strcmp(argv[1], "--probe") == 0) return run_probe(argv[2]);
+  if (argc >= 3 && strcmp(argv[1], "--probe") == 0) return tg_test_run_probe(TG_BACKEND_VULKAN, argv[2]);
   snprintf(g_self, sizeof g_self, "%s", argv[0]);
   if (strchr(g_self, '/') == NULL) {
     char buf[1024];

@@ -24,6 +24,7 @@
 #define VK_NO_PROTOTYPES /* as an engine on volk: every call through the entry point */
 #include "support/tg_test.h"
 #include "support/tg_vulkan_leaks.h"
+#include "support/tg_backend_cases.h"
 #include "support/tg_models.h"
 
 #include <dlfcn.h>
@@ -53,13 +54,6 @@ int main(void) {
 static const uint32_t k_engine_spv[] =
 #include "buffer_write.spv.h"
     ;
-
-static const char *const k_models[] = {"selfie_segmentation", "face_detection_short_range",
-                                       "hand_landmark_lite", "pose_landmark_lite"};
-#define MODEL_COUNT (sizeof k_models / sizeof k_models[0])
-static const tg_storage k_storages[] = {TG_STORAGE_BUFFER, TG_STORAGE_TEXTURE_2D,
-                                        TG_STORAGE_TEXTURE_ARRAY, TG_STORAGE_TEXTURE_3D};
-#define STORAGE_COUNT (sizeof k_storages / sizeof k_storages[0])
 
 /* ------------------------------------------------------------------------------------------ */
 /* The engine: its own loader, instance (validation + synchronization validation), device,
@@ -662,61 +656,6 @@ static void close_wrapped(tg_device *d, wrapped *w, engine *e, const char *when)
 /* ------------------------------------------------------------------------------------------ */
 /* Models, records, plans, checks (as the engine would drive them). */
 
-/* Plan a record set for the device: objects, or offsets over its arena records (`*arena`). */
-static tg_plan *plan_for(tg_device *d, const tg_record_set *set, const tg_tensor_resource *res,
-                         tg_precision precision, tg_mode mode, const tg_share_relation *relation,
-                         tg_record_set **arena) {
-  *arena = NULL;
-  const tg_record_set *planned = set;
-  if (mode == TG_MODE_OFFSETS) {
-    assert_int_equal(tg_device_compute_arena_records(d, res, set->records, set->count, precision,
-                                                     NULL, arena),
-                     TG_OK);
-    planned = *arena;
-  }
-  tg_plan_options opt = {0};
-  opt.mode = mode;
-  opt.strategy = TG_STRATEGY_BEST;
-  opt.relation = relation;
-  tg_plan *plan = NULL;
-  tg_status st = tg_plan_compute(planned->records, planned->count, planned->dims, &opt, NULL, &plan);
-  if (st != TG_OK) fail_msg("plan: %s", tg_status_string(st));
-  tg_test_assert_valid(planned->records, planned->count, planned->dims, plan, 0, relation);
-  return plan;
-}
-
-/* Per-op waits for an out-of-order check: graph edges and reuse edges. */
-typedef struct op_waits {
-  size_t op_count;
-  uint32_t *counts;
-  const uint32_t **lists;
-  uint32_t *storage;
-} op_waits;
-
-static void op_waits_build(const tg_waits *w, op_waits *out) {
-  size_t n = w->op_count;
-  out->op_count = n;
-  out->counts = calloc(n ? n : 1, sizeof *out->counts);
-  out->lists = calloc(n ? n : 1, sizeof *out->lists);
-  size_t total = w->after_start[n] + w->reuse_edge_count;
-  out->storage = calloc(total ? total : 1, sizeof *out->storage);
-  assert_true(out->counts && out->lists && out->storage);
-  size_t k = 0;
-  for (size_t o = 0; o < n; ++o) {
-    out->lists[o] = out->storage + k;
-    for (size_t i = w->after_start[o]; i < w->after_start[o + 1]; ++i) out->storage[k++] = w->after[i];
-    for (size_t i = w->reuse_start[o]; i < w->reuse_start[o + 1]; ++i)
-      out->storage[k++] = w->reuse_edges[i].after;
-    out->counts[o] = (uint32_t)(out->storage + k - out->lists[o]);
-  }
-}
-
-static void op_waits_free(op_waits *w) {
-  free(w->counts);
-  free((void *)w->lists);
-  free(w->storage);
-}
-
 static uint64_t handle_bits(const void *h, size_t size) {
   uint64_t u = 0;
   memcpy(&u, h, size < sizeof u ? size : sizeof u);
@@ -790,10 +729,7 @@ static void realise_and_check(tg_device *d, engine *e, const tg_test_model *m,
   tg_realization *z = NULL;
   if (tg_realization_create(d, &desc, NULL, &z, &err) != TG_OK)
     fail_msg("%s: realize: %s", m->name, err.message);
-  tg_realization_stats stats;
-  tg_realization_get_stats(z, &stats);
-  assert_int_equal(stats.allocations, plan->mode == TG_MODE_OBJECTS ? plan->object_count : 1);
-  assert_int_equal(stats.views, set->count);
+  const tg_realization_stats stats = tg_test_realization_counts(z, plan, set->count);
   out->allocations += stats.allocations;
   out->bytes += stats.allocated_bytes;
   check_handles(z, plan, res, set->count, TG_PRECISION_FP32, engine_memory);
@@ -817,8 +753,8 @@ static void realise_and_check(tg_device *d, engine *e, const tg_test_model *m,
                                 &w, &err) != TG_OK)
     fail_msg("%s: waits: %s", m->name, err.message);
   out->reuse_edges += w->reuse_edge_count;
-  op_waits ow;
-  op_waits_build(w, &ow);
+  tg_test_op_waits ow;
+  tg_test_op_waits_build(w, 1, &ow);
   tg_check_desc od = {m->model->graph, tensor_of, 1, ow.op_count, ow.counts, ow.lists};
   tg_check_result ooo = {0, mism, 0};
   memset(mism, 0, (set->count + 1) * sizeof *mism);
@@ -828,7 +764,7 @@ static void realise_and_check(tg_device *d, engine *e, const tg_test_model *m,
   assert_int_equal(ooo.corrupted_records, 0);
   assert_int_equal(ooo.checked_bytes, in_order.checked_bytes);
   assert_no_messages(e, m->name);
-  op_waits_free(&ow);
+  tg_test_op_waits_free(&ow);
   tg_waits_destroy(w);
   free(mism);
   tg_realization_destroy(z);
@@ -843,11 +779,7 @@ static void run_case(tg_device *d, engine *e, const tg_test_model *m, tg_storage
                      case_result *out) {
   memset(out, 0, sizeof *out);
   const tg_device_info *info = tg_device_get_info(d);
-  tg_error_info err = {{0}};
-  tg_model_records *mr = NULL;
-  if (tg_model_records_create(m->model->graph, m->lifetimes, storage, TG_PRECISION_FP32,
-                              &info->limits, NULL, &mr, &err) != TG_OK)
-    fail_msg("%s: records: %s", m->name, err.message);
+  tg_model_records *mr = tg_test_model_records(m, storage, TG_PRECISION_FP32, &info->limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   const uint32_t *tensor_of = mr->tensor_of;
@@ -874,7 +806,7 @@ static void run_case(tg_device *d, engine *e, const tg_test_model *m, tg_storage
   assert_int_equal(tg_policy_relation_create(m->schedule, policy, tensor_of, set->count, NULL, &rel),
                    TG_OK);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(d, set, res, TG_PRECISION_FP32, mode, tg_policy_relation_get(rel), &arena);
+  tg_plan *plan = tg_test_plan_for_device(d, set, res, TG_PRECISION_FP32, mode, tg_policy_relation_get(rel), 0, &arena);
   realise_and_check(d, e, m, set, arena ? arena : set, tensor_of, res, plan, engine_memory, out);
   tg_plan_destroy(plan);
   tg_record_set_destroy(arena);
@@ -884,7 +816,8 @@ static void run_case(tg_device *d, engine *e, const tg_test_model *m, tg_storage
     assert_int_equal(tg_policy_relation_create(m->schedule, policy, mr->fallback_tensor_of,
                                                mr->fallback->count, NULL, &rel),
                      TG_OK);
-    plan = plan_for(d, mr->fallback, fres, TG_PRECISION_FP32, mode, tg_policy_relation_get(rel), &arena);
+    plan = tg_test_plan_for_device(d, mr->fallback, fres, TG_PRECISION_FP32, mode, tg_policy_relation_get(rel), 0,
+                                   &arena);
     realise_and_check(d, e, m, mr->fallback, mr->fallback, mr->fallback_tensor_of, fres, plan,
                       engine_memory, out);
     tg_plan_destroy(plan);
@@ -1145,10 +1078,7 @@ static void textures_need_storage_images(void **state) {
   assert_int_equal(tg_plan_compute(brecs, 2, 1, &opt, NULL, &plan), TG_OK);
   tg_realize_desc bdesc = {plan, brecs, 2, 1, bres, TG_PRECISION_FP32, 0};
   assert_int_equal(tg_realization_create(d, &bdesc, NULL, &z, &err), TG_OK);
-  tg_check_result r = {0, NULL, 0};
-  assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-  assert_int_equal(r.corrupted_records, 0);
-  tg_realization_destroy(z);
+  tg_test_check_clean(z);
   tg_plan_destroy(plan);
   close_wrapped(d, &w, &e, "without storage images");
   engine_destroy_clean(&e);
@@ -1172,7 +1102,7 @@ static void engine_usage_is_added(void **state) {
                                {TG_STORAGE_TEXTURE_3D, {2, 2, 4}, 256}};
   tg_record_set set = {1, 3, recs, NULL, *tg_allocator_default()};
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(d, &set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(d, &set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, 0, &arena);
   tg_realize_desc desc = {plan, arena->records, 3, 1, res, TG_PRECISION_FP32, 0};
   tg_realization *z = NULL;
   tg_error_info err = {{0}};
@@ -1185,10 +1115,7 @@ static void engine_usage_is_added(void **state) {
   assert_true(t.image_usage & VK_IMAGE_USAGE_SAMPLED_BIT);
   assert_true(t.image_usage & VK_IMAGE_USAGE_STORAGE_BIT);
   check_handles(z, plan, res, 3, TG_PRECISION_FP32, &w.memory);
-  tg_check_result r = {0, NULL, 0};
-  assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-  assert_int_equal(r.corrupted_records, 0);
-  tg_realization_destroy(z);
+  tg_test_check_clean(z);
   tg_plan_destroy(plan);
   tg_record_set_destroy(arena);
   /* Another backend's realization has no Vulkan handles. */
@@ -1225,20 +1152,20 @@ static void borrowed_models_realise_clean(void **state) {
     print_message("%s memory:\n", engine_memory ? "the engine's" : "Tangram's own");
     print_message("%-27s %-13s %-7s %-13s %4s %5s %10s %4s %4s %5s\n", "model", "storage", "mode",
                   "policy", "recs", "alloc", "bytes", "corr", "ooo", "reuse");
-    size_t models = tg_test_quick() ? 1 : (engine_memory ? MODEL_COUNT : 1);
+    size_t models = tg_test_quick() ? 1 : (engine_memory ? TG_TEST_GPU_MODEL_COUNT : 1);
     for (size_t mi = 0; mi < models; ++mi) {
       tg_test_model md;
       /* Tangram's own memory: one model (the other path of the same code). */
-      if (!tg_test_model_open(k_models[engine_memory ? mi : MODEL_COUNT - 1], &md)) continue;
-      for (size_t si = 0; si < STORAGE_COUNT; ++si)
+      if (!tg_test_model_open(tg_test_gpu_models[engine_memory ? mi : TG_TEST_GPU_MODEL_COUNT - 1], &md)) continue;
+      for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
         for (int mode = 0; mode < 2; ++mode)
           for (size_t pi = 0; pi < 2; ++pi) {
             if (tg_test_quick() && (si + (size_t)mode + pi) % 2) continue;
             case_result r;
-            run_case(d, &e, &md, k_storages[si], (tg_mode)mode, policies[pi],
+            run_case(d, &e, &md, tg_test_gpu_storages[si], (tg_mode)mode, policies[pi],
                      engine_memory ? &w.memory : NULL, &r);
             print_message("%-27s %-13s %-7s %-13s %4zu %5llu %10llu %4llu %4llu %5zu\n", md.name,
-                          tg_storage_name(k_storages[si]), tg_mode_name((tg_mode)mode),
+                          tg_storage_name(tg_test_gpu_storages[si]), tg_mode_name((tg_mode)mode),
                           tg_policy_name(policies[pi]), r.records, (unsigned long long)r.allocations,
                           (unsigned long long)r.bytes, (unsigned long long)r.corrupted,
                           (unsigned long long)r.ooo_corrupted, r.reuse_edges);
@@ -1291,7 +1218,7 @@ static void engine_memory_errors_are_clean(void **state) {
     tg_device *d = wrap_device(&w, NULL);
     tg_record_set set = {1, 2, recs, NULL, *tg_allocator_default()};
     tg_record_set *arena = NULL;
-    tg_plan *plan = plan_for(d, &set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, &arena);
+    tg_plan *plan = tg_test_plan_for_device(d, &set, res, TG_PRECISION_FP32, TG_MODE_OFFSETS, NULL, 0, &arena);
     w.memory.misbehave = cases[c].misbehave;
     w.memory.fail_at = cases[c].fail_at;
     tg_realize_desc desc = {plan, arena->records, 2, 1, res, TG_PRECISION_FP32, 0};
@@ -1335,13 +1262,11 @@ static void walk_case(engine *e, const tg_test_model *md, tg_storage storage, tg
   tg_device *dev = wrap_device(&w, NULL);
   tg_model_records *mr = NULL;
   tg_error_info err = {{0}};
-  assert_int_equal(tg_model_records_create(md->model->graph, md->lifetimes, storage, TG_PRECISION_FP32,
-                                           &tg_device_get_info(dev)->limits, NULL, &mr, &err),
-                   TG_OK);
+  mr = tg_test_model_records(md, storage, TG_PRECISION_FP32, &tg_device_get_info(dev)->limits);
   const tg_record_set *set = mr->records;
   tg_tensor_resource *res = tg_test_resources_for(set, storage, TG_PRECISION_FP32);
   tg_record_set *arena = NULL;
-  tg_plan *plan = plan_for(dev, set, res, TG_PRECISION_FP32, mode, NULL, &arena);
+  tg_plan *plan = tg_test_plan_for_device(dev, set, res, TG_PRECISION_FP32, mode, NULL, 0, &arena);
   const tg_record_set *planned = arena ? arena : set;
   tg_realize_desc desc = {plan, planned->records, planned->count, planned->dims, res,
                           TG_PRECISION_FP32, 0};
@@ -1362,10 +1287,7 @@ static void walk_case(engine *e, const tg_test_model *md, tg_storage storage, tg
     snprintf(when, sizeof when, "%s %s %s: creation %llu", md->name, tg_storage_name(storage),
              tg_mode_name(mode), (unsigned long long)n);
     if (st == TG_OK) {
-      tg_check_result r = {0, NULL, 0};
-      assert_int_equal(tg_realization_check(z, NULL, &r, &err), TG_OK);
-      assert_int_equal(r.corrupted_records, 0);
-      tg_realization_destroy(z);
+      tg_test_check_clean(z);
       close_wrapped(d, &wf, e, when);
       assert_int_equal(fa.live_blocks, 0);
       break;
@@ -1452,10 +1374,10 @@ static void borrowed_alloc_failures_roll_back(void **state) {
   engine e;
   new_engine(&e);
   uint64_t points = 0;
-  for (size_t si = 0; si < STORAGE_COUNT; ++si)
+  for (size_t si = 0; si < TG_TEST_GPU_STORAGE_COUNT; ++si)
     for (int mode = 0; mode < 2; ++mode) {
       if (tg_test_quick() && !((si == 0 && mode == 0) || (si == 1 && mode == 1))) continue;
-      walk_case(&e, &md, k_storages[si], (tg_mode)mode, &points);
+      walk_case(&e, &md, tg_test_gpu_storages[si], (tg_mode)mode, &points);
     }
   print_message("%llu failure points in all, the engine's device correct after each walk\n",
                 (unsigned long long)points);
@@ -1470,11 +1392,9 @@ static void borrowed_host_alloc_failures_roll_back(void **state) {
   REQUIRE_DEVICE(s);
   engine e;
   new_engine(&e);
-  tg_usage_record recs[4] = {
-      {{256, 1, 1}, 0, 1, 0}, {{512, 1, 1}, 1, 2, 0}, {{256, 1, 1}, 2, 3, 0}, {{64, 1, 1}, 0, 3, 0}};
+  tg_usage_record recs[4];
   tg_tensor_resource res[4];
-  for (int r = 0; r < 4; ++r)
-    res[r] = (tg_tensor_resource){TG_STORAGE_BUFFER, {recs[r].size.w, 1, 1}, recs[r].size.w};
+  tg_test_walk_buffers(recs, res);
   tg_plan *plan = NULL;
   tg_plan_options po = {0};
   po.strategy = TG_STRATEGY_BEST;
@@ -1487,21 +1407,7 @@ static void borrowed_host_alloc_failures_roll_back(void **state) {
     wrapped_init(&w, &e, 1);
     tg_device *d = NULL;
     tg_status st = tg_device_wrap_vulkan(&w.desc, &fa.base, &d, NULL);
-    tg_realization *z = NULL;
-    if (st == TG_OK) {
-      tg_realize_desc desc = {plan, recs, 4, 1, res, TG_PRECISION_FP32, 0};
-      st = tg_realization_create(d, &desc, &fa.base, &z, NULL);
-    }
-    for (int ooo = 0; ooo < 2 && st == TG_OK; ++ooo) {
-      static const uint32_t w0[] = {0}, w1[] = {1}, w2[] = {2};
-      const uint32_t *lists[4] = {NULL, w0, w1, w2};
-      uint32_t counts[4] = {0, 1, 1, 1};
-      tg_check_desc cd = {NULL, NULL, ooo, 4, ooo ? counts : NULL, ooo ? lists : NULL};
-      tg_check_result r = {0, NULL, 0};
-      st = tg_realization_check(z, &cd, &r, NULL);
-      if (st == TG_OK) assert_int_equal(r.corrupted_records, 0);
-    }
-    tg_realization_destroy(z);
+    if (st == TG_OK) st = tg_test_walk_realise_check(d, plan, recs, res, &fa.base);
     if (d) close_wrapped(d, &w, &e, "host failure");
     assert_int_equal(atomic_load(&w.counting.live), 0);
     assert_int_equal(fa.live_blocks, 0);

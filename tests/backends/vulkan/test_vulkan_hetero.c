@@ -33,10 +33,7 @@ static void modes_and_rollback(void **state) {
   }
   for (int mode = 0; mode < 2; ++mode) {
     case_data c;
-    case_text(&c, hetero_mixed_graph(), "auto");
-    plan_case_device(&c, d, (tg_mode)mode);
-    assert_int_equal(realise_check(d, &c, 0, NULL, NULL), 0);
-    assert_int_equal(realise_check(d, &c, 1, c.waits->wait_start, c.waits->waits), 0);
+    mixed_case_checks_clean(&c, d, (tg_mode)mode);
     assert_int_equal(tg_test_vulkan_live(d), 0);
     if (tg_device_get_validation_messages(d))
       fail_msg("%s mode: %llu validation messages", tg_mode_name((tg_mode)mode),
