@@ -42,17 +42,6 @@ static const tg__backend_vtable *backend_vtable(tg_backend_kind k) {
   }
 }
 
-static uint64_t env_u64(const char *name) {
-  const char *v = getenv(name);
-  if (v == NULL || *v == '\0') return 0;
-  uint64_t n = 0;
-  for (const char *p = v; *p; ++p) {
-    if (*p < '0' || *p > '9') return 0;
-    if (!tg__mul_u64(n, 10, &n) || !tg__add_u64(n, (uint64_t)(*p - '0'), &n)) return 0;
-  }
-  return n;
-}
-
 tg_status tg__device_open_with(tg_backend_kind kind, tg__wrap_fn wrap, const void *borrowed,
                                const tg_device_options *opt, const tg_allocator *alloc,
                                tg_device **out, tg_error_info *err) {
@@ -70,7 +59,7 @@ tg_status tg__device_open_with(tg_backend_kind kind, tg__wrap_fn wrap, const voi
   d->vt = vt;
   d->alloc = *alloc;
   d->fail_at = opt->fail_device_alloc_at ? opt->fail_device_alloc_at
-                                         : env_u64("TANGRAM_FAIL_DEVICE_ALLOC_AT");
+                                         : tg__env_u64("TANGRAM_FAIL_DEVICE_ALLOC_AT");
   d->info.backend = kind;
   tg_status st = wrap != NULL ? wrap(borrowed, opt, alloc, &d->impl, &d->info, err)
                               : vt->open(opt, alloc, &d->impl, &d->info, err);

@@ -72,8 +72,8 @@ void tg_failing_allocator_init(tg_failing_allocator *fa, const tg_allocator *inn
   fa->base.user = fa;
 }
 
-uint64_t tg_fail_host_alloc_at_from_env(void) {
-  const char *v = getenv("TANGRAM_FAIL_HOST_ALLOC_AT");
+uint64_t tg__env_u64(const char *name) {
+  const char *v = getenv(name);
   if (v == NULL || *v == '\0') return 0;
   uint64_t n = 0;
   for (const char *p = v; *p; ++p) {
@@ -82,6 +82,8 @@ uint64_t tg_fail_host_alloc_at_from_env(void) {
   }
   return n;
 }
+
+uint64_t tg_fail_host_alloc_at_from_env(void) { return tg__env_u64("TANGRAM_FAIL_HOST_ALLOC_AT"); }
 
 void *tg__malloc(const tg_allocator *a, size_t size) {
   a = tg__alloc_or_default(a);

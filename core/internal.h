@@ -19,6 +19,9 @@ void *tg__calloc(const tg_allocator *a, size_t n, size_t size);
 /* Grow or shrink; on failure returns NULL and leaves `ptr` untouched. */
 void *tg__realloc(const tg_allocator *a, void *ptr, size_t old_size, size_t new_size);
 void tg__free(const tg_allocator *a, void *ptr);
+/* The decimal number in environment variable `name`; 0 when unset, empty, not all digits or
+ * over 64 bits. */
+uint64_t tg__env_u64(const char *name);
 /* tg__free on each of ptrs[0 .. count) (NULL entries are skipped). */
 void tg__free_each(const tg_allocator *a, void *const *ptrs, size_t count);
 /* tg__free_each over the pointers listed, in order: TG__FREE_EACH(a, s->x, s->y, ...), for the
