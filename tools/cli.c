@@ -221,6 +221,18 @@ int tg_cli_no_device(tg_status st, const tg_error_info *err, const tg_backend_sk
   return tg_cli_exit_code(st) == TG_EXIT_USAGE ? TG_EXIT_USAGE : TG_EXIT_FAILURE;
 }
 
+int tg_cli_open_device(const tg_device_options *opt, const tg_allocator *alloc, tg_device **dev,
+                       tg_backend_skip *skipped, size_t *nskipped, tg_error_info *err) {
+  *nskipped = 0;
+  tg_status st = tg_device_open(opt, alloc, dev, skipped, nskipped, err);
+  return st == TG_OK ? 0 : tg_cli_no_device(st, err, skipped, *nskipped);
+}
+
+void tg_cli_text_skipped(tg__strbuf *b, const tg_backend_skip *skipped, size_t nskipped) {
+  for (size_t i = 0; i < nskipped; ++i)
+    tg__strbuf_printf(b, "  skipped %s: %s\n", tg_backend_name(skipped[i].backend), skipped[i].reason);
+}
+
 void tg_cli_json_arenas(tg__strbuf *b, const tg_plan *p, int with_arena_of) {
   tg__strbuf_puts(b, ",\"arenas\":[");
   for (size_t k = 0; k < p->arena_count; ++k)

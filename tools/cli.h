@@ -79,6 +79,13 @@ int tg_cli_print_report(tg__strbuf *b, int code);
  * its reason on stderr; returns the exit code (TG_EXIT_USAGE for bad input, else
  * TG_EXIT_FAILURE). */
 int tg_cli_no_device(tg_status st, const tg_error_info *err, const tg_backend_skip *skipped, size_t nskipped);
+/* Open the device `opt` names (tg_device_open), the backends skipped on the way in `skipped`
+ * (TG_BACKEND_COUNT entries) and `*nskipped` for the report: 0 with `*dev` open, else the exit
+ * code after tg_cli_no_device has said why. */
+int tg_cli_open_device(const tg_device_options *opt, const tg_allocator *alloc, tg_device **dev,
+                       tg_backend_skip *skipped, size_t *nskipped, tg_error_info *err);
+/* The text report's line "  skipped BACKEND: REASON" for each backend skipped. */
+void tg_cli_text_skipped(tg__strbuf *b, const tg_backend_skip *skipped, size_t nskipped);
 
 /* An offsets plan's `,"arenas":[BYTES,...]` and, when `with_arena_of`, each record's arena
  * `,"arena_of":[K,...]`. */

@@ -666,9 +666,10 @@ int tg_cli_place_run(const tg_cli_place_request *req) {
   dopt.device = req->device;
   tg_device *dev = NULL;
   tg_backend_skip skipped[TG_BACKEND_COUNT];
-  size_t nskipped = 0;
-  tg_status st = tg_device_open(&dopt, alloc, &dev, skipped, &nskipped, &err);
-  if (st != TG_OK) return tg_cli_no_device(st, &err, skipped, nskipped);
+  size_t nskipped;
+  int opened = tg_cli_open_device(&dopt, alloc, &dev, skipped, &nskipped, &err);
+  if (opened != 0) return opened;
+  tg_status st = TG_OK;
   const tg_device_info *info = tg_device_get_info(dev);
   uint64_t budget = req->budget ? req->budget : info->memory_budget;
   int gpu_in_order = !(req->out_of_order && info->out_of_order);
@@ -828,8 +829,7 @@ int tg_cli_place_run(const tg_cli_place_request *req) {
   } else {
     char b1[32];
     text_header(&b, "run", &shown, &chosen);
-    for (size_t i = 0; i < nskipped; ++i)
-      tg__strbuf_printf(&b, "  skipped %s: %s\n", tg_backend_name(skipped[i].backend), skipped[i].reason);
+    tg_cli_text_skipped(&b, skipped, nskipped);
     tg__strbuf_printf(&b, "backend %s, device \"%s\" (%s); storage %s %s, mode %s, strategy %s, policy %s\n",
                       tg_backend_name(info->backend), info->name, info->kind, tg_storage_name(sp->storage),
                       tg_precision_name(sp->precision), tg_mode_name(chosen.options[TG_SET_DEVICE].plan.mode),

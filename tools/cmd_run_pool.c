@@ -207,9 +207,10 @@ int tg_cli_run_pool(int argc, char **argv) {
   tg_error_info err = {{0}};
   tg_device *dev = NULL;
   tg_backend_skip skipped[TG_BACKEND_COUNT];
-  size_t nskipped = 0;
-  tg_status st = tg_device_open(&dopt, alloc, &dev, skipped, &nskipped, &err);
-  if (st != TG_OK) return tg_cli_no_device(st, &err, skipped, nskipped);
+  size_t nskipped;
+  int opened = tg_cli_open_device(&dopt, alloc, &dev, skipped, &nskipped, &err);
+  if (opened != 0) return opened;
+  tg_status st = TG_OK;
   const tg_device_info *info = tg_device_get_info(dev);
 
   int code = TG_EXIT_FAILURE;
@@ -393,8 +394,7 @@ int tg_cli_run_pool(int argc, char **argv) {
   } else {
     char b1[32], b2[32], b3[32], b4[32];
     tg__strbuf_printf(&b, "Tangram: %s\n", file);
-    for (size_t i = 0; i < nskipped; ++i)
-      tg__strbuf_printf(&b, "  skipped %s: %s\n", tg_backend_name(skipped[i].backend), skipped[i].reason);
+    tg_cli_text_skipped(&b, skipped, nskipped);
     tg__strbuf_printf(&b, "  backend %s, device \"%s\" (%s)\n", tg_backend_name(info->backend), info->name, info->kind);
     tg__strbuf_printf(&b, "  storage %s %s, %zu tensors%s\n", tg_storage_name(storage), tg_precision_name(precision),
                       pd.primary, nfb ? " (plus fallback tensors)" : "");

@@ -508,8 +508,7 @@ static void report_text(const range_run *r, tg__strbuf *b) {
   for (size_t k = 0; k < r->sizes.count; ++k) corrupted += r->results[k].corrupted;
   tg__strbuf_printf(b, "Tangram: %s over %s (%llu sizes), %zu run\n", a->file, rt,
                     (unsigned long long)sm.point_count, r->sizes.count);
-  for (size_t i = 0; i < r->nskipped; ++i)
-    tg__strbuf_printf(b, "  skipped %s: %s\n", tg_backend_name(r->skipped[i].backend), r->skipped[i].reason);
+  tg_cli_text_skipped(b, r->skipped, r->nskipped);
   tg__strbuf_printf(b, "  backend %s, device \"%s\" (%s)\n", tg_backend_name(r->info->backend), r->info->name,
                     r->info->kind);
   tg__strbuf_printf(b, "  storage %s %s, mode %s, strategy %s, policy %s, %zu tensors\n", tg_storage_name(a->storage),
@@ -555,8 +554,9 @@ int tg_cli_run_range(const tg_cli_run_range_args *a, const tg_allocator *alloc) 
   r.a = a;
   r.alloc = alloc;
   if (!choose_shapes(&r)) return TG_EXIT_USAGE;
-  tg_status st = tg_device_open(&a->device, alloc, &r.dev, r.skipped, &r.nskipped, &r.err);
-  if (st != TG_OK) return tg_cli_no_device(st, &r.err, r.skipped, r.nskipped);
+  int opened = tg_cli_open_device(&a->device, alloc, &r.dev, r.skipped, &r.nskipped, &r.err);
+  if (opened != 0) return opened;
+  tg_status st = TG_OK;
   r.info = tg_device_get_info(r.dev);
   int code = TG_EXIT_FAILURE;
   if ((st = load_model(&r)) != TG_OK) {

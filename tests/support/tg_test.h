@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <cmocka.h>
 
 #include "tangram/allocator.h"
@@ -112,6 +113,20 @@ size_t tg_test_json_u64s(const char *json, const char *key, uint64_t *out, size_
   int main(void) {                                                  \
     const struct CMUnitTest tests[] = {__VA_ARGS__};                \
     return cmocka_run_group_tests(tests, NULL, NULL);               \
+  }
+
+/* The same with a group setup and teardown (cmocka's group fixtures). */
+#define TG_TEST_MAIN_FIXTURES(setup, teardown, ...)                 \
+  int main(void) {                                                  \
+    const struct CMUnitTest tests[] = {__VA_ARGS__};                \
+    return cmocka_run_group_tests(tests, setup, teardown);          \
+  }
+
+/* A test program's main() in a build without what it tests: says so on stderr and passes. */
+#define TG_TEST_SKIP_MAIN(reason)                                   \
+  int main(void) {                                                  \
+    fputs("SKIPPING: " reason "\n", stderr);                        \
+    return 0;                                                       \
   }
 
 /* Three cmocka cases NAME_host, NAME_opencl and NAME_vulkan calling NAME("host"), ... */

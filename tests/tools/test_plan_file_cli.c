@@ -317,16 +317,12 @@ static void pairs_checked_against_the_model(void **state) {
   cli_free(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(run_on_host),
-      cmocka_unit_test(run_on_opencl),
-      cmocka_unit_test(run_on_vulkan),
-      cmocka_unit_test(refusals),
-      cmocka_unit_test(offsets_without_the_device_alignment),
-      cmocka_unit_test(allocation_failures),
-      cmocka_unit_test(save_refusals_and_help),
-      cmocka_unit_test(pairs_checked_against_the_model),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TG_TEST_MAIN_FIXTURES(setup, teardown,
+                      cmocka_unit_test(run_on_host),
+                      cmocka_unit_test(run_on_opencl),
+                      cmocka_unit_test(run_on_vulkan),
+                      cmocka_unit_test(refusals),
+                      cmocka_unit_test(offsets_without_the_device_alignment),
+                      cmocka_unit_test(allocation_failures),
+                      cmocka_unit_test(save_refusals_and_help),
+                      cmocka_unit_test(pairs_checked_against_the_model))

@@ -162,21 +162,14 @@ static void real_recogniser(void **state) {
              "inputs %s --input-shape x:1x3x48x1..1600/8", rec);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(records_per_size),
-      cmocka_unit_test(bad_ranges),
-      cmocka_unit_test(commands_refuse_ranges),
-      cmocka_unit_test(real_recogniser),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TG_TEST_MAIN_FIXTURES(setup, teardown,
+                      cmocka_unit_test(records_per_size),
+                      cmocka_unit_test(bad_ranges),
+                      cmocka_unit_test(commands_refuse_ranges),
+                      cmocka_unit_test(real_recogniser))
 
 #else
 
-int main(void) {
-  fprintf(stderr, "SKIPPING: built without .onnx support\n");
-  return 0;
-}
+TG_TEST_SKIP_MAIN("built without .onnx support")
 
 #endif

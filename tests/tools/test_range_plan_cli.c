@@ -430,24 +430,17 @@ static void real_models(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(plan_json_known_answers_and_records),
-      cmocka_unit_test(sizes_option),
-      cmocka_unit_test(charts_and_evaluate),
-      cmocka_unit_test(in_place_and_cap),
-      cmocka_unit_test(save_over_range),
-      cmocka_unit_test(options_without_ranges),
-      cmocka_unit_test(real_models),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TG_TEST_MAIN_FIXTURES(setup, teardown,
+                      cmocka_unit_test(plan_json_known_answers_and_records),
+                      cmocka_unit_test(sizes_option),
+                      cmocka_unit_test(charts_and_evaluate),
+                      cmocka_unit_test(in_place_and_cap),
+                      cmocka_unit_test(save_over_range),
+                      cmocka_unit_test(options_without_ranges),
+                      cmocka_unit_test(real_models))
 
 #else
 
-int main(void) {
-  fprintf(stderr, "SKIPPING: built without .onnx support\n");
-  return 0;
-}
+TG_TEST_SKIP_MAIN("built without .onnx support")
 
 #endif

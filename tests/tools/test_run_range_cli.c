@@ -282,14 +282,10 @@ static void plan_files(void **state) {
   cli_free(&r);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-      cmocka_unit_test(range_runs_host),
-      cmocka_unit_test(range_runs_opencl),
-      cmocka_unit_test(range_runs_vulkan),
-      cmocka_unit_test(grows),
-      cmocka_unit_test(refusals),
-      cmocka_unit_test(plan_files),
-  };
-  return cmocka_run_group_tests(tests, setup, teardown);
-}
+TG_TEST_MAIN_FIXTURES(setup, teardown,
+                      cmocka_unit_test(range_runs_host),
+                      cmocka_unit_test(range_runs_opencl),
+                      cmocka_unit_test(range_runs_vulkan),
+                      cmocka_unit_test(grows),
+                      cmocka_unit_test(refusals),
+                      cmocka_unit_test(plan_files))

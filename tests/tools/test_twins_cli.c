@@ -138,9 +138,6 @@ TG_TEST_MAIN(cmocka_unit_test(twins_agree), cmocka_unit_test(dynamic_twins))
 
 #else
 
-int main(void) {
-  fprintf(stderr, "SKIPPING: built without the .onnx reader\n");
-  return 0;
-}
+TG_TEST_SKIP_MAIN("built without the .onnx reader")
 
 #endif
