@@ -61,7 +61,7 @@ static void check_grid(const tg_size_range *r) {
     if (tg_size_range_index(r, dims, &index) != TG_OK || index != probe[k]) FUZZ_FAIL();
     for (uint32_t a = 0; a < r->count; ++a)
       if (dims[a] < r->dim[a].lo || dims[a] > r->dim[a].hi) FUZZ_FAIL();
-    if (r->dim[0].step > 1) {
+    if (r->dim[0].step > 1 && dims[0] < INT64_MAX) {
       dims[0] += 1; /* between two points */
       if (tg_size_range_index(r, dims, &index) == TG_OK) FUZZ_FAIL();
     }
@@ -98,7 +98,7 @@ static void check_records(tg_size_range r, const uint8_t *p, size_t left) {
         case 0: v = take_u64(&p, &left); break;
         case 1: v = (c >> 2) + (c >> 20) * (uint64_t)d[0] + (c >> 40) * (uint64_t)d[1]; break;
         case 2: v = (c >> 8) * (((uint64_t)d[0] + (c >> 2 & 63u)) / ((c >> 2 & 31u) + 1u)); break;
-        default: v = UINT64_MAX - (c >> 2) * (uint64_t)d[0] * (uint64_t)(d[1] + 1); break;
+        default: v = UINT64_MAX - (c >> 2) * (uint64_t)d[0] * ((uint64_t)d[1] + 1u); break;
       }
       sizes[q * N + (uint64_t)k] = (tg_extent){v, 1, 1};
     }
