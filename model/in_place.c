@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "model/model_internal.h"
 #include "tangram/layout.h"
 
 /* Elementwise ops: output[i] depends on the inputs at i alone (equal-shaped operands). */
@@ -27,13 +28,6 @@ tg_in_place_kind tg_op_in_place_kind(const char *op_name) {
   for (size_t i = 0; i < sizeof k_views / sizeof *k_views; ++i)
     if (strcmp(op_name, k_views[i]) == 0) return TG_IN_PLACE_VIEW;
   return TG_IN_PLACE_NONE;
-}
-
-static int same_shape(const tg_tensor *a, const tg_tensor *b) {
-  if (a->rank != b->rank) return 0;
-  for (uint32_t d = 0; d < a->rank; ++d)
-    if (a->shape[d] != b->shape[d]) return 0;
-  return 1;
 }
 
 /* A view keeps the device layout when the BHWC shapes are equal, or, in a buffer, when batch
@@ -94,7 +88,7 @@ tg_status tg_model_in_place_pairs(const tg_graph *graph, const tg_lifetimes *lif
       const tg_in_place_pair pair = {(uint32_t)o, record_of[in_t], record_of[out_t], kind == TG_IN_PLACE_VIEW};
       if (!tg__in_place_pair_fits(set->records, set->count, &pair, n, NULL, 0)) continue;
       if (lifetimes->tensors[in_t].last_task != (int32_t)o || it->dtype != ot->dtype) continue;
-      if (kind == TG_IN_PLACE_ELEMENTWISE ? !same_shape(it, ot) : !same_layout(graph, it, ot, buffer)) continue;
+      if (kind == TG_IN_PLACE_ELEMENTWISE ? !tg__tensor_same_shape(it, ot) : !same_layout(graph, it, ot, buffer)) continue;
       out[n++] = pair;
       break;
     }
