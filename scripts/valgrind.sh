@@ -61,8 +61,9 @@ fi
 # missing has none), or the ones named on the command line.
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
+  # The demos' tests (demo_*, in a build with demos) run their programs from demos/: not here.
   mapfile -t targets < <(ctest --test-dir "$build" -N -L '^(host|opencl|vulkan)$' 2>/dev/null |
-                         sed -n 's/^ *Test *#[0-9]*: *//p')
+                         sed -n 's/^ *Test *#[0-9]*: *//p' | grep -v '^demo_')
 fi
 if [ ${#targets[@]} -eq 0 ]; then
   echo "valgrind.sh: no backend test in this configuration" >&2
