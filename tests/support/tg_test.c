@@ -378,17 +378,22 @@ const char *tg_test_cli(void) {
 #define TG_TEST_CLI_OUT_CAP ((size_t)1 << 22)
 #define TG_TEST_CLI_ERR_CAP ((size_t)1 << 16)
 
-cli_result cli(const char *fmt, ...) {
-  char args[4096];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
+cli_result tg_test_cli_va(char *args, size_t size, const char *fmt, va_list ap) {
+  vsnprintf(args, size, fmt, ap);
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "%s %s", tg_test_cli(), args);
   cli_result r = {0, malloc(TG_TEST_CLI_OUT_CAP), malloc(TG_TEST_CLI_ERR_CAP)};
   if (r.out == NULL || r.err == NULL) fail_msg("out of memory running the CLI");
   r.code = tg_test_run(cmd, r.out, TG_TEST_CLI_OUT_CAP, r.err, TG_TEST_CLI_ERR_CAP);
+  return r;
+}
+
+cli_result cli(const char *fmt, ...) {
+  char args[4096];
+  va_list ap;
+  va_start(ap, fmt);
+  cli_result r = tg_test_cli_va(args, sizeof args, fmt, ap);
+  va_end(ap);
   return r;
 }
 
@@ -419,9 +424,8 @@ void cli_expect(int code, const char *in_out, const char *in_err, const char *fm
   char args[4096];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  cli_result r = tg_test_cli_va(args, sizeof args, fmt, ap);
   va_end(ap);
-  cli_result r = cli("%s", args);
   tg_test_expect(&r, code, in_out, in_err);
   cli_free(&r);
 }

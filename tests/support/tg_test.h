@@ -156,6 +156,9 @@ cli_result cli(const char *fmt, ...)
 #endif
     ;
 void cli_free(cli_result *r);
+/* cli with a va_list: the arguments are formatted into `args` (`size` bytes, for the caller's
+ * messages), then run. */
+cli_result tg_test_cli_va(char *args, size_t size, const char *fmt, va_list ap);
 
 /* The exit status is `code`, stdout holds `in_out` and stderr `in_err` (either may be NULL);
  * otherwise the test fails, saying which and showing the output. */

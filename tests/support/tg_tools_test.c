@@ -12,9 +12,8 @@ cli_result cli_json(const char *fmt, ...) {
   char args[4096];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
+  cli_result r = tg_test_cli_va(args, sizeof args, fmt, ap);
   va_end(ap);
-  cli_result r = cli("%s", args);
   if (r.code != 0) fail_msg("tangram %s: exit %d, not 0; stderr: %s", args, r.code, r.err);
   if (!tg_test_json_valid(r.out)) fail_msg("tangram %s: stdout is not valid JSON: %.3000s", args, r.out);
   return r;
