@@ -313,15 +313,13 @@ int tg_cli_run(int argc, char **argv) {
   if (texture_s && !tg_cli_parse_texture_size("run", texture_s, &tex_w, &tex_h, &tex_d)) return TG_EXIT_USAGE;
   dopt.device = device_s;
   int ranged = sizes_s != NULL || grow || tg_cli_range_given(&shapes.options);
-  if (ranged) {
-    /* What a run over a range does not take (yet). */
-    const char *no = tg_cli_place_given(&place) ? "--place" : svg_out ? "--svg" : ooo ? "--out-of-order"
-                     : in_place ? "--in-place" : texture_s ? "--max-texture-size" : cap_s ? "--max-allocation"
-                     : no_fallback ? "--no-fallback" : NULL;
-    if (no != NULL) {
-      tg_cli_error("run: %s does not combine with a range of sizes", no);
-      return TG_EXIT_USAGE;
-    }
+  /* What a run over a range (given here, or in a plan file) does not take (yet). */
+  const char *not_over_range = tg_cli_place_given(&place) ? "--place" : svg_out ? "--svg" : ooo ? "--out-of-order"
+                               : in_place ? "--in-place" : texture_s ? "--max-texture-size"
+                               : cap_s ? "--max-allocation" : no_fallback ? "--no-fallback" : NULL;
+  if (ranged && not_over_range != NULL) {
+    tg_cli_error("run: %s does not combine with a range of sizes", not_over_range);
+    return TG_EXIT_USAGE;
   }
   if (tg_cli_place_given(&place)) {
     if (svg_out) {
@@ -401,9 +399,9 @@ int tg_cli_run(int argc, char **argv) {
     }
   }
   if (ranged || (pf && pf->range_records)) {
-    if (pf && pf->range_records && (svg_out || ooo || in_place || texture_s || cap_s || no_fallback)) {
-      tg_cli_error("run: --plan %s holds a plan over a range of sizes: --svg, --out-of-order, --in-place, "
-                   "--max-texture-size, --max-allocation and --no-fallback do not combine with it", plan_path);
+    if (pf && pf->range_records && not_over_range != NULL) {
+      tg_cli_error("run: --plan %s holds a plan over a range of sizes: %s does not combine with it", plan_path,
+                   not_over_range);
       tg_plan_file_destroy(pf);
       return TG_EXIT_USAGE;
     }

@@ -252,6 +252,9 @@ static void plan_files(void **state) {
   r = cli("run %s --plan %s --backend host --mode objects", rec, file);
   expect(&r, 2, "--mode objects conflicts with the plan file");
   cli_free(&r);
+  r = cli("run %s --plan %s --backend host --out-of-order", rec, file);
+  expect(&r, 2, "holds a plan over a range of sizes: --out-of-order does not combine with it");
+  cli_free(&r);
   /* A file of one size with a range. */
   r = cli("plan %s --input-shape x:1x3x48x64 --save %s", rec, one);
   expect(&r, 0, NULL);
