@@ -393,6 +393,8 @@ typedef struct sky {
   uint64_t max_nodes, deadline, next_report, t0;
   uint64_t mean_list;       /* the coverage lists' mean length seen from a record (sky_init) */
   tg_exact_stats *stats;
+  const size_t *fix;        /* neighbourhood steps (sky_steps): records placed at `off` before */
+  size_t nfix;              /* the search starts (sky_fix), the others searched above them */
 } sky;
 
 static void sky_free(sky *k, const tg_allocator *a) {
@@ -946,16 +948,73 @@ static void sky_commit(sky *k, size_t depth) {
   k->frame_base = k->commit;
 }
 
+/* The records k->fix[] go at k->off before a run: the floors rise to their ends, and the others'
+ * skyline offsets and sp_max follow. With no floor below a fixed record's end under any other
+ * record, the cases (A) and (B) hold from there as from the empty plan: the run searches every
+ * gravity-compacted placement of the others above the fixed ones. */
+static void sky_fix(sky *k) {
+  if (k->nfix == 0) return;
+  for (size_t i = 0; i < k->nfix; ++i) {
+    size_t c = k->fix[i];
+    uint64_t end = k->off[c] + k->vol[c];
+    k->placed[c] = 1;
+    k->placed_count++;
+    for (uint32_t t = k->pf[c]; t <= k->pl[c]; ++t) {
+      if (k->floor[t] < end) k->floor[t] = end;
+      k->rem[t] -= k->vol[c];
+      /* As sky_place: c swapped past the unplaced records over t (sky_unfix restores). */
+      uint32_t *slot = &k->cv_where[k->cv_base[c] + (t - k->pf[c])];
+      size_t last = k->cv_beg[t] + --k->cnt[t];
+      uint32_t v = k->cv_idx[last];
+      k->cv_idx[*slot] = v;
+      k->cv_where[k->cv_base[v] + (t - k->pf[v])] = *slot;
+      k->cv_idx[last] = (uint32_t)c;
+      *slot = (uint32_t)last;
+    }
+  }
+  for (size_t u = 0; u < k->n; ++u) {
+    if (k->placed[u]) continue;
+    uint64_t h = 0, a;
+    for (uint32_t t = k->pf[u]; t <= k->pl[u]; ++t)
+      if (k->floor[t] > h) h = k->floor[t];
+    if (!tg__align_up(h, k->al[u], &a)) a = UINT64_MAX;
+    k->sp[u] = a;
+    for (uint32_t t = k->pf[u]; t <= k->pl[u]; ++t)
+      if (k->sp_max[t] < a) k->sp_max[t] = a;
+  }
+}
+
+/* Undo sky_fix, last in first out (which restores the coverage lists). */
+static void sky_unfix(sky *k) {
+  for (size_t i = k->nfix; i-- > 0;) {
+    size_t c = k->fix[i];
+    k->placed[c] = 0;
+    k->placed_count--;
+    for (uint32_t t = k->pf[c]; t <= k->pl[c]; ++t) {
+      k->rem[t] += k->vol[c];
+      k->cnt[t]++;
+    }
+  }
+}
+
 /* Depth-first search for plans with total <= limit; on each one found the limit drops below
  * it (so with limit = inc - 1 this is branch-and-bound). Stops at the deadline, the node cap,
  * or when `stop_at` (a total) is reached. Returns with k->stopped set if the tree was not
- * exhausted. */
+ * exhausted. The records k->fix[] (if any) stay at k->off. */
+static tg_status sky_run_fixed(sky *k, uint64_t stop_at);
 static tg_status sky_run(sky *k, uint64_t stop_at) {
+  tg_status st = sky_run_fixed(k, stop_at);
+  sky_unfix(k);
+  return st;
+}
+
+static tg_status sky_run_fixed(sky *k, uint64_t stop_at) {
   tg_status st;
   k->stopped = 0;
   memset(k->floor, 0, k->points * sizeof *k->floor);
   memset(k->sp, 0, k->n * sizeof *k->sp);
   memset(k->sp_max, 0, k->points * sizeof *k->sp_max);
+  sky_fix(k);
   seg_build(k);
   k->max_depth = 0;
   k->commit = 0;
@@ -1083,6 +1142,98 @@ static tg_status sky_run(sky *k, uint64_t stop_at) {
     if (k->relax_step > 0 && depth - k->commit > 2 * TG__SKY_COMMIT_DEPTH) sky_commit(k, depth);
   }
   return TG_OK;
+}
+
+/* Neighbourhood steps (large-neighbourhood search) on the plan `cur` (total `*cur_total`),
+ * until `*cur_total` reaches `lb`, the deadline or `node_end` nodes.
+ *
+ * Where the optimum is well above peak-live (capacity-tight sets of a few hundred large
+ * buffers) the tree from the empty plan thrashes: a dead end near the top of the plan is undone
+ * through every unrelated decision below it. A step keeps most of the plan and searches a small
+ * tree: it takes a record r reaching the top, the records meeting a time window around it (r's
+ * span widened by 1 to 8 points on each side) that end above a random level (10% to 95% of the
+ * total), and every record above one of those that it meets in time, transitively. That set F
+ * is closed upwards, so each record outside it (fixed) ends at or below every record of F it
+ * meets: the fixed ones make the floors (sky_fix) and F's current places are one of the
+ * placements the run searches. The run looks, within 20 nodes per record of F plus 200, for a
+ * placement of F whose highest end is below F's current one; the first it finds is kept. The
+ * total falls when the last record reaching it moves down. (Measured on capacity-tight sets of
+ * 300-500 buffers at 1 s: plan / peak-live 1.043 -> 1.030 in the mean of five.) Every step is a
+ * plan: the run places F only where the floors allow. */
+static tg_status sky_steps(sky *k, uint64_t *cur, uint64_t *cur_total, uint64_t lb, uint64_t deadline,
+                           uint64_t node_end) {
+  const size_t n = k->n;
+  const tg_allocator *a = k->in->alloc;
+  unsigned char *in_f = tg__calloc(a, n ? n : 1, 1);
+  size_t *q = tg__alloc_array(a, n ? n : 1, sizeof *q);
+  size_t *fixed = tg__alloc_array(a, n ? n : 1, sizeof *fixed);
+  tg_status st = TG_OK;
+  if (in_f == NULL || q == NULL || fixed == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
+  while (st == TG_OK && *cur_total > lb && k->stats->nodes < node_end && tg__now_us() < deadline) {
+    size_t tops = 0;
+    for (size_t u = 0; u < n; ++u)
+      if (cur[u] + k->vol[u] == *cur_total) q[tops++] = u;
+    const size_t r = q[tg__rng_below(&k->rng, tops)];
+    const uint32_t w = (uint32_t)1 << tg__rng_below(&k->rng, 4);
+    const uint32_t lo = k->pf[r] > w ? k->pf[r] - w : 0, hi = k->pl[r] + w;
+    const uint64_t level = *cur_total / 1024 * (102 + tg__rng_below(&k->rng, 871));
+    memset(in_f, 0, n);
+    size_t m = 0;
+    for (size_t u = 0; u < n; ++u)
+      if ((k->pf[u] <= hi && lo <= k->pl[u] && cur[u] + k->vol[u] > level) || u == r) {
+        in_f[u] = 1;
+        q[m++] = u;
+      }
+    /* Closed upwards: the records meeting u's span are those over its first point and those
+     * starting at a later one of it (all unplaced between runs: the lists are whole). */
+    uint64_t visited = 0;
+    for (size_t i = 0; i < m; ++i) {
+      const size_t u = q[i];
+      const uint64_t end = cur[u] + k->vol[u];
+      const uint32_t t = k->pf[u];
+      for (size_t j = k->cv_beg[t]; j < k->cv_beg[t + 1]; ++j) {
+        size_t v = k->cv_idx[j];
+        if (!in_f[v] && cur[v] >= end) in_f[v] = 1, q[m++] = v;
+      }
+      for (size_t j = k->st_beg[t + 1]; j < k->st_beg[k->pl[u] + 1]; ++j) {
+        size_t v = k->st_idx[j];
+        if (!in_f[v] && cur[v] >= end) in_f[v] = 1, q[m++] = v;
+      }
+      visited += (k->cv_beg[t + 1] - k->cv_beg[t]) + (k->st_beg[k->pl[u] + 1] - k->st_beg[t + 1]);
+    }
+    uint64_t top = 0;
+    size_t nfix = 0;
+    for (size_t u = 0; u < n; ++u) {
+      k->off[u] = cur[u];
+      if (!in_f[u]) fixed[nfix++] = u;
+      else if (cur[u] + k->vol[u] > top) top = cur[u] + k->vol[u];
+    }
+    /* The set's scan counts as nodes (64 entries a node), so that work caps cover it. */
+    k->stats->nodes += visited / 64 + 1;
+    k->fix = fixed;
+    k->nfix = nfix;
+    k->limit = top - 1;
+    k->inc = UINT64_MAX; /* the first placement found ends the run */
+    k->found = 0;
+    k->shuffle = 1;
+    k->deadline = deadline;
+    const uint64_t cap = 20 * (uint64_t)m + 200;
+    k->max_nodes = k->stats->nodes >= node_end || node_end - k->stats->nodes < cap ? node_end : k->stats->nodes + cap;
+    st = sky_run(k, UINT64_MAX);
+    k->fix = NULL;
+    k->nfix = 0;
+    if (st == TG_OK && k->found) {
+      uint64_t total = 0;
+      memcpy(cur, k->inc_off, n * sizeof *cur);
+      for (size_t u = 0; u < n; ++u)
+        if (cur[u] + k->vol[u] > total) total = cur[u] + k->vol[u];
+      *cur_total = total;
+    }
+  }
+  tg__free(a, in_f);
+  tg__free(a, q);
+  tg__free(a, fixed);
+  return st;
 }
 
 /* Luby's restart sequence 1 1 2 1 1 2 4 1 1 2 ... (i >= 1). */
@@ -1220,9 +1371,34 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
         rung = k.inc < before ? 0 : rung + 1;
       }
     }
-    /* Phase 3: restarts for half of what is left (plans found early), then one run with the
-     * rest, which can exhaust a tree of that size (restarts cut a run before it could, and
-     * rounds start them again from the shortest). */
+    /* Phase 3: neighbourhood steps from the incumbent for half of what is left (sky_steps; not
+     * without a limit, where they would never end),
+     * restarts for half of the rest, then one run with what remains, which can exhaust a tree
+     * of that size (restarts cut a run before it could, and rounds start them again from the
+     * shortest). */
+    if (st == TG_OK && k.inc > lb && (end != UINT64_MAX || all_nodes != UINT64_MAX)) {
+      uint64_t *cur = tg__alloc_array(in->alloc, k.n ? k.n : 1, sizeof *cur), total = 0;
+      if (cur == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
+      for (size_t u = 0; cur != NULL && u < k.n; ++u) {
+        cur[u] = k.found ? k.inc_off[u] : (*best)->offset_of[k.rec[u]];
+        if (cur[u] + k.vol[u] > total) total = cur[u] + k.vol[u];
+      }
+      uint64_t now = tg__now_us();
+      uint64_t step_time = end == UINT64_MAX || end <= now ? end : now + (end - now) / 2;
+      uint64_t step_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + (all_nodes - stats->nodes) / 2;
+      const uint64_t inc = k.inc;
+      const int found = k.found;
+      if (st == TG_OK) st = sky_steps(&k, cur, &total, lb, step_time, step_nodes);
+      k.inc = inc; /* (the steps' runs use inc and found for themselves) */
+      k.found = found;
+      if (st == TG_OK && total < k.inc) {
+        k.inc = total;
+        memcpy(k.inc_off, cur, k.n * sizeof *cur);
+        k.found = 1;
+        k.stats->total = total;
+      }
+      tg__free(in->alloc, cur);
+    }
     if (st == TG_OK && k.inc > lb) {
       uint64_t half_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + (all_nodes - stats->nodes) / 2;
       uint64_t now = tg__now_us(), half_time = end == UINT64_MAX || end <= now ? end : now + (end - now) / 2;
