@@ -5,7 +5,7 @@
  *                 [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...]
  *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
  *                 [--alloc arena|malloc] [--exact-sets] [--perfect-seeds K]
- *                 [--time-sweep] [--bounds] [--regress FILE]
+ *                 [--time-sweep [--limits MS,MS,...]] [--bounds] [--regress FILE]
  *                 [--regress-save FILE [--regress-set ci|full | --regress-from TABLE]]
  *
  * --json prints the rows and the summary as JSON; --markdown prints the same table as a Markdown
@@ -32,7 +32,8 @@
  * prints the plan over the bound at each limit, flags (`!`) a limit whose plan is larger than
  * the one before, counts calls that returned early above the bound, the curve per family, and
  * how far the 100 ms plan is from the least any limit found (compiler-trace, minimalloc). It
- * exits 1 when a longer limit gave a larger plan or a time limit was exceeded.
+ * exits 1 when a longer limit gave a larger plan or a time limit was exceeded. --limits MS,MS,...
+ * (up to 8) replaces the limits (capacity-tight: --family capacity-tight --limits 100,1000,10000).
  * --bounds prints, per synthetic instance of the time sweep (offsets; --family, --sizes narrow
  * it; --family models: the public models' buffer sets only), peak-live, tg_bounds_offsets'
  * bound, its source and time, `best` at --search-ms, the share of the gap plan - peak-live the
@@ -394,6 +395,9 @@ static void limit_check(limit_stats *ls, const char *set, size_t n, const char *
   }
 }
 
+#define SWEEP_LIMITS 7 /* the default limits: 25, 50, ..., 1600 ms */
+#define SWEEP_MAX 8    /* at most this many with --limits */
+
 typedef struct bench_cfg {
   uint32_t search_ms;
   uint32_t long_ms;      /* 0, or a second search row (the compiler traces: 1000) */
@@ -404,6 +408,9 @@ typedef struct bench_cfg {
   size_t hill_max;       /* hill-climb rows only up to this many records (0 = all) */
   arena *arena;          /* NULL: plan with malloc (--alloc malloc) */
   limit_stats *limits;
+  uint32_t sweep_ms[SWEEP_MAX]; /* --time-sweep's limits (25, 50, ..., 1600; or --limits) */
+  int sweep_count;
+  int sweep_at100;               /* the one "100 ms vs least" reads */
 } bench_cfg;
 
 /* One row of run_set: a strategy, a beam width (0 = default), a time limit. */
@@ -546,11 +553,10 @@ static void run_perfect_instance(out *o, const bench_cfg *cfg, const tg_usage_re
 /* --time-sweep: `best` at 25, 50, ..., 1600 ms on one instance and mode: the plan (over the
  * lower bound) at each limit, whether a longer limit ever gave a larger plan, and whether a
  * call returned early above the bound. */
-#define SWEEP_LIMITS 7
 typedef struct sweep_family {
   const char *name;
   int mode, instances;
-  double ratio_sum[SWEEP_LIMITS];
+  double ratio_sum[SWEEP_MAX];
 } sweep_family;
 
 typedef struct sweep_stats {
@@ -565,14 +571,15 @@ static void run_sweep(out *o, const bench_cfg *cfg, sweep_stats *ss, const char 
   tg_bounds b;
   if (tg_bounds_compute(r, n, 1, NULL, &b) != TG_OK) return;
   uint64_t lb = mode == TG_MODE_OFFSETS ? b.peak_live : b.positional_max;
-  uint64_t totals[SWEEP_LIMITS];
-  double ms[SWEEP_LIMITS];
-  for (int k = 0; k < SWEEP_LIMITS; ++k) {
+  uint64_t totals[SWEEP_MAX] = {0};
+  double ms[SWEEP_MAX] = {0};
+  const int nk = cfg->sweep_count;
+  for (int k = 0; k < nk; ++k) {
     tg_plan_options opt;
     memset(&opt, 0, sizeof opt);
     opt.mode = (tg_mode)mode;
     opt.strategy = TG_STRATEGY_BEST;
-    opt.time_limit_ms = 25u << k;
+    opt.time_limit_ms = cfg->sweep_ms[k];
     ms[k] = time_plan(r, n, 1, &opt, 1, cfg->arena, &totals[k], NULL);
     if (ms[k] < 0) return;
     limit_check(cfg->limits, set, n, tg_mode_name(opt.mode), opt.time_limit_ms, ms[k]);
@@ -580,14 +587,14 @@ static void run_sweep(out *o, const bench_cfg *cfg, sweep_stats *ss, const char 
   ss->instances++;
   uint64_t least = totals[0];
   int bad = 0, early = 0;
-  for (int k = 0; k < SWEEP_LIMITS; ++k) {
+  for (int k = 0; k < nk; ++k) {
     if (totals[k] < least) least = totals[k];
     if (k > 0 && totals[k] > totals[k - 1]) bad++;
-    if (totals[k] > lb && ms[k] < 0.9 * (25u << k)) early++;
+    if (totals[k] > lb && ms[k] < 0.9 * cfg->sweep_ms[k]) early++;
   }
   ss->violations += bad;
   ss->early += early;
-  double at100 = (double)totals[2] / (double)least;
+  double at100 = (double)totals[cfg->sweep_at100] / (double)least;
   if (short_family) {
     ss->short_total++;
     if (at100 <= 1.02) ss->short_within++;
@@ -606,11 +613,11 @@ static void run_sweep(out *o, const bench_cfg *cfg, sweep_stats *ss, const char 
   if (o->json) printf("%s{\"set\":\"%s\",\"records\":%zu,\"mode\":\"%s\",\"bound\":%" PRIu64 ",\"sweep\":[",
                       o->rows ? ",\n" : "", set, n, tg_mode_name((tg_mode)mode), lb);
   else printf("| %-16s | %6zu | %-7s |", set, n, tg_mode_name((tg_mode)mode));
-  for (int k = 0; k < SWEEP_LIMITS; ++k) {
+  for (int k = 0; k < nk; ++k) {
     double ratio = lb ? (double)totals[k] / (double)lb : 1.0;
     if (f != NULL) f->ratio_sum[k] += ratio;
     if (o->json) printf("%s{\"limit_ms\":%u,\"ms\":%.1f,\"total\":%" PRIu64 ",\"ratio\":%.4f}",
-                        k ? "," : "", 25u << k, ms[k], totals[k], ratio);
+                        k ? "," : "", cfg->sweep_ms[k], ms[k], totals[k], ratio);
     else printf(" %.4f%s |", ratio, k > 0 && totals[k] > totals[k - 1] ? "!" : " ");
   }
   if (o->json) printf("],\"larger_later\":%d,\"early\":%d,\"at100_vs_least\":%.4f}", bad, early, at100);
@@ -833,8 +840,11 @@ static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
   sweep_stats ss;
   memset(&ss, 0, sizeof ss);
   if (o->json) printf("{\"sweep\":[\n");
-  else printf("| %-16s | %6s | %-7s | 25 ms   | 50 ms   | 100 ms  | 200 ms  | 400 ms  | 800 ms  | 1600 ms | larger later | early | 100 ms vs least |\n",
-              "set", "n", "mode");
+  else {
+    printf("| %-16s | %6s | %-7s |", "set", "n", "mode");
+    for (int k = 0; k < cfg->sweep_count; ++k) printf(" %u ms%*s|", cfg->sweep_ms[k], cfg->sweep_ms[k] < 100 ? 3 : cfg->sweep_ms[k] < 1000 ? 2 : cfg->sweep_ms[k] < 10000 ? 1 : 0, "");
+    printf(" larger later | early | %u ms vs least |\n", cfg->sweep_ms[cfg->sweep_at100]);
+  }
   sweep_ctx sc = {o, cfg, &ss};
   if (for_each_instance(family_name, sizes, size_count, sweep_instance, &sc)) return 1;
   if (o->json) printf("\n],\"families\":[\n");
@@ -844,7 +854,7 @@ static int run_time_sweep(out *o, const bench_cfg *cfg, const char *family_name,
     if (o->json) printf("%s{\"family\":\"%s\",\"mode\":\"%s\",\"curve\":[", i ? ",\n" : "", f->name,
                         tg_mode_name((tg_mode)f->mode));
     else printf("| %-16s | %-7s |", f->name, tg_mode_name((tg_mode)f->mode));
-    for (int k = 0; k < SWEEP_LIMITS; ++k) {
+    for (int k = 0; k < cfg->sweep_count; ++k) {
       double m = f->instances ? f->ratio_sum[k] / f->instances : 0;
       if (o->json) printf("%s%.4f", k ? "," : "", m);
       else printf(" %.4f |", m);
@@ -1307,7 +1317,8 @@ int main(int argc, char **argv) {
   out o = {0, 0, 0};
   limit_stats limits;
   memset(&limits, 0, sizeof limits);
-  bench_cfg cfg = {100, 0, 2000, -1, NULL, 0, 0, NULL, &limits};
+  bench_cfg cfg = {100, 0, 2000, -1, NULL, 0, 0, NULL, &limits, {0}, SWEEP_LIMITS, 0};
+  for (int k = 0; k < SWEEP_LIMITS; ++k) cfg.sweep_ms[k] = 25u << k;
   size_t sizes_given = 0;
   int use_arena = 1;
   int quick = 0, perfect_only = 0, models_only = 0, exact_sets = 0, perfect_seeds = 1, sweep = 0;
@@ -1370,6 +1381,20 @@ int main(int argc, char **argv) {
       }
       cfg.mode = (int)m;
     }
+    else if (strcmp(argv[i], "--limits") == 0 && i + 1 < argc) {
+      char *p = argv[++i], *e = NULL;
+      cfg.sweep_count = 0;
+      while (*p != '\0') {
+        unsigned long long v = strtoull(p, &e, 10);
+        if (e == p || v == 0 || v > 600000 || cfg.sweep_count == SWEEP_MAX || (*e != ',' && *e != '\0')) {
+          fprintf(stderr, "bench_planner: --limits: up to %d limits in ms (1-600000), comma-separated: '%s'\n",
+                  SWEEP_MAX, argv[i]);
+          return 2;
+        }
+        cfg.sweep_ms[cfg.sweep_count++] = (uint32_t)v;
+        p = *e == ',' ? e + 1 : e;
+      }
+    }
     else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
       char *p = argv[++i];
       size_count = 0;
@@ -1383,7 +1408,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: bench_planner [--json | --markdown] [--quick] [--records DIR] [--search-ms N] "
                       "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "
                       "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc] "
-                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N] [--time-sweep] [--bounds] "
+                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N] [--time-sweep [--limits MS,MS,...]] [--bounds] "
                       "[--regress FILE] [--regress-save FILE [--regress-set ci|full | --regress-from TABLE]]\n");
       return 2;
     }
@@ -1429,6 +1454,8 @@ int main(int argc, char **argv) {
   }
   if (sweep == 2) return run_bounds(&o, &cfg, family_name, sizes_given ? sizes : NULL, size_count, dir,
                                     exact_sets ? cfg.exact_ms : 0);
+  for (int k = 0; k < cfg.sweep_count; ++k)
+    if (cfg.sweep_ms[k] == 100) cfg.sweep_at100 = k;
   if (sweep) return run_time_sweep(&o, &cfg, family_name, sizes_given ? sizes : NULL, size_count);
   if (o.json) printf("{\"alloc\":\"%s\",\"rows\":[\n", use_arena ? "arena" : "malloc");
   else if (o.markdown) {
