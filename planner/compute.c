@@ -50,7 +50,7 @@ static tg_status plan_compute(const tg_usage_record *records, size_t count, uint
       }
     }
   }
-  tg__plan_input in = {records, count, dims, options, alloc, volumes, 0, NULL};
+  tg__plan_input in = {records, count, dims, options, alloc, volumes, 0, NULL, NULL};
   tg_status st;
   if (options->strategy == TG_STRATEGY_BEST) {
     /* The time limit as the search reads it: 0 = no search (with `exact`: 1000 ms), and a

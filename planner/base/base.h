@@ -21,6 +21,10 @@ typedef struct tg__plan_input {
   /* In `best`'s search (planner/search/best.c): the largest lower bound proved so far on this
    * input's plans (raised by the stages that prove one), else NULL. */
   uint64_t *proved;
+  /* In `best`'s rounds (planner/search/best.c): the share, in percent, of the skyline search's
+   * and overlap minimisation's budget that overlap minimisation gets, adapted round by round to
+   * what each gained; else NULL (TG__OVERLAP_FIRST_SHARE every time: parts of a split input). */
+  unsigned *overlap_share;
 } tg__plan_input;
 
 /* A strategy creates `*out` (with tg_plan_create) and fills it; on failure `*out` is NULL. */

@@ -83,7 +83,7 @@ tg_status tg_bounds_compute(const tg_usage_record *records, size_t count, uint32
     return TG_OK;
   }
   static const tg_plan_options k_options = {0};
-  tg__plan_input in = {records, n, dims, &k_options, alloc, volumes, 0, NULL};
+  tg__plan_input in = {records, n, dims, &k_options, alloc, volumes, 0, NULL, NULL};
   tg__task_points tp = {0, NULL, NULL};
   size_t *order = NULL;
   count_tree tree = {NULL, NULL, 1};

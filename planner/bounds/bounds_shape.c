@@ -117,7 +117,7 @@ tg_status tg_bounds_objects_shape(const tg_usage_record *records, size_t count, 
   /* Task points, and the live volume and record count at each. */
   uint64_t *volumes = tg__alloc_array(alloc, n, sizeof *volumes);
   static const tg_plan_options k_options = {0};
-  tg__plan_input in = {records, n, dims, &k_options, alloc, volumes, 0, NULL};
+  tg__plan_input in = {records, n, dims, &k_options, alloc, volumes, 0, NULL, NULL};
   tg__task_points tp = {0, NULL, NULL};
   shape_work wk;
   void *mem = NULL;

@@ -77,7 +77,7 @@ static tg_status window_bound(window_work *ww, size_t lo, size_t hi, uint64_t ma
   memset(&opt, 0, sizeof opt);
   opt.mode = TG_MODE_OFFSETS;
   opt.alignment = in->options->alignment;
-  tg__plan_input sub = {ww->recs, m, 1, &opt, in->alloc, ww->vols, deadline_us, NULL};
+  tg__plan_input sub = {ww->recs, m, 1, &opt, in->alloc, ww->vols, deadline_us, NULL, NULL};
   uint64_t peak = 0;
   tg_status st = tg__peak_live(&sub, &peak);
   if (st != TG_OK) return st == TG_ERROR_OVERFLOW ? TG_OK : st;
@@ -219,7 +219,7 @@ tg_status tg_bounds_offsets(const tg_usage_record *records, size_t count, uint32
   memset(&opt, 0, sizeof opt);
   opt.mode = TG_MODE_OFFSETS;
   opt.alignment = alignment;
-  tg__plan_input in = {records, count, dims, &opt, alloc, volumes, 0, NULL};
+  tg__plan_input in = {records, count, dims, &opt, alloc, volumes, 0, NULL, NULL};
   uint64_t lb = 0;
   size_t m = 0;
   /* max_work counts weighted nodes: TG__SUBSET_NODES_PER_UNIT of them a unit. */

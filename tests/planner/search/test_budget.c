@@ -58,7 +58,7 @@ static void input_make(input_buf *b, const tg_usage_record *r, size_t n, tg_mode
   b->vol = calloc(n ? n : 1, sizeof *b->vol);
   assert_non_null(b->vol);
   for (size_t i = 0; i < n; ++i) b->vol[i] = r[i].size.w;
-  b->in = (tg__plan_input){r, n, 1, &b->o, tg_allocator_default(), b->vol, 0, NULL};
+  b->in = (tg__plan_input){r, n, 1, &b->o, tg_allocator_default(), b->vol, 0, NULL, NULL};
 }
 
 static tg_plan *greedy_plan(const input_buf *b) {
@@ -84,6 +84,10 @@ static tg_status stage_dive(const tg__plan_input *in, uint64_t bound, tg__budget
 
 static tg_status stage_lns(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
   return tg__search_offsets_lns(in, bound, b, 0, NULL, best);
+}
+
+static tg_status stage_overlap(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
+  return tg__search_overlap(in, bound, b, best);
 }
 
 static tg_status stage_order(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
@@ -129,6 +133,8 @@ static void stages_keep_their_budget(void **state) {
       {stage_skyline, TG_MODE_OFFSETS, 0, 1, "skyline"},
       {stage_dive, TG_MODE_OFFSETS, 0, 2, "dive"},
       {stage_lns, TG_MODE_OFFSETS, 0, 5, "neighbourhoods"},
+      /* (a capacity's set-up reads every neighbour list once, and a move up to 2 x degree^2) */
+      {stage_overlap, TG_MODE_OFFSETS, 0, 250, "overlap minimisation"},
       {tg__search_improve, TG_MODE_OFFSETS, 0, 1000, "iterated greedy"},
       {tg__search_improve, TG_MODE_OBJECTS, 0, 1000, "iterated greedy (objects)"},
       {stage_order, TG_MODE_OFFSETS, 1, 5, "placement orders"},

@@ -42,7 +42,7 @@ static void input_make(input_buf *b, const tg_usage_record *r, size_t n, tg_mode
   b->vol = calloc(n ? n : 1, sizeof *b->vol);
   assert_non_null(b->vol);
   for (size_t i = 0; i < n; ++i) b->vol[i] = r[i].size.w;
-  b->in = (tg__plan_input){r, n, 1, &b->o, tg_allocator_default(), b->vol, deadline, NULL};
+  b->in = (tg__plan_input){r, n, 1, &b->o, tg_allocator_default(), b->vol, deadline, NULL, NULL};
 }
 
 /* Completing any partial plan: valid, and each record at most the top of what it meets. */

@@ -1,0 +1,312 @@
+/* Overlap minimisation at a fixed capacity (offsets, serial relation).
+ *
+ * The tree searches (exact_offsets.c) build a plan record by record; on dense sets of large
+ * buffers (capacity-tight: a few hundred records, several of them a tenth of the arena or more,
+ * most task points 90-100% full) a wrong choice near the bottom shows only hundreds of levels
+ * later. This search works on whole plans instead: it fixes a capacity C below the incumbent's
+ * total, pushes every record that ends above C down to end at C, and then moves one record at a
+ * time to the offset in [0, C - size] where it overlaps the records it meets in time the least,
+ * until nothing overlaps (a plan at C) or its moves run out. Each overlapping pair carries a
+ * weight that grows while the pair keeps overlapping at a local minimum (guided local search),
+ * so the search leaves the minima it would otherwise circle in.
+ *
+ * A record's best offset: the weighted overlap with the records it meets, as a function of its
+ * offset, is a sum of trapezoids (piecewise linear), whose slope rises only where the record
+ * would start at a neighbour's end or end at a neighbour's start; so its minimum over
+ * [0, C - size] is at one of those, at 0 or at C - size (each aligned: ends up, starts down).
+ * All are evaluated, each stopping once it costs more than the best so far (O(degree^2) a move
+ * at most). A record moves when its best place costs less than where it is, else its
+ * overlapping pairs get heavier; one time in eight it moves anyway (a random walk across
+ * plateaus).
+ *
+ * Capacities: C starts a sixteenth of the gap to the bound below the incumbent; a plan found at
+ * C becomes the incumbent and the next C is as far below it; a C not reached within 2000 + 20n
+ * moves halves the step, and a step halved to nothing starts the ladder again. Work is counted
+ * (neighbour entries read, TG__OVERLAP_WORK_PER_UNIT a unit), so a run that the deadline does
+ * not stop depends on the records, the options and the budget only.
+ *
+ * Measured (bench_planner --time-sweep --family capacity-tight --limits 100,1000,10000, in
+ * `best` beside the skyline search): the five capacity-tight sets the tree left 2-10% above
+ * peak-live end at 1.000-1.007 at 1 s but 500/10 (1.055). */
+#include <string.h>
+
+#include "planner/strategies/offsets_common.h"
+#include "planner/search/search.h"
+
+typedef struct ov {
+  const tg__plan_input *in;
+  size_t n;
+  size_t *rec;
+  uint64_t *vol, *al, *off, *best_off;
+  uint32_t *pf, *pl;
+  size_t *adj_beg;  /* neighbours (records meeting in time) of u: adj[adj_beg[u] .. adj_beg[u+1]) */
+  uint32_t *adj;
+  size_t *rev;      /* the entry of the same pair in the other record's list */
+  uint64_t *w;      /* weight per entry (both entries of a pair hold the same) */
+  uint64_t *viol;   /* weighted overlap per record */
+  size_t *bad, *bad_pos; /* records with viol > 0 */
+  size_t nbad;
+  uint64_t *cand;   /* candidate offsets of one move */
+  uint64_t work;    /* neighbour entries read (the budget's measure) */
+  tg__rng rng;
+} ov;
+
+static uint64_t overlap(uint64_t a, uint64_t sa, uint64_t b, uint64_t sb) {
+  uint64_t lo = a > b ? a : b, hi = a + sa < b + sb ? a + sa : b + sb;
+  return hi > lo ? hi - lo : 0;
+}
+
+static void bad_set(ov *o, size_t u) {
+  int is_bad = o->viol[u] > 0, was = o->bad_pos[u] != SIZE_MAX;
+  if (is_bad && !was) {
+    o->bad_pos[u] = o->nbad;
+    o->bad[o->nbad++] = u;
+  } else if (!is_bad && was) {
+    size_t p = o->bad_pos[u], last = o->bad[--o->nbad];
+    o->bad[p] = last;
+    o->bad_pos[last] = p;
+    o->bad_pos[u] = SIZE_MAX;
+  }
+}
+
+/* The weighted overlap of u at offset x, or any value above `stop` once it exceeds that. */
+static uint64_t cost_at(ov *o, size_t u, uint64_t x, uint64_t stop) {
+  uint64_t c = 0;
+  const uint64_t s = o->vol[u], xe = x + s;
+  const size_t beg = o->adj_beg[u], end = o->adj_beg[u + 1];
+  for (size_t e = beg; e < end; ++e) {
+    size_t v = o->adj[e];
+    uint64_t lo = x > o->off[v] ? x : o->off[v], ve = o->off[v] + o->vol[v], hi = xe < ve ? xe : ve;
+    if (hi <= lo) continue;
+    c += (hi - lo) * o->w[e]; /* < 2^62 in all: TG__OVERLAP_MAX_TOTAL, TG__OVERLAP_MAX_WEIGHT */
+    if (c > stop) {
+      o->work += e - beg + 1;
+      return c;
+    }
+  }
+  o->work += end - beg;
+  return c;
+}
+
+static void move_to(ov *o, size_t u, uint64_t x) {
+  uint64_t vu = 0;
+  o->work += o->adj_beg[u + 1] - o->adj_beg[u];
+  for (size_t e = o->adj_beg[u]; e < o->adj_beg[u + 1]; ++e) {
+    size_t v = o->adj[e];
+    uint64_t before = overlap(o->off[u], o->vol[u], o->off[v], o->vol[v]) * o->w[e];
+    uint64_t after = overlap(x, o->vol[u], o->off[v], o->vol[v]) * o->w[e];
+    o->viol[v] = o->viol[v] - before + after;
+    vu += after;
+    bad_set(o, v);
+  }
+  o->off[u] = x;
+  o->viol[u] = vu;
+  bad_set(o, u);
+}
+
+/* Weights of u's overlapping pairs up by one (both entries; up to TG__OVERLAP_MAX_WEIGHT), and
+ * the records' overlaps with them. */
+static void penalise(ov *o, size_t u) {
+  o->work += o->adj_beg[u + 1] - o->adj_beg[u];
+  for (size_t e = o->adj_beg[u]; e < o->adj_beg[u + 1]; ++e) {
+    size_t v = o->adj[e];
+    uint64_t ol = overlap(o->off[u], o->vol[u], o->off[v], o->vol[v]);
+    if (ol == 0 || o->w[e] >= TG__OVERLAP_MAX_WEIGHT) continue;
+    o->w[e]++;
+    o->w[o->rev[e]]++;
+    o->viol[u] += ol;
+    o->viol[v] += ol;
+  }
+}
+
+static uint64_t align_down(uint64_t x, uint64_t a) { return x - x % a; }
+
+/* One move of u: to its least-cost offset in [0, cap - size] other than where it is (ties at
+ * random); when that costs no less than staying, the pairs it overlaps are penalised instead
+ * (and it moves anyway one time in eight, a random walk across plateaus). */
+static void step(ov *o, size_t u, uint64_t cap) {
+  const uint64_t s = o->vol[u], a = o->al[u], top = align_down(cap - s, a);
+  size_t nc = 0;
+  o->cand[nc++] = 0;
+  o->cand[nc++] = top;
+  for (size_t e = o->adj_beg[u]; e < o->adj_beg[u + 1]; ++e) {
+    size_t v = o->adj[e];
+    uint64_t x;
+    if (tg__align_up(o->off[v] + o->vol[v], a, &x) && x <= top) o->cand[nc++] = x;
+    if (o->off[v] >= s) {
+      x = align_down(o->off[v] - s, a);
+      if (x <= top) o->cand[nc++] = x;
+    }
+  }
+  uint64_t here = o->viol[u], best = UINT64_MAX, bx = o->off[u];
+  size_t ties = 0;
+  for (size_t i = 0; i < nc; ++i) {
+    uint64_t x = o->cand[i];
+    if (x == o->off[u]) continue;
+    uint64_t c = cost_at(o, u, x, best);
+    if (c < best) {
+      best = c;
+      bx = x;
+      ties = 1;
+    } else if (c == best && tg__rng_below(&o->rng, ++ties) == 0) {
+      bx = x;
+    }
+  }
+  if (best == UINT64_MAX) return;
+  if (best < here || (tg__rng_next(&o->rng) & 7) == 0) move_to(o, u, bx);
+  else penalise(o, u);
+}
+
+/* Search for a plan at `cap` (at least every size) from o->best_off, within `moves` moves and
+ * until o->work reaches `work_end`; 1 when found (in o->off). */
+static int run_at(ov *o, uint64_t cap, uint64_t moves, uint64_t work_end, uint64_t deadline) {
+  const size_t n = o->n;
+  for (size_t u = 0; u < n; ++u) {
+    uint64_t x = o->best_off[u];
+    if (x + o->vol[u] > cap) x = align_down(cap - o->vol[u], o->al[u]);
+    o->off[u] = x;
+    o->bad_pos[u] = SIZE_MAX;
+  }
+  for (size_t e = 0; e < o->adj_beg[n]; ++e) o->w[e] = 1;
+  o->nbad = 0;
+  for (size_t u = 0; u < n; ++u) {
+    o->viol[u] = cost_at(o, u, o->off[u], UINT64_MAX);
+    bad_set(o, u);
+  }
+  for (uint64_t m = 0; m < moves && o->nbad > 0 && o->work < work_end; ++m) {
+    if ((m & 1023) == 1023 && tg__now_us() >= deadline) break;
+    step(o, o->bad[tg__rng_below(&o->rng, o->nbad)], cap);
+  }
+  return o->nbad == 0;
+}
+
+int tg__overlap_applies(const tg__plan_input *in) {
+  if (in->options->mode != TG_MODE_OFFSETS || in->options->relation != NULL || in->count > TG_EXACT_MAX_RECORDS)
+    return 0;
+  uint64_t cover = 0, points = 0;
+  for (size_t r = 0; r < in->count; ++r) {
+    if (in->volumes[r] == 0) continue;
+    cover += (uint64_t)in->records[r].last_task - in->records[r].first_task + 1;
+    if ((uint64_t)in->records[r].last_task + 1 > points) points = (uint64_t)in->records[r].last_task + 1;
+  }
+  return cover <= (uint64_t)TG__OVERLAP_MAX_LIVE * points;
+}
+
+tg_status tg__search_overlap(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
+  if (in->options->relation != NULL || (*best)->total <= bound || in->count > TG_EXACT_MAX_RECORDS ||
+      (*best)->total > TG__OVERLAP_MAX_TOTAL)
+    return TG_OK;
+  const tg_allocator *a = in->alloc;
+  ov o;
+  memset(&o, 0, sizeof o);
+  o.in = in;
+  size_t n = 0;
+  for (size_t r = 0; r < in->count; ++r) n += in->volumes[r] > 0;
+  o.n = n;
+  size_t nn = n ? n : 1;
+  tg_status st = TG_OK;
+  o.rec = tg__alloc_array(a, nn, sizeof *o.rec);
+  o.vol = tg__alloc_array(a, nn, sizeof *o.vol);
+  o.al = tg__alloc_array(a, nn, sizeof *o.al);
+  o.off = tg__alloc_array(a, nn, sizeof *o.off);
+  o.best_off = tg__alloc_array(a, nn, sizeof *o.best_off);
+  o.pf = tg__alloc_array(a, nn, sizeof *o.pf);
+  o.pl = tg__alloc_array(a, nn, sizeof *o.pl);
+  o.adj_beg = tg__calloc(a, nn + 1, sizeof *o.adj_beg);
+  o.viol = tg__alloc_array(a, nn, sizeof *o.viol);
+  o.bad = tg__alloc_array(a, nn, sizeof *o.bad);
+  o.bad_pos = tg__alloc_array(a, nn, sizeof *o.bad_pos);
+  if (!o.rec || !o.vol || !o.al || !o.off || !o.best_off || !o.pf || !o.pl || !o.adj_beg || !o.viol ||
+      !o.bad || !o.bad_pos) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  size_t j = 0;
+  for (size_t r = 0; r < in->count; ++r) {
+    if (in->volumes[r] == 0) continue;
+    o.rec[j] = r;
+    o.vol[j] = in->volumes[r];
+    o.al[j] = tg__record_alignment(in, r);
+    o.pf[j] = in->records[r].first_task;
+    o.pl[j] = in->records[r].last_task;
+    o.best_off[j] = (*best)->offset_of[r];
+    ++j;
+  }
+  /* Neighbour lists (O(n^2): up to TG_EXACT_MAX_RECORDS records). */
+  size_t edges = 0;
+  for (size_t u = 0; u < n; ++u)
+    for (size_t v = 0; v < n; ++v)
+      if (u != v && o.pf[u] <= o.pl[v] && o.pf[v] <= o.pl[u]) ++edges, o.adj_beg[u + 1]++;
+  for (size_t u = 0; u < n; ++u) o.adj_beg[u + 1] += o.adj_beg[u];
+  o.adj = tg__alloc_array(a, edges ? edges : 1, sizeof *o.adj);
+  o.rev = tg__alloc_array(a, edges ? edges : 1, sizeof *o.rev);
+  o.w = tg__alloc_array(a, edges ? edges : 1, sizeof *o.w);
+  o.cand = tg__alloc_array(a, 2 * nn + 2, sizeof *o.cand);
+  if (!o.adj || !o.rev || !o.w || !o.cand) {
+    st = TG_ERROR_OUT_OF_HOST_MEMORY;
+    goto done;
+  }
+  {
+    size_t e = 0;
+    for (size_t u = 0; u < n; ++u)
+      for (size_t v = 0; v < n; ++v)
+        if (u != v && o.pf[u] <= o.pl[v] && o.pf[v] <= o.pl[u]) o.adj[e++] = (uint32_t)v;
+    /* The reverse entries: v's list is sorted by index (a binary search for u). */
+    for (size_t u = 0; u < n; ++u)
+      for (size_t e2 = o.adj_beg[u]; e2 < o.adj_beg[u + 1]; ++e2) {
+        size_t v = o.adj[e2];
+        size_t lo = o.adj_beg[v], hi = o.adj_beg[v + 1];
+        while (lo < hi) {
+          size_t mid = lo + (hi - lo) / 2;
+          if (o.adj[mid] < u) lo = mid + 1;
+          else hi = mid;
+        }
+        o.rev[e2] = lo;
+      }
+  }
+  o.rng.state = in->options->seed ^ 0x6F7665726C617073ull;
+  {
+    uint64_t total = 0, largest = 0;
+    for (size_t u = 0; u < n; ++u) {
+      if (o.best_off[u] + o.vol[u] > total) total = o.best_off[u] + o.vol[u];
+      if (o.vol[u] > largest) largest = o.vol[u];
+    }
+    const uint64_t work_end = tg__budget_count(b, TG__OVERLAP_WORK_PER_UNIT);
+    const uint64_t deadline = tg__budget_deadline(b);
+    const uint64_t found_total = total;
+    uint64_t step = (total - bound) / 16 + 1;
+    while (o.work < work_end && total > bound && tg__now_us() < deadline) {
+      uint64_t cap = total - bound > step ? total - step : bound;
+      if (cap < largest) cap = largest;
+      if (cap >= total) break;
+      if (run_at(&o, cap, 2000 + 20 * (uint64_t)n, work_end, deadline)) {
+        uint64_t t = 0;
+        for (size_t u = 0; u < n; ++u)
+          if (o.off[u] + o.vol[u] > t) t = o.off[u] + o.vol[u];
+        memcpy(o.best_off, o.off, n * sizeof *o.off);
+        total = t;
+      } else {
+        step /= 2;
+        if (step == 0) step = (total - bound) / 16 + 1; /* start the ladder again */
+      }
+    }
+    tg__budget_spend(b, o.work, TG__OVERLAP_WORK_PER_UNIT);
+    if (total < found_total) {
+      tg_plan *p = NULL;
+      st = tg_plan_create(TG_MODE_OFFSETS, in->dims, in->count, 0, in->alloc, &p);
+      if (st != TG_OK) goto done;
+      for (size_t u = 0; u < n; ++u) p->offset_of[o.rec[u]] = o.best_off[u];
+      if ((st = tg__plan_finish_offsets(in, p)) != TG_OK || p->total >= (*best)->total) {
+        tg_plan_destroy(p);
+        goto done;
+      }
+      p->strategy = TG_STRATEGY_BEST;
+      tg_plan_destroy(*best);
+      *best = p;
+    }
+  }
+done:
+  TG__FREE_EACH(a, o.rec, o.vol, o.al, o.off, o.best_off, o.pf, o.pl, o.adj_beg, o.viol, o.bad, o.bad_pos,
+                o.adj, o.rev, o.w, o.cand);
+  return st;
+}
