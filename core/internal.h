@@ -54,6 +54,7 @@ static inline int tg__add_u64(uint64_t a, uint64_t b, uint64_t *out) {
 static inline uint64_t tg__add_sat_u64(uint64_t a, uint64_t b) {
   return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
+static inline uint64_t tg__sub_sat_u64(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
 static inline int tg__mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
   if (a != 0 && b > UINT64_MAX / a) return 0;
   *out = a * b;

@@ -1385,7 +1385,8 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
       }
       uint64_t now = tg__now_us();
       uint64_t step_time = end == UINT64_MAX || end <= now ? end : now + (end - now) / 2;
-      uint64_t step_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + (all_nodes - stats->nodes) / 2;
+      /* (the nodes counted may pass a cap by a few: what is left is never below zero) */
+      uint64_t step_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + tg__sub_sat_u64(all_nodes, stats->nodes) / 2;
       const uint64_t inc = k.inc;
       const int found = k.found;
       if (st == TG_OK) st = sky_steps(&k, cur, &total, lb, step_time, step_nodes);
@@ -1400,7 +1401,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
       tg__free(in->alloc, cur);
     }
     if (st == TG_OK && k.inc > lb) {
-      uint64_t half_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + (all_nodes - stats->nodes) / 2;
+      uint64_t half_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + tg__sub_sat_u64(all_nodes, stats->nodes) / 2;
       uint64_t now = tg__now_us(), half_time = end == UINT64_MAX || end <= now ? end : now + (end - now) / 2;
       st = sky_restarts(&k, k.inc - 1, lb, half_time, half_nodes, 0, &exhausted);
       if (st == TG_OK && !exhausted && k.inc > lb)
