@@ -672,6 +672,18 @@ static void sky_untrail(sky *k, size_t mark) {
   }
 }
 
+/* Record c leaves the unplaced records over t: it is swapped past them; unplacing (last in,
+ * first out) finds it right there, so restoring the count restores the set. */
+static void sky_take(sky *k, size_t c, uint32_t t) {
+  uint32_t *slot = &k->cv_where[k->cv_base[c] + (t - k->pf[c])];
+  size_t last = k->cv_beg[t] + --k->cnt[t];
+  uint32_t v = k->cv_idx[last];
+  k->cv_idx[*slot] = v;
+  k->cv_where[k->cv_base[v] + (t - k->pf[v])] = *slot;
+  k->cv_idx[last] = (uint32_t)c;
+  *slot = (uint32_t)last;
+}
+
 static tg_status sky_place(sky *k, size_t c, uint64_t f) {
   k->off[c] = f;
   k->placed[c] = 1;
@@ -680,15 +692,7 @@ static tg_status sky_place(sky *k, size_t c, uint64_t f) {
   for (uint32_t t = k->pf[c]; t <= k->pl[c]; ++t) {
     k->floor[t] = f + k->vol[c];
     k->rem[t] -= k->vol[c];
-    /* Swap c past the unplaced records over t; unplacing (last in, first out) finds it
-     * right there, so restoring the count restores the set. */
-    uint32_t *slot = &k->cv_where[k->cv_base[c] + (t - k->pf[c])];
-    size_t last = k->cv_beg[t] + --k->cnt[t];
-    uint32_t v = k->cv_idx[last];
-    k->cv_idx[*slot] = v;
-    k->cv_where[k->cv_base[v] + (t - k->pf[v])] = *slot;
-    k->cv_idx[last] = (uint32_t)c;
-    *slot = (uint32_t)last;
+    sky_take(k, c, t);
     sky_dirty(k, t);
   }
   seg_update(k, k->pf[c], k->pl[c]);
@@ -962,14 +966,7 @@ static void sky_fix(sky *k) {
     for (uint32_t t = k->pf[c]; t <= k->pl[c]; ++t) {
       if (k->floor[t] < end) k->floor[t] = end;
       k->rem[t] -= k->vol[c];
-      /* As sky_place: c swapped past the unplaced records over t (sky_unfix restores). */
-      uint32_t *slot = &k->cv_where[k->cv_base[c] + (t - k->pf[c])];
-      size_t last = k->cv_beg[t] + --k->cnt[t];
-      uint32_t v = k->cv_idx[last];
-      k->cv_idx[*slot] = v;
-      k->cv_where[k->cv_base[v] + (t - k->pf[v])] = *slot;
-      k->cv_idx[last] = (uint32_t)c;
-      *slot = (uint32_t)last;
+      sky_take(k, c, t); /* (sky_unfix restores) */
     }
   }
   for (size_t u = 0; u < k->n; ++u) {
