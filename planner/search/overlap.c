@@ -183,13 +183,15 @@ static int run_at(ov *o, uint64_t cap, uint64_t moves, uint64_t work_end, uint64
 int tg__overlap_applies(const tg__plan_input *in) {
   if (in->options->mode != TG_MODE_OFFSETS || in->options->relation != NULL || in->count > TG_EXACT_MAX_RECORDS)
     return 0;
-  uint64_t cover = 0, points = 0;
+  /* Live records per task over the tasks from the first to the last. */
+  uint64_t cover = 0, first = UINT64_MAX, last = 0;
   for (size_t r = 0; r < in->count; ++r) {
     if (in->volumes[r] == 0) continue;
     cover += (uint64_t)in->records[r].last_task - in->records[r].first_task + 1;
-    if ((uint64_t)in->records[r].last_task + 1 > points) points = (uint64_t)in->records[r].last_task + 1;
+    if (in->records[r].first_task < first) first = in->records[r].first_task;
+    if (in->records[r].last_task > last) last = in->records[r].last_task;
   }
-  return cover <= (uint64_t)TG__OVERLAP_MAX_LIVE * points;
+  return cover == 0 || cover <= (uint64_t)TG__OVERLAP_MAX_LIVE * (last - first + 1);
 }
 
 tg_status tg__search_overlap(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {

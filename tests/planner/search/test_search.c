@@ -1407,6 +1407,13 @@ static void test_overlap_applies(void **state) {
   c.o.relation = NULL;
   for (size_t i = 0; i < N; ++i) r[i].last_task = (uint32_t)(i / 4 + 40); /* about 160 live */
   assert_false(tg__overlap_applies(&c.in));
+  for (size_t i = 0; i < N; ++i) { /* about 8 live, over tasks 1000-1050 */
+    r[i].first_task = (uint32_t)(1000 + i / 4);
+    r[i].last_task = r[i].first_task + 1;
+  }
+  assert_true(tg__overlap_applies(&c.in));
+  for (size_t i = 0; i < N; ++i) r[i].last_task = r[i].first_task + 40; /* about 160 live there */
+  assert_false(tg__overlap_applies(&c.in));
   tg_plan_destroy(c.plan);
 }
 
