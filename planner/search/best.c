@@ -58,18 +58,17 @@ static tg_status search_after_greedy_bound(const tg__plan_input *in, uint64_t bo
       return st;
     }
     tg__stage_done(&relay, &sky_stats);
-    if (!overlap || sky_stats.proved_optimal) {
-      tg__budget_charge(b, &sky);
-      if (sky_stats.proved_optimal) return TG_OK;
-      return tg__search_improve(in, bound, b, best);
+    st = TG_OK;
+    if (overlap && !sky_stats.proved_optimal) {
+      const uint64_t mid = (*best)->total;
+      tg__budget ov = tg__budget_share(&sky, 1, 1);
+      st = tg__search_overlap(in, bound, &ov, best);
+      tg__budget_charge(&sky, &ov);
+      if (st == TG_OK && in->overlap_share != NULL)
+        overlap_adapt(in->overlap_share, before - mid, tree.spent, mid - (*best)->total, ov.spent);
     }
-    const uint64_t mid = (*best)->total;
-    tg__budget ov = tg__budget_share(&sky, 1, 1);
-    st = tg__search_overlap(in, bound, &ov, best);
-    tg__budget_charge(&sky, &ov);
     tg__budget_charge(b, &sky);
-    if (st != TG_OK) return st;
-    if (in->overlap_share != NULL) overlap_adapt(in->overlap_share, before - mid, tree.spent, mid - (*best)->total, ov.spent);
+    if (st != TG_OK || sky_stats.proved_optimal) return st;
     return tg__search_improve(in, bound, b, best);
   }
   /* Objects, 2 to 400 records without a relation: the LP dive first, with up to nine tenths

@@ -1160,6 +1160,8 @@ static tg_status sky_run_fixed(sky *k, uint64_t stop_at) {
 static tg_status sky_steps(sky *k, uint64_t *cur, uint64_t *cur_total, uint64_t lb, uint64_t deadline,
                            uint64_t node_end) {
   const size_t n = k->n;
+  const uint64_t inc = k->inc; /* the runs below use inc and found for themselves */
+  const int found = k->found;
   const tg_allocator *a = k->in->alloc;
   unsigned char *in_f = tg__calloc(a, n ? n : 1, 1);
   size_t *q = tg__alloc_array(a, n ? n : 1, sizeof *q);
@@ -1230,6 +1232,8 @@ static tg_status sky_steps(sky *k, uint64_t *cur, uint64_t *cur_total, uint64_t 
   tg__free(a, in_f);
   tg__free(a, q);
   tg__free(a, fixed);
+  k->inc = inc;
+  k->found = found;
   return st;
 }
 
@@ -1369,10 +1373,9 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
       }
     }
     /* Phase 3: neighbourhood steps from the incumbent for half of what is left (sky_steps; not
-     * without a limit, where they would never end),
-     * restarts for half of the rest, then one run with what remains, which can exhaust a tree
-     * of that size (restarts cut a run before it could, and rounds start them again from the
-     * shortest). */
+     * without a limit, where they would never end), restarts for half of the rest, then one run
+     * with what remains, which can exhaust a tree of that size (restarts cut a run before it
+     * could, and rounds start them again from the shortest). */
     if (st == TG_OK && k.inc > lb && (end != UINT64_MAX || all_nodes != UINT64_MAX)) {
       uint64_t *cur = tg__alloc_array(in->alloc, k.n ? k.n : 1, sizeof *cur), total = 0;
       if (cur == NULL) st = TG_ERROR_OUT_OF_HOST_MEMORY;
@@ -1384,11 +1387,7 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
       uint64_t step_time = end == UINT64_MAX || end <= now ? end : now + (end - now) / 2;
       /* (the nodes counted may pass a cap by a few: what is left is never below zero) */
       uint64_t step_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + tg__sub_sat_u64(all_nodes, stats->nodes) / 2;
-      const uint64_t inc = k.inc;
-      const int found = k.found;
       if (st == TG_OK) st = sky_steps(&k, cur, &total, lb, step_time, step_nodes);
-      k.inc = inc; /* (the steps' runs use inc and found for themselves) */
-      k.found = found;
       if (st == TG_OK && total < k.inc) {
         k.inc = total;
         memcpy(k.inc_off, cur, k.n * sizeof *cur);

@@ -34,7 +34,6 @@
 #include "planner/search/search.h"
 
 typedef struct ov {
-  const tg__plan_input *in;
   size_t n;
   size_t *rec;
   uint64_t *vol, *al, *off, *best_off;
@@ -201,7 +200,6 @@ tg_status tg__search_overlap(const tg__plan_input *in, uint64_t bound, tg__budge
   const tg_allocator *a = in->alloc;
   ov o;
   memset(&o, 0, sizeof o);
-  o.in = in;
   size_t n = 0;
   for (size_t r = 0; r < in->count; ++r) n += in->volumes[r] > 0;
   o.n = n;

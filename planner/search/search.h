@@ -194,20 +194,22 @@ int tg__skyline_fits_above(tg__sort_item *items, size_t m, uint64_t above, const
  * up to TG_EXACT_MAX_RECORDS records, total up to TG__OVERLAP_MAX_TOTAL; else it returns at
  * once) by searching plans at capacities below its total, TG__OVERLAP_WORK_PER_UNIT neighbour
  * entries read a unit of `b`, until its deadline. Replaces `*best` only by a strictly smaller
- * plan; charges `b` the work done. O(n^2) setup. */
+ * plan; charges `b` the work done. O(n^2) setup. Weights stop at TG__OVERLAP_MAX_WEIGHT, so a
+ * record's weighted overlap (total x weight x neighbours) stays below 2^62. */
 #define TG__OVERLAP_WORK_PER_UNIT 400000u
-/* Its share of the skyline search's budget in the first round of `best` (best.c), in percent. */
-#define TG__OVERLAP_FIRST_SHARE 30u
-/* Where overlap minimisation runs in `best`: offsets, serial relation, up to
- * TG_EXACT_MAX_RECORDS records, total up to TG__OVERLAP_MAX_TOTAL, and on average at most
- * TG__OVERLAP_MAX_LIVE records live at a task point (a move reads every record its record meets
- * in time, twice per place it tries: on wide DAGs, with about 90, the tree search is the better
- * use of the time). O(n). */
-#define TG__OVERLAP_MAX_LIVE 32u
-int tg__overlap_applies(const tg__plan_input *in);
 #define TG__OVERLAP_MAX_TOTAL ((uint64_t)1 << 36)
 #define TG__OVERLAP_MAX_WEIGHT 65535u
 tg_status tg__search_overlap(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best);
+
+/* Where `best` runs overlap minimisation (best.c): offsets, serial relation, up to
+ * TG_EXACT_MAX_RECORDS records, and on average at most TG__OVERLAP_MAX_LIVE records live at a
+ * task (over the tasks the records use): a move reads every record its record meets in time,
+ * once per place it tries, and on wide DAGs, with about 90, the tree search is the better use
+ * of the time. O(n). */
+#define TG__OVERLAP_MAX_LIVE 32u
+int tg__overlap_applies(const tg__plan_input *in);
+/* Its share of the skyline search's budget in the first round of `best`, in percent. */
+#define TG__OVERLAP_FIRST_SHARE 30u
 
 /* Large-neighbourhood search (lns.c): improve `*best` (a valid offsets plan, serial
  * relation) by re-placing the records near the top of the arena, TG__LNS_STEPS_PER_UNIT steps
