@@ -5,7 +5,7 @@
  *                 [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...]
  *                 [--mode objects|offsets] [--strategy NAME] [--reps N]
  *                 [--alloc arena|malloc] [--exact-sets] [--perfect-seeds K]
- *                 [--time-sweep [--limits MS,MS,...]] [--bounds] [--regress FILE]
+ *                 [--time-sweep [--limits MS,MS,...] [--seed N]] [--bounds] [--regress FILE]
  *                 [--regress-save FILE [--regress-set ci|full | --regress-from TABLE]]
  *
  * --json prints the rows and the summary as JSON; --markdown prints the same table as a Markdown
@@ -33,7 +33,8 @@
  * the one before, counts calls that returned early above the bound, the curve per family, and
  * how far the 100 ms plan is from the least any limit found (compiler-trace, minimalloc). It
  * exits 1 when a longer limit gave a larger plan or a time limit was exceeded. --limits MS,MS,...
- * (up to 8) replaces the limits (capacity-tight: --family capacity-tight --limits 100,1000,10000).
+ * (up to 8) replaces the limits (capacity-tight: --family capacity-tight --limits 100,1000,10000);
+ * --seed N gives the search seed N (default 0).
  * --bounds prints, per synthetic instance of the time sweep (offsets; --family, --sizes narrow
  * it; --family models: the public models' buffer sets only), peak-live, tg_bounds_offsets'
  * bound, its source and time, `best` at --search-ms, the share of the gap plan - peak-live the
@@ -411,6 +412,7 @@ typedef struct bench_cfg {
   uint32_t sweep_ms[SWEEP_MAX]; /* --time-sweep's limits (25, 50, ..., 1600; or --limits) */
   int sweep_count;
   int sweep_at100;               /* the one "100 ms vs least" reads */
+  uint64_t sweep_seed;           /* --seed: the search's seed in the sweep (default 0) */
 } bench_cfg;
 
 /* One row of run_set: a strategy, a beam width (0 = default), a time limit. */
@@ -580,6 +582,7 @@ static void run_sweep(out *o, const bench_cfg *cfg, sweep_stats *ss, const char 
     opt.mode = (tg_mode)mode;
     opt.strategy = TG_STRATEGY_BEST;
     opt.time_limit_ms = cfg->sweep_ms[k];
+    opt.seed = cfg->sweep_seed;
     ms[k] = time_plan(r, n, 1, &opt, 1, cfg->arena, &totals[k], NULL);
     if (ms[k] < 0) return;
     limit_check(cfg->limits, set, n, tg_mode_name(opt.mode), opt.time_limit_ms, ms[k]);
@@ -1317,7 +1320,7 @@ int main(int argc, char **argv) {
   out o = {0, 0, 0};
   limit_stats limits;
   memset(&limits, 0, sizeof limits);
-  bench_cfg cfg = {100, 0, 2000, -1, NULL, 0, 0, NULL, &limits, {0}, SWEEP_LIMITS, 0};
+  bench_cfg cfg = {100, 0, 2000, -1, NULL, 0, 0, NULL, &limits, {0}, SWEEP_LIMITS, 0, 0};
   for (int k = 0; k < SWEEP_LIMITS; ++k) cfg.sweep_ms[k] = 25u << k;
   size_t sizes_given = 0;
   int use_arena = 1;
@@ -1381,6 +1384,14 @@ int main(int argc, char **argv) {
       }
       cfg.mode = (int)m;
     }
+    else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+      char *e = NULL;
+      cfg.sweep_seed = strtoull(argv[++i], &e, 10);
+      if (e == argv[i] || *e != '\0') {
+        fprintf(stderr, "bench_planner: --seed: a decimal number: '%s'\n", argv[i]);
+        return 2;
+      }
+    }
     else if (strcmp(argv[i], "--limits") == 0 && i + 1 < argc) {
       char *p = argv[++i], *e = NULL;
       cfg.sweep_count = 0;
@@ -1408,7 +1419,7 @@ int main(int argc, char **argv) {
       fprintf(stderr, "usage: bench_planner [--json | --markdown] [--quick] [--records DIR] [--search-ms N] "
                       "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "
                       "[--mode objects|offsets] [--strategy NAME] [--reps N] [--alloc arena|malloc] "
-                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N] [--time-sweep [--limits MS,MS,...]] [--bounds] "
+                      "[--exact-sets] [--perfect-seeds K] [--hill-climb-max N] [--time-sweep [--limits MS,MS,...] [--seed N]] [--bounds] "
                       "[--regress FILE] [--regress-save FILE [--regress-set ci|full | --regress-from TABLE]]\n");
       return 2;
     }
