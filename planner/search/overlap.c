@@ -14,10 +14,12 @@
  * offset, is a sum of trapezoids (piecewise linear), whose slope rises only where the record
  * would start at a neighbour's end or end at a neighbour's start; so its minimum over
  * [0, C - size] is at one of those, at 0 or at C - size (each aligned: ends up, starts down).
- * All are evaluated, each stopping once it costs more than the best so far (O(degree^2) a move
- * at most). A record moves when its best place costs less than where it is, else its
- * overlapping pairs get heavier; one time in eight it moves anyway (a random walk across
- * plateaus).
+ * All are evaluated on a copy of the neighbours' offsets, ends and weights, each stopping once
+ * it costs more than the best so far, or than staying where it is (O(degree^2) a move at most).
+ * A record moves when its best place costs less than where it is, else the overlapping pairs
+ * of largest utility (overlap / (weight + 1), guided local search's rule) get heavier; one time
+ * in eight, drawn before the candidates, it moves to its best place anyway (a random walk
+ * across plateaus).
  *
  * Capacities: C starts a sixteenth of the gap to the bound below the incumbent; a plan found at
  * C becomes the incumbent and the next C is as far below it; a C not reached within 2000 + 20n
@@ -46,6 +48,7 @@ typedef struct ov {
   size_t *bad, *bad_pos; /* records with viol > 0 */
   size_t nbad;
   uint64_t *cand;   /* candidate offsets of one move */
+  uint64_t *nlo, *nhi, *nw; /* one move's neighbours: offset, end, weight */
   uint64_t work;    /* neighbour entries read (the budget's measure) */
   tg__rng rng;
 } ov;
@@ -103,14 +106,22 @@ static void move_to(ov *o, size_t u, uint64_t x) {
   bad_set(o, u);
 }
 
-/* Weights of u's overlapping pairs up by one (both entries; up to TG__OVERLAP_MAX_WEIGHT), and
- * the records' overlaps with them. */
+/* Weights of u's overlapping pairs of largest utility (overlap / (weight + 1)) up by one (both
+ * entries; up to TG__OVERLAP_MAX_WEIGHT), and the records' overlaps with them. */
 static void penalise(ov *o, size_t u) {
-  o->work += o->adj_beg[u + 1] - o->adj_beg[u];
+  o->work += 2 * (o->adj_beg[u + 1] - o->adj_beg[u]);
+  uint64_t bo = 0, bw = 1;
   for (size_t e = o->adj_beg[u]; e < o->adj_beg[u + 1]; ++e) {
     size_t v = o->adj[e];
     uint64_t ol = overlap(o->off[u], o->vol[u], o->off[v], o->vol[v]);
     if (ol == 0 || o->w[e] >= TG__OVERLAP_MAX_WEIGHT) continue;
+    if (ol * bw > bo * (o->w[e] + 1)) bo = ol, bw = o->w[e] + 1;
+  }
+  for (size_t e = o->adj_beg[u]; e < o->adj_beg[u + 1]; ++e) {
+    size_t v = o->adj[e];
+    uint64_t ol = overlap(o->off[u], o->vol[u], o->off[v], o->vol[v]);
+    if (ol == 0 || o->w[e] >= TG__OVERLAP_MAX_WEIGHT) continue;
+    if (ol * bw < bo * (o->w[e] + 1)) continue;
     o->w[e]++;
     o->w[o->rev[e]]++;
     o->viol[u] += ol;
@@ -121,38 +132,59 @@ static void penalise(ov *o, size_t u) {
 static uint64_t align_down(uint64_t x, uint64_t a) { return x - x % a; }
 
 /* One move of u: to its least-cost offset in [0, cap - size] other than where it is (ties at
- * random); when that costs no less than staying, the pairs it overlaps are penalised instead
- * (and it moves anyway one time in eight, a random walk across plateaus). */
+ * random); when none costs less than staying, the pairs it overlaps are penalised instead
+ * (unless this is one of the one-in-eight moves drawn as a walk: those take the least-cost
+ * offset whatever it costs). */
 static void step(ov *o, size_t u, uint64_t cap) {
   const uint64_t s = o->vol[u], a = o->al[u], top = align_down(cap - s, a);
+  const size_t beg = o->adj_beg[u], d = o->adj_beg[u + 1] - beg;
+  uint64_t *lo = o->nlo, *hi = o->nhi, *w = o->nw;
   size_t nc = 0;
   o->cand[nc++] = 0;
   o->cand[nc++] = top;
-  for (size_t e = o->adj_beg[u]; e < o->adj_beg[u + 1]; ++e) {
-    size_t v = o->adj[e];
+  for (size_t i = 0; i < d; ++i) {
+    size_t v = o->adj[beg + i];
     uint64_t x;
-    if (tg__align_up(o->off[v] + o->vol[v], a, &x) && x <= top) o->cand[nc++] = x;
-    if (o->off[v] >= s) {
-      x = align_down(o->off[v] - s, a);
+    lo[i] = o->off[v];
+    hi[i] = o->off[v] + o->vol[v];
+    w[i] = o->w[beg + i];
+    if (tg__align_up(hi[i], a, &x) && x <= top) o->cand[nc++] = x;
+    if (lo[i] >= s) {
+      x = align_down(lo[i] - s, a);
       if (x <= top) o->cand[nc++] = x;
     }
   }
-  uint64_t here = o->viol[u], best = UINT64_MAX, bx = o->off[u];
+  const int walk = (tg__rng_next(&o->rng) & 7) == 0;
+  uint64_t here = o->viol[u], best = walk ? UINT64_MAX : here, bx = o->off[u], work = 0;
   size_t ties = 0;
   for (size_t i = 0; i < nc; ++i) {
-    uint64_t x = o->cand[i];
+    const uint64_t x = o->cand[i], xe = x + s;
     if (x == o->off[u]) continue;
-    uint64_t c = cost_at(o, u, x, best);
+    uint64_t c = 0;
+    size_t k = 0;
+    while (k < d) {
+      uint64_t l = x > lo[k] ? x : lo[k], h = xe < hi[k] ? xe : hi[k];
+      if (h > l) {
+        c += (h - l) * w[k]; /* < 2^62 in all: TG__OVERLAP_MAX_TOTAL, TG__OVERLAP_MAX_WEIGHT */
+        if (c > best) break;
+      }
+      ++k;
+    }
+    work += k < d ? k + 1 : d;
     if (c < best) {
       best = c;
       bx = x;
       ties = 1;
-    } else if (c == best && tg__rng_below(&o->rng, ++ties) == 0) {
+    } else if (c == best && ties > 0 && tg__rng_below(&o->rng, ++ties) == 0) {
       bx = x;
     }
   }
-  if (best == UINT64_MAX) return;
-  if (best < here || (tg__rng_next(&o->rng) & 7) == 0) move_to(o, u, bx);
+  o->work += work;
+  if (ties == 0) {
+    if (!walk) penalise(o, u);
+    return;
+  }
+  if (best < here || walk) move_to(o, u, bx);
   else penalise(o, u);
 }
 
@@ -194,6 +226,13 @@ int tg__overlap_applies(const tg__plan_input *in) {
 }
 
 tg_status tg__search_overlap(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
+  int cut_short;
+  return tg__search_overlap_run(in, bound, b, best, &cut_short);
+}
+
+tg_status tg__search_overlap_run(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best,
+                                 int *cut_short) {
+  *cut_short = 0;
   if (in->options->relation != NULL || (*best)->total <= bound || in->count > TG_EXACT_MAX_RECORDS ||
       (*best)->total > TG__OVERLAP_MAX_TOTAL)
     return TG_OK;
@@ -242,7 +281,10 @@ tg_status tg__search_overlap(const tg__plan_input *in, uint64_t bound, tg__budge
   o.rev = tg__alloc_array(a, edges ? edges : 1, sizeof *o.rev);
   o.w = tg__alloc_array(a, edges ? edges : 1, sizeof *o.w);
   o.cand = tg__alloc_array(a, 2 * nn + 2, sizeof *o.cand);
-  if (!o.adj || !o.rev || !o.w || !o.cand) {
+  o.nlo = tg__alloc_array(a, nn, sizeof *o.nlo);
+  o.nhi = tg__alloc_array(a, nn, sizeof *o.nhi);
+  o.nw = tg__alloc_array(a, nn, sizeof *o.nw);
+  if (!o.adj || !o.rev || !o.w || !o.cand || !o.nlo || !o.nhi || !o.nw) {
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
@@ -275,11 +317,18 @@ tg_status tg__search_overlap(const tg__plan_input *in, uint64_t bound, tg__budge
     const uint64_t deadline = tg__budget_deadline(b);
     const uint64_t found_total = total;
     uint64_t step = (total - bound) / 16 + 1;
+    int finished = 0; /* a capacity attempt ended by itself (found, or out of moves) */
     while (o.work < work_end && total > bound && tg__now_us() < deadline) {
       uint64_t cap = total - bound > step ? total - step : bound;
       if (cap < largest) cap = largest;
       if (cap >= total) break;
-      if (run_at(&o, cap, 2000 + 20 * (uint64_t)n, work_end, deadline)) {
+      const int found = run_at(&o, cap, 2000 + 20 * (uint64_t)n, work_end, deadline);
+      if (!found && (o.work >= work_end || tg__now_us() >= deadline)) {
+        *cut_short = !finished; /* the budget ended inside the first attempt */
+        break;
+      }
+      finished = 1;
+      if (found) {
         uint64_t t = 0;
         for (size_t u = 0; u < n; ++u)
           if (o.off[u] + o.vol[u] > t) t = o.off[u] + o.vol[u];
@@ -307,6 +356,6 @@ tg_status tg__search_overlap(const tg__plan_input *in, uint64_t bound, tg__budge
   }
 done:
   TG__FREE_EACH(a, o.rec, o.vol, o.al, o.off, o.best_off, o.pf, o.pl, o.adj_beg, o.viol, o.bad, o.bad_pos,
-                o.adj, o.rev, o.w, o.cand);
+                o.adj, o.rev, o.w, o.cand, o.nlo, o.nhi, o.nw);
   return st;
 }

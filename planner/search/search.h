@@ -200,6 +200,10 @@ int tg__skyline_fits_above(tg__sort_item *items, size_t m, uint64_t above, const
 #define TG__OVERLAP_MAX_TOTAL ((uint64_t)1 << 36)
 #define TG__OVERLAP_MAX_WEIGHT 65535u
 tg_status tg__search_overlap(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best);
+/* The same, and `*cut_short` = 1 when `b` ended before its first capacity attempt did (the
+ * round was too short for it to gain anything; 0 otherwise). */
+tg_status tg__search_overlap_run(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best,
+                                 int *cut_short);
 
 /* Where `best` runs overlap minimisation (best.c): offsets, serial relation, up to
  * TG_EXACT_MAX_RECORDS records, and on average at most TG__OVERLAP_MAX_LIVE records live at a

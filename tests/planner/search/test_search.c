@@ -1317,8 +1317,9 @@ static void test_reduce_perfect_packings(void **state) {
 /* Capacity-tight sets (bench/capacity_tight.h, made as MiniMalloc's challenging set: plans near
  * peak-live exist, and the skyline tree from the empty plan thrashes there): under a work limit
  * of 254 units `best` ends within 3% of peak-live in the mean over five sets (the tree alone:
- * 6.4%; with its neighbourhood steps: 4.6%; with overlap minimisation beside it: 2.0%), every
- * plan valid. */
+ * 6.4%; with its neighbourhood steps: 4.6%; with overlap minimisation beside it: 2.0%; with its
+ * share growing where a round ended inside its first capacity attempt: 1.5%), every plan
+ * valid. */
 static void test_best_capacity_tight(void **state) {
   (void)state;
   static const size_t k_sets[][2] = {{300, 3}, {300, 4}, {400, 7}, {450, 8}, {500, 10}};
@@ -1352,11 +1353,13 @@ static void test_overlap_valid_never_worse(void **state) {
 }
 
 /* Overlap minimisation on its own, from greedy-by-size's plans of the capacity-tight sets
- * (1.06-1.37 of peak-live), with 100 units: within 6% of peak-live in the mean (measured 4.6%),
- * and 450/8 within 1%. */
+ * (1.06-1.37 of peak-live), with 100 units and seeds 0-3: every plan valid and smaller than
+ * greedy's, within 6% of peak-live in the mean of the twenty (measured 3.7%), and 450/8 within
+ * 3% in the mean of its four (measured 1.6%; one seed alone ranges from 1.000 to 1.031). */
 static void test_overlap_capacity_tight(void **state) {
   (void)state;
   static const size_t k_sets[][2] = {{300, 3}, {300, 4}, {400, 7}, {450, 8}, {500, 10}};
+  enum { k_seeds = 4 };
   double sum = 0;
   for (size_t i = 0; i < sizeof k_sets / sizeof *k_sets; ++i) {
     tg_usage_record *r = calloc(k_sets[i][0], sizeof *r);
@@ -1365,21 +1368,29 @@ static void test_overlap_capacity_tight(void **state) {
     assert_non_null(vol);
     size_t n = gen_capacity_tight(k_sets[i][1], r, k_sets[i][0]);
     for (size_t j = 0; j < n; ++j) vol[j] = r[j].size.w;
-    greedy_case c;
-    greedy_case_init(&c, r, vol, n);
-    assert_true(tg__overlap_applies(&c.in));
-    tg__budget ob = tg__budget_make(100, 0);
-    assert_int_equal(tg__search_overlap(&c.in, c.bound, &ob, &c.plan), TG_OK);
-    tg_test_assert_valid(r, n, 1, c.plan, 0, NULL);
-    const double ratio = (double)c.plan->total / (double)c.bound;
-    print_message("capacity-tight/%zu/%zu: %.4f of peak-live\n", k_sets[i][0], k_sets[i][1], ratio);
-    sum += ratio;
-    if (k_sets[i][1] == 8) assert_true(ratio < 1.01);
-    tg_plan_destroy(c.plan);
+    double set_sum = 0;
+    for (uint64_t seed = 0; seed < k_seeds; ++seed) {
+      greedy_case c;
+      greedy_case_init(&c, r, vol, n);
+      c.o.seed = seed;
+      assert_true(tg__overlap_applies(&c.in));
+      const uint64_t greedy = c.plan->total;
+      tg__budget ob = tg__budget_make(100, 0);
+      assert_int_equal(tg__search_overlap(&c.in, c.bound, &ob, &c.plan), TG_OK);
+      tg_test_assert_valid(r, n, 1, c.plan, 0, NULL);
+      assert_true(c.plan->total < greedy);
+      set_sum += (double)c.plan->total / (double)c.bound;
+      tg_plan_destroy(c.plan);
+    }
+    print_message("capacity-tight/%zu/%zu: %.4f of peak-live (mean of %d seeds)\n", k_sets[i][0],
+                  k_sets[i][1], set_sum / k_seeds, k_seeds);
+    if (k_sets[i][1] == 8) assert_true(set_sum / k_seeds < 1.03);
+    sum += set_sum;
     free(vol);
     free(r);
   }
-  assert_true(sum / 5 < 1.06);
+  print_message("mean %.4f\n", sum / (5 * k_seeds));
+  assert_true(sum / (5 * k_seeds) < 1.06);
 }
 
 /* Where overlap minimisation runs: offsets, serial, few records live per task point. */
