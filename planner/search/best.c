@@ -15,18 +15,20 @@
 
 /* The share (percent) of the skyline search's and overlap minimisation's budget that overlap
  * minimisation gets in the next round: 20 points more when it gained more per unit than the
- * tree in this one, or when its share ended inside its first capacity attempt while the tree
- * gained nothing (a share held at 10% in short rounds never grew: 500/10 stayed at its greedy
- * plan at 100 ms for some seeds); 20 points less when it gained less (10% to 90%). On
- * capacity-tight sets of 300-500 buffers at 1 s the pair ends at 1.007-1.012 of peak-live in
+ * tree in this one, 20 points less when it gained less (10% to 90%). When neither gained and
+ * its share ended inside its first capacity attempt, a share below the first one returns to it:
+ * held at 10% in short rounds it never grew (500/10 stayed at its greedy plan at 100 ms for some
+ * seeds); growing further took the tree's time where the tree solves the set (350/5 at 50 ms).
+ * On capacity-tight sets of 300-500 buffers at 1 s the pair ends at 1.007-1.012 of peak-live in
  * the mean of five (three seeds), against 1.030 for the tree alone. */
 static void overlap_adapt(unsigned *share, uint64_t tree_gain, uint64_t tree_spent, uint64_t ov_gain,
                           uint64_t ov_spent, int ov_cut_short) {
   /* Gains per thousandth of a unit, compared crosswise. */
   const double tree_rate = (double)tree_gain * (double)(ov_spent + 1);
   const double ov_rate = (double)ov_gain * (double)(tree_spent + 1);
-  if (ov_rate > tree_rate || (tree_gain == 0 && ov_cut_short)) *share = *share + 20 > 90 ? 90 : *share + 20;
+  if (ov_rate > tree_rate) *share = *share + 20 > 90 ? 90 : *share + 20;
   else if (tree_rate > ov_rate) *share = *share < 30 ? 10 : *share - 20;
+  else if (ov_cut_short && *share < TG__OVERLAP_FIRST_SHARE) *share = TG__OVERLAP_FIRST_SHARE;
 }
 
 /* What a round runs on a part of a split input (split.c) or on the whole input: the search
