@@ -30,8 +30,8 @@
  * Measured (bench_planner --time-sweep --family capacity-tight --limits 100,1000,10000, in
  * `best` beside the skyline search): the five capacity-tight sets the tree alone left 1-10%
  * above peak-live at 1 s end at 1.000-1.011 with seed 0 (1.000-1.029 over seeds 0-2); at 10 s
- * all at peak-live. Copying the neighbours and cutting at the cost of staying made a move
- * about a third cheaper (0.68 -> 0.92 moves a microsecond on 500/10). */
+ * all at peak-live. Cutting the candidates at the cost of staying: 0.73 -> 0.92 moves a
+ * microsecond on 500/10 (the copy of the neighbours before it: about 7% of the whole run). */
 #include <string.h>
 
 #include "planner/strategies/offsets_common.h"
