@@ -1316,6 +1316,27 @@ static int run_regress(out *o, const char *path, int reps, limit_stats *limits) 
   return worse == 0 && limits->violations == 0 && rows > 0 ? 0 : 1;
 }
 
+/* A comma-separated list of up to `max` decimal numbers in [lo, hi] into out[], its length in
+ * *count; 0 (and a message naming `flag`) when `arg` is not one. */
+static int parse_list(const char *flag, const char *arg, uint64_t lo, uint64_t hi, uint64_t *out, size_t max,
+                      size_t *count) {
+  const char *p = arg;
+  *count = 0;
+  while (*p != '\0') {
+    char *e = NULL;
+    unsigned long long v = strtoull(p, &e, 10);
+    if (e == p || v < lo || v > hi || *count == max || (*e != ',' && *e != '\0')) {
+      fprintf(stderr, "bench_planner: %s: up to %zu numbers (%" PRIu64 "-%" PRIu64 "), comma-separated: '%s'\n",
+              flag, max, lo, hi, arg);
+      return 0;
+    }
+    out[(*count)++] = v;
+    p = *e == ',' ? e + 1 : e;
+  }
+  if (*count == 0) fprintf(stderr, "bench_planner: %s: an empty list\n", flag);
+  return *count > 0;
+}
+
 int main(int argc, char **argv) {
   out o = {0, 0, 0};
   limit_stats limits;
@@ -1393,28 +1414,17 @@ int main(int argc, char **argv) {
       }
     }
     else if (strcmp(argv[i], "--limits") == 0 && i + 1 < argc) {
-      char *p = argv[++i], *e = NULL;
-      cfg.sweep_count = 0;
-      while (*p != '\0') {
-        unsigned long long v = strtoull(p, &e, 10);
-        if (e == p || v == 0 || v > 600000 || cfg.sweep_count == SWEEP_MAX || (*e != ',' && *e != '\0')) {
-          fprintf(stderr, "bench_planner: --limits: up to %d limits in ms (1-600000), comma-separated: '%s'\n",
-                  SWEEP_MAX, argv[i]);
-          return 2;
-        }
-        cfg.sweep_ms[cfg.sweep_count++] = (uint32_t)v;
-        p = *e == ',' ? e + 1 : e;
-      }
+      uint64_t v[SWEEP_MAX];
+      size_t count;
+      if (!parse_list("--limits", argv[++i], 1, 600000, v, SWEEP_MAX, &count)) return 2;
+      cfg.sweep_count = (int)count;
+      for (size_t k = 0; k < count; ++k) cfg.sweep_ms[k] = (uint32_t)v[k];
     }
     else if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
-      char *p = argv[++i];
-      size_count = 0;
+      uint64_t v[sizeof sizes / sizeof *sizes];
+      if (!parse_list("--sizes", argv[++i], 1, 100000000, v, sizeof v / sizeof *v, &size_count)) return 2;
       sizes_given = 1;
-      while (*p != '\0' && size_count < sizeof sizes / sizeof *sizes) {
-        sizes[size_count++] = (size_t)strtoull(p, &p, 10);
-        if (*p == ',') ++p;
-        else break;
-      }
+      for (size_t k = 0; k < size_count; ++k) sizes[k] = (size_t)v[k];
     } else {
       fprintf(stderr, "usage: bench_planner [--json | --markdown] [--quick] [--records DIR] [--search-ms N] "
                       "[--exact-ms N] [--family NAME] [--perfect-only] [--models-only] [--sizes N,N,...] "

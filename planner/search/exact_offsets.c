@@ -1237,6 +1237,12 @@ static tg_status sky_steps(sky *k, uint64_t *cur, uint64_t *cur_total, uint64_t 
   return st;
 }
 
+/* Half of what is left from `at` to `cap` (a deadline or a node count; UINT64_MAX: none). The
+ * nodes counted may pass a cap by a few: then nothing is left, never a wrapped-around amount. */
+static uint64_t halfway(uint64_t at, uint64_t cap) {
+  return cap == UINT64_MAX ? cap : at + tg__sub_sat_u64(cap, at) / 2;
+}
+
 /* Luby's restart sequence 1 1 2 1 1 2 4 1 1 2 ... (i >= 1). */
 static uint64_t luby(uint64_t i) {
   for (;;) {
@@ -1383,11 +1389,8 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
         cur[u] = k.found ? k.inc_off[u] : (*best)->offset_of[k.rec[u]];
         if (cur[u] + k.vol[u] > total) total = cur[u] + k.vol[u];
       }
-      uint64_t now = tg__now_us();
-      uint64_t step_time = end == UINT64_MAX || end <= now ? end : now + (end - now) / 2;
-      /* (the nodes counted may pass a cap by a few: what is left is never below zero) */
-      uint64_t step_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + tg__sub_sat_u64(all_nodes, stats->nodes) / 2;
-      if (st == TG_OK) st = sky_steps(&k, cur, &total, lb, step_time, step_nodes);
+      if (st == TG_OK)
+        st = sky_steps(&k, cur, &total, lb, halfway(tg__now_us(), end), halfway(stats->nodes, all_nodes));
       if (st == TG_OK && total < k.inc) {
         k.inc = total;
         memcpy(k.inc_off, cur, k.n * sizeof *cur);
@@ -1397,9 +1400,8 @@ tg_status tg__skyline_improve(const tg__plan_input *in, uint64_t bound, tg__budg
       tg__free(in->alloc, cur);
     }
     if (st == TG_OK && k.inc > lb) {
-      uint64_t half_nodes = all_nodes == UINT64_MAX ? UINT64_MAX : stats->nodes + tg__sub_sat_u64(all_nodes, stats->nodes) / 2;
-      uint64_t now = tg__now_us(), half_time = end == UINT64_MAX || end <= now ? end : now + (end - now) / 2;
-      st = sky_restarts(&k, k.inc - 1, lb, half_time, half_nodes, 0, &exhausted);
+      st = sky_restarts(&k, k.inc - 1, lb, halfway(tg__now_us(), end), halfway(stats->nodes, all_nodes), 0,
+                        &exhausted);
       if (st == TG_OK && !exhausted && k.inc > lb)
         st = sky_restarts(&k, k.inc - 1, lb, end, all_nodes, 1, &exhausted);
     }

@@ -73,22 +73,14 @@ static void bad_set(ov *o, size_t u) {
   }
 }
 
-/* The weighted overlap of u at offset x, or any value above `stop` once it exceeds that. */
-static uint64_t cost_at(ov *o, size_t u, uint64_t x, uint64_t stop) {
+/* The weighted overlap of u where it is (o->off[u]). */
+static uint64_t cost_here(ov *o, size_t u) {
   uint64_t c = 0;
-  const uint64_t s = o->vol[u], xe = x + s;
-  const size_t beg = o->adj_beg[u], end = o->adj_beg[u + 1];
-  for (size_t e = beg; e < end; ++e) {
+  o->work += o->adj_beg[u + 1] - o->adj_beg[u];
+  for (size_t e = o->adj_beg[u]; e < o->adj_beg[u + 1]; ++e) {
     size_t v = o->adj[e];
-    uint64_t lo = x > o->off[v] ? x : o->off[v], ve = o->off[v] + o->vol[v], hi = xe < ve ? xe : ve;
-    if (hi <= lo) continue;
-    c += (hi - lo) * o->w[e]; /* < 2^62 in all: TG__OVERLAP_MAX_TOTAL, TG__OVERLAP_MAX_WEIGHT */
-    if (c > stop) {
-      o->work += e - beg + 1;
-      return c;
-    }
+    c += overlap(o->off[u], o->vol[u], o->off[v], o->vol[v]) * o->w[e];
   }
-  o->work += end - beg;
   return c;
 }
 
@@ -182,12 +174,9 @@ static void step(ov *o, size_t u, uint64_t cap) {
     }
   }
   o->work += work;
-  if (ties == 0) {
-    if (!walk) penalise(o, u);
-    return;
-  }
-  if (best < here || walk) move_to(o, u, bx);
-  else penalise(o, u);
+  /* (a candidate found outside a walk costs less than staying: best started at here) */
+  if (ties > 0) move_to(o, u, bx);
+  else if (!walk) penalise(o, u);
 }
 
 /* Search for a plan at `cap` (at least every size) from o->best_off, within `moves` moves and
@@ -203,7 +192,7 @@ static int run_at(ov *o, uint64_t cap, uint64_t moves, uint64_t work_end, uint64
   for (size_t e = 0; e < o->adj_beg[n]; ++e) o->w[e] = 1;
   o->nbad = 0;
   for (size_t u = 0; u < n; ++u) {
-    o->viol[u] = cost_at(o, u, o->off[u], UINT64_MAX);
+    o->viol[u] = cost_here(o, u);
     bad_set(o, u);
   }
   for (uint64_t m = 0; m < moves && o->nbad > 0 && o->work < work_end; ++m) {
@@ -273,11 +262,12 @@ tg_status tg__search_overlap_run(const tg__plan_input *in, uint64_t bound, tg__b
     o.best_off[j] = (*best)->offset_of[r];
     ++j;
   }
-  /* Neighbour lists (O(n^2): up to TG_EXACT_MAX_RECORDS records). */
+  /* Neighbour lists (O(n^2): up to TG_EXACT_MAX_RECORDS records), each sorted by index: a
+   * pair's two entries are made together, each the other's reverse. */
   size_t edges = 0;
   for (size_t u = 0; u < n; ++u)
-    for (size_t v = 0; v < n; ++v)
-      if (u != v && o.pf[u] <= o.pl[v] && o.pf[v] <= o.pl[u]) ++edges, o.adj_beg[u + 1]++;
+    for (size_t v = u + 1; v < n; ++v)
+      if (o.pf[u] <= o.pl[v] && o.pf[v] <= o.pl[u]) edges += 2, o.adj_beg[u + 1]++, o.adj_beg[v + 1]++;
   for (size_t u = 0; u < n; ++u) o.adj_beg[u + 1] += o.adj_beg[u];
   o.adj = tg__alloc_array(a, edges ? edges : 1, sizeof *o.adj);
   o.rev = tg__alloc_array(a, edges ? edges : 1, sizeof *o.rev);
@@ -290,24 +280,18 @@ tg_status tg__search_overlap_run(const tg__plan_input *in, uint64_t bound, tg__b
     st = TG_ERROR_OUT_OF_HOST_MEMORY;
     goto done;
   }
-  {
-    size_t e = 0;
-    for (size_t u = 0; u < n; ++u)
-      for (size_t v = 0; v < n; ++v)
-        if (u != v && o.pf[u] <= o.pl[v] && o.pf[v] <= o.pl[u]) o.adj[e++] = (uint32_t)v;
-    /* The reverse entries: v's list is sorted by index (a binary search for u). */
-    for (size_t u = 0; u < n; ++u)
-      for (size_t e2 = o.adj_beg[u]; e2 < o.adj_beg[u + 1]; ++e2) {
-        size_t v = o.adj[e2];
-        size_t lo = o.adj_beg[v], hi = o.adj_beg[v + 1];
-        while (lo < hi) {
-          size_t mid = lo + (hi - lo) / 2;
-          if (o.adj[mid] < u) lo = mid + 1;
-          else hi = mid;
-        }
-        o.rev[e2] = lo;
+  /* (u's list gets the smaller indices while u is the larger of a pair, in order, then the
+   * larger ones: sorted) */
+  memcpy(o.bad, o.adj_beg, n * sizeof *o.bad); /* the next free entry per record, for now */
+  for (size_t u = 0; u < n; ++u)
+    for (size_t v = u + 1; v < n; ++v)
+      if (o.pf[u] <= o.pl[v] && o.pf[v] <= o.pl[u]) {
+        size_t eu = o.bad[u]++, ev = o.bad[v]++;
+        o.adj[eu] = (uint32_t)v;
+        o.adj[ev] = (uint32_t)u;
+        o.rev[eu] = ev;
+        o.rev[ev] = eu;
       }
-  }
   o.rng.state = in->options->seed ^ 0x6F7665726C617073ull;
   {
     uint64_t total = 0, largest = 0;

@@ -86,10 +86,6 @@ static tg_status stage_lns(const tg__plan_input *in, uint64_t bound, tg__budget 
   return tg__search_offsets_lns(in, bound, b, 0, NULL, best);
 }
 
-static tg_status stage_overlap(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
-  return tg__search_overlap(in, bound, b, best);
-}
-
 static tg_status stage_order(const tg__plan_input *in, uint64_t bound, tg__budget *b, tg_plan **best) {
   tg_exact_stats st;
   memset(&st, 0, sizeof st);
@@ -134,7 +130,7 @@ static void stages_keep_their_budget(void **state) {
       {stage_dive, TG_MODE_OFFSETS, 0, 2, "dive"},
       {stage_lns, TG_MODE_OFFSETS, 0, 5, "neighbourhoods"},
       /* (a capacity's set-up reads every neighbour list once, and a move up to 2 x degree^2) */
-      {stage_overlap, TG_MODE_OFFSETS, 0, 250, "overlap minimisation"},
+      {tg__search_overlap, TG_MODE_OFFSETS, 0, 250, "overlap minimisation"},
       {tg__search_improve, TG_MODE_OFFSETS, 0, 1000, "iterated greedy"},
       {tg__search_improve, TG_MODE_OBJECTS, 0, 1000, "iterated greedy (objects)"},
       {stage_order, TG_MODE_OFFSETS, 1, 5, "placement orders"},
